@@ -1,0 +1,137 @@
+// Scalar semantics of the elementwise ops, as the reference executor computes them: plain C++ and
+// libm, one value at a time. Every backend is tested against these definitions.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+namespace lf::ref {
+
+// Integer arithmetic wraps (two's complement) instead of being undefined on overflow.
+template <typename T>
+T add(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return a + b;
+  }
+}
+template <typename T>
+T sub(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+  } else {
+    return a - b;
+  }
+}
+template <typename T>
+T mul(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return a && b;
+  } else if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return a * b;
+  }
+}
+template <typename T>
+T neg(T x) {
+  return sub(T(0), x);
+}
+
+template <typename T>
+T abs(T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::fabs(x);
+  } else {
+    return x < T(0) ? neg(x) : x;
+  }
+}
+
+template <typename T>
+T maximum(T a, T b) {  // NaN propagates from either side
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+  }
+  return a < b ? b : a;
+}
+template <typename T>
+T minimum(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+  }
+  return b < a ? b : a;
+}
+
+template <typename T>
+T relu(T x) {
+  return x < T(0) ? T(0) : x;  // NaN stays NaN
+}
+
+template <typename T>
+T sign(T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(x)) return x;
+  }
+  return static_cast<T>((T(0) < x) - (x < T(0)));
+}
+
+template <typename T>
+T sigmoid(T x) {
+  return T(1) / (T(1) + std::exp(-x));
+}
+template <typename T>
+T silu(T x) {
+  return x / (T(1) + std::exp(-x));
+}
+template <typename T>
+T gelu(T x) {
+  return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
+}
+template <typename T>
+T gelu_tanh(T x) {
+  const T k = T(0.79788456080286535588);  // sqrt(2 / pi)
+  return T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x)));
+}
+
+template <typename T>
+bool isnan(T x) {
+  if constexpr (std::is_floating_point_v<T>) return std::isnan(x);
+  return false;
+}
+template <typename T>
+bool isinf(T x) {
+  if constexpr (std::is_floating_point_v<T>) return std::isinf(x);
+  return false;
+}
+template <typename T>
+bool isfinite(T x) {
+  if constexpr (std::is_floating_point_v<T>) return std::isfinite(x);
+  return true;
+}
+
+// Integer powers by squaring, wrapping on overflow; negative exponents give 0 unless |base| is 1.
+template <typename T>
+T pow(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::pow(a, b);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return a || !b;
+  } else {
+    if (b < 0) return a == 1 ? T(1) : a == -1 ? ((b & 1) ? T(-1) : T(1)) : T(0);
+    T result = 1;
+    while (b) {
+      if (b & 1) result = mul(result, a);
+      a = mul(a, a);
+      b >>= 1;
+    }
+    return result;
+  }
+}
+
+}  // namespace lf::ref

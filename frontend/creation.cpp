@@ -1,0 +1,90 @@
+// Creation ops: copies of host data, constants, ranges and counter-based random numbers.
+#include <atomic>
+#include <cmath>
+#include <cstring>
+
+#include "codegen/dtype_dispatch.h"
+#include "frontend/record.h"
+#include "lazyfuse/ops.h"
+#include "lazyfuse/runtime.h"
+
+namespace lf {
+namespace {
+
+using detail::fail;
+
+template <typename T>
+Tensor from_host(const std::vector<T>& data, Shape shape, DType dtype) {
+  detail::check_shape("from_vector", shape);
+  int64_t n = shape_numel(shape);
+  if (static_cast<int64_t>(data.size()) != n) {
+    fail("from_vector", std::to_string(data.size()) + " values cannot fill shape " + shape_str(shape) + " (" +
+                            std::to_string(n) + " elements)");
+  }
+  Device device = default_device();
+  auto storage = rt::Storage::allocate(device, static_cast<size_t>(n) * dtype_size(dtype));
+  T* dst = static_cast<T*>(storage->data());
+  for (int64_t i = 0; i < n; ++i) dst[i] = data[i];  // std::vector<bool> has no data()
+  ir::Layout layout{ir::contiguous_strides(shape), 0};
+  return Tensor(ir::make_buffer(std::move(storage), dtype, std::move(shape), std::move(layout)));
+}
+
+struct RandomState {
+  std::atomic<uint64_t> seed{0x2545F4914F6CDD1Dull};
+  std::atomic<uint64_t> counter{0};
+};
+RandomState& random_state() {
+  static RandomState s;
+  return s;
+}
+
+Tensor random(ir::Op op, const char* name, Shape shape, DType dtype) {
+  detail::check_shape(name, shape);
+  if (!is_floating(dtype)) fail(name, std::string("needs a floating dtype, not ") + dtype_name(dtype));
+  ir::Attrs a;
+  a.seed = random_state().seed.load();
+  a.counter = random_state().counter.fetch_add(static_cast<uint64_t>(shape_numel(shape)));
+  return detail::record(op, dtype, default_device(), std::move(shape), {}, a);
+}
+
+}  // namespace
+
+Tensor from_vector(const std::vector<bool>& d, Shape s) { return from_host(d, std::move(s), DType::Bool); }
+Tensor from_vector(const std::vector<int32_t>& d, Shape s) { return from_host(d, std::move(s), DType::Int32); }
+Tensor from_vector(const std::vector<int64_t>& d, Shape s) { return from_host(d, std::move(s), DType::Int64); }
+Tensor from_vector(const std::vector<float>& d, Shape s) { return from_host(d, std::move(s), DType::Float32); }
+Tensor from_vector(const std::vector<double>& d, Shape s) { return from_host(d, std::move(s), DType::Float64); }
+
+Tensor full(Shape shape, double value, DType dtype) {
+  detail::check_shape("full", shape);
+  if (!is_floating(dtype) && !(std::fabs(value) < 9.2e18))
+    fail("full", "value " + std::to_string(value) + " does not fit dtype " + dtype_name(dtype));
+  Scalar s = is_floating(dtype) ? Scalar(value) : Scalar(static_cast<int64_t>(value));
+  return detail::full_like_shape(shape, s, dtype, default_device());
+}
+Tensor zeros(Shape shape, DType dtype) { return full(std::move(shape), 0.0, dtype); }
+Tensor ones(Shape shape, DType dtype) { return full(std::move(shape), 1.0, dtype); }
+Tensor scalar(double value, DType dtype) { return full({}, value, dtype); }
+
+Tensor arange(double start, double end, double step, DType dtype) {
+  if (!std::isfinite(start) || !std::isfinite(end) || !std::isfinite(step))
+    fail("arange", "start, end and step must be finite");
+  if (step == 0) fail("arange", "step must not be 0");
+  if (dtype == DType::Bool) fail("arange", "needs a numeric dtype, not bool");
+  double count = std::ceil((end - start) / step);
+  int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
+  ir::Attrs a;
+  a.value = start;
+  a.value2 = step;
+  return detail::record(ir::Op::Arange, dtype, default_device(), {n}, {}, a);
+}
+
+void manual_seed(uint64_t seed) {
+  random_state().seed.store(seed);
+  random_state().counter.store(0);
+}
+
+Tensor rand(Shape shape, DType dtype) { return random(ir::Op::Rand, "rand", std::move(shape), dtype); }
+Tensor randn(Shape shape, DType dtype) { return random(ir::Op::Randn, "randn", std::move(shape), dtype); }
+
+}  // namespace lf

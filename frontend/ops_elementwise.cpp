@@ -1,0 +1,192 @@
+// Elementwise ops: dtype rules from the op table, broadcasting, and recording.
+#include <cmath>
+
+#include "frontend/record.h"
+#include "lazyfuse/ops.h"
+
+namespace lf {
+namespace {
+
+using detail::fail;
+using detail::record;
+using ir::DTypeRule;
+using ir::Op;
+using ir::op_info;
+
+Tensor unary(Op op, const Tensor& x) {
+  const char* name = op_info(op).name;
+  detail::check_defined(name, {&x});
+  DType d = x.dtype();
+  DTypeRule rule = op_info(op).rule;
+  switch (rule) {
+    case DTypeRule::kNumeric:
+    case DTypeRule::kFloat:
+    case DTypeRule::kRounding:
+      if (d == DType::Bool) fail(name, "is not defined for bool tensors", {&x});
+      if (rule == DTypeRule::kRounding && is_integral(d)) return x;  // already integral
+      if (rule == DTypeRule::kFloat && is_integral(d)) return unary(op, detail::cast_to(x, DType::Float32));
+      return record(op, d, x.device(), x.shape(), {x.node()});
+    case DTypeRule::kPredicate:
+      if (!is_floating(d)) {  // integers are never NaN or inf
+        return detail::full_like_shape(x.shape(), op == Op::IsFinite, DType::Bool, x.device());
+      }
+      return record(op, DType::Bool, x.device(), x.shape(), {x.node()});
+    case DTypeRule::kLogical:
+      if (d != DType::Bool) fail(name, "needs a bool tensor; compare first (x != 0)", {&x});
+      return record(op, DType::Bool, x.device(), x.shape(), {x.node()});
+    default: return record(op, d, x.device(), x.shape(), {x.node()});
+  }
+}
+
+// The dtype both operands are computed in, and the dtype of the result.
+std::pair<DType, DType> binary_dtypes(Op op, DType common, const Tensor& a, const Tensor& b) {
+  const char* name = op_info(op).name;
+  switch (op_info(op).rule) {
+    case DTypeRule::kArith:
+      if (common == DType::Bool) fail(name, "is not defined for two bool operands; use || and &&", {&a, &b});
+      return {common, common};
+    case DTypeRule::kTrueDiv:
+    case DTypeRule::kFloatBinary:
+      if (!is_floating(common)) common = DType::Float32;
+      return {common, common};
+    case DTypeRule::kCompare: return {common, DType::Bool};
+    case DTypeRule::kLogical:
+      if (a.dtype() != DType::Bool || b.dtype() != DType::Bool) fail(name, "needs bool operands", {&a, &b});
+      return {DType::Bool, DType::Bool};
+    default: return {common, common};
+  }
+}
+
+Tensor binary(Op op, const Tensor& a, const Tensor& b) {
+  const char* name = op_info(op).name;
+  detail::check_defined(name, {&a, &b});
+  detail::check_same_device(name, {&a, &b});
+  Shape shape = detail::broadcast_shapes(name, a, b);
+  auto [compute, out] = binary_dtypes(op, detail::promote(a.dtype(), b.dtype()), a, b);
+  Tensor x = detail::broadcast_to(detail::cast_to(a, compute), shape);
+  Tensor y = detail::broadcast_to(detail::cast_to(b, compute), shape);
+  return record(op, out, a.device(), shape, {x.node(), y.node()});
+}
+
+// A C++ number operand becomes a `full` node of the tensor's shape; its value is data, not code,
+// so a loop that changes the number reuses the same kernel.
+Tensor binary(Op op, const Tensor& a, Scalar s, bool scalar_first) {
+  const char* name = op_info(op).name;
+  detail::check_defined(name, {&a});
+  DType common = detail::promote_scalar(a.dtype(), s.kind());
+  if (op_info(op).rule == DTypeRule::kArith && a.dtype() == DType::Bool && s.kind() == Scalar::Kind::Bool)
+    fail(name, "is not defined for two bool operands; use || and &&", {&a});
+  Tensor c = detail::full_like_shape(a.shape(), s, common, a.device());
+  return scalar_first ? binary(op, c, a) : binary(op, a, c);
+}
+
+}  // namespace
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return binary(Op::Add, a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return binary(Op::Sub, a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return binary(Op::Mul, a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return binary(Op::Div, a, b); }
+Tensor operator+(const Tensor& a, Scalar b) { return binary(Op::Add, a, b, false); }
+Tensor operator-(const Tensor& a, Scalar b) { return binary(Op::Sub, a, b, false); }
+Tensor operator*(const Tensor& a, Scalar b) { return binary(Op::Mul, a, b, false); }
+Tensor operator/(const Tensor& a, Scalar b) { return binary(Op::Div, a, b, false); }
+Tensor operator+(Scalar a, const Tensor& b) { return binary(Op::Add, b, a, true); }
+Tensor operator-(Scalar a, const Tensor& b) { return binary(Op::Sub, b, a, true); }
+Tensor operator*(Scalar a, const Tensor& b) { return binary(Op::Mul, b, a, true); }
+Tensor operator/(Scalar a, const Tensor& b) { return binary(Op::Div, b, a, true); }
+Tensor operator-(const Tensor& a) { return unary(Op::Neg, a); }
+
+Tensor operator==(const Tensor& a, const Tensor& b) { return binary(Op::Eq, a, b); }
+Tensor operator!=(const Tensor& a, const Tensor& b) { return binary(Op::Ne, a, b); }
+Tensor operator<(const Tensor& a, const Tensor& b) { return binary(Op::Lt, a, b); }
+Tensor operator<=(const Tensor& a, const Tensor& b) { return binary(Op::Le, a, b); }
+Tensor operator>(const Tensor& a, const Tensor& b) { return binary(Op::Gt, a, b); }
+Tensor operator>=(const Tensor& a, const Tensor& b) { return binary(Op::Ge, a, b); }
+Tensor operator==(const Tensor& a, Scalar b) { return binary(Op::Eq, a, b, false); }
+Tensor operator!=(const Tensor& a, Scalar b) { return binary(Op::Ne, a, b, false); }
+Tensor operator<(const Tensor& a, Scalar b) { return binary(Op::Lt, a, b, false); }
+Tensor operator<=(const Tensor& a, Scalar b) { return binary(Op::Le, a, b, false); }
+Tensor operator>(const Tensor& a, Scalar b) { return binary(Op::Gt, a, b, false); }
+Tensor operator>=(const Tensor& a, Scalar b) { return binary(Op::Ge, a, b, false); }
+
+Tensor operator&&(const Tensor& a, const Tensor& b) { return binary(Op::LogicalAnd, a, b); }
+Tensor operator||(const Tensor& a, const Tensor& b) { return binary(Op::LogicalOr, a, b); }
+Tensor operator!(const Tensor& a) { return unary(Op::LogicalNot, a); }
+
+Tensor abs(const Tensor& x) { return unary(Op::Abs, x); }
+Tensor neg(const Tensor& x) { return unary(Op::Neg, x); }
+Tensor exp(const Tensor& x) { return unary(Op::Exp, x); }
+Tensor exp2(const Tensor& x) { return unary(Op::Exp2, x); }
+Tensor log(const Tensor& x) { return unary(Op::Log, x); }
+Tensor log2(const Tensor& x) { return unary(Op::Log2, x); }
+Tensor log1p(const Tensor& x) { return unary(Op::Log1p, x); }
+Tensor expm1(const Tensor& x) { return unary(Op::Expm1, x); }
+Tensor sqrt(const Tensor& x) { return unary(Op::Sqrt, x); }
+Tensor rsqrt(const Tensor& x) { return unary(Op::Rsqrt, x); }
+Tensor sin(const Tensor& x) { return unary(Op::Sin, x); }
+Tensor cos(const Tensor& x) { return unary(Op::Cos, x); }
+Tensor tan(const Tensor& x) { return unary(Op::Tan, x); }
+Tensor asin(const Tensor& x) { return unary(Op::Asin, x); }
+Tensor acos(const Tensor& x) { return unary(Op::Acos, x); }
+Tensor atan(const Tensor& x) { return unary(Op::Atan, x); }
+Tensor atan2(const Tensor& y, const Tensor& x) { return binary(Op::Atan2, y, x); }
+Tensor sinh(const Tensor& x) { return unary(Op::Sinh, x); }
+Tensor cosh(const Tensor& x) { return unary(Op::Cosh, x); }
+Tensor tanh(const Tensor& x) { return unary(Op::Tanh, x); }
+Tensor sigmoid(const Tensor& x) { return unary(Op::Sigmoid, x); }
+Tensor relu(const Tensor& x) { return unary(Op::Relu, x); }
+Tensor gelu(const Tensor& x, bool tanh_approx) { return unary(tanh_approx ? Op::GeluTanh : Op::Gelu, x); }
+Tensor silu(const Tensor& x) { return unary(Op::Silu, x); }
+Tensor erf(const Tensor& x) { return unary(Op::Erf, x); }
+Tensor floor(const Tensor& x) { return unary(Op::Floor, x); }
+Tensor ceil(const Tensor& x) { return unary(Op::Ceil, x); }
+Tensor round(const Tensor& x) { return unary(Op::Round, x); }
+Tensor sign(const Tensor& x) { return unary(Op::Sign, x); }
+Tensor reciprocal(const Tensor& x) { return unary(Op::Reciprocal, x); }
+Tensor square(const Tensor& x) { return unary(Op::Square, x); }
+Tensor pow(const Tensor& x, const Tensor& e) { return binary(Op::Pow, x, e); }
+Tensor pow(const Tensor& x, Scalar e) { return binary(Op::Pow, x, e, false); }
+Tensor maximum(const Tensor& a, const Tensor& b) { return binary(Op::Maximum, a, b); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return binary(Op::Minimum, a, b); }
+Tensor isnan(const Tensor& x) { return unary(Op::IsNan, x); }
+Tensor isinf(const Tensor& x) { return unary(Op::IsInf, x); }
+Tensor isfinite(const Tensor& x) { return unary(Op::IsFinite, x); }
+
+Tensor clamp(const Tensor& x, Scalar lo, Scalar hi) {
+  detail::check_defined("clamp", {&x});
+  if (x.dtype() == DType::Bool) fail("clamp", "is not defined for bool tensors", {&x});
+  if (std::isnan(lo.to_double()) || std::isnan(hi.to_double())) fail("clamp", "bounds must not be NaN", {&x});
+  return binary(Op::Minimum, binary(Op::Maximum, x, lo, false), hi, false);
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  detail::check_defined("where", {&cond, &a, &b});
+  detail::check_same_device("where", {&cond, &a, &b});
+  if (cond.dtype() != DType::Bool) fail("where", "condition must be a bool tensor", {&cond, &a, &b});
+  Shape shape = detail::broadcast_shapes("where", cond.shape(), a.shape(), {&cond, &a, &b});
+  shape = detail::broadcast_shapes("where", shape, b.shape(), {&cond, &a, &b});
+  DType d = detail::promote(a.dtype(), b.dtype());
+  Tensor c = detail::broadcast_to(cond, shape);
+  Tensor x = detail::broadcast_to(detail::cast_to(a, d), shape);
+  Tensor y = detail::broadcast_to(detail::cast_to(b, d), shape);
+  return record(Op::Where, d, a.device(), shape, {c.node(), x.node(), y.node()});
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, Scalar b) {
+  detail::check_defined("where", {&cond, &a});
+  DType d = detail::promote_scalar(a.dtype(), b.kind());
+  return where(cond, a, detail::full_like_shape({}, b, d, a.device()));
+}
+
+Tensor where(const Tensor& cond, Scalar a, const Tensor& b) {
+  detail::check_defined("where", {&cond, &b});
+  DType d = detail::promote_scalar(b.dtype(), a.kind());
+  return where(cond, detail::full_like_shape({}, a, d, b.device()), b);
+}
+
+Tensor cast(const Tensor& x, DType dtype) {
+  detail::check_defined("cast", {&x});
+  return detail::cast_to(x, dtype);
+}
+
+}  // namespace lf

@@ -1,0 +1,127 @@
+#include "frontend/record.h"
+
+#include <algorithm>
+
+#include "frontend/trace.h"
+
+namespace lf::detail {
+
+Tensor record(Op op, DType dtype, Device device, Shape shape, std::vector<NodePtr> inputs, Attrs attrs) {
+  NodePtr node = ir::make_node(op, dtype, device, std::move(shape), std::move(inputs), std::move(attrs));
+  Tensor t(node);
+  trace_append(node);
+  return t;
+}
+
+std::string describe(const Tensor& t) {
+  if (!t.defined()) return "<empty Tensor>";
+  return std::string(dtype_name(t.dtype())) + shape_str(t.shape());
+}
+
+void fail(const char* op, const std::string& message, std::initializer_list<const Tensor*> args) {
+  std::string msg = std::string("lf::") + op + ": " + message;
+  if (args.size() > 0) {
+    msg += " (got ";
+    bool first = true;
+    for (const Tensor* t : args) {
+      msg += (first ? "" : ", ") + describe(*t);
+      first = false;
+    }
+    msg += ")";
+  }
+  throw Error(msg);
+}
+
+void check_defined(const char* op, std::initializer_list<const Tensor*> args) {
+  for (const Tensor* t : args)
+    if (!t->defined()) fail(op, "an argument is an empty Tensor (default-constructed, never assigned)");
+}
+
+void check_same_device(const char* op, std::initializer_list<const Tensor*> args) {
+  const Tensor* first = *args.begin();
+  for (const Tensor* t : args) {
+    if (t->device() != first->device()) {
+      fail(op, "tensors are on different devices (" + first->device().str() + " and " + t->device().str() +
+                   "); move one with .to(device)",
+           args);
+    }
+  }
+}
+
+void check_shape(const char* op, const Shape& shape) {
+  for (int64_t s : shape)
+    if (s < 0) fail(op, "shape " + shape_str(shape) + " has a negative size");
+}
+
+int64_t normalize_dim(const char* op, int64_t dim, int64_t rank, const Tensor& x) {
+  int64_t lo = -std::max<int64_t>(rank, 1), hi = std::max<int64_t>(rank, 1) - 1;
+  if (dim < lo || dim > hi) {
+    fail(op, "dim " + std::to_string(dim) + " is out of range for a tensor of rank " + std::to_string(rank) +
+                 " (expected [" + std::to_string(lo) + ", " + std::to_string(hi) + "])",
+         {&x});
+  }
+  return dim < 0 ? dim + std::max<int64_t>(rank, 1) : dim;
+}
+
+namespace {
+int category(DType d) { return d == DType::Bool ? 0 : is_integral(d) ? 1 : 2; }
+}  // namespace
+
+DType promote(DType a, DType b) {
+  if (a == b) return a;
+  int ca = category(a), cb = category(b);
+  if (ca != cb) return ca > cb ? a : b;
+  if (ca == 1) return DType::Int64;  // int32 with int64
+  if ((a == DType::Float16 && b == DType::BFloat16) || (a == DType::BFloat16 && b == DType::Float16))
+    return DType::Float32;
+  return dtype_size(a) >= dtype_size(b) ? a : b;
+}
+
+DType promote_scalar(DType t, Scalar::Kind kind) {
+  int cs = kind == Scalar::Kind::Bool ? 0 : kind == Scalar::Kind::Int ? 1 : 2;
+  if (cs <= category(t)) return t;
+  return cs == 1 ? DType::Int64 : DType::Float32;
+}
+
+Shape broadcast_shapes(const char* op, const Shape& x, const Shape& y, std::initializer_list<const Tensor*> args) {
+  size_t rank = std::max(x.size(), y.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t dx = i < rank - x.size() ? 1 : x[i - (rank - x.size())];
+    int64_t dy = i < rank - y.size() ? 1 : y[i - (rank - y.size())];
+    if (dx != dy && dx != 1 && dy != 1) {
+      fail(op, "cannot broadcast shapes " + shape_str(x) + " and " + shape_str(y) + " (dim " + std::to_string(i) +
+                   ": " + std::to_string(dx) + " vs " + std::to_string(dy) + ")",
+           args);
+    }
+    out[i] = dx == 1 ? dy : dx;
+  }
+  return out;
+}
+
+Tensor cast_to(const Tensor& x, DType dtype) {
+  if (x.dtype() == dtype) return x;
+  return record(Op::Cast, dtype, x.device(), x.shape(), {x.node()});
+}
+
+Tensor broadcast_to(const Tensor& x, const Shape& shape) {
+  if (x.shape() == shape) return x;
+  Tensor cur = x;
+  if (x.shape().size() < shape.size()) {
+    Shape padded(shape.size() - x.shape().size(), 1);
+    padded.insert(padded.end(), x.shape().begin(), x.shape().end());
+    cur = record(Op::Reshape, x.dtype(), x.device(), padded, {x.node()});
+  }
+  if (cur.shape() == shape) return cur;
+  return record(Op::Expand, x.dtype(), x.device(), shape, {cur.node()});
+}
+
+Tensor full_like_shape(const Shape& shape, Scalar value, DType dtype, Device device) {
+  Attrs a;
+  a.value = value.to_double();
+  a.ivalue = value.to_int();
+  if (dtype == DType::Bool) a.ivalue = value.to_double() != 0;
+  return record(Op::Full, dtype, device, shape, {}, a);
+}
+
+}  // namespace lf::detail

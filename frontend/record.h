@@ -1,0 +1,44 @@
+// Helpers shared by the op functions: recording nodes, checking arguments, broadcasting, promotion.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "codegen/node.h"
+#include "lazyfuse/tensor.h"
+
+namespace lf::detail {
+
+using ir::Attrs;
+using ir::NodePtr;
+using ir::Op;
+
+// Records a pending node in this thread's trace (flushing first when the trace is too long).
+Tensor record(Op op, DType dtype, Device device, Shape shape, std::vector<NodePtr> inputs, Attrs attrs = {});
+
+// "float32[2, 3]"
+std::string describe(const Tensor& t);
+
+// Throws lf::Error "lf::<op>: <message> (got float32[2, 3], int64[3])".
+[[noreturn]] void fail(const char* op, const std::string& message, std::initializer_list<const Tensor*> args = {});
+
+// Throws if `t` is an empty handle.
+void check_defined(const char* op, std::initializer_list<const Tensor*> args);
+void check_same_device(const char* op, std::initializer_list<const Tensor*> args);
+void check_shape(const char* op, const Shape& shape);  // no negative sizes
+
+int64_t normalize_dim(const char* op, int64_t dim, int64_t rank, const Tensor& x);
+
+DType promote(DType a, DType b);
+DType promote_scalar(DType t, Scalar::Kind kind);
+Shape broadcast_shapes(const char* op, const Shape& x, const Shape& y, std::initializer_list<const Tensor*> args);
+inline Shape broadcast_shapes(const char* op, const Tensor& a, const Tensor& b) {
+  return broadcast_shapes(op, a.shape(), b.shape(), {&a, &b});
+}
+
+Tensor cast_to(const Tensor& x, DType dtype);           // no node when the dtype already matches
+Tensor broadcast_to(const Tensor& x, const Shape& shape);  // reshape + expand; no node when equal
+Tensor full_like_shape(const Shape& shape, Scalar value, DType dtype, Device device);
+
+}  // namespace lf::detail

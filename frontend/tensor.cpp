@@ -1,0 +1,146 @@
+// lf::Tensor: handle bookkeeping, accessors, reads (sync points) and member forwarding.
+#include "lazyfuse/tensor.h"
+
+#include <cstring>
+
+#include "codegen/dtype_dispatch.h"
+#include "codegen/reference.h"
+#include "frontend/record.h"
+#include "frontend/trace.h"
+#include "lazyfuse/ops.h"
+
+namespace lf {
+
+Tensor::Tensor(std::shared_ptr<ir::Node> node) : node_(std::move(node)) {
+  if (node_) node_->user_refs.fetch_add(1, std::memory_order_relaxed);
+}
+Tensor::Tensor(const Tensor& other) : Tensor(other.node_) {}
+Tensor::Tensor(Tensor&& other) noexcept : node_(std::move(other.node_)) {}
+Tensor& Tensor::operator=(const Tensor& other) {
+  if (this != &other) *this = Tensor(other);
+  return *this;
+}
+Tensor& Tensor::operator=(Tensor&& other) noexcept {
+  if (this != &other) {
+    if (node_) node_->user_refs.fetch_sub(1, std::memory_order_relaxed);
+    node_ = std::move(other.node_);
+  }
+  return *this;
+}
+Tensor::~Tensor() {
+  if (node_) node_->user_refs.fetch_sub(1, std::memory_order_relaxed);
+}
+
+const std::shared_ptr<ir::Node>& Tensor::node() const {
+  if (!node_) throw Error("lf::Tensor: use of an empty Tensor (default-constructed, never assigned)");
+  return node_;
+}
+
+const Shape& Tensor::shape() const { return node()->shape; }
+DType Tensor::dtype() const { return node()->dtype; }
+Device Tensor::device() const { return node()->device; }
+int64_t Tensor::numel() const { return node()->numel(); }
+int64_t Tensor::dim() const { return node()->rank(); }
+int64_t Tensor::size(int64_t d) const { return shape()[detail::normalize_dim("size", d, dim(), *this)]; }
+bool Tensor::is_materialized() const { return node()->realized(); }
+
+namespace {
+
+template <typename T>
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, bool>) return DType::Bool;
+  if constexpr (std::is_same_v<T, int32_t>) return DType::Int32;
+  if constexpr (std::is_same_v<T, int64_t>) return DType::Int64;
+  if constexpr (std::is_same_v<T, float>) return DType::Float32;
+  if constexpr (std::is_same_v<T, double>) return DType::Float64;
+}
+
+// Materializes `t` and copies its values, converted to T, into row-major order.
+template <typename T>
+std::vector<T> read_values(const Tensor& t) {
+  const ir::NodePtr& node = t.node();
+  detail::realize({node.get()});
+  ir::Value v = ir::to_contiguous(ir::value_of(*node), dtype_of<T>());
+  std::vector<T> out(static_cast<size_t>(node->numel()));
+  if constexpr (std::is_same_v<T, bool>) {
+    const bool* p = static_cast<const bool*>(v.storage->data());
+    for (size_t i = 0; i < out.size(); ++i) out[i] = p[i];
+  } else {
+    if (!out.empty()) std::memcpy(out.data(), v.storage->data(), out.size() * sizeof(T));
+  }
+  return out;
+}
+
+}  // namespace
+
+template <typename T>
+T Tensor::item() const {
+  if (numel() != 1) {
+    detail::fail("item", "needs a tensor with exactly one element, not " + std::to_string(numel()), {this});
+  }
+  return read_values<T>(*this)[0];
+}
+
+template <typename T>
+std::vector<T> Tensor::to_vector() const {
+  return read_values<T>(*this);
+}
+
+#define LF_INSTANTIATE_READS(T)          \
+  template T Tensor::item<T>() const; \
+  template std::vector<T> Tensor::to_vector<T>() const;
+LF_INSTANTIATE_READS(bool)
+LF_INSTANTIATE_READS(int32_t)
+LF_INSTANTIATE_READS(int64_t)
+LF_INSTANTIATE_READS(float)
+LF_INSTANTIATE_READS(double)
+#undef LF_INSTANTIATE_READS
+
+Tensor Tensor::to(DType dtype) const { return cast(*this, dtype); }
+
+Tensor Tensor::to(Device device) const {
+  if (device == this->device()) return *this;
+  detail::fail("to", "no backend can move tensors between " + this->device().str() + " and " + device.str() +
+                         " in this build",
+               {this});
+}
+
+Tensor Tensor::sum(std::vector<int64_t> dims, bool keepdim) const { return lf::sum(*this, std::move(dims), keepdim); }
+Tensor Tensor::mean(std::vector<int64_t> dims, bool keepdim) const { return lf::mean(*this, std::move(dims), keepdim); }
+Tensor Tensor::prod(std::vector<int64_t> dims, bool keepdim) const { return lf::prod(*this, std::move(dims), keepdim); }
+Tensor Tensor::max(std::vector<int64_t> dims, bool keepdim) const { return lf::max(*this, std::move(dims), keepdim); }
+Tensor Tensor::min(std::vector<int64_t> dims, bool keepdim) const { return lf::min(*this, std::move(dims), keepdim); }
+Tensor Tensor::argmax(std::vector<int64_t> dims, bool keepdim) const { return lf::argmax(*this, std::move(dims), keepdim); }
+Tensor Tensor::argmin(std::vector<int64_t> dims, bool keepdim) const { return lf::argmin(*this, std::move(dims), keepdim); }
+Tensor Tensor::var(std::vector<int64_t> dims, bool keepdim, int64_t correction) const {
+  return lf::var(*this, std::move(dims), keepdim, correction);
+}
+Tensor Tensor::std(std::vector<int64_t> dims, bool keepdim, int64_t correction) const {
+  return lf::std(*this, std::move(dims), keepdim, correction);
+}
+Tensor Tensor::logsumexp(std::vector<int64_t> dims, bool keepdim) const {
+  return lf::logsumexp(*this, std::move(dims), keepdim);
+}
+
+Tensor Tensor::reshape(Shape shape) const { return lf::reshape(*this, std::move(shape)); }
+Tensor Tensor::flatten() const { return lf::flatten(*this); }
+Tensor Tensor::transpose(int64_t d0, int64_t d1) const { return lf::transpose(*this, d0, d1); }
+Tensor Tensor::permute(std::vector<int64_t> dims) const { return lf::permute(*this, std::move(dims)); }
+Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
+  return lf::slice(*this, d, start, end, step);
+}
+Tensor Tensor::expand(Shape shape) const { return lf::expand(*this, std::move(shape)); }
+Tensor Tensor::squeeze(int64_t d) const { return lf::squeeze(*this, d); }
+Tensor Tensor::unsqueeze(int64_t d) const { return lf::unsqueeze(*this, d); }
+Tensor Tensor::contiguous() const { return lf::contiguous(*this); }
+
+Tensor& Tensor::operator+=(const Tensor& o) { return *this = *this + o; }
+Tensor& Tensor::operator-=(const Tensor& o) { return *this = *this - o; }
+Tensor& Tensor::operator*=(const Tensor& o) { return *this = *this * o; }
+Tensor& Tensor::operator/=(const Tensor& o) { return *this = *this / o; }
+Tensor& Tensor::operator+=(Scalar o) { return *this = *this + o; }
+Tensor& Tensor::operator-=(Scalar o) { return *this = *this - o; }
+Tensor& Tensor::operator*=(Scalar o) { return *this = *this * o; }
+Tensor& Tensor::operator/=(Scalar o) { return *this = *this / o; }
+
+}  // namespace lf

@@ -1,0 +1,145 @@
+// The ops of LazyFuse. Each checks shapes and dtypes when called (an lf::Error names the op, the
+// shapes and the dtypes) and records a node in the trace; nothing is computed here.
+// Broadcasting and type promotion follow PyTorch (README, "Broadcasting and type promotion").
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "lazyfuse/tensor.h"
+#include "lazyfuse/types.h"
+
+namespace lf {
+
+// ---- Creation. `device` defaults to lf::default_device().
+Tensor from_vector(const std::vector<bool>& data, Shape shape);
+Tensor from_vector(const std::vector<int32_t>& data, Shape shape);
+Tensor from_vector(const std::vector<int64_t>& data, Shape shape);
+Tensor from_vector(const std::vector<float>& data, Shape shape);
+Tensor from_vector(const std::vector<double>& data, Shape shape);
+Tensor zeros(Shape shape, DType dtype = DType::Float32);
+Tensor ones(Shape shape, DType dtype = DType::Float32);
+Tensor full(Shape shape, double value, DType dtype = DType::Float32);
+Tensor arange(double start, double end, double step = 1, DType dtype = DType::Float32);
+Tensor scalar(double value, DType dtype = DType::Float32);
+// Counter-based random numbers: the same seed gives the same numbers whatever is fused and on
+// whatever device. rand: uniform in [0, 1); randn: standard normal.
+void manual_seed(uint64_t seed);
+Tensor rand(Shape shape, DType dtype = DType::Float32);
+Tensor randn(Shape shape, DType dtype = DType::Float32);
+
+// ---- Elementwise arithmetic and comparisons (tensor with tensor, or with a C++ number).
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);  // true division: integers give float32
+Tensor operator+(const Tensor& a, Scalar b);
+Tensor operator-(const Tensor& a, Scalar b);
+Tensor operator*(const Tensor& a, Scalar b);
+Tensor operator/(const Tensor& a, Scalar b);
+Tensor operator+(Scalar a, const Tensor& b);
+Tensor operator-(Scalar a, const Tensor& b);
+Tensor operator*(Scalar a, const Tensor& b);
+Tensor operator/(Scalar a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+
+Tensor operator==(const Tensor& a, const Tensor& b);
+Tensor operator!=(const Tensor& a, const Tensor& b);
+Tensor operator<(const Tensor& a, const Tensor& b);
+Tensor operator<=(const Tensor& a, const Tensor& b);
+Tensor operator>(const Tensor& a, const Tensor& b);
+Tensor operator>=(const Tensor& a, const Tensor& b);
+Tensor operator==(const Tensor& a, Scalar b);
+Tensor operator!=(const Tensor& a, Scalar b);
+Tensor operator<(const Tensor& a, Scalar b);
+Tensor operator<=(const Tensor& a, Scalar b);
+Tensor operator>(const Tensor& a, Scalar b);
+Tensor operator>=(const Tensor& a, Scalar b);
+
+Tensor operator&&(const Tensor& a, const Tensor& b);  // Bool only
+Tensor operator||(const Tensor& a, const Tensor& b);  // Bool only
+Tensor operator!(const Tensor& a);                    // Bool only
+
+// ---- Elementwise functions. Float functions of integer tensors compute in float32.
+Tensor abs(const Tensor& x);
+Tensor neg(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor exp2(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor log2(const Tensor& x);
+Tensor log1p(const Tensor& x);
+Tensor expm1(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor tan(const Tensor& x);
+Tensor asin(const Tensor& x);
+Tensor acos(const Tensor& x);
+Tensor atan(const Tensor& x);
+Tensor atan2(const Tensor& y, const Tensor& x);
+Tensor sinh(const Tensor& x);
+Tensor cosh(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor gelu(const Tensor& x, bool tanh_approx = false);
+Tensor silu(const Tensor& x);
+Tensor erf(const Tensor& x);
+Tensor floor(const Tensor& x);
+Tensor ceil(const Tensor& x);
+Tensor round(const Tensor& x);  // half to even, like PyTorch
+Tensor sign(const Tensor& x);
+Tensor reciprocal(const Tensor& x);
+Tensor square(const Tensor& x);
+Tensor pow(const Tensor& x, const Tensor& exponent);
+Tensor pow(const Tensor& x, Scalar exponent);
+Tensor maximum(const Tensor& a, const Tensor& b);  // NaN propagates
+Tensor minimum(const Tensor& a, const Tensor& b);  // NaN propagates
+Tensor clamp(const Tensor& x, Scalar lo, Scalar hi);
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& cond, const Tensor& a, Scalar b);
+Tensor where(const Tensor& cond, Scalar a, const Tensor& b);
+Tensor isnan(const Tensor& x);
+Tensor isinf(const Tensor& x);
+Tensor isfinite(const Tensor& x);
+Tensor cast(const Tensor& x, DType dtype);
+
+// ---- Reductions. Empty `dims` reduces over all dims; negative dims count from the end.
+// Empty sum is 0, empty prod 1, empty mean NaN; max/min/argmax/argmin of nothing throw.
+// NaN propagates through max and min. argmax/argmin take at most one dim (none: the flat index).
+Tensor sum(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor mean(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor prod(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor max(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor min(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor argmax(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor argmin(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor var(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false, int64_t correction = 1);
+Tensor std(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false, int64_t correction = 1);
+Tensor logsumexp(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+
+// ---- Views: index math, never a copy unless the layout forces one.
+Tensor reshape(const Tensor& x, Shape shape);  // one -1 allowed
+Tensor flatten(const Tensor& x);
+Tensor transpose(const Tensor& x, int64_t d0, int64_t d1);
+Tensor permute(const Tensor& x, std::vector<int64_t> dims);
+Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step = 1);  // clamps like Python
+Tensor expand(const Tensor& x, Shape shape);  // -1 keeps a dim
+Tensor squeeze(const Tensor& x, int64_t dim);
+Tensor unsqueeze(const Tensor& x, int64_t dim);
+Tensor contiguous(const Tensor& x);
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);
+
+// ---- Neural-network building blocks.
+Tensor softmax(const Tensor& x, int64_t dim);
+Tensor log_softmax(const Tensor& x, int64_t dim);
+// Normalizes over the last `normalized_dims` dims. weight and bias may be empty Tensors.
+Tensor layer_norm(const Tensor& x, int64_t normalized_dims, const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-5);
+Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {},
+                  const Tensor& bias = {}, double eps = 1e-5);
+Tensor rms_norm(const Tensor& x, const Tensor& weight = {}, double eps = 1e-6);  // over the last dim
+Tensor matmul(const Tensor& a, const Tensor& b);  // numpy's 1-D / 2-D / batched rules
+
+}  // namespace lf

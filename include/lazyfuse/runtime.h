@@ -1,0 +1,30 @@
+// Runtime controls: the default device, sync, and the counters a user can read.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "lazyfuse/types.h"
+
+namespace lf {
+
+Device default_device();  // CUDA when a GPU, a driver and the CUDA backend are present, else CPU
+void set_default_device(Device device);
+bool cuda_available();
+
+void sync();  // materializes every pending value still held by a Tensor (of this thread's trace)
+
+struct CacheStats {
+  uint64_t flushes = 0;          // sync points that had work to do
+  uint64_t nodes_executed = 0;   // trace nodes computed
+  uint64_t kernels_compiled = 0;
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  double compile_ms = 0;
+  uint64_t kernels_launched = 0;
+  uint64_t bytes_moved = 0;      // bytes read and written by launched kernels
+};
+CacheStats cache_stats();
+void reset_stats();
+
+}  // namespace lf

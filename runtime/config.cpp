@@ -1,0 +1,48 @@
+#include "runtime/config.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "lazyfuse/types.h"
+
+namespace lf::rt {
+namespace {
+
+std::optional<std::string> env(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  return std::string(v);
+}
+
+int64_t env_int(const char* name, int64_t fallback, int64_t lo, int64_t hi) {
+  auto v = env(name);
+  if (!v) return fallback;
+  char* end = nullptr;
+  long long n = std::strtoll(v->c_str(), &end, 10);
+  if (end == v->c_str() || *end != '\0' || n < lo || n > hi) {
+    throw Error(std::string(name) + "=" + *v + ": expected an integer in [" + std::to_string(lo) + ", " +
+                std::to_string(hi) + "]");
+  }
+  return n;
+}
+
+Config read_config() {
+  Config c;
+  c.device = env("LAZYFUSE_DEVICE");
+  c.fusion = env_int("LAZYFUSE_FUSION", 1, 0, 1) != 0;
+  c.log_level = static_cast<int>(env_int("LAZYFUSE_LOG", 0, 0, 3));
+  c.trace_limit = env_int("LAZYFUSE_TRACE_LIMIT", c.trace_limit, 1, int64_t{1} << 40);
+  c.num_threads = static_cast<int>(env_int("LAZYFUSE_NUM_THREADS", 0, 0, 4096));
+  return c;
+}
+
+}  // namespace
+
+Config& mutable_config() {
+  static Config c = read_config();
+  return c;
+}
+
+const Config& config() { return mutable_config(); }
+
+}  // namespace lf::rt

@@ -1,0 +1,24 @@
+// Every environment variable LazyFuse reads, read in this one place (README, "Environment").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace lf::rt {
+
+struct Config {
+  std::optional<std::string> device;  // LAZYFUSE_DEVICE: "cpu" or "cuda[:N]"
+  bool fusion = true;                 // LAZYFUSE_FUSION=0 runs every op as its own kernel
+  int log_level = 0;                  // LAZYFUSE_LOG: 0 quiet, 1 flushes and groups, 2 also generated code
+  int64_t trace_limit = 16384;        // LAZYFUSE_TRACE_LIMIT: pending nodes that force a flush
+  int num_threads = 0;                // LAZYFUSE_NUM_THREADS: CPU worker threads (0: one per core)
+};
+
+// Read once, at first use. Malformed values throw lf::Error naming the variable.
+const Config& config();
+
+// Tests use this to change settings without touching the process environment.
+Config& mutable_config();
+
+}  // namespace lf::rt

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Dependencies point one way: frontend -> codegen -> runtime. A lower layer that includes a higher
+# one fails this test, as does a public header that shows LLVM or CUDA types.
+set -u
+root=${1:-.}
+status=0
+check() {  # folder, forbidden include pattern, reason
+  local hits
+  hits=$(grep -rnE "#include [<\"]($2)" "$root/$1" 2>/dev/null)
+  if [ -n "$hits" ]; then
+    echo "layering: $1/ must not include $2 ($3):"
+    echo "$hits"
+    status=1
+  fi
+}
+check runtime 'codegen/|frontend/|lazyfuse/tensor.h|lazyfuse/ops.h' "runtime knows no IR and no Tensor"
+check codegen 'frontend/|lazyfuse/tensor.h|lazyfuse/ops.h' "codegen knows no Tensor"
+check include 'llvm|cuda|nvrtc|codegen/|runtime/|frontend/' "public headers expose no LLVM, CUDA or internals"
+[ $status -eq 0 ] && echo "layering: ok"
+exit $status
