@@ -6,7 +6,9 @@
 #include <memory>
 #include <mutex>
 
-#include "codegen/reference.h"
+#include <unordered_set>
+
+#include "codegen/executor.h"
 #include "frontend/stats.h"
 #include "lazyfuse/runtime.h"
 #include "runtime/config.h"
@@ -46,32 +48,17 @@ void trace_append(const ir::NodePtr& node) {
 }
 
 void realize(const std::vector<ir::Node*>& roots) {
-  std::vector<ir::Node*> order = ir::topo_order(roots);
-  if (order.empty()) return;
-  auto start = std::chrono::steady_clock::now();
-  std::vector<std::pair<ir::Node*, ir::Value>> results;
+  std::unordered_set<const ir::Node*> root_set(roots.begin(), roots.end());
   auto wanted = [&](const ir::Node& n) {
-    if (n.user_refs.load(std::memory_order_relaxed) > 0) return true;
-    for (ir::Node* r : roots)
-      if (r == &n) return true;
-    return false;
+    return n.user_refs.load(std::memory_order_relaxed) > 0 || root_set.count(&n) > 0;
   };
-  ir::run_reference(order, wanted, [&](ir::Node& n, ir::Value v) { results.emplace_back(&n, std::move(v)); });
-  // Materialize only after the run: clearing inputs earlier could free nodes still being read.
-  for (auto& [node, value] : results) {
-    node->storage = std::move(value.storage);
-    node->layout = std::move(value.layout);
-    node->op = ir::Op::Buffer;
-    node->inputs.clear();
-  }
-  Stats& s = stats();
-  s.flushes += 1;
-  s.nodes_executed += order.size();
-  if (rt::config().log_level >= 1) {
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    std::fprintf(stderr, "[lazyfuse] flush: %zu nodes, %zu materialized, reference executor, %.3f ms\n", order.size(),
-                 results.size(), ms);
-  }
+  exec::Options options;
+  options.fusion = rt::config().fusion;
+  options.log_level = rt::config().log_level;
+  // One flush at a time in the process: the caches and counters are shared.
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  exec::run(roots, wanted, options, stats());
 }
 
 }  // namespace lf::detail

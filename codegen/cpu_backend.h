@@ -1,0 +1,37 @@
+// The CPU backend: kernel IR -> LLVM IR -> optimized (loop vectorizer, glibc's libmvec for vector
+// transcendentals) -> native code through LLVM ORC's LLJIT; and launching over the thread pool.
+// This header shows no LLVM types.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "codegen/kernel_ir.h"
+
+namespace lf::cpu {
+
+using KernelFn = void (*)(const int64_t* meta, void* const* ptrs, int64_t row_begin, int64_t row_end,
+                          int64_t col_begin, int64_t col_end);
+
+struct CompiledKernel {
+  KernelFn fn = nullptr;
+  std::string name;
+  std::string source;  // the LLVM IR before optimization (kept for LAZYFUSE_LOG=2 and fallbacks)
+  double compile_ms = 0;
+};
+
+// Generates, optimizes and compiles `kernel` as function `name`.
+absl::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name);
+
+// The LLVM IR `compile` would start from (for logs and golden files).
+std::string emit_ir(const kir::Kernel& kernel, const std::string& name);
+
+// What the generated code depends on besides the IR: LLVM version, CPU and its features.
+const std::string& target_id();
+
+// Runs the kernel over all rows and columns, split over the CPU thread pool.
+void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args);
+
+}  // namespace lf::cpu

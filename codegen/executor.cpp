@@ -1,0 +1,136 @@
+#include "codegen/executor.h"
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <mutex>
+#include <unordered_set>
+
+#include "codegen/cpu_backend.h"
+#include "codegen/fuser.h"
+#include "codegen/kernel_cache.h"
+#include "codegen/lower.h"
+#include "codegen/reference.h"
+#include "codegen/view.h"
+
+namespace lf::exec {
+namespace {
+
+void materialize(ir::Node& n, std::shared_ptr<rt::Storage> storage, ir::Layout layout) {
+  n.storage = std::move(storage);
+  n.layout = std::move(layout);
+  n.op = ir::Op::Buffer;
+  n.inputs.clear();
+}
+
+void materialize_value(ir::Node& n, const ir::Value& v) { materialize(n, v.storage, v.layout); }
+
+std::string short_hash(const std::string& key) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016zx", std::hash<std::string>{}(key));
+  return buf;
+}
+
+// A failing kernel is reported once per key, not at every flush.
+bool first_failure(const std::string& key) {
+  static std::mutex mu;
+  static std::unordered_set<std::string> seen;
+  std::lock_guard<std::mutex> lock(mu);
+  return seen.insert(key).second;
+}
+
+void run_host(const fuse::Group& g) {
+  for (ir::Node* n : g.nodes) {
+    std::vector<ir::Value> inputs;
+    for (auto& in : n->inputs) inputs.push_back(ir::reference_eval(in.get()));
+    materialize_value(*n, ir::reference_op(*n, inputs));
+  }
+}
+
+void run_group(const fuse::Group& g, const fuse::Partition& p, int index, const Options& opt, CacheStats& stats) {
+  if (g.kind == fuse::Group::Kind::Host) {
+    run_host(g);
+    if (opt.log_level >= 1)
+      std::fprintf(stderr, "[lazyfuse]   group %d: %s on the host (reference executor)\n", index,
+                   ir::op_name(g.nodes[0]->op));
+    return;
+  }
+  lower::Lowered low = lower::lower_group(g, p, index, g.nodes[0]->device);
+  std::string key = "cpu|" + cpu::target_id() + "|" + low.kernel.key();
+  std::string name = "lf_" + short_hash(key);
+  bool hit = false;
+  auto entry = cache::global_cache().get_or_compile(
+      key, [&] { return cpu::compile(low.kernel, name); }, &hit);
+  if (hit) {
+    ++stats.hits;
+  } else {
+    ++stats.misses;
+    if (entry->kernel) {
+      ++stats.kernels_compiled;
+      stats.compile_ms += entry->kernel->compile_ms;
+    }
+  }
+  if (opt.log_level >= 1) {
+    std::fprintf(stderr, "[lazyfuse]   group %d: %s, %s%d+%dd, %zu in/out, %s %s", index, low.kernel.summary().c_str(),
+                 low.kernel.row ? "row " : "", low.kernel.outer_rank, low.kernel.inner_rank,
+                 low.kernel.operands.size(), name.c_str(), hit ? "hit" : "miss");
+    if (!hit && entry->kernel) std::fprintf(stderr, " (compiled in %.1f ms)", entry->kernel->compile_ms);
+    std::fprintf(stderr, "\n");
+    if (opt.log_level >= 2 && !hit && entry->kernel) std::fprintf(stderr, "%s\n", entry->kernel->source.c_str());
+  }
+  if (!entry->kernel) {
+    if (first_failure(key)) {
+      std::fprintf(stderr,
+                   "[lazyfuse] warning: kernel %s (%s) failed to compile: %s\n"
+                   "[lazyfuse]   running this group unfused on the reference executor instead\n",
+                   name.c_str(), low.kernel.summary().c_str(), std::string(entry->status.message()).c_str());
+    }
+    for (ir::Node* o : low.outputs) materialize_value(*o, ir::reference_eval(o));
+    return;
+  }
+  cpu::launch(*entry->kernel, low.kernel, low.args);
+  ++stats.kernels_launched;
+  stats.bytes_moved += static_cast<uint64_t>(low.bytes);
+  for (size_t i = 0; i < low.outputs.size(); ++i) {
+    ir::Node* o = low.outputs[i];
+    materialize(*o, low.out_storage[i], ir::Layout{ir::contiguous_strides(o->shape), 0});
+  }
+}
+
+}  // namespace
+
+void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir::Node&)>& wanted,
+         const Options& opt, CacheStats& stats) {
+  std::vector<ir::Node*> order = ir::topo_order(roots);
+  if (order.empty()) return;
+  auto start = std::chrono::steady_clock::now();
+  if (fuse::insert_reshape_copies(order) > 0) order = ir::topo_order(roots);
+  // A held view of materialized data is just new strides over the same storage.
+  for (ir::Node* n : order) {
+    if (!ir::is_view(n->op) || !wanted(*n)) continue;
+    auto [source, chain] = ir::resolve_views(n);
+    if (!source->realized()) continue;
+    if (auto v = ir::view_of_chain(*source, chain)) {
+      auto storage = source->storage;
+      materialize(*n, std::move(storage), ir::Layout{v->strides, v->offset});
+    }
+  }
+  std::erase_if(order, [](ir::Node* n) { return n->realized(); });
+  fuse::Partition p = fuse::partition(order, wanted, opt.fusion);
+  if (opt.log_level >= 1) {
+    std::fprintf(stderr, "[lazyfuse] flush: %zu nodes -> %zu groups; cuts:", order.size(), p.groups.size());
+    for (size_t r = 0; r < p.cuts.size(); ++r)
+      if (p.cuts[r]) std::fprintf(stderr, " %s=%lld", fuse::cut_reason_name(static_cast<fuse::CutReason>(r)),
+                                  static_cast<long long>(p.cuts[r]));
+    std::fprintf(stderr, "\n");
+  }
+  for (size_t i = 0; i < p.groups.size(); ++i) run_group(p.groups[i], p, static_cast<int>(i), opt, stats);
+  ++stats.flushes;
+  stats.nodes_executed += order.size();
+  if (opt.log_level >= 1) {
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "[lazyfuse] flush done in %.3f ms\n", ms);
+  }
+}
+
+}  // namespace lf::exec

@@ -1,0 +1,614 @@
+// Kernel IR -> LLVM IR. The shape of the generated function:
+//
+//   for row in [row_begin, row_end):            // outer dims, decomposed from a linear row index
+//     base[o] = offset[o] + sum(outer index * stride[o])
+//     for each reduction: acc = init; for inner elements: acc = combine(acc, element value)
+//     for inner elements: store element outputs
+//     store row outputs
+//
+// Inner loops are simple counted loops over strided pointers, so LLVM's loop vectorizer sees them;
+// transcendentals are libm calls marked pure, which the vectorizer maps to libmvec's vector forms.
+#include "codegen/llvm_emit.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <cmath>
+#include <functional>
+#include <unordered_map>
+
+#include "lazyfuse/types.h"
+
+namespace lf::cpu {
+namespace {
+
+using kir::Instr;
+using kir::InstrKind;
+using llvm::Value;
+using Op = ir::Op;
+
+class Emitter {
+ public:
+  Emitter(const kir::Kernel& k, const std::string& name, llvm::LLVMContext& ctx)
+      : k_(k), ctx_(ctx), m_(std::make_unique<llvm::Module>(name, ctx)), b_(ctx) {
+    rank_ = k.outer_rank + k.inner_rank;
+    i64_ = b_.getInt64Ty();
+    auto* ptr = b_.getPtrTy();
+    auto* fty = llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, i64_, i64_, i64_, i64_}, false);
+    fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m_.get());
+    fn_->addFnAttr(llvm::Attribute::NoUnwind);
+    for (int i = 0; i < 2; ++i) fn_->addParamAttr(i, llvm::Attribute::NoAlias);
+  }
+
+  std::unique_ptr<llvm::Module> run() {
+    auto* entry = llvm::BasicBlock::Create(ctx_, "entry", fn_);
+    b_.SetInsertPoint(entry);
+    load_metadata();
+    Value* row_begin = fn_->getArg(2);
+    Value* row_end = fn_->getArg(3);
+    col_begin_ = fn_->getArg(4);
+    col_end_ = fn_->getArg(5);
+    emit_loop(row_begin, row_end, {}, "row", [&](Value* row, std::vector<Value*> carried) {
+      emit_row(row);
+      return carried;
+    });
+    b_.CreateRetVoid();
+    return std::move(m_);
+  }
+
+ private:
+  // ---- types and conversions
+
+  llvm::Type* ctype(DType d) {
+    switch (d) {
+      case DType::Bool: return b_.getInt1Ty();
+      case DType::Int32: return b_.getInt32Ty();
+      case DType::Int64: return i64_;
+      case DType::Float64: return b_.getDoubleTy();
+      default: return b_.getFloatTy();
+    }
+  }
+  llvm::Type* stype(DType d) {
+    switch (d) {
+      case DType::Bool: return b_.getInt8Ty();
+      case DType::Float16: return b_.getHalfTy();
+      case DType::BFloat16: return b_.getInt16Ty();
+      default: return ctype(d);
+    }
+  }
+
+  // float32 -> bfloat16 bits, round to nearest even, NaN kept quiet.
+  Value* to_bf16_bits(Value* f) {
+    Value* bits = b_.CreateBitCast(f, b_.getInt32Ty());
+    Value* lsb = b_.CreateAnd(b_.CreateLShr(bits, 16), 1);
+    Value* rounded = b_.CreateLShr(b_.CreateAdd(bits, b_.CreateAdd(lsb, b_.getInt32(0x7fff))), 16);
+    Value* nan = b_.CreateOr(b_.CreateLShr(bits, 16), b_.getInt32(0x40));
+    Value* is_nan = b_.CreateFCmpUNO(f, f);
+    return b_.CreateTrunc(b_.CreateSelect(is_nan, nan, rounded), b_.getInt16Ty());
+  }
+  Value* from_bf16_bits(Value* h) {
+    return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(h, b_.getInt32Ty()), 16), b_.getFloatTy());
+  }
+  // Rounds a float32 compute value to a 16-bit dtype and back, as storing would.
+  Value* round16(Value* v, DType d) {
+    if (d == DType::Float16) return b_.CreateFPExt(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getFloatTy());
+    if (d == DType::BFloat16) return from_bf16_bits(to_bf16_bits(v));
+    return v;
+  }
+
+  Value* load(int slot, Value* offset, DType d) {
+    Value* p = b_.CreateGEP(stype(d), ptrs_[slot], offset);
+    Value* v = b_.CreateLoad(stype(d), p);
+    switch (d) {
+      case DType::Bool: return b_.CreateICmpNE(v, b_.getInt8(0));
+      case DType::Float16: return b_.CreateFPExt(v, b_.getFloatTy());
+      case DType::BFloat16: return from_bf16_bits(v);
+      default: return v;
+    }
+  }
+  void store(int slot, Value* offset, DType d, Value* v) {
+    Value* p = b_.CreateGEP(stype(d), ptrs_[slot], offset);
+    switch (d) {
+      case DType::Bool: v = b_.CreateZExt(v, b_.getInt8Ty()); break;
+      case DType::Float16: v = b_.CreateFPTrunc(v, b_.getHalfTy()); break;
+      case DType::BFloat16: v = to_bf16_bits(v); break;
+      default: break;
+    }
+    b_.CreateStore(v, p);
+  }
+
+  // Converts a compute value of dtype `from` to dtype `to` with the reference executor's rules
+  // (float to integer saturates, NaN gives 0; anything to bool is "!= 0").
+  Value* convert(Value* v, DType from, DType to) {
+    llvm::Type* t = ctype(to);
+    if (from == to) return v;
+    if (to == DType::Bool) {
+      return is_floating(from) ? b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0))
+                               : b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+    }
+    Value* r;
+    if (from == DType::Bool) {
+      r = is_floating(to) ? b_.CreateUIToFP(v, t) : b_.CreateZExt(v, t);
+    } else if (!is_floating(from)) {
+      r = is_floating(to) ? b_.CreateSIToFP(v, t) : b_.CreateSExtOrTrunc(v, t);
+    } else if (!is_floating(to)) {
+      r = b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {t, v->getType()}, {v});
+    } else {
+      r = b_.CreateFPCast(v, t);
+    }
+    return is_floating(to) ? round16(r, to) : r;
+  }
+
+  // ---- metadata: sizes, offsets, strides and parameters, loaded once at entry
+
+  Value* meta(int64_t i) {
+    Value* p = b_.CreateConstInBoundsGEP1_64(i64_, fn_->getArg(0), static_cast<uint64_t>(i));
+    return b_.CreateLoad(i64_, p);
+  }
+
+  void load_metadata() {
+    int64_t at = 0;
+    for (int d = 0; d < rank_; ++d) sizes_.push_back(meta(at++));
+    size_t nops = k_.operands.size();
+    offsets_.resize(nops);
+    strides_.resize(nops);
+    ptrs_.resize(nops);
+    for (size_t o = 0; o < nops; ++o) {
+      offsets_[o] = meta(at++);
+      for (int d = 0; d < rank_; ++d) {
+        Value* s = meta(at++);
+        // Stride classes are part of the kernel key: the constant lets the vectorizer see unit
+        // strides and hoist broadcast loads.
+        switch (k_.operands[o].strides[d]) {
+          case kir::StrideClass::Zero: s = b_.getInt64(0); break;
+          case kir::StrideClass::Unit: s = b_.getInt64(1); break;
+          case kir::StrideClass::Any: break;
+        }
+        strides_[o].push_back(s);
+      }
+      if (k_.operands[o].kind != kir::Operand::Kind::Index) {
+        Value* pp = b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), fn_->getArg(1), o);
+        ptrs_[o] = b_.CreateLoad(b_.getPtrTy(), pp);
+      }
+    }
+    for (size_t p = 0; p < k_.params.size(); ++p) params_.push_back(meta(at++));
+  }
+
+  // ---- loops
+
+  using Body = std::function<std::vector<Value*>(Value* index, std::vector<Value*> carried)>;
+
+  // A counted loop [lo, hi) in rotated form (guard, body, latch), carrying values through.
+  std::vector<Value*> emit_loop(Value* lo, Value* hi, std::vector<Value*> init, const char* name, const Body& body) {
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* loop = llvm::BasicBlock::Create(ctx_, name, fn_);
+    auto* exit = llvm::BasicBlock::Create(ctx_, std::string(name) + ".exit", fn_);
+    b_.CreateCondBr(b_.CreateICmpSLT(lo, hi), loop, exit);
+    b_.SetInsertPoint(loop);
+    llvm::PHINode* i = b_.CreatePHI(i64_, 2, std::string(name) + ".i");
+    i->addIncoming(lo, pre);
+    std::vector<llvm::PHINode*> phis;
+    std::vector<Value*> carried;
+    for (Value* v : init) {
+      llvm::PHINode* phi = b_.CreatePHI(v->getType(), 2);
+      phi->addIncoming(v, pre);
+      phis.push_back(phi);
+      carried.push_back(phi);
+    }
+    std::vector<Value*> next = body(i, carried);
+    llvm::BasicBlock* latch = b_.GetInsertBlock();
+    Value* inext = b_.CreateAdd(i, b_.getInt64(1));
+    i->addIncoming(inext, latch);
+    for (size_t c = 0; c < phis.size(); ++c) phis[c]->addIncoming(next[c], latch);
+    b_.CreateCondBr(b_.CreateICmpSLT(inext, hi), loop, exit);
+    b_.SetInsertPoint(exit);
+    std::vector<Value*> out;
+    for (size_t c = 0; c < init.size(); ++c) {
+      llvm::PHINode* phi = b_.CreatePHI(init[c]->getType(), 2);
+      phi->addIncoming(init[c], pre);
+      phi->addIncoming(next[c], latch);
+      out.push_back(phi);
+    }
+    return out;
+  }
+
+  using ElementBody = std::function<std::vector<Value*>(std::vector<Value*> carried)>;
+
+  // Loops over the inner dims (the innermost over [col_begin, col_end)), keeping per-operand
+  // element offsets in elem_off_ and the linear inner index in lin_.
+  std::vector<Value*> emit_inner(int d, std::vector<Value*> off, Value* lin, std::vector<Value*> carried,
+                                 const ElementBody& body) {
+    int dim = k_.outer_rank + d;
+    bool innermost = d == k_.inner_rank - 1;
+    Value* lo = innermost ? col_begin_ : b_.getInt64(0);
+    Value* hi = innermost ? col_end_ : sizes_[dim];
+    return emit_loop(lo, hi, carried, innermost ? "col" : "inner", [&](Value* i, std::vector<Value*> c) {
+      std::vector<Value*> next_off(off.size());
+      for (size_t o = 0; o < off.size(); ++o) next_off[o] = b_.CreateAdd(off[o], b_.CreateMul(i, strides_[o][dim]));
+      Value* next_lin = b_.CreateAdd(b_.CreateMul(lin, sizes_[dim]), i);
+      if (!innermost) return emit_inner(d + 1, next_off, next_lin, c, body);
+      elem_off_ = next_off;
+      lin_ = next_lin;
+      elem_vals_.clear();
+      return body(c);
+    });
+  }
+
+  // ---- one row
+
+  void emit_row(Value* row) {
+    // Decompose the linear row index into outer indices (innermost outer dim varies fastest).
+    std::vector<Value*> idx(k_.outer_rank);
+    Value* rest = row;
+    for (int d = k_.outer_rank - 1; d >= 0; --d) {
+      if (d == 0) {
+        idx[d] = rest;
+      } else {
+        idx[d] = b_.CreateSRem(rest, sizes_[d]);
+        rest = b_.CreateSDiv(rest, sizes_[d]);
+      }
+    }
+    row_base_.assign(k_.operands.size(), nullptr);
+    for (size_t o = 0; o < k_.operands.size(); ++o) {
+      Value* off = offsets_[o];
+      for (int d = 0; d < k_.outer_rank; ++d) off = b_.CreateAdd(off, b_.CreateMul(idx[d], strides_[o][d]));
+      row_base_[o] = off;
+    }
+    row_vals_.clear();
+    for (size_t i = 0; i < k_.instrs.size(); ++i)
+      if (k_.instrs[i].kind == InstrKind::Reduce) emit_reduction(static_cast<int>(i));
+    // Element outputs: one pass writing every per-element output.
+    std::vector<const kir::Output*> elem_outs, row_outs;
+    for (const kir::Output& o : k_.outputs) (k_.instrs[o.instr].row ? row_outs : elem_outs).push_back(&o);
+    if (!elem_outs.empty()) {
+      for (const kir::Output* o : elem_outs) emit_row_deps(o->instr);
+      emit_inner(0, row_base_, b_.getInt64(0), {}, [&](std::vector<Value*> c) {
+        for (const kir::Output* o : elem_outs)
+          store(o->slot, elem_off_[o->slot], k_.operands[o->slot].dtype, elem(o->instr));
+        return c;
+      });
+    }
+    for (const kir::Output* o : row_outs) store(o->slot, row_base_[o->slot], k_.operands[o->slot].dtype, rowv(o->instr));
+  }
+
+  // Row values needed by the element cone of `root`, computed before the inner loop.
+  void emit_row_deps(int root) {
+    std::vector<int> stack{root};
+    std::vector<bool> seen(k_.instrs.size(), false);
+    std::vector<int> rows;
+    while (!stack.empty()) {
+      int i = stack.back();
+      stack.pop_back();
+      if (seen[i]) continue;
+      seen[i] = true;
+      if (k_.instrs[i].row) {
+        rows.push_back(i);
+        continue;
+      }
+      for (int a : k_.instrs[i].args) stack.push_back(a);
+    }
+    std::sort(rows.begin(), rows.end());
+    for (int i : rows) rowv(i);
+  }
+
+  // ---- values
+
+  Value* rowv(int i) {
+    if (auto it = row_vals_.find(i); it != row_vals_.end()) return it->second;
+    const Instr& in = k_.instrs[i];
+    Value* v = compute(in, row_base_, /*row=*/true);
+    row_vals_[i] = v;
+    return v;
+  }
+
+  Value* elem(int i) {
+    const Instr& in = k_.instrs[i];
+    if (in.row) return row_vals_.at(i);
+    if (auto it = elem_vals_.find(i); it != elem_vals_.end()) return it->second;
+    Value* v = compute(in, elem_off_, /*row=*/false);
+    elem_vals_[i] = v;
+    return v;
+  }
+
+  Value* arg(int i, bool row) { return row ? rowv(i) : elem(i); }
+
+  Value* compute(const Instr& in, const std::vector<Value*>& off, bool row) {
+    switch (in.kind) {
+      case InstrKind::Load: return load(in.slot, off[in.slot], in.dtype);
+      case InstrKind::Param: return param_value(in);
+      case InstrKind::Gen: return generate(in, off[in.slot]);
+      case InstrKind::Reduce: throw Error("llvm emitter: reduction used before it was computed (internal error)");
+      case InstrKind::Op: break;
+    }
+    std::vector<Value*> args;
+    for (int a : in.args) args.push_back(arg(a, row));
+    DType arg_dtype = k_.instrs[in.args.back()].dtype;  // where's branches share a dtype; casts have one input
+    if (in.op == Op::Where) return b_.CreateSelect(args[0], args[1], args[2]);
+    if (in.op == Op::Cast) return convert(args[0], k_.instrs[in.args[0]].dtype, in.dtype);
+    Value* v = elementwise(in.op, args, arg_dtype);
+    return is_floating(in.dtype) ? round16(v, in.dtype) : v;
+  }
+
+  Value* param_value(const Instr& in) {
+    Value* bits = params_[in.slot];
+    if (k_.params[in.slot] == kir::ParamKind::Float) {
+      Value* d = b_.CreateBitCast(bits, b_.getDoubleTy());
+      return convert(d, DType::Float64, in.dtype);
+    }
+    return convert(bits, DType::Int64, in.dtype);
+  }
+
+  // ---- generators (the same integer steps as codegen/random.h)
+
+  Value* splitmix(Value* seed, Value* index) {
+    Value* z = b_.CreateAdd(seed, b_.CreateMul(b_.CreateAdd(index, b_.getInt64(1)), b_.getInt64(0x9E3779B97F4A7C15ull)));
+    z = b_.CreateMul(b_.CreateXor(z, b_.CreateLShr(z, 30)), b_.getInt64(0xBF58476D1CE4E5B9ull));
+    z = b_.CreateMul(b_.CreateXor(z, b_.CreateLShr(z, 27)), b_.getInt64(0x94D049BB133111EBull));
+    return b_.CreateXor(z, b_.CreateLShr(z, 31));
+  }
+
+  Value* generate(const Instr& in, Value* index) {
+    auto* f64 = b_.getDoubleTy();
+    auto* f32 = b_.getFloatTy();
+    if (in.op == Op::Arange) {
+      Value* start = b_.CreateBitCast(params_[in.params[0]], f64);
+      Value* step = b_.CreateBitCast(params_[in.params[1]], f64);
+      Value* v = b_.CreateFAdd(start, b_.CreateFMul(b_.CreateSIToFP(index, f64), step));
+      return convert(v, DType::Float64, in.dtype);
+    }
+    Value* h = splitmix(params_[in.params[0]], b_.CreateAdd(params_[in.params[1]], index));
+    if (in.op == Op::Rand) {
+      int bits = in.dtype == DType::Float64 ? 53 : in.dtype == DType::Float16 ? 11 : in.dtype == DType::BFloat16 ? 8 : 24;
+      Value* u = b_.CreateFMul(b_.CreateUIToFP(b_.CreateLShr(h, 64 - bits), f64),
+                               llvm::ConstantFP::get(f64, std::ldexp(1.0, -bits)));
+      return convert(u, DType::Float64, in.dtype);
+    }
+    if (in.dtype == DType::Float64) {
+      Value* u1 = b_.CreateFMul(b_.CreateUIToFP(b_.CreateAdd(b_.CreateLShr(h, 32), b_.getInt64(1)), f64),
+                                llvm::ConstantFP::get(f64, 2.3283064365386962890625e-10));
+      Value* u2 = b_.CreateFMul(b_.CreateUIToFP(b_.CreateAnd(h, b_.getInt64(0xffffffffull)), f64),
+                                llvm::ConstantFP::get(f64, 2.3283064365386962890625e-10));
+      Value* r = sqrt(b_.CreateFMul(llvm::ConstantFP::get(f64, -2.0), call("log", {u1})));
+      return b_.CreateFMul(r, call("cos", {b_.CreateFMul(llvm::ConstantFP::get(f64, 6.28318530717958647692), u2)}));
+    }
+    Value* u1 = b_.CreateFMul(b_.CreateUIToFP(b_.CreateAdd(b_.CreateLShr(h, 40), b_.getInt64(1)), f32),
+                              llvm::ConstantFP::get(f32, 5.9604644775390625e-8));
+    Value* u2 = b_.CreateFMul(b_.CreateUIToFP(b_.CreateAnd(h, b_.getInt64(0xffffffull)), f32),
+                              llvm::ConstantFP::get(f32, 5.9604644775390625e-8));
+    Value* r = sqrt(b_.CreateFMul(llvm::ConstantFP::get(f32, -2.0), call("logf", {u1})));
+    Value* z = b_.CreateFMul(r, call("cosf", {b_.CreateFMul(llvm::ConstantFP::get(f32, 6.28318530717958647692), u2)}));
+    return round16(z, in.dtype);
+  }
+
+  // ---- math
+
+  // A libm function, declared pure so the vectorizer may replace it with a libmvec variant.
+  Value* call(const std::string& name, std::vector<Value*> args) {
+    std::vector<llvm::Type*> types;
+    for (Value* a : args) types.push_back(a->getType());
+    auto* fty = llvm::FunctionType::get(args[0]->getType(), types, false);
+    llvm::FunctionCallee f = m_->getOrInsertFunction(name, fty);
+    if (auto* fn = llvm::dyn_cast<llvm::Function>(f.getCallee())) {
+      fn->setDoesNotThrow();
+      fn->setDoesNotAccessMemory();
+      fn->setWillReturn();
+    }
+    return b_.CreateCall(f, args);
+  }
+  Value* libm(const char* name, Value* x) {
+    bool f32 = x->getType()->isFloatTy();
+    return call(f32 ? std::string(name) + "f" : std::string(name), {x});
+  }
+  Value* libm2(const char* name, Value* x, Value* y) {
+    bool f32 = x->getType()->isFloatTy();
+    return call(f32 ? std::string(name) + "f" : std::string(name), {x, y});
+  }
+  Value* unary_intrinsic(llvm::Intrinsic::ID id, Value* x) { return b_.CreateUnaryIntrinsic(id, x); }
+  Value* sqrt(Value* x) { return unary_intrinsic(llvm::Intrinsic::sqrt, x); }
+  Value* fc(Value* like, double v) { return llvm::ConstantFP::get(like->getType(), v); }
+  Value* ic(Value* like, int64_t v) { return llvm::ConstantInt::get(like->getType(), static_cast<uint64_t>(v), true); }
+
+  // Integer power by squaring over every bit of the exponent; negative exponents give 0 unless
+  // the base is 1 or -1 (reference_math.h).
+  Value* ipow(Value* a, Value* e) {
+    unsigned bits = a->getType()->getIntegerBitWidth();
+    Value* result = ic(a, 1);
+    Value* base = a;
+    Value* rest = e;
+    for (unsigned i = 0; i < bits; ++i) {
+      Value* odd = b_.CreateICmpNE(b_.CreateAnd(rest, ic(a, 1)), ic(a, 0));
+      result = b_.CreateSelect(odd, b_.CreateMul(result, base), result);
+      base = b_.CreateMul(base, base);
+      rest = b_.CreateLShr(rest, 1);
+    }
+    Value* neg = b_.CreateICmpSLT(e, ic(a, 0));
+    Value* minus_one = b_.CreateSelect(b_.CreateICmpNE(b_.CreateAnd(e, ic(a, 1)), ic(a, 0)), ic(a, -1), ic(a, 1));
+    Value* neg_result = b_.CreateSelect(b_.CreateICmpEQ(a, ic(a, 1)), ic(a, 1),
+                                        b_.CreateSelect(b_.CreateICmpEQ(a, ic(a, -1)), minus_one, ic(a, 0)));
+    return b_.CreateSelect(neg, neg_result, result);
+  }
+
+  Value* elementwise(Op op, const std::vector<Value*>& a, DType dt) {
+    Value* x = a[0];
+    bool fl = is_floating(dt);
+    bool boolean = dt == DType::Bool;
+    switch (op) {
+      case Op::Neg: return fl ? b_.CreateFNeg(x) : b_.CreateSub(ic(x, 0), x);
+      case Op::Abs:
+        return fl ? unary_intrinsic(llvm::Intrinsic::fabs, x)
+                  : b_.CreateSelect(b_.CreateICmpSLT(x, ic(x, 0)), b_.CreateSub(ic(x, 0), x), x);
+      case Op::Exp: return libm("exp", x);
+      case Op::Exp2: return libm("exp2", x);
+      case Op::Log: return libm("log", x);
+      case Op::Log2: return libm("log2", x);
+      case Op::Log1p: return libm("log1p", x);
+      case Op::Expm1: return libm("expm1", x);
+      case Op::Sqrt: return sqrt(x);
+      case Op::Rsqrt: return b_.CreateFDiv(fc(x, 1.0), sqrt(x));
+      case Op::Sin: return libm("sin", x);
+      case Op::Cos: return libm("cos", x);
+      case Op::Tan: return libm("tan", x);
+      case Op::Asin: return libm("asin", x);
+      case Op::Acos: return libm("acos", x);
+      case Op::Atan: return libm("atan", x);
+      case Op::Sinh: return libm("sinh", x);
+      case Op::Cosh: return libm("cosh", x);
+      case Op::Tanh: return libm("tanh", x);
+      case Op::Erf: return libm("erf", x);
+      case Op::Sigmoid: return b_.CreateFDiv(fc(x, 1.0), b_.CreateFAdd(fc(x, 1.0), libm("exp", b_.CreateFNeg(x))));
+      case Op::Silu: return b_.CreateFDiv(x, b_.CreateFAdd(fc(x, 1.0), libm("exp", b_.CreateFNeg(x))));
+      case Op::Gelu: {
+        Value* e = libm("erf", b_.CreateFMul(x, fc(x, 0.70710678118654752440)));
+        return b_.CreateFMul(b_.CreateFMul(fc(x, 0.5), x), b_.CreateFAdd(fc(x, 1.0), e));
+      }
+      case Op::GeluTanh: {
+        Value* x3 = b_.CreateFMul(b_.CreateFMul(b_.CreateFMul(fc(x, 0.044715), x), x), x);
+        Value* t = libm("tanh", b_.CreateFMul(fc(x, 0.79788456080286535588), b_.CreateFAdd(x, x3)));
+        return b_.CreateFMul(b_.CreateFMul(fc(x, 0.5), x), b_.CreateFAdd(fc(x, 1.0), t));
+      }
+      case Op::Relu:
+        return fl ? b_.CreateSelect(b_.CreateFCmpOLT(x, fc(x, 0.0)), fc(x, 0.0), x)
+                  : b_.CreateSelect(b_.CreateICmpSLT(x, ic(x, 0)), ic(x, 0), x);
+      case Op::Floor: return unary_intrinsic(llvm::Intrinsic::floor, x);
+      case Op::Ceil: return unary_intrinsic(llvm::Intrinsic::ceil, x);
+      case Op::Round: return unary_intrinsic(llvm::Intrinsic::roundeven, x);
+      case Op::Sign: {
+        if (!fl) return b_.CreateSub(b_.CreateZExt(b_.CreateICmpSGT(x, ic(x, 0)), x->getType()),
+                                     b_.CreateZExt(b_.CreateICmpSLT(x, ic(x, 0)), x->getType()));
+        Value* s = b_.CreateFSub(b_.CreateUIToFP(b_.CreateFCmpOGT(x, fc(x, 0.0)), x->getType()),
+                                 b_.CreateUIToFP(b_.CreateFCmpOLT(x, fc(x, 0.0)), x->getType()));
+        return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, s);
+      }
+      case Op::Reciprocal: return b_.CreateFDiv(fc(x, 1.0), x);
+      case Op::Square: return fl ? b_.CreateFMul(x, x) : b_.CreateMul(x, x);
+      case Op::IsNan: return b_.CreateFCmpUNO(x, x);
+      case Op::IsInf: return b_.CreateFCmpOEQ(unary_intrinsic(llvm::Intrinsic::fabs, x), fc(x, INFINITY));
+      case Op::IsFinite: return b_.CreateFCmpOLT(unary_intrinsic(llvm::Intrinsic::fabs, x), fc(x, INFINITY));
+      case Op::LogicalNot: return b_.CreateNot(x);
+      case Op::Copy: return x;
+      default: break;
+    }
+    Value* y = a[1];
+    switch (op) {
+      case Op::Add: return fl ? b_.CreateFAdd(x, y) : b_.CreateAdd(x, y);
+      case Op::Sub: return fl ? b_.CreateFSub(x, y) : b_.CreateSub(x, y);
+      case Op::Mul: return fl ? b_.CreateFMul(x, y) : b_.CreateMul(x, y);
+      case Op::Div: return b_.CreateFDiv(x, y);
+      case Op::Pow: return fl ? libm2("pow", x, y) : ipow(x, y);
+      case Op::Maximum:
+        return fl ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, x, y)
+                  : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, y);
+      case Op::Minimum:
+        return fl ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, x, y)
+                  : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, x, y);
+      case Op::Atan2: return libm2("atan2", x, y);
+      case Op::Eq: return fl ? b_.CreateFCmpOEQ(x, y) : b_.CreateICmpEQ(x, y);
+      case Op::Ne: return fl ? b_.CreateFCmpUNE(x, y) : b_.CreateICmpNE(x, y);
+      case Op::Lt: return fl ? b_.CreateFCmpOLT(x, y) : boolean ? b_.CreateICmpULT(x, y) : b_.CreateICmpSLT(x, y);
+      case Op::Le: return fl ? b_.CreateFCmpOLE(x, y) : boolean ? b_.CreateICmpULE(x, y) : b_.CreateICmpSLE(x, y);
+      case Op::Gt: return fl ? b_.CreateFCmpOGT(x, y) : boolean ? b_.CreateICmpUGT(x, y) : b_.CreateICmpSGT(x, y);
+      case Op::Ge: return fl ? b_.CreateFCmpOGE(x, y) : boolean ? b_.CreateICmpUGE(x, y) : b_.CreateICmpSGE(x, y);
+      case Op::LogicalAnd: return b_.CreateAnd(x, y);
+      case Op::LogicalOr: return b_.CreateOr(x, y);
+      default: break;
+    }
+    throw Error(std::string("llvm emitter: no lowering for op ") + ir::op_name(op));
+  }
+
+  // ---- reductions
+
+  void emit_reduction(int i) {
+    const Instr& in = k_.instrs[i];
+    const Instr& src = k_.instrs[in.args[0]];
+    emit_row_deps(in.args[0]);
+    Op op = in.op;
+    llvm::Type* t = ctype(src.dtype);
+    bool fl = is_floating(src.dtype);
+    bool arg = op == Op::ArgMax || op == Op::ArgMin;
+    Value* init;
+    auto* zero_like = llvm::Constant::getNullValue(t);
+    switch (op) {
+      case Op::Sum: init = zero_like; break;
+      case Op::Prod: init = fl ? llvm::ConstantFP::get(t, 1.0) : llvm::ConstantInt::get(t, 1); break;
+      case Op::Max:
+      case Op::ArgMax:
+        init = fl ? llvm::ConstantFP::getInfinity(t, true)
+                  : src.dtype == DType::Bool ? llvm::ConstantInt::getFalse(ctx_)
+                                              : llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(t->getIntegerBitWidth()));
+        break;
+      default:
+        init = fl ? llvm::ConstantFP::getInfinity(t, false)
+                  : src.dtype == DType::Bool ? llvm::ConstantInt::getTrue(ctx_)
+                                              : llvm::ConstantInt::get(t, llvm::APInt::getSignedMaxValue(t->getIntegerBitWidth()));
+        break;
+    }
+    std::vector<Value*> start{init};
+    if (arg) start.push_back(b_.getInt64(0));
+    std::vector<Value*> acc = emit_inner(0, row_base_, b_.getInt64(0), start, [&](std::vector<Value*> c) {
+      Value* x = elem(in.args[0]);
+      Value* cur = c[0];
+      // Reassociation lets the vectorizer keep one partial sum per lane.
+      auto reassoc = [](Value* v) {
+        if (auto* i = llvm::dyn_cast<llvm::Instruction>(v)) i->setHasAllowReassoc(true);
+        return v;
+      };
+      switch (op) {
+        case Op::Sum:
+          if (!fl) return std::vector<Value*>{b_.CreateAdd(cur, x)};
+          return std::vector<Value*>{reassoc(b_.CreateFAdd(cur, x))};
+        case Op::Prod:
+          if (!fl) return std::vector<Value*>{src.dtype == DType::Bool ? b_.CreateAnd(cur, x) : b_.CreateMul(cur, x)};
+          return std::vector<Value*>{reassoc(b_.CreateFMul(cur, x))};
+        case Op::Max:
+          if (src.dtype == DType::Bool) return std::vector<Value*>{b_.CreateOr(cur, x)};
+          return std::vector<Value*>{b_.CreateBinaryIntrinsic(fl ? llvm::Intrinsic::maximum : llvm::Intrinsic::smax, cur, x)};
+        case Op::Min:
+          if (src.dtype == DType::Bool) return std::vector<Value*>{b_.CreateAnd(cur, x)};
+          return std::vector<Value*>{b_.CreateBinaryIntrinsic(fl ? llvm::Intrinsic::minimum : llvm::Intrinsic::smin, cur, x)};
+        default: {
+          // The first maximum (minimum) wins; the first NaN beats everything, like PyTorch.
+          bool mx = op == Op::ArgMax;
+          Value* better;
+          if (fl) {
+            Value* cmp = mx ? b_.CreateFCmpOGT(x, cur) : b_.CreateFCmpOLT(x, cur);
+            better = b_.CreateAnd(b_.CreateFCmpORD(cur, cur), b_.CreateOr(b_.CreateFCmpUNO(x, x), cmp));
+          } else if (src.dtype == DType::Bool) {
+            better = mx ? b_.CreateICmpUGT(x, cur) : b_.CreateICmpULT(x, cur);
+          } else {
+            better = mx ? b_.CreateICmpSGT(x, cur) : b_.CreateICmpSLT(x, cur);
+          }
+          return std::vector<Value*>{b_.CreateSelect(better, x, cur), b_.CreateSelect(better, lin_, c[1])};
+        }
+      }
+    });
+    Value* result = arg ? acc[1] : acc[0];
+    if (!arg && is_floating(in.dtype)) result = round16(result, in.dtype);
+    if (!arg && !fl && in.dtype != src.dtype) result = convert(result, src.dtype, in.dtype);
+    row_vals_[i] = result;
+  }
+
+  const kir::Kernel& k_;
+  llvm::LLVMContext& ctx_;
+  std::unique_ptr<llvm::Module> m_;
+  llvm::IRBuilder<> b_;
+  llvm::Function* fn_;
+  llvm::Type* i64_;
+  int rank_;
+  Value* col_begin_ = nullptr;
+  Value* col_end_ = nullptr;
+  std::vector<Value*> sizes_, offsets_, ptrs_, params_;
+  std::vector<std::vector<Value*>> strides_;
+  std::vector<Value*> row_base_, elem_off_;
+  Value* lin_ = nullptr;
+  std::unordered_map<int, Value*> row_vals_, elem_vals_;
+};
+
+}  // namespace
+
+std::unique_ptr<llvm::Module> emit_module(const kir::Kernel& kernel, const std::string& name, llvm::LLVMContext& ctx) {
+  return Emitter(kernel, name, ctx).run();
+}
+
+}  // namespace lf::cpu

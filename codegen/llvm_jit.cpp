@@ -1,0 +1,248 @@
+// The CPU backend's compiler and launcher: one LLJIT per process; each kernel is its own module,
+// optimized at O3 for the host CPU with libmvec registered as the vector math library.
+#include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/Error.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+
+#include "absl/status/status.h"
+#include "codegen/cpu_backend.h"
+#include "codegen/llvm_emit.h"
+#include "runtime/thread_pool.h"
+
+namespace lf::cpu {
+namespace {
+
+std::string to_string(llvm::Error err) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << err;
+  return s;
+}
+
+// Vector variants of the libm functions the emitter calls, as glibc's libmvec names them
+// (x86-64 vector function ABI: 'd' is AVX2, 'e' is AVX-512).
+struct VecName {
+  const char* scalar;
+  int arity;
+};
+constexpr VecName kVectorMath[] = {
+    {"exp", 1},   {"exp2", 1},  {"log", 1},  {"log2", 1},  {"log1p", 1}, {"expm1", 1}, {"sin", 1},
+    {"cos", 1},   {"tan", 1},   {"asin", 1}, {"acos", 1},  {"atan", 1},  {"sinh", 1},  {"cosh", 1},
+    {"tanh", 1},  {"erf", 1},   {"pow", 2},  {"atan2", 2},
+};
+
+class Jit {
+ public:
+  static Jit& get() {
+    static Jit jit;
+    return jit;
+  }
+
+  absl::StatusOr<KernelFn> add(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
+                               const std::string& name) {
+    if (!jit_) return absl::UnavailableError("LLVM JIT unavailable: " + init_error_);
+    std::lock_guard<std::mutex> lock(mu_);
+    m->setDataLayout(*layout_);
+    m->setTargetTriple(triple_.str());
+    if (llvm::verifyModule(*m, &llvm::errs())) return absl::InternalError("generated LLVM IR does not verify");
+    optimize(*m);
+    if (auto err = jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
+      return absl::InternalError("LLJIT addIRModule: " + to_string(std::move(err)));
+    auto sym = jit_->lookup(name);
+    if (!sym) return absl::InternalError("LLJIT lookup " + name + ": " + to_string(sym.takeError()));
+    return sym->toPtr<KernelFn>();
+  }
+
+  const std::string& target_id() const { return target_id_; }
+
+ private:
+  Jit() {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!jtmb) {
+      init_error_ = to_string(jtmb.takeError());
+      return;
+    }
+    jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    triple_ = jtmb->getTargetTriple();
+    auto tm = jtmb->createTargetMachine();
+    if (!tm) {
+      init_error_ = to_string(tm.takeError());
+      return;
+    }
+    tm_ = std::move(*tm);
+    layout_ = tm_->createDataLayout();
+    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
+    if (!jit) {
+      init_error_ = to_string(jit.takeError());
+      return;
+    }
+    jit_ = std::move(*jit);
+    char prefix = layout_->getGlobalPrefix();
+    auto& dylib = jit_->getMainJITDylib();
+    if (auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(prefix)) {
+      dylib.addGenerator(std::move(*gen));
+    } else {
+      init_error_ = to_string(gen.takeError());
+      jit_.reset();
+      return;
+    }
+    std::string features = tm_->getTargetFeatureString().str();
+    bool avx2 = features.find("+avx2") != std::string::npos;
+    bool avx512 = features.find("+avx512f") != std::string::npos;
+    if (auto mvec = llvm::orc::DynamicLibrarySearchGenerator::Load("libmvec.so.1", prefix)) {
+      dylib.addGenerator(std::move(*mvec));
+      has_libmvec_ = avx2;
+    } else {
+      llvm::consumeError(mvec.takeError());
+    }
+    // Keep the names alive: VecDesc holds StringRefs.
+    if (has_libmvec_) {
+      for (const VecName& v : kVectorMath) {
+        std::string params(v.arity, 'v');
+        for (bool single : {true, false}) {
+          std::string scalar = std::string(v.scalar) + (single ? "f" : "");
+          struct Isa {
+            char letter;
+            unsigned lanes;
+            bool ok;
+          };
+          for (Isa isa : {Isa{'d', single ? 8u : 4u, avx2}, Isa{'e', single ? 16u : 8u, avx512}}) {
+            if (!isa.ok) continue;
+            std::string lanes = std::to_string(isa.lanes);
+            names_.push_back(scalar);
+            names_.push_back("_ZGV" + std::string(1, isa.letter) + "N" + lanes + params + "_" + scalar);
+            names_.push_back("_ZGV_LLVM_N" + lanes + params);
+            vec_lanes_.push_back(isa.lanes);
+          }
+        }
+      }
+      auto it = names_.begin();
+      for (unsigned lanes : vec_lanes_) {
+        const std::string& s = *it++;
+        const std::string& vname = *it++;
+        const std::string& abi = *it++;
+        vecs_.emplace_back(s, vname, llvm::ElementCount::getFixed(lanes), false, abi);
+      }
+    }
+    target_id_ = "llvm" + std::string(LLVM_VERSION_STRING) + "/" + triple_.str() + "/" + tm_->getTargetCPU().str() +
+                 "/" + features + (has_libmvec_ ? "/libmvec" : "");
+  }
+
+  void optimize(llvm::Module& m) {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PipelineTuningOptions pto;
+    pto.LoopVectorization = true;
+    pto.SLPVectorization = true;
+    llvm::PassBuilder pb(tm_.get(), pto);
+    llvm::TargetLibraryInfoImpl tlii(triple_);
+    tlii.addVectorizableFunctions(vecs_);
+    fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    mpm.run(m, mam);
+  }
+
+  std::mutex mu_;
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::unique_ptr<llvm::TargetMachine> tm_;
+  std::optional<llvm::DataLayout> layout_;
+  llvm::Triple triple_;
+  std::string init_error_;
+  std::string target_id_ = "llvm-unavailable";
+  bool has_libmvec_ = false;
+  std::vector<std::string> names_;
+  std::vector<unsigned> vec_lanes_;
+  std::vector<llvm::VecDesc> vecs_;
+};
+
+}  // namespace
+
+std::string emit_ir(const kir::Kernel& kernel, const std::string& name) {
+  llvm::LLVMContext ctx;
+  auto m = emit_module(kernel, name, ctx);
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m->print(os, nullptr);
+  return s;
+}
+
+absl::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name) {
+  auto start = std::chrono::steady_clock::now();
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> m;
+  try {
+    m = emit_module(kernel, name, *ctx);
+  } catch (const std::exception& e) {
+    return absl::InternalError(e.what());
+  }
+  auto out = std::make_shared<CompiledKernel>();
+  out->name = name;
+  {
+    llvm::raw_string_ostream os(out->source);
+    m->print(os, nullptr);
+  }
+  auto fn = Jit::get().add(std::move(m), std::move(ctx), name);
+  if (!fn.ok()) return fn.status();
+  out->fn = *fn;
+  out->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+const std::string& target_id() { return Jit::get().target_id(); }
+
+void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args) {
+  std::vector<int64_t> meta = kir::pack_meta(kernel, args);
+  int64_t rows = args.rows();
+  int64_t cols = args.sizes.back();
+  int64_t inner = args.inner_numel();
+  if (rows == 0) return;
+  if (!kernel.row && inner == 0) return;
+  // Chunks of at least kGrain elements, a few per thread for balance.
+  constexpr int64_t kGrain = 1 << 15;
+  int64_t threads = rt::num_cpu_threads();
+  int64_t work = rows * std::max<int64_t>(inner, 1);
+  int64_t chunks = std::clamp<int64_t>(work / kGrain, 1, threads * 4);
+  const int64_t* m = meta.data();
+  void* const* p = args.pointers.data();
+  KernelFn fn = compiled.fn;
+  if (kernel.row || rows >= chunks) {
+    chunks = std::min(chunks, rows);
+    rt::parallel_for(chunks, [&](int64_t c) {
+      int64_t r0 = rows * c / chunks, r1 = rows * (c + 1) / chunks;
+      fn(m, p, r0, r1, 0, cols);
+    });
+    return;
+  }
+  // Few long rows (a pointwise kernel over contiguous data is one row): split the columns.
+  int64_t per_row = (chunks + rows - 1) / rows;
+  rt::parallel_for(rows * per_row, [&](int64_t c) {
+    int64_t r = c / per_row, k = c % per_row;
+    int64_t c0 = cols * k / per_row, c1 = cols * (k + 1) / per_row;
+    fn(m, p, r, r + 1, c0, c1);
+  });
+}
+
+}  // namespace lf::cpu

@@ -1,0 +1,27 @@
+// Lowering: one fusion group, with the concrete shapes and buffers of this flush, becomes a kernel
+// IR (what the code does: cached) plus launch arguments (sizes, strides, pointers, constants: not
+// cached). Dims are canonicalized first (reduced dims last, size-1 dims dropped, dims that are
+// contiguous for every operand merged), so the same computation at other sizes, or on tensors of
+// another rank with the same layout pattern, yields the same kernel.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "codegen/fuser.h"
+#include "codegen/kernel_ir.h"
+
+namespace lf::lower {
+
+struct Lowered {
+  kir::Kernel kernel;
+  kir::LaunchArgs args;
+  std::vector<ir::Node*> outputs;                         // in kernel output order
+  std::vector<std::shared_ptr<rt::Storage>> out_storage;  // freshly allocated, contiguous
+  int64_t bytes = 0;                                      // bytes read and written, at least once each
+};
+
+// The group's inputs must be realized (earlier groups ran); outputs are allocated on `device`.
+Lowered lower_group(const fuse::Group& group, const fuse::Partition& partition, int group_index, Device device);
+
+}  // namespace lf::lower

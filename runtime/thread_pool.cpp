@@ -1,0 +1,127 @@
+#include "runtime/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "runtime/config.h"
+
+namespace lf::rt {
+namespace {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads) {
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  }
+  ~ThreadPool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : workers_) t.join();
+  }
+
+  void run(int64_t chunks, const std::function<void(int64_t)>& fn) {
+    std::unique_lock<std::mutex> job_lock(job_mu_);  // one job at a time
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      fn_ = &fn;
+      chunks_.store(chunks);
+      next_.store(0);
+      pending_ = chunks;
+      error_ = nullptr;
+      ++generation_;
+    }
+    cv_.notify_all();
+    drain();
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, [this] { return pending_ == 0; });
+    fn_ = nullptr;
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  void drain() {
+    for (;;) {
+      int64_t i = next_.fetch_add(1);
+      if (i >= chunks_) return;
+      try {
+        (*fn_)(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!error_) error_ = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--pending_ == 0) done_cv_.notify_all();
+    }
+  }
+
+  void work() {
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || (generation_ != seen && fn_ != nullptr); });
+        if (stop_) return;
+        seen = generation_;
+      }
+      drain();
+    }
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex job_mu_, mu_;
+  std::condition_variable cv_, done_cv_;
+  const std::function<void(int64_t)>* fn_ = nullptr;
+  std::atomic<int64_t> chunks_{0};
+  std::atomic<int64_t> next_{0};
+  int64_t pending_ = 0;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+  std::exception_ptr error_;
+};
+
+thread_local bool t_in_pool = false;
+
+ThreadPool& pool() {
+  static ThreadPool p(num_cpu_threads());
+  return p;
+}
+
+}  // namespace
+
+int num_cpu_threads() {
+  int n = config().num_threads;
+  if (n > 0) return n;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+void parallel_for(int64_t chunks, const std::function<void(int64_t)>& fn) {
+  if (chunks <= 0) return;
+  if (chunks == 1 || t_in_pool || num_cpu_threads() == 1) {
+    for (int64_t i = 0; i < chunks; ++i) fn(i);
+    return;
+  }
+  t_in_pool = true;
+  auto wrapped = [&fn](int64_t i) {
+    bool was = t_in_pool;
+    t_in_pool = true;
+    fn(i);
+    t_in_pool = was;
+  };
+  try {
+    pool().run(chunks, wrapped);
+  } catch (...) {
+    t_in_pool = false;
+    throw;
+  }
+  t_in_pool = false;
+}
+
+}  // namespace lf::rt

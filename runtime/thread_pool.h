@@ -1,0 +1,16 @@
+// A fixed pool of CPU worker threads for running kernel chunks. The calling thread works too, so a
+// pool of N threads uses N cores; nested calls run inline.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace lf::rt {
+
+int num_cpu_threads();  // LAZYFUSE_NUM_THREADS, else the number of cores
+
+// Runs fn(chunk) for chunk in [0, chunks), spread over the pool; returns when all are done.
+// The first exception thrown by a chunk is rethrown here.
+void parallel_for(int64_t chunks, const std::function<void(int64_t)>& fn);
+
+}  // namespace lf::rt
