@@ -1,0 +1,565 @@
+// Differential fuzzer: random op graphs built through the public API, every kept value read through
+// the fused CPU path and compared with the reference executor (the oracle).
+//
+// CI runs fixed seeds. For a long run set LAZYFUSE_FUZZ_ITERS (graphs per test) and optionally
+// LAZYFUSE_FUZZ_SEED (first seed), e.g.
+//   LAZYFUSE_FUZZ_ITERS=20000 ./build/tests/codegen_tests --gtest_filter='Fuzz.*'
+// A failure prints the seed and the graph, one line per op; LAZYFUSE_FUZZ_SEED=<seed>
+// LAZYFUSE_FUZZ_ITERS=1 replays it (add LAZYFUSE_LOG=2 to see the groups and generated code;
+// LAZYFUSE_FUZZ_VERBOSE=1 prints every graph, passing or not).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "codegen/test_util.h"
+
+namespace {
+
+using lf::DType;
+using lf::Shape;
+using lf::Tensor;
+using lf::test::Rng;
+
+constexpr DType kAllDTypes[] = {DType::Bool,    DType::Int32,    DType::Int64,  DType::Float16,
+                                DType::BFloat16, DType::Float32, DType::Float64};
+constexpr int64_t kMaxNumel = 3000;
+
+// A value of the graph with what the comparison must know about how it was computed.
+struct Val {
+  Tensor t;
+  std::string name;
+  double rel = 0;          // estimated relative error budget from upstream rounding differences
+  bool fuzzy = false;      // may differ in the last bits (transcendentals, float reductions)
+  bool nan_fuzzy = false;  // NaN/inf positions may legitimately differ (domain edges of fuzzy values)
+};
+
+std::string shape_dtype(const Tensor& t) { return std::string(lf::dtype_name(t.dtype())) + lf::shape_str(t.shape()); }
+
+double eps_of(DType d) { return d == DType::Float64 ? 2.3e-16 : 1.2e-7; }  // accumulation precision
+
+class Graph {
+ public:
+  Graph(uint64_t seed, int steps) : rng_(seed), steps_(steps) {}
+
+  std::string description() const { return desc_.str(); }
+
+  // Builds the graph, keeps some values, drops the rest; returns "" or a failure report.
+  std::string run() {
+    int inputs = static_cast<int>(rng_.range(1, 3));
+    for (int k = 0; k < inputs; ++k) add_input(random_shape(), random_dtype());
+    for (int s = 0; s < steps_; ++s) {
+      if (rng_.chance(0.06)) {
+        std::string r = checkpoint();
+        if (!r.empty()) return r;
+        continue;
+      }
+      size_t before = vals_.size();
+      for (int attempt = 0; attempt < 6 && vals_.size() == before; ++attempt) step();
+    }
+    // Keep the newest value and a few others; every other handle is dropped (dead intermediates).
+    std::vector<Val> kept;
+    kept.push_back(vals_.back());
+    for (size_t k = 0; k + 1 < vals_.size(); ++k)
+      if (rng_.chance(0.25) && kept.size() < 4) kept.push_back(vals_[k]);
+    vals_.clear();
+    desc_ << "keep:";
+    for (const Val& v : kept) desc_ << " " << v.name;
+    desc_ << "\n";
+    std::vector<lf::test::Values> refs;
+    for (const Val& v : kept) refs.push_back(lf::test::reference_values(v.t));
+    // Read in a random order: the first read flushes every kept value it reaches.
+    std::vector<size_t> order(kept.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    for (size_t k = order.size(); k > 1; --k) std::swap(order[k - 1], order[static_cast<size_t>(rng_.next() % k)]);
+    for (size_t k : order) {
+      std::string r = compare(kept[k], refs[k]);
+      if (!r.empty()) return r;
+    }
+    return "";
+  }
+
+ private:
+  Rng rng_;
+  int steps_;
+  std::vector<Val> vals_;
+  std::ostringstream desc_;
+  int next_id_ = 0;
+
+  std::string compare(const Val& v, const lf::test::Values& ref) {
+    lf::test::Values got;
+    try {
+      got = lf::test::fused_values(v.t);
+    } catch (const std::exception& e) {
+      return "reading " + v.name + " threw: " + e.what();
+    }
+    lf::test::Tolerance tol = lf::test::default_tolerance(v.t.dtype());
+    tol.rtol = std::min(0.05, std::max(tol.rtol, 16 * v.rel));
+    double scale = 0;
+    for (double x : ref.f)
+      if (std::isfinite(x)) scale = std::max(scale, std::fabs(x));
+    tol.atol = std::max(tol.atol, tol.rtol * scale * 0.1);
+    // Fuzzy values are judged against the tensor's magnitude (at least 1: normalizations of
+    // near-constant rows turn last-bit differences of the statistic into O(rtol) differences).
+    if (v.fuzzy) tol.atol = std::max(tol.atol, tol.rtol * std::max(scale, 1.0));
+    tol.nan_exact = !v.nan_fuzzy;
+    std::string diff = lf::test::compare(ref, got, tol);
+    if (diff.empty()) return "";
+    std::ostringstream os;
+    os << v.name << " (" << shape_dtype(v.t) << ", rtol " << tol.rtol << ", atol " << tol.atol
+       << (tol.nan_exact ? "" : ", NaN positions not checked") << ") differs:\n"
+       << diff;
+    return os.str();
+  }
+
+  // Reads a random value mid-graph (compared too), so later ops see materialized buffers and views.
+  std::string checkpoint() {
+    const Val& v = vals_[static_cast<size_t>(rng_.next() % vals_.size())];
+    desc_ << "read " << v.name << "\n";
+    lf::test::Values ref = lf::test::reference_values(v.t);
+    return compare(v, ref);
+  }
+
+  DType random_dtype() { return kAllDTypes[rng_.next() % 7]; }
+
+  Shape random_shape() {
+    static const std::vector<int64_t> kDims = {1, 1, 2, 3, 4, 5, 7, 8, 13, 17, 32};
+    Shape s(static_cast<size_t>(rng_.range(0, 4)));
+    for (int64_t& d : s) d = rng_.chance(0.03) ? 0 : rng_.pick(kDims);
+    while (lf::shape_numel(s) > kMaxNumel) s[static_cast<size_t>(rng_.next() % s.size())] = 1;
+    return s;
+  }
+
+  const Val& add(Tensor t, const std::string& what, double rel, bool fuzzy, bool nan_fuzzy) {
+    Val v{std::move(t), "v" + std::to_string(next_id_++), rel, fuzzy, nan_fuzzy};
+    desc_ << v.name << " = " << what << "  # " << shape_dtype(v.t) << (v.fuzzy ? " fuzzy" : "")
+          << (v.nan_fuzzy ? " nan-fuzzy" : "") << "\n";
+    vals_.push_back(std::move(v));
+    return vals_.back();
+  }
+
+  void add_input(const Shape& shape, DType dtype) {
+    int64_t n = lf::shape_numel(shape);
+    int kind = static_cast<int>(rng_.range(0, 9));
+    if (kind == 0 && is_floating(dtype)) {
+      add(lf::rand(shape, dtype), "rand(" + lf::shape_str(shape) + ")", 0, false, false);
+      return;
+    }
+    if (kind == 1) {
+      double v = dtype == DType::Bool ? 1 : static_cast<double>(rng_.range(-3, 3)) * 0.5;
+      if (!is_floating(dtype)) v = std::round(v);
+      add(lf::full(shape, v, dtype), "full(" + lf::shape_str(shape) + ", " + std::to_string(v) + ")", 0, false, false);
+      return;
+    }
+    if (kind == 2 && dtype != DType::Bool && n > 0 && n <= 2048) {
+      Tensor t = lf::reshape(lf::arange(0, static_cast<double>(n), 1, dtype), shape);
+      add(t, "arange(" + std::to_string(n) + ").reshape(" + lf::shape_str(shape) + ")", 0, false, false);
+      return;
+    }
+    bool specials = rng_.chance(0.3);
+    std::vector<double> data(static_cast<size_t>(n));
+    for (double& x : data) {
+      if (dtype == DType::Bool) x = rng_.chance(0.5);
+      else if (!is_floating(dtype)) x = static_cast<double>(rng_.range(-6, 6));
+      else x = std::round(rng_.uniform(-3, 3) * 64) / 64;  // exact in every float dtype
+      if (specials && is_floating(dtype) && rng_.chance(0.15)) {
+        static const std::vector<double> kSpecial = {std::numeric_limits<double>::quiet_NaN(),
+                                                     std::numeric_limits<double>::infinity(),
+                                                     -std::numeric_limits<double>::infinity(), 0.0, -0.0};
+        x = rng_.pick(kSpecial);
+      }
+    }
+    Tensor t = lf::cast(lf::from_vector(data, shape), dtype);
+    bool pending = rng_.chance(0.3) && dtype != DType::Float64;
+    if (!pending) {
+      t.to_vector<double>();  // materialized input
+    }
+    add(t, std::string(pending ? "pending " : "") + "input(" + lf::shape_str(shape) + (specials ? ", with NaN/inf" : "") +
+               ")",
+        0, false, false);
+  }
+
+  // A value whose shape broadcasts to `shape` (an existing one, or a new input).
+  const Val& operand_for(const Shape& shape, bool new_ok = true) {
+    std::vector<size_t> fits;
+    for (size_t k = 0; k < vals_.size(); ++k) {
+      const Shape& s = vals_[k].t.shape();
+      if (s.size() > shape.size()) continue;
+      bool ok = true;
+      for (size_t d = 0; d < s.size(); ++d) {
+        int64_t want = shape[shape.size() - s.size() + d];
+        ok &= s[d] == want || s[d] == 1;
+      }
+      if (ok) fits.push_back(k);
+    }
+    if (!fits.empty() && (!new_ok || rng_.chance(0.6))) return vals_[fits[rng_.next() % fits.size()]];
+    Shape s = shape;
+    size_t drop = s.empty() ? 0 : static_cast<size_t>(rng_.range(0, static_cast<int64_t>(s.size())));
+    if (rng_.chance(0.5)) drop = 0;
+    s.erase(s.begin(), s.begin() + static_cast<int64_t>(drop));
+    for (int64_t& d : s)
+      if (rng_.chance(0.3)) d = 1;
+    add_input(s, rng_.chance(0.5) ? DType::Float32 : random_dtype());
+    return vals_.back();
+  }
+
+  static double grow(double rel) { return std::min(1.0, rel * 2); }
+
+  void step() {
+    size_t pick = vals_.size() - 1 - std::min<size_t>(vals_.size() - 1, static_cast<size_t>(rng_.range(0, 3)));
+    if (rng_.chance(0.3)) pick = static_cast<size_t>(rng_.next() % vals_.size());
+    Val a = vals_[pick];
+    int kind = static_cast<int>(rng_.range(0, 99));
+    try {
+      if (kind < 16) unary(a);
+      else if (kind < 36) binary(a);
+      else if (kind < 44) compare_where(a);
+      else if (kind < 50) cast_op(a);
+      else if (kind < 70) view(a);
+      else if (kind < 88) reduction(a);
+      else nn(a);
+    } catch (const lf::Error& e) {
+      desc_ << "# rejected by the frontend: " << e.what() << "\n";
+    }
+  }
+
+  void unary(const Val& a) {
+    struct U {
+      const char* name;
+      Tensor (*fn)(const Tensor&);
+      int cls;  // 0 exact, 1 transcendental, 2 transcendental with a domain edge, 3 discrete
+    };
+    static const std::vector<U> kOps = {
+        {"neg", lf::neg, 0},        {"abs", lf::abs, 0},          {"relu", lf::relu, 0},
+        {"square", lf::square, 0},  {"sign", lf::sign, 3},        {"floor", lf::floor, 3},
+        {"ceil", lf::ceil, 3},      {"round", lf::round, 3},      {"exp", lf::exp, 2},
+        {"exp2", lf::exp2, 2},      {"log", lf::log, 2},          {"log2", lf::log2, 2},
+        {"log1p", lf::log1p, 2},    {"expm1", lf::expm1, 2},      {"sqrt", lf::sqrt, 2},
+        {"rsqrt", lf::rsqrt, 2},    {"sin", lf::sin, 1},          {"cos", lf::cos, 1},
+        {"tan", lf::tan, 2},        {"asin", lf::asin, 2},        {"acos", lf::acos, 2},
+        {"atan", lf::atan, 1},      {"sinh", lf::sinh, 2},        {"cosh", lf::cosh, 2},
+        {"tanh", lf::tanh, 1},      {"sigmoid", lf::sigmoid, 1},  {"silu", lf::silu, 1},
+        {"erf", lf::erf, 1},        {"reciprocal", lf::reciprocal, 2},
+        {"gelu", [](const Tensor& x) { return lf::gelu(x); }, 1},
+        {"gelu_tanh", [](const Tensor& x) { return lf::gelu(x, true); }, 1},
+        {"isnan", lf::isnan, 3},    {"isinf", lf::isinf, 3},      {"isfinite", lf::isfinite, 3},
+        {"not", [](const Tensor& x) { return !x; }, 3},
+    };
+    const U& u = rng_.pick(kOps);
+    bool nan_edge = std::string(u.name).rfind("is", 0) == 0;  // isnan & co: exact unless NaN-fuzzy
+    if (u.cls == 3 && a.fuzzy && !nan_edge) return;       // would amplify last-bit differences
+    if (nan_edge && a.nan_fuzzy) return;
+    Tensor r = u.fn(a.t);
+    bool fl = is_floating(r.dtype());
+    double rel = grow(a.rel) + (u.cls == 1 || u.cls == 2 ? 8 * lf::test::dtype_eps(r.dtype()) : 0);
+    bool fuzzy = fl && (a.fuzzy || u.cls == 1 || u.cls == 2);
+    bool nan_fuzzy = a.nan_fuzzy || (u.cls == 2 && a.fuzzy);
+    add(r, std::string(u.name) + "(" + a.name + ")", rel, fuzzy, nan_fuzzy);
+  }
+
+  void binary(const Val& a) {
+    static const std::vector<const char*> kOps = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "atan2",
+                                                  "and", "or"};
+    std::string op = rng_.pick(kOps);
+    bool use_scalar = rng_.chance(0.3);
+    bool swap = rng_.chance(0.3);
+    auto apply = [&](const Tensor& x, const Tensor& y) -> Tensor {
+      if (op == "add") return x + y;
+      if (op == "sub") return x - y;
+      if (op == "mul") return x * y;
+      if (op == "div") return x / y;
+      if (op == "pow") return lf::pow(x, y);
+      if (op == "maximum") return lf::maximum(x, y);
+      if (op == "minimum") return lf::minimum(x, y);
+      if (op == "atan2") return lf::atan2(x, y);
+      if (op == "and") return x && y;
+      return x || y;
+    };
+    bool transcendental = op == "pow" || op == "atan2";
+    bool domain = op == "div" || op == "pow";
+    if (use_scalar && op != "and" && op != "or" && op != "atan2") {
+      static const std::vector<double> kScalars = {2, -1, 0.5, 3, 0, 1.5, -2.25};
+      double s = rng_.pick(kScalars);
+      bool as_int = rng_.chance(0.4) && s == std::round(s);
+      lf::Scalar sc = as_int ? lf::Scalar(static_cast<int64_t>(s)) : lf::Scalar(s);
+      Tensor r;
+      if (op == "add") r = swap ? sc + a.t : a.t + sc;
+      else if (op == "sub") r = swap ? sc - a.t : a.t - sc;
+      else if (op == "mul") r = swap ? sc * a.t : a.t * sc;
+      else if (op == "div") r = swap ? sc / a.t : a.t / sc;
+      else if (op == "pow") r = lf::pow(a.t, sc), swap = false;
+      else r = op == "maximum" ? lf::maximum(a.t, lf::scalar(s, a.t.dtype())) : lf::minimum(a.t, lf::scalar(s, a.t.dtype()));
+      std::ostringstream what;
+      what << op << "(" << (swap ? "" : a.name + ", ") << s << (as_int ? "i" : "") << (swap ? ", " + a.name : "") << ")";
+      bool fl = is_floating(r.dtype());
+      add(r, what.str(), grow(a.rel) + (transcendental ? 8 * lf::test::dtype_eps(r.dtype()) : 0),
+          fl && (a.fuzzy || transcendental), a.nan_fuzzy || (domain && a.fuzzy));
+      return;
+    }
+    const Val& b = operand_for(a.t.shape());
+    Val bv = b;  // operand_for may grow vals_
+    Tensor r = swap ? apply(bv.t, a.t) : apply(a.t, bv.t);
+    bool fuzzy_in = a.fuzzy || bv.fuzzy;
+    bool fl = is_floating(r.dtype());
+    std::string what = op + "(" + (swap ? bv.name + ", " + a.name : a.name + ", " + bv.name) + ")";
+    add(r, what, grow(std::max(a.rel, bv.rel)) + (transcendental ? 8 * lf::test::dtype_eps(r.dtype()) : 0),
+        fl && (fuzzy_in || transcendental), a.nan_fuzzy || bv.nan_fuzzy || (domain && fuzzy_in));
+  }
+
+  void compare_where(const Val& a) {
+    if (a.fuzzy) return;  // a comparison of last-bit-different values may flip
+    static const std::vector<const char*> kOps = {"eq", "ne", "lt", "le", "gt", "ge"};
+    std::string op = rng_.pick(kOps);
+    Tensor cond;
+    std::string what;
+    if (rng_.chance(0.4)) {
+      double s = static_cast<double>(rng_.range(-2, 2)) * 0.5;
+      lf::Scalar sc(s);
+      cond = op == "eq" ? a.t == sc : op == "ne" ? a.t != sc : op == "lt" ? a.t < sc : op == "le" ? a.t <= sc
+             : op == "gt" ? a.t > sc : a.t >= sc;
+      what = op + "(" + a.name + ", " + std::to_string(s) + ")";
+    } else {
+      Val b = operand_for(a.t.shape());
+      if (b.fuzzy) return;
+      cond = op == "eq" ? a.t == b.t : op == "ne" ? a.t != b.t : op == "lt" ? a.t < b.t : op == "le" ? a.t <= b.t
+             : op == "gt" ? a.t > b.t : a.t >= b.t;
+      what = op + "(" + a.name + ", " + b.name + ")";
+    }
+    if (rng_.chance(0.5)) {
+      add(cond, what, 0, false, false);
+      return;
+    }
+    Val x = operand_for(cond.shape());
+    if (rng_.chance(0.3)) {
+      Tensor r = lf::where(cond, x.t, 0.25);
+      add(r, "where(" + what + ", " + x.name + ", 0.25)", x.rel, x.fuzzy && is_floating(r.dtype()), x.nan_fuzzy);
+      return;
+    }
+    Val y = operand_for(cond.shape());
+    Tensor r = lf::where(cond, x.t, y.t);
+    add(r, "where(" + what + ", " + x.name + ", " + y.name + ")", std::max(x.rel, y.rel),
+        (x.fuzzy || y.fuzzy) && is_floating(r.dtype()), x.nan_fuzzy || y.nan_fuzzy);
+  }
+
+  void cast_op(const Val& a) {
+    DType d = random_dtype();
+    if (a.fuzzy && !is_floating(d)) return;
+    Tensor r = lf::cast(a.t, d);
+    add(r, "cast(" + a.name + ", " + lf::dtype_name(d) + ")", is_floating(d) ? a.rel : 0, a.fuzzy && is_floating(d),
+        a.nan_fuzzy && is_floating(d));
+  }
+
+  void view(const Val& a) {
+    const Shape& s = a.t.shape();
+    int64_t rank = a.t.dim();
+    int kind = static_cast<int>(rng_.range(0, 7));
+    Tensor r;
+    std::ostringstream what;
+    if (kind == 0 && rank >= 2) {
+      int64_t d0 = rng_.range(0, rank - 1), d1 = rng_.range(0, rank - 1);
+      r = lf::transpose(a.t, d0, d1);
+      what << "transpose(" << a.name << ", " << d0 << ", " << d1 << ")";
+    } else if (kind == 1 && rank >= 2) {
+      std::vector<int64_t> p(static_cast<size_t>(rank));
+      for (int64_t k = 0; k < rank; ++k) p[static_cast<size_t>(k)] = k;
+      for (size_t k = p.size(); k > 1; --k) std::swap(p[k - 1], p[static_cast<size_t>(rng_.next() % k)]);
+      r = lf::permute(a.t, p);
+      what << "permute(" << a.name << ", [";
+      for (int64_t d : p) what << d << " ";
+      what << "])";
+    } else if (kind == 2 && rank >= 1) {
+      int64_t d = rng_.range(0, rank - 1);
+      int64_t n = s[static_cast<size_t>(d)];
+      int64_t start = rng_.range(-1, std::max<int64_t>(n, 1));
+      int64_t end = rng_.range(start < 0 ? 0 : start, n + 1);
+      if (rng_.chance(0.2)) end = -1;
+      int64_t step = rng_.range(1, 3);
+      r = lf::slice(a.t, d, start, end, step);
+      what << "slice(" << a.name << ", dim " << d << ", " << start << ":" << end << ":" << step << ")";
+    } else if (kind == 3) {
+      // Expand a size-1 dim (or a new leading one).
+      Shape target = s;
+      Tensor src = a.t;
+      if (rank == 0 || rng_.chance(0.3)) {
+        src = lf::unsqueeze(a.t, 0);
+        target.insert(target.begin(), 1);
+      }
+      for (int64_t& d : target)
+        if (d == 1 && rng_.chance(0.7)) d = rng_.range(2, 5);
+      if (lf::shape_numel(target) > kMaxNumel) return;
+      r = lf::expand(src, target);
+      what << "expand(" << a.name << ", " << lf::shape_str(target) << ")";
+    } else if (kind == 4) {
+      Shape target;
+      if (rank >= 2 && rng_.chance(0.5)) {  // merge two neighbours
+        int64_t d = rng_.range(0, rank - 2);
+        target = s;
+        target[static_cast<size_t>(d)] *= target[static_cast<size_t>(d) + 1];
+        target.erase(target.begin() + d + 1);
+      } else if (rank >= 1 && rng_.chance(0.5)) {  // split a dim by a factor
+        int64_t d = rng_.range(0, rank - 1);
+        int64_t n = s[static_cast<size_t>(d)];
+        int64_t f = 1;
+        for (int64_t c : {2, 3, 4, 5})
+          if (n > 0 && n % c == 0 && n != c) f = c;
+        target = s;
+        target[static_cast<size_t>(d)] = f;
+        target.insert(target.begin() + d + 1, n == 0 ? 0 : n / f);
+      } else {
+        target = {a.t.numel()};
+      }
+      r = lf::reshape(a.t, target);
+      what << "reshape(" << a.name << ", " << lf::shape_str(target) << ")";
+    } else if (kind == 5 && rank >= 1) {
+      std::vector<int64_t> ones;
+      for (int64_t d = 0; d < rank; ++d)
+        if (s[static_cast<size_t>(d)] == 1) ones.push_back(d);
+      if (ones.empty()) return;
+      int64_t d = rng_.pick(ones);
+      r = lf::squeeze(a.t, d);
+      what << "squeeze(" << a.name << ", " << d << ")";
+    } else if (kind == 6 && rank < 5) {
+      int64_t d = rng_.range(0, rank);
+      r = lf::unsqueeze(a.t, d);
+      what << "unsqueeze(" << a.name << ", " << d << ")";
+    } else if (kind == 7) {
+      r = lf::contiguous(a.t);
+      what << "contiguous(" << a.name << ")";
+    } else {
+      return;
+    }
+    add(r, what.str(), a.rel, a.fuzzy, a.nan_fuzzy);
+  }
+
+  std::vector<int64_t> random_dims(int64_t rank, int64_t* len, const Shape& s) {
+    std::vector<int64_t> dims;
+    for (int64_t d = 0; d < rank; ++d)
+      if (rng_.chance(0.4)) dims.push_back(rng_.chance(0.3) ? d - rank : d);
+    *len = 1;
+    if (dims.empty()) *len = lf::shape_numel(s);
+    for (int64_t d : dims) *len *= s[static_cast<size_t>(d < 0 ? d + rank : d)];
+    return dims;
+  }
+
+  void reduction(const Val& a) {
+    static const std::vector<const char*> kOps = {"sum", "mean", "prod", "max", "min", "argmax", "argmin", "var", "std",
+                                                  "logsumexp"};
+    std::string op = rng_.pick(kOps);
+    int64_t len = 1;
+    std::vector<int64_t> dims = random_dims(a.t.dim(), &len, a.t.shape());
+    bool keepdim = rng_.chance(0.5);
+    if ((op == "argmax" || op == "argmin") && dims.size() > 1) dims.resize(1);
+    if (op == "argmax" || op == "argmin") {
+      if (a.fuzzy) return;  // ties between last-bit-different values
+      len = dims.empty() ? a.t.numel() : a.t.shape()[static_cast<size_t>(dims[0] < 0 ? dims[0] + a.t.dim() : dims[0])];
+    }
+    Tensor r;
+    if (op == "sum") r = lf::sum(a.t, dims, keepdim);
+    else if (op == "mean") r = lf::mean(a.t, dims, keepdim);
+    else if (op == "prod") r = lf::prod(a.t, dims, keepdim);
+    else if (op == "max") r = lf::max(a.t, dims, keepdim);
+    else if (op == "min") r = lf::min(a.t, dims, keepdim);
+    else if (op == "argmax") r = lf::argmax(a.t, dims, keepdim);
+    else if (op == "argmin") r = lf::argmin(a.t, dims, keepdim);
+    else if (op == "var") r = lf::var(a.t, dims, keepdim, rng_.range(0, 1));
+    else if (op == "std") r = lf::std(a.t, dims, keepdim, 1);
+    else r = lf::logsumexp(a.t, dims, keepdim);
+    std::ostringstream what;
+    what << op << "(" << a.name << ", dims [";
+    for (int64_t d : dims) what << d << " ";
+    what << "]" << (keepdim ? ", keepdim" : "") << ")";
+    bool fl = is_floating(r.dtype());
+    bool exact = op == "max" || op == "min" || op == "argmax" || op == "argmin" || !fl;
+    double rel = grow(a.rel) + (exact ? 0 : static_cast<double>(len + 4) * eps_of(r.dtype()) * 4);
+    if (op == "prod" && fl) rel = std::min(1.0, a.rel * static_cast<double>(len) + rel);
+    bool fuzzy = fl && (a.fuzzy || (!exact && len > 1) || op == "logsumexp" || op == "std");
+    // var/std subtract a fuzzy mean: their sign near 0 (and sqrt of it) is not defined by the oracle.
+    bool nan_fuzzy = a.nan_fuzzy || (fuzzy && (op == "std" || op == "logsumexp"));
+    add(r, what.str(), rel, fuzzy, nan_fuzzy);
+  }
+
+  void nn(const Val& a) {
+    int64_t rank = a.t.dim();
+    int kind = static_cast<int>(rng_.range(0, 3));
+    Tensor r;
+    std::ostringstream what;
+    int64_t len = 1;
+    if (kind <= 1) {
+      int64_t d = rank == 0 ? 0 : rng_.range(-rank, rank - 1);
+      r = kind == 0 ? lf::softmax(a.t, d) : lf::log_softmax(a.t, d);
+      len = rank == 0 ? 1 : a.t.shape()[static_cast<size_t>(d < 0 ? d + rank : d)];
+      what << (kind == 0 ? "softmax(" : "log_softmax(") << a.name << ", " << d << ")";
+    } else if (kind == 2) {
+      if (rank == 0) return;
+      int64_t k = rng_.range(1, rank);
+      Shape ns(a.t.shape().end() - k, a.t.shape().end());
+      len = lf::shape_numel(ns);
+      bool affine = rng_.chance(0.5);
+      Tensor w, b;
+      std::string wn = "-", bn = "-";
+      if (affine) {
+        DType pd = is_floating(a.t.dtype()) ? a.t.dtype() : DType::Float32;
+        w = lf::cast(lf::rand(ns) + 0.5, pd);
+        b = lf::cast(lf::rand(ns) - 0.5, pd);
+        wn = "rand+0.5";
+        bn = "rand-0.5";
+      }
+      r = lf::layer_norm(a.t, k, w, b);
+      what << "layer_norm(" << a.name << ", last " << k << " dims, w " << wn << ", b " << bn << ")";
+    } else {
+      if (rank == 0) return;
+      len = a.t.shape().back();
+      r = lf::rms_norm(a.t);
+      what << "rms_norm(" << a.name << ")";
+    }
+    // Normalizations divide by a fuzzy statistic: near-constant rows make them ill-conditioned.
+    double rel = std::min(1.0, grow(a.rel) * 4 + static_cast<double>(len + 8) * 1.2e-7 * 8);
+    add(r, what.str(), rel, true, a.nan_fuzzy || kind >= 2 || a.fuzzy);
+  }
+};
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
+
+void run_fuzz(uint64_t first_seed, int iters, bool fusion) {
+  lf::test::FusionScope scope(fusion);
+  int failures = 0;
+  for (int k = 0; k < iters && failures < 5; ++k) {
+    uint64_t seed = first_seed + static_cast<uint64_t>(k);
+    Graph g(seed, 5 + static_cast<int>(seed % 12));
+    std::string r;
+    try {
+      r = g.run();
+    } catch (const std::exception& e) {
+      r = std::string("threw: ") + e.what();
+    }
+    lf::sync();
+    if (env_int("LAZYFUSE_FUZZ_VERBOSE", 0)) std::printf("seed %llu:\n%s%s\n", static_cast<unsigned long long>(seed), g.description().c_str(), r.c_str());
+    if (!r.empty()) {
+      ++failures;
+      ADD_FAILURE() << "fuzz seed " << seed << " (fusion " << (fusion ? "on" : "off") << ", replay with LAZYFUSE_FUZZ_SEED="
+                    << seed << " LAZYFUSE_FUZZ_ITERS=1):\n"
+                    << g.description() << r;
+    }
+  }
+}
+
+TEST(Fuzz, FusedMatchesReference) {
+  int iters = env_int("LAZYFUSE_FUZZ_ITERS", 200);
+  run_fuzz(static_cast<uint64_t>(env_int("LAZYFUSE_FUZZ_SEED", 1)), iters, true);
+}
+
+TEST(Fuzz, UnfusedMatchesReference) {
+  int iters = env_int("LAZYFUSE_FUZZ_ITERS", 30);
+  run_fuzz(static_cast<uint64_t>(env_int("LAZYFUSE_FUZZ_SEED", 100001)), iters, false);
+}
+
+}  // namespace
