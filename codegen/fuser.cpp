@@ -146,6 +146,7 @@ struct Builder {
     int best = -1;
     for (const Edge& e : edges)
       if (computed(e.source)) best = std::max(best, gid[e.source]);
+    if (fusion && best < 0) best = same_shape_group(n->shape);
     if (!fusion || best < 0) {
       cut(fusion ? CutReason::kNoProducerGroup : CutReason::kFusionDisabled);
       start_alone(n, edges);
@@ -187,6 +188,20 @@ struct Builder {
       bool inside = computed(e.source) && gid[e.source] == best;
       if (!inside) read_external(best, e.source);
     }
+  }
+
+  // A node that reads only buffers and generators may join a recent group over the same shape
+  // (horizontal fusion: shared inputs are read once, one launch fewer). It adds no dependency, so
+  // it cannot make a cycle. Only the last few groups are looked at, to stay linear.
+  int same_shape_group(const Shape& shape) const {
+    constexpr int kLookBack = 8;
+    for (int g = static_cast<int>(groups.size()) - 1; g >= 0 && g >= static_cast<int>(groups.size()) - kLookBack; --g) {
+      const Group& cand = groups[g];
+      if (cand.kind != Group::Kind::Host && cand.full == shape && static_cast<int>(cand.nodes.size()) < kMaxGroupNodes &&
+          leaves[g] < kMaxGroupLeaves)
+        return g;
+    }
+    return -1;
   }
 
   template <typename Edges>

@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "codegen/cpu_backend.h"
 #include "codegen/llvm_emit.h"
+#include "runtime/config.h"
 #include "runtime/thread_pool.h"
 
 namespace lf::cpu {
@@ -60,6 +61,7 @@ class Jit {
     m->setTargetTriple(triple_.str());
     if (llvm::verifyModule(*m, &llvm::errs())) return absl::InternalError("generated LLVM IR does not verify");
     optimize(*m);
+    if (rt::config().log_level >= 3) m->print(llvm::errs(), nullptr);
     if (auto err = jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
       return absl::InternalError("LLJIT addIRModule: " + to_string(std::move(err)));
     auto sym = jit_->lookup(name);

@@ -5,6 +5,8 @@
 #include "frontend/stats.h"
 #include "lazyfuse/runtime.h"
 #include "runtime/config.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/storage.h"
 
 namespace lf {
 namespace {
@@ -22,7 +24,18 @@ std::optional<Device> g_default_device;
 
 }  // namespace
 
-bool cuda_available() { return false; }  // the CUDA backend is not part of this build yet
+// The driver layer (runtime/cuda_driver) can see GPUs, but no backend compiles kernels for them
+// yet, so CUDA is not offered as a device.
+bool cuda_available() { return false; }
+
+namespace {
+std::string cuda_unavailable_reason() {
+  const rt::CudaStatus& st = rt::cuda_status();
+  std::string driver = st.available ? std::to_string(st.devices.size()) + " GPU(s) visible to the driver"
+                                    : "driver: " + st.reason;
+  return "the CUDA backend is not part of this build yet (" + driver + ")";
+}
+}  // namespace
 
 Device default_device() {
   std::lock_guard<std::mutex> lock(g_device_mutex);
@@ -32,7 +45,7 @@ Device default_device() {
     auto parsed = parse_device(*env);
     if (!parsed) throw Error("LAZYFUSE_DEVICE=" + *env + ": expected cpu, cuda or cuda:N");
     if (parsed->is_cuda() && !cuda_available())
-      throw Error("LAZYFUSE_DEVICE=" + *env + ": CUDA is not available in this build or on this machine");
+      throw Error("LAZYFUSE_DEVICE=" + *env + ": " + cuda_unavailable_reason());
     d = *parsed;
   }
   g_default_device = d;
@@ -41,10 +54,15 @@ Device default_device() {
 
 void set_default_device(Device device) {
   if (device.is_cuda() && !cuda_available())
-    throw Error("lf::set_default_device(" + device.str() + "): CUDA is not available in this build or on this machine");
+    throw Error("lf::set_default_device(" + device.str() + "): " + cuda_unavailable_reason());
   std::lock_guard<std::mutex> lock(g_device_mutex);
   g_default_device = device;
 }
+
+void empty_cache() { rt::empty_host_cache(); }
+
+void set_fusion_enabled(bool enabled) { rt::mutable_config().fusion = enabled; }
+bool fusion_enabled() { return rt::config().fusion; }
 
 namespace detail {
 Stats& stats() {

@@ -30,4 +30,8 @@ class Storage {
   size_t nbytes_;
 };
 
+// Frees the cached free blocks of host memory; returns the bytes released.
+size_t empty_host_cache();
+size_t host_cache_bytes();
+
 }  // namespace lf::rt

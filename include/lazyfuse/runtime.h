@@ -14,6 +14,15 @@ bool cuda_available();
 
 void sync();  // materializes every pending value still held by a Tensor (of this thread's trace)
 
+// Fusion on (the default) or off: off runs every op as its own kernel, for comparisons and
+// debugging. Starts as LAZYFUSE_FUSION says.
+void set_fusion_enabled(bool enabled);
+bool fusion_enabled();
+
+// Returns cached free device and host memory to the system (freed tensors' blocks are kept for
+// reuse otherwise).
+void empty_cache();
+
 struct CacheStats {
   uint64_t flushes = 0;          // sync points that had work to do
   uint64_t nodes_executed = 0;   // trace nodes computed

@@ -1,0 +1,36 @@
+#include "runtime/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <vector>
+
+TEST(ThreadPool, RunsEveryChunkOnce) {
+  for (int64_t chunks : {0, 1, 2, 7, 1000}) {
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(chunks));
+    lf::rt::parallel_for(chunks, [&](int64_t c) { hits[c].fetch_add(1); });
+    for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+  }
+}
+
+TEST(ThreadPool, RethrowsTheFirstError) {
+  std::atomic<int> ran{0};
+  EXPECT_THROW(lf::rt::parallel_for(64,
+                                    [&](int64_t c) {
+                                      ran.fetch_add(1);
+                                      if (c == 5) throw std::runtime_error("chunk 5 failed");
+                                    }),
+               std::runtime_error);
+  EXPECT_EQ(ran.load(), 64) << "the other chunks still run";
+  // The pool still works afterwards.
+  std::atomic<int> after{0};
+  lf::rt::parallel_for(10, [&](int64_t) { after.fetch_add(1); });
+  EXPECT_EQ(after.load(), 10);
+}
+
+TEST(ThreadPool, NestedCallsRunInline) {
+  std::atomic<int> inner{0};
+  lf::rt::parallel_for(4, [&](int64_t) { lf::rt::parallel_for(3, [&](int64_t) { inner.fetch_add(1); }); });
+  EXPECT_EQ(inner.load(), 12);
+}
