@@ -55,22 +55,33 @@ Tensor from_vector(const std::vector<int64_t>& d, Shape s) { return from_host(d,
 Tensor from_vector(const std::vector<float>& d, Shape s) { return from_host(d, std::move(s), DType::Float32); }
 Tensor from_vector(const std::vector<double>& d, Shape s) { return from_host(d, std::move(s), DType::Float64); }
 
-Tensor full(Shape shape, double value, DType dtype) {
-  detail::check_shape("full", shape);
+namespace {
+Tensor constant(const char* op, const Shape& shape, double value, DType dtype) {
+  detail::check_shape(op, shape);
   if (!is_floating(dtype) && !(std::fabs(value) < 9.2e18))
-    fail("full", "value " + std::to_string(value) + " does not fit dtype " + dtype_name(dtype));
-  Scalar s = is_floating(dtype) ? Scalar(value) : Scalar(static_cast<int64_t>(value));
+    fail(op, "value " + std::to_string(value) + " does not fit dtype " + dtype_name(dtype));
+  Scalar s = is_floating(dtype)        ? Scalar(value)
+             : dtype == DType::Bool ? Scalar(value != 0)  // 0.5 is true, as in PyTorch
+                                    : Scalar(static_cast<int64_t>(value));
   return detail::full_like_shape(shape, s, dtype, default_device());
 }
-Tensor zeros(Shape shape, DType dtype) { return full(std::move(shape), 0.0, dtype); }
-Tensor ones(Shape shape, DType dtype) { return full(std::move(shape), 1.0, dtype); }
-Tensor scalar(double value, DType dtype) { return full({}, value, dtype); }
+}  // namespace
+
+Tensor full(Shape shape, double value, DType dtype) { return constant("full", shape, value, dtype); }
+Tensor zeros(Shape shape, DType dtype) { return constant("zeros", shape, 0.0, dtype); }
+Tensor ones(Shape shape, DType dtype) { return constant("ones", shape, 1.0, dtype); }
+Tensor scalar(double value, DType dtype) { return constant("scalar", {}, value, dtype); }
 
 Tensor arange(double start, double end, double step, DType dtype) {
   if (!std::isfinite(start) || !std::isfinite(end) || !std::isfinite(step))
     fail("arange", "start, end and step must be finite");
   if (step == 0) fail("arange", "step must not be 0");
   if (dtype == DType::Bool) fail("arange", "needs a numeric dtype, not bool");
+  // Like PyTorch: a range that runs against its step is a mistake, not an empty tensor.
+  if ((step > 0 && end < start) || (step < 0 && end > start)) {
+    fail("arange", "the range [" + std::to_string(start) + ", " + std::to_string(end) +
+                       ") runs against the sign of step " + std::to_string(step));
+  }
   double count = std::ceil((end - start) / step);
   int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
   ir::Attrs a;

@@ -28,7 +28,10 @@ void check_affine(const char* op, const Tensor& x, const Tensor& p, const Shape&
 Tensor softmax(const Tensor& x, int64_t dim) {
   Tensor f = as_float("softmax", x);
   dim = detail::normalize_dim("softmax", dim, f.dim(), f);
-  if (f.dim() == 0) return f / f;  // exp(x - x) / itself: 1, or NaN for NaN and inf
+  if (f.dim() == 0) {
+    Tensor e = exp(f - f);  // 1, or NaN for NaN and inf (x - max is NaN there)
+    return e / e;
+  }
   if (f.shape()[dim] == 0) return f;
   Tensor e = exp(f - max(f, {dim}, true));
   return e / sum(e, {dim}, true);

@@ -1,4 +1,6 @@
 // operator<< for Tensor, formatted like PyTorch: tensor([[1.0000, 2.5000], ...], dtype=lf.float16).
+// Follows torch/_tensor_str.py with its default options (precision 4, threshold 1000, edgeitems 3,
+// linewidth 80), step by step, so that output can be compared with PyTorch's character for character.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -10,119 +12,186 @@
 namespace lf {
 namespace {
 
-constexpr int64_t kSummarizeAbove = 1000;  // elements; like torch's threshold
+constexpr int64_t kSummarizeAbove = 1000;  // elements; torch's threshold
 constexpr int64_t kEdgeItems = 3;
+constexpr int64_t kLineWidth = 80;
 
-// How every float element is written, decided once for the whole tensor (as PyTorch does).
-struct FloatFormat {
-  bool integral = true;  // all finite values are whole numbers: "1.", "-2."
-  bool scientific = false;
+// The values of a tensor, read once in the widest type of their kind.
+struct Values {
+  DType dtype;
+  std::vector<double> f;   // floating dtypes
+  std::vector<int64_t> i;  // integer dtypes
+  std::vector<bool> b;     // bool
 };
 
-FloatFormat choose_format(const std::vector<double>& v) {
-  FloatFormat f;
-  double max_abs = 0, min_abs = INFINITY;
-  bool any = false;
-  for (double x : v) {
-    if (!std::isfinite(x)) continue;
-    any = true;
-    if (x != std::floor(x)) f.integral = false;
-    double a = std::fabs(x);
-    max_abs = std::max(max_abs, a);
-    if (a != 0) min_abs = std::min(min_abs, a);
+// How every element is written, decided once from the elements that will be shown (torch's
+// _Formatter): floats are "integral" ("1.", "-2.") when every finite non-zero value is whole,
+// scientific when they span more than 1000x or reach past 1e8 (or below 1e-4 when fractional).
+// The width is that of the widest finite non-zero value; nan, inf and 0 are padded to it but may
+// be wider.
+struct Formatter {
+  DType dtype = DType::Float32;
+  bool int_mode = true;
+  bool sci_mode = false;
+  size_t max_width = 1;
+
+  std::string raw(const Values& v, size_t k) const {
+    if (dtype == DType::Bool) return v.b[k] ? "True" : "False";
+    if (is_integral(dtype)) return std::to_string(v.i[k]);
+    double x = v.f[k];
+    if (std::isnan(x)) return "nan";  // Python never writes "-nan"
+    if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+    char buf[64];
+    if (sci_mode) {
+      std::snprintf(buf, sizeof buf, "%.4e", x);
+    } else if (int_mode) {
+      std::snprintf(buf, sizeof buf, "%.0f.", x);
+    } else {
+      std::snprintf(buf, sizeof buf, "%.4f", x);
+    }
+    return buf;
   }
-  if (!any) return f;
-  if (f.integral) {
-    f.scientific = max_abs >= 1e8;
-  } else {
-    f.scientific = max_abs >= 1e8 || min_abs < 1e-4 || (min_abs != INFINITY && max_abs / min_abs > 1000);
+
+  std::string format(const Values& v, size_t k) const {
+    std::string s = raw(v, k);
+    return s.size() < max_width ? std::string(max_width - s.size(), ' ') + s : s;
+  }
+};
+
+Formatter make_formatter(const Values& v, const std::vector<int64_t>& shown) {
+  Formatter f;
+  f.dtype = v.dtype;
+  if (!is_floating(v.dtype)) {
+    for (int64_t k : shown) f.max_width = std::max(f.max_width, f.raw(v, static_cast<size_t>(k)).size());
+    return f;
+  }
+  std::vector<double> nz;  // finite, non-zero
+  for (int64_t k : shown) {
+    double x = v.f[static_cast<size_t>(k)];
+    if (std::isfinite(x) && x != 0) nz.push_back(x);
+  }
+  if (nz.empty()) return f;
+  double lo = INFINITY, hi = 0;
+  for (double x : nz) {
+    lo = std::min(lo, std::fabs(x));
+    hi = std::max(hi, std::fabs(x));
+    if (x != std::ceil(x)) f.int_mode = false;
+  }
+  f.sci_mode = hi / lo > 1000.0 || hi > 1.0e8 || (!f.int_mode && lo < 1.0e-4);
+  Values one{v.dtype, {0.0}, {}, {}};
+  for (double x : nz) {
+    one.f[0] = x;
+    f.max_width = std::max(f.max_width, f.raw(one, 0).size());
   }
   return f;
 }
 
-std::string format_float(double x, const FloatFormat& f) {
-  if (std::isnan(x)) return "nan";
-  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  char buf[64];
-  if (f.scientific) {
-    std::snprintf(buf, sizeof buf, "%.4e", x);
-  } else if (f.integral) {
-    std::snprintf(buf, sizeof buf, "%.0f.", x);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.4f", x);
-  }
-  return buf;
-}
-
 struct Printer {
   const Shape& shape;
-  std::vector<std::string> cells;  // every element, formatted, row-major
-  size_t width = 0;
-  bool summarize = false;
+  const Values& values;
+  bool summarize;
+  Formatter fmt;
 
-  void print(std::ostream& os, size_t dim, int64_t base, int indent) const {
+  int64_t stride(size_t dim) const {
+    int64_t s = 1;
+    for (size_t d = dim + 1; d < shape.size(); ++d) s *= shape[d];
+    return s;
+  }
+  bool cut(size_t dim) const { return summarize && shape[dim] > 2 * kEdgeItems; }
+
+  // The flat indices of the elements that will be shown, in order (torch's get_summarized_data).
+  void collect(size_t dim, int64_t base, std::vector<int64_t>& out) const {
     if (dim == shape.size()) {
-      std::string s = cells[static_cast<size_t>(base)];
-      os << std::string(width - s.size(), ' ') << s;
+      out.push_back(base);
       return;
     }
-    int64_t n = shape[dim];
-    int64_t stride = 1;
-    for (size_t d = dim + 1; d < shape.size(); ++d) stride *= shape[d];
-    os << '[';
-    bool cut = summarize && n > 2 * kEdgeItems;
-    for (int64_t i = 0; i < n; ++i) {
-      if (cut && i == kEdgeItems) {
-        os << "...";
-        i = n - kEdgeItems - 1;
-        os << (dim + 1 == shape.size() ? ", " : ",\n" + std::string(static_cast<size_t>(indent + 1), ' '));
-        continue;
-      }
-      print(os, dim + 1, base + i * stride, indent + 1);
-      if (i + 1 < n) {
-        if (dim + 1 == shape.size()) {
-          os << ", ";
-        } else {
-          os << ',' << std::string(shape.size() - dim - 1, '\n') << std::string(static_cast<size_t>(indent + 1), ' ');
-        }
-      }
+    for (int64_t i = 0; i < shape[dim]; ++i) {
+      if (cut(dim) && i == kEdgeItems) i = shape[dim] - kEdgeItems;
+      collect(dim + 1, base + i * stride(dim), out);
     }
-    os << ']';
+  }
+
+  // torch's _vector_str: elements joined by ", ", wrapped to the line width.
+  std::string vector_str(int64_t base, int64_t indent) const {
+    size_t dim = shape.size() - 1;
+    std::vector<std::string> data;
+    for (int64_t i = 0; i < shape[dim]; ++i) {
+      if (cut(dim) && i == kEdgeItems) {
+        data.push_back(" ...");
+        i = shape[dim] - kEdgeItems;
+      }
+      data.push_back(fmt.format(values, static_cast<size_t>(base + i)));
+    }
+    int64_t element_length = static_cast<int64_t>(fmt.max_width) + 2;
+    size_t per_line = static_cast<size_t>(std::max<int64_t>(1, (kLineWidth - indent) / element_length));
+    std::string s = "[";
+    for (size_t k = 0; k < data.size(); ++k) {
+      if (k > 0) s += k % per_line == 0 ? ",\n" + std::string(static_cast<size_t>(indent + 1), ' ') : ", ";
+      s += data[k];
+    }
+    return s + "]";
+  }
+
+  // torch's _tensor_str_with_formatter: slices joined by "," and (dims left - 1) newlines.
+  std::string tensor_str(size_t dim, int64_t base, int64_t indent) const {
+    if (dim + 1 == shape.size()) return vector_str(base, indent);
+    std::vector<std::string> slices;
+    for (int64_t i = 0; i < shape[dim]; ++i) {
+      if (cut(dim) && i == kEdgeItems) {
+        slices.push_back("...");
+        i = shape[dim] - kEdgeItems;
+      }
+      slices.push_back(tensor_str(dim + 1, base + i * stride(dim), indent + 1));
+    }
+    std::string sep = "," + std::string(shape.size() - dim - 1, '\n') + std::string(static_cast<size_t>(indent + 1), ' ');
+    std::string s = "[";
+    for (size_t k = 0; k < slices.size(); ++k) s += (k ? sep : "") + slices[k];
+    return s + "]";
   }
 };
+
+Values read(const Tensor& t) {
+  Values v{t.dtype(), {}, {}, {}};
+  if (v.dtype == DType::Bool) {
+    v.b = t.to_vector<bool>();
+  } else if (is_integral(v.dtype)) {
+    v.i = t.to_vector<int64_t>();
+  } else {
+    v.f = t.to_vector<double>();
+  }
+  return v;
+}
 
 }  // namespace
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (!t.defined()) return os << "tensor(<empty handle>)";
   DType d = t.dtype();
-  Printer p{t.shape(), {}};
-  p.summarize = t.numel() > kSummarizeAbove;
-  if (d == DType::Bool) {
-    for (bool b : t.to_vector<bool>()) p.cells.push_back(b ? "True" : "False");
-  } else if (is_integral(d)) {
-    for (int64_t v : t.to_vector<int64_t>()) p.cells.push_back(std::to_string(v));
-  } else {
-    std::vector<double> v = t.to_vector<double>();
-    FloatFormat f = choose_format(v);
-    for (double x : v) p.cells.push_back(format_float(x, f));
-  }
-  for (const std::string& c : p.cells) p.width = std::max(p.width, c.size());
-  os << "tensor(";
-  if (t.dim() == 0) {
-    os << p.cells[0];
-  } else if (t.numel() == 0) {
-    os << "[]";
-    if (t.dim() > 1) {
-      os << ", size=(";
-      for (size_t i = 0; i < t.shape().size(); ++i) os << (i ? ", " : "") << t.shape()[i];
-      os << ')';
+  const Shape& shape = t.shape();
+  Values values = read(t);
+  std::vector<std::string> suffixes;
+  if (t.device().is_cuda()) suffixes.push_back("device='" + t.device().str() + "'");
+  std::string body;
+  if (t.numel() == 0) {
+    body = "[]";
+    // Like NumPy, the shape is shown unless it is (0,); nothing shows the dtype but the suffix.
+    if (t.dim() != 1) {
+      std::string size = "size=(";
+      for (size_t i = 0; i < shape.size(); ++i) size += (i ? ", " : "") + std::to_string(shape[i]);
+      suffixes.push_back(size + ")");
     }
+    if (d != DType::Float32) suffixes.push_back(std::string("dtype=lf.") + dtype_name(d));
   } else {
-    p.print(os, 0, 0, 7);  // "tensor(" is 7 characters wide
+    Printer p{shape, values, t.numel() > kSummarizeAbove, {}};
+    std::vector<int64_t> shown;
+    p.collect(0, 0, shown);
+    p.fmt = make_formatter(values, shown);
+    body = t.dim() == 0 ? p.fmt.format(values, 0) : p.tensor_str(0, 0, 7);  // "tensor(" is 7 wide
+    if (d != DType::Float32 && d != DType::Int64 && d != DType::Bool)
+      suffixes.push_back(std::string("dtype=lf.") + dtype_name(d));
   }
-  if (t.device().is_cuda()) os << ", device='" << t.device().str() << "'";
-  if (d != DType::Float32 && d != DType::Int64 && d != DType::Bool) os << ", dtype=lf." << dtype_name(d);
+  os << "tensor(" << body;
+  for (const std::string& s : suffixes) os << ", " << s;
   return os << ')';
 }
 
