@@ -1,5 +1,7 @@
 // Elementwise ops: dtype rules from the op table, broadcasting, and recording.
 #include <cmath>
+#include <cstdint>
+#include <string>
 
 #include "frontend/record.h"
 #include "lazyfuse/ops.h"
@@ -68,14 +70,32 @@ Tensor binary(Op op, const Tensor& a, const Tensor& b) {
   return record(op, out, a.device(), shape, {x.node(), y.node()});
 }
 
+// A C++ integer kept in an int32 result (int32 tensor + 2) must fit int32, as PyTorch checks.
+void check_scalar_fits(const char* name, Scalar s, DType dtype, const Tensor& t) {
+  if (dtype != DType::Int32 || s.kind() != Scalar::Kind::Int) return;
+  int64_t v = s.to_int();
+  if (v < INT32_MIN || v > INT32_MAX)
+    fail(name, "the number " + std::to_string(v) + " does not fit the tensor's dtype int32", {&t});
+}
+
 // A C++ number operand becomes a `full` node of the tensor's shape; its value is data, not code,
 // so a loop that changes the number reuses the same kernel.
 Tensor binary(Op op, const Tensor& a, Scalar s, bool scalar_first) {
   const char* name = op_info(op).name;
   detail::check_defined(name, {&a});
   DType common = detail::promote_scalar(a.dtype(), s.kind());
-  if (op_info(op).rule == DTypeRule::kArith && a.dtype() == DType::Bool && s.kind() == Scalar::Kind::Bool)
+  DTypeRule rule = op_info(op).rule;
+  if (rule == DTypeRule::kArith && a.dtype() == DType::Bool && s.kind() == Scalar::Kind::Bool)
     fail(name, "is not defined for two bool operands; use || and &&", {&a});
+  check_scalar_fits(name, s, common, a);
+  if ((common == DType::Float16 || common == DType::BFloat16) &&
+      (rule == DTypeRule::kArith || rule == DTypeRule::kTrueDiv || rule == DTypeRule::kFloatBinary)) {
+    // Like PyTorch, a 16-bit float tensor with a number computes in float32 and rounds once, so the
+    // number is not first rounded to the 16-bit type (x * 1e-8 must not flush to 0 in float16).
+    Tensor wide = detail::cast_to(a, DType::Float32);
+    Tensor c = detail::full_like_shape(a.shape(), s, DType::Float32, a.device());
+    return detail::cast_to(scalar_first ? binary(op, c, wide) : binary(op, wide, c), common);
+  }
   Tensor c = detail::full_like_shape(a.shape(), s, common, a.device());
   return scalar_first ? binary(op, c, a) : binary(op, a, c);
 }
@@ -145,7 +165,13 @@ Tensor sign(const Tensor& x) { return unary(Op::Sign, x); }
 Tensor reciprocal(const Tensor& x) { return unary(Op::Reciprocal, x); }
 Tensor square(const Tensor& x) { return unary(Op::Square, x); }
 Tensor pow(const Tensor& x, const Tensor& e) { return binary(Op::Pow, x, e); }
-Tensor pow(const Tensor& x, Scalar e) { return binary(Op::Pow, x, e, false); }
+Tensor pow(const Tensor& x, Scalar e) {
+  detail::check_defined("pow", {&x});
+  if (!is_floating(x.dtype()) && e.kind() == Scalar::Kind::Int && e.to_int() < 0)
+    fail("pow", "integers to negative integer powers are not allowed; use a float exponent (" +
+                    std::to_string(e.to_int()) + ".0)", {&x});
+  return binary(Op::Pow, x, e, false);
+}
 Tensor maximum(const Tensor& a, const Tensor& b) { return binary(Op::Maximum, a, b); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return binary(Op::Minimum, a, b); }
 Tensor isnan(const Tensor& x) { return unary(Op::IsNan, x); }
@@ -175,12 +201,14 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 Tensor where(const Tensor& cond, const Tensor& a, Scalar b) {
   detail::check_defined("where", {&cond, &a});
   DType d = detail::promote_scalar(a.dtype(), b.kind());
+  check_scalar_fits("where", b, d, a);
   return where(cond, a, detail::full_like_shape({}, b, d, a.device()));
 }
 
 Tensor where(const Tensor& cond, Scalar a, const Tensor& b) {
   detail::check_defined("where", {&cond, &b});
   DType d = detail::promote_scalar(b.dtype(), a.kind());
+  check_scalar_fits("where", a, d, b);
   return where(cond, detail::full_like_shape({}, a, d, b.device()), b);
 }
 

@@ -1,6 +1,7 @@
 #include "frontend/record.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "frontend/trace.h"
 
@@ -119,7 +120,14 @@ Tensor broadcast_to(const Tensor& x, const Shape& shape) {
 Tensor full_like_shape(const Shape& shape, Scalar value, DType dtype, Device device) {
   Attrs a;
   a.value = value.to_double();
-  a.ivalue = value.to_int();
+  // Scalar::to_int() casts a float number straight to int64, undefined for NaN, inf and |v| >= 2^63;
+  // saturate instead (NaN to 0) like the casts do. Only integer dtypes read ivalue.
+  if (value.kind() == Scalar::Kind::Float) {
+    double v = value.to_double();
+    a.ivalue = v != v ? 0 : v >= 0x1p63 ? INT64_MAX : v <= -0x1p63 ? INT64_MIN : static_cast<int64_t>(v);
+  } else {
+    a.ivalue = value.to_int();
+  }
   if (dtype == DType::Bool) a.ivalue = value.to_double() != 0;
   return record(Op::Full, dtype, device, shape, {}, a);
 }
