@@ -25,6 +25,23 @@ bool is_contiguous(const Shape& shape, const Layout& layout) {
   return true;
 }
 
+Node::~Node() {
+  // Inputs that die with this node are queued and freed by the outermost destructor in a loop,
+  // instead of each destructor recursing into its inputs.
+  thread_local std::vector<NodePtr> graveyard;
+  thread_local bool draining = false;
+  for (NodePtr& in : inputs) graveyard.push_back(std::move(in));
+  inputs.clear();
+  if (draining) return;
+  draining = true;
+  while (!graveyard.empty()) {
+    NodePtr n = std::move(graveyard.back());
+    graveyard.pop_back();
+    n.reset();  // may queue n's own inputs
+  }
+  draining = false;
+}
+
 NodePtr make_node(Op op, DType dtype, Device device, Shape shape, std::vector<NodePtr> inputs, Attrs attrs) {
   static std::atomic<uint64_t> next_id{1};
   auto n = std::make_shared<Node>();

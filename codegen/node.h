@@ -57,6 +57,11 @@ struct Node {
   std::atomic<int32_t> user_refs{0};
   uint64_t id = 0;  // creation order, for stable printing and topological ties
 
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  ~Node();  // frees a dropped chain iteratively: a 100,000-node chain must not recurse
+
   bool realized() const { return storage != nullptr; }
   int64_t numel() const { return shape_numel(shape); }
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
