@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "codegen/compiled.h"
 #include "codegen/kernel_ir.h"
 
 namespace lf::cpu {
@@ -15,11 +16,8 @@ namespace lf::cpu {
 using KernelFn = void (*)(const int64_t* meta, void* const* ptrs, int64_t row_begin, int64_t row_end,
                           int64_t col_begin, int64_t col_end);
 
-struct CompiledKernel {
-  KernelFn fn = nullptr;
-  std::string name;
-  std::string source;  // the LLVM IR before optimization (kept for LAZYFUSE_LOG=2 and fallbacks)
-  double compile_ms = 0;
+struct CompiledKernel : lf::CompiledKernel {
+  KernelFn fn = nullptr;  // source: the LLVM IR before optimization
 };
 
 // Generates, optimizes and compiles `kernel` as function `name`.

@@ -60,7 +60,7 @@ void run_group(const fuse::Group& g, const fuse::Partition& p, int index, const 
   std::string name = "lf_" + short_hash(key);
   bool hit = false;
   auto entry = cache::global_cache().get_or_compile(
-      key, [&] { return cpu::compile(low.kernel, name); }, &hit);
+      key, [&]() -> absl::StatusOr<std::shared_ptr<CompiledKernel>> { return cpu::compile(low.kernel, name); }, &hit);
   if (hit) {
     ++stats.hits;
   } else {
@@ -88,7 +88,7 @@ void run_group(const fuse::Group& g, const fuse::Partition& p, int index, const 
     for (ir::Node* o : low.outputs) materialize_value(*o, ir::reference_eval(o));
     return;
   }
-  cpu::launch(*entry->kernel, low.kernel, low.args);
+  cpu::launch(static_cast<const cpu::CompiledKernel&>(*entry->kernel), low.kernel, low.args);
   ++stats.kernels_launched;
   stats.bytes_moved += static_cast<uint64_t>(low.bytes);
   for (size_t i = 0; i < low.outputs.size(); ++i) {

@@ -83,6 +83,12 @@ struct Builder {
     return true;
   }
 
+  static bool only_reshapes(const std::vector<Node*>& chain) {
+    for (const Node* v : chain)
+      if (v->op != ir::Op::Reshape) return false;
+    return true;
+  }
+
   int new_group(Group::Kind kind, Shape full, std::vector<int64_t> rdims) {
     Group g;
     g.kind = kind;
@@ -142,10 +148,10 @@ struct Builder {
       auto [s, chain] = ir::resolve_views(in.get());
       edges.push_back({s, std::move(chain)});
     }
-    // Candidate: the newest group among computed producers.
+    // Candidate: the newest group among computed producers (host groups take no members).
     int best = -1;
     for (const Edge& e : edges)
-      if (computed(e.source)) best = std::max(best, gid[e.source]);
+      if (computed(e.source) && groups[gid[e.source]].kind != Group::Kind::Host) best = std::max(best, gid[e.source]);
     if (fusion && best < 0) best = same_shape_group(n->shape);
     if (!fusion || best < 0) {
       cut(fusion ? CutReason::kNoProducerGroup : CutReason::kFusionDisabled);
@@ -160,8 +166,8 @@ struct Builder {
       if (!computed(e.source) || gid[e.source] != best) continue;
       any_in_group = true;
       bool row_src = p.row_phase[e.source];
-      if (e.chain.empty()) {
-        all_row &= row_src;
+      if (e.chain.empty() || (row_src && only_reshapes(e.chain) && is_row_shape(g, n->shape))) {
+        all_row &= row_src;  // direct, or a row value reshaped between its keepdim and squeezed forms
       } else if (row_src && is_broadcast_back(g, *e.source, e.chain, n->shape)) {
         all_row = false;
       } else {

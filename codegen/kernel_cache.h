@@ -11,18 +11,18 @@
 #include <future>
 
 #include "absl/status/statusor.h"
-#include "codegen/cpu_backend.h"
+#include "codegen/compiled.h"
 
 namespace lf::cache {
 
 struct Entry {
   absl::Status status;  // not ok: compiling failed; the group runs unfused
-  std::shared_ptr<cpu::CompiledKernel> kernel;
+  std::shared_ptr<CompiledKernel> kernel;  // the backend's subclass
 };
 
 class KernelCache {
  public:
-  using Compile = std::function<absl::StatusOr<std::shared_ptr<cpu::CompiledKernel>>()>;
+  using Compile = std::function<absl::StatusOr<std::shared_ptr<CompiledKernel>>()>;
 
   // `hit` says whether the kernel was already there (or being compiled by another thread).
   std::shared_ptr<const Entry> get_or_compile(const std::string& key, const Compile& compile, bool* hit);

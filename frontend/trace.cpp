@@ -41,7 +41,15 @@ std::vector<ir::NodePtr> live_pending(Trace& trace) {
 void trace_append(const ir::NodePtr& node) {
   Trace& trace = this_thread_trace();
   trace.pending.push_back(node);
-  if (static_cast<int64_t>(trace.pending.size()) >= rt::config().trace_limit && !trace.flushing) {
+  int64_t limit = rt::config().trace_limit;
+  if (static_cast<int64_t>(trace.pending.size()) < limit || trace.flushing) return;
+  // Reads realize values without clearing the list: count only what is still pending. Flushing
+  // unless pruning freed half the list keeps this amortized O(1) per op.
+  std::erase_if(trace.pending, [](const std::weak_ptr<ir::Node>& w) {
+    ir::NodePtr n = w.lock();
+    return !n || n->realized();
+  });
+  if (static_cast<int64_t>(trace.pending.size()) >= limit / 2) {
     if (rt::config().log_level >= 1) std::fprintf(stderr, "[lazyfuse] flush: trace reached %zu nodes\n", trace.pending.size());
     lf::sync();
   }

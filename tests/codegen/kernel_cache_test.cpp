@@ -1,6 +1,7 @@
 // The in-memory kernel cache: single flight, hits, separate keys, failed compiles; and the
 // executor's fallback to the reference executor when a group's kernel failed to compile.
 #include "codegen/kernel_cache.h"
+#include "codegen/cpu_backend.h"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +17,7 @@
 namespace {
 
 using lf::cache::KernelCache;
-using lf::cpu::CompiledKernel;
+using lf::CompiledKernel;
 
 std::shared_ptr<CompiledKernel> fake_kernel(const std::string& name) {
   auto k = std::make_shared<CompiledKernel>();

@@ -1,0 +1,16 @@
+// What a backend's compiler returns: a loaded kernel plus what a user inspecting it wants.
+#pragma once
+
+#include <string>
+
+namespace lf {
+
+struct CompiledKernel {
+  virtual ~CompiledKernel() = default;
+  std::string name;
+  std::string source;  // LLVM IR or CUDA C, as generated
+  std::string log;     // compiler messages, if any
+  double compile_ms = 0;
+};
+
+}  // namespace lf

@@ -1,0 +1,28 @@
+// Kernel IR -> CUDA C for NVRTC. The generated kernel has the launch interface of cuda_backend.h:
+//   extern "C" __global__ void NAME(Meta meta, Ptrs ptrs, Scratch scratch)
+// Pointwise kernels run a grid-stride loop over rows x columns. Row kernels (reductions) give each
+// row to one block: per reduction a strided pass over the row and a warp-shuffle + shared-memory
+// block reduction (a fixed tree, so results are deterministic), then a pass writing per-element
+// outputs, then the per-row outputs. A row too long for one block is split over blockIdx.y when
+// the kernel has a single reduction and no per-element output; the last block of a row combines
+// the partials in segment order (deterministic) and finishes the row.
+#pragma once
+
+#include <string>
+
+#include "codegen/kernel_ir.h"
+
+namespace lf::cuda {
+
+inline constexpr int kBlockThreads = 256;
+
+struct EmitOptions {
+  bool index32 = true;  // every extent and offset fits int32: cheaper index math
+};
+
+std::string emit_cuda(const kir::Kernel& kernel, const std::string& name, const EmitOptions& options);
+
+// Whether a row kernel may split one row over several blocks (see above).
+bool can_split_rows(const kir::Kernel& kernel);
+
+}  // namespace lf::cuda
