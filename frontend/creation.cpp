@@ -2,11 +2,14 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <utility>
 
 #include "codegen/dtype_dispatch.h"
 #include "frontend/record.h"
 #include "lazyfuse/ops.h"
 #include "lazyfuse/runtime.h"
+#include "runtime/storage.h"
 
 namespace lf {
 namespace {
@@ -22,9 +25,21 @@ Tensor from_host(const std::vector<T>& data, Shape shape, DType dtype) {
                             std::to_string(n) + " elements)");
   }
   Device device = default_device();
-  auto storage = rt::Storage::allocate(device, static_cast<size_t>(n) * dtype_size(dtype));
+  const size_t bytes = static_cast<size_t>(n) * dtype_size(dtype);
+  // Filled on the host, then (on a GPU) copied up; the host block goes back to its cache.
+  auto storage = rt::Storage::allocate(Device::cpu(), bytes);
   T* dst = static_cast<T*>(storage->data());
   for (int64_t i = 0; i < n; ++i) dst[i] = data[i];  // std::vector<bool> has no data()
+  if (!device.is_cpu()) {
+    try {
+      auto on_device = rt::Storage::allocate(device, bytes);
+      rt::copy(*storage, 0, *on_device, 0, bytes);
+      storage = std::move(on_device);
+    } catch (const Error& e) {
+      fail("from_vector", "cannot copy " + std::string(dtype_name(dtype)) + shape_str(shape) + " (" +
+                              std::to_string(bytes) + " bytes) to " + device.str() + ": " + e.what());
+    }
+  }
   ir::Layout layout{ir::contiguous_strides(shape), 0};
   return Tensor(ir::make_buffer(std::move(storage), dtype, std::move(shape), std::move(layout)));
 }

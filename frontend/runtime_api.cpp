@@ -5,6 +5,7 @@
 #include "frontend/stats.h"
 #include "lazyfuse/runtime.h"
 #include "runtime/config.h"
+#include "runtime/cuda_allocator.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/storage.h"
 
@@ -24,16 +25,20 @@ std::optional<Device> g_default_device;
 
 }  // namespace
 
-// The driver layer (runtime/cuda_driver) can see GPUs, but no backend compiles kernels for them
-// yet, so CUDA is not offered as a device.
-bool cuda_available() { return false; }
+// A usable driver and GPU is enough: the CUDA backend (codegen/, NVRTC) is being built now and
+// runs the kernels of tensors on a CUDA device.
+bool cuda_available() { return rt::cuda_status().available; }
 
 namespace {
-std::string cuda_unavailable_reason() {
+std::string cuda_unavailable_reason(Device device) {
   const rt::CudaStatus& st = rt::cuda_status();
-  std::string driver = st.available ? std::to_string(st.devices.size()) + " GPU(s) visible to the driver"
-                                    : "driver: " + st.reason;
-  return "the CUDA backend is not part of this build yet (" + driver + ")";
+  if (!st.available) return "CUDA is unavailable: " + st.reason;
+  return device.str() + " does not exist (" + std::to_string(st.devices.size()) + " CUDA device(s))";
+}
+bool usable(Device device) {
+  if (!device.is_cuda()) return true;
+  const rt::CudaStatus& st = rt::cuda_status();
+  return st.available && device.index() >= 0 && device.index() < static_cast<int>(st.devices.size());
 }
 }  // namespace
 
@@ -44,8 +49,7 @@ Device default_device() {
   if (const auto& env = rt::config().device) {
     auto parsed = parse_device(*env);
     if (!parsed) throw Error("LAZYFUSE_DEVICE=" + *env + ": expected cpu, cuda or cuda:N");
-    if (parsed->is_cuda() && !cuda_available())
-      throw Error("LAZYFUSE_DEVICE=" + *env + ": " + cuda_unavailable_reason());
+    if (!usable(*parsed)) throw Error("LAZYFUSE_DEVICE=" + *env + ": " + cuda_unavailable_reason(*parsed));
     d = *parsed;
   }
   g_default_device = d;
@@ -53,13 +57,15 @@ Device default_device() {
 }
 
 void set_default_device(Device device) {
-  if (device.is_cuda() && !cuda_available())
-    throw Error("lf::set_default_device(" + device.str() + "): " + cuda_unavailable_reason());
+  if (!usable(device)) throw Error("lf::set_default_device(" + device.str() + "): " + cuda_unavailable_reason(device));
   std::lock_guard<std::mutex> lock(g_device_mutex);
   g_default_device = device;
 }
 
-void empty_cache() { rt::empty_host_cache(); }
+void empty_cache() {
+  rt::empty_host_cache();
+  rt::empty_cuda_cache();  // a no-op without CUDA
+}
 
 void set_fusion_enabled(bool enabled) { rt::mutable_config().fusion = enabled; }
 bool fusion_enabled() { return rt::config().fusion; }

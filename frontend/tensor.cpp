@@ -2,12 +2,16 @@
 #include "lazyfuse/tensor.h"
 
 #include <cstring>
+#include <string>
+#include <utility>
 
 #include "codegen/dtype_dispatch.h"
 #include "codegen/reference.h"
 #include "frontend/record.h"
 #include "frontend/trace.h"
 #include "lazyfuse/ops.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/storage.h"
 
 namespace lf {
 
@@ -55,18 +59,42 @@ constexpr DType dtype_of() {
   if constexpr (std::is_same_v<T, double>) return DType::Float64;
 }
 
-// Materializes `t` and copies its values, converted to T, into row-major order.
+// The elements a strided view can reach, [first, last], in elements from the start of its storage.
+std::pair<int64_t, int64_t> extent(const Shape& shape, const ir::Layout& layout) {
+  int64_t first = layout.offset, last = layout.offset;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t span = (shape[d] - 1) * layout.strides[d];
+    (span < 0 ? first : last) += span;
+  }
+  return {first, last};
+}
+
+// A host copy of a computed value: itself on the CPU; from a GPU, the bytes its view can reach,
+// copied down (after the device's queued work, which rt::copy waits for).
+ir::Value on_host(const ir::Value& v) {
+  if (v.storage->device().is_cpu() || shape_numel(v.shape) == 0) return v;
+  auto [first, last] = extent(v.shape, v.layout);
+  const size_t esize = dtype_size(v.dtype);
+  const size_t bytes = static_cast<size_t>(last - first + 1) * esize;
+  auto host = rt::Storage::allocate(Device::cpu(), bytes);
+  rt::copy(*v.storage, static_cast<size_t>(first) * esize, *host, 0, bytes);
+  return ir::Value{std::move(host), v.dtype, v.shape, ir::Layout{v.layout.strides, v.layout.offset - first}};
+}
+
+// Materializes `t` (on its device) and copies its values, converted to T on the host, into
+// row-major order.
 template <typename T>
 std::vector<T> read_values(const Tensor& t) {
   const ir::NodePtr& node = t.node();
   detail::realize({node.get()});
-  ir::Value v = ir::to_contiguous(ir::value_of(*node), dtype_of<T>());
   std::vector<T> out(static_cast<size_t>(node->numel()));
+  if (out.empty()) return out;
+  ir::Value v = ir::to_contiguous(on_host(ir::value_of(*node)), dtype_of<T>());
   if constexpr (std::is_same_v<T, bool>) {
     const bool* p = static_cast<const bool*>(v.storage->data());
     for (size_t i = 0; i < out.size(); ++i) out[i] = p[i];
   } else {
-    if (!out.empty()) std::memcpy(out.data(), v.storage->data(), out.size() * sizeof(T));
+    std::memcpy(out.data(), v.storage->data(), out.size() * sizeof(T));
   }
   return out;
 }
@@ -98,11 +126,36 @@ LF_INSTANTIATE_READS(double)
 
 Tensor Tensor::to(DType dtype) const { return cast(*this, dtype); }
 
+// A copy of the values on `device`, as a materialized buffer: a sync point for the source. A
+// strided view is made contiguous on its own device first, so only numel elements travel.
 Tensor Tensor::to(Device device) const {
-  if (device == this->device()) return *this;
-  detail::fail("to", "no backend can move tensors between " + this->device().str() + " and " + device.str() +
-                         " in this build",
-               {this});
+  const Device from = this->device();
+  if (device == from) return *this;
+  const std::string move = from.str() + " to " + device.str() + " (" + detail::describe(*this) + ", " +
+                           std::to_string(static_cast<size_t>(numel()) * dtype_size(dtype())) + " bytes)";
+  for (Device d : {from, device}) {
+    if (!d.is_cuda()) continue;
+    const rt::CudaStatus& st = rt::cuda_status();
+    if (!st.available) detail::fail("to", "cannot move a tensor from " + move + ": CUDA is unavailable (" + st.reason + ")");
+    if (d.index() < 0 || d.index() >= static_cast<int>(st.devices.size()))
+      detail::fail("to", "cannot move a tensor from " + move + ": " + d.str() + " does not exist (" +
+                             std::to_string(st.devices.size()) + " CUDA device(s))");
+  }
+  Tensor src = lf::contiguous(*this);
+  detail::realize({src.node().get()});
+  const ir::Node& n = *src.node();
+  if (!ir::is_contiguous(n.shape, n.layout))
+    detail::fail("to", "internal error: the source of the move from " + move + " is still strided after contiguous()");
+  const size_t esize = dtype_size(n.dtype);
+  const size_t bytes = static_cast<size_t>(n.numel()) * esize;
+  std::shared_ptr<rt::Storage> storage;
+  try {
+    storage = rt::Storage::allocate(device, bytes);
+    rt::copy(*n.storage, static_cast<size_t>(n.layout.offset) * esize, *storage, 0, bytes);
+  } catch (const Error& e) {
+    detail::fail("to", "moving a tensor from " + move + " failed: " + e.what());
+  }
+  return Tensor(ir::make_buffer(std::move(storage), n.dtype, n.shape, ir::Layout{ir::contiguous_strides(n.shape), 0}));
 }
 
 Tensor Tensor::sum(std::vector<int64_t> dims, bool keepdim) const { return lf::sum(*this, std::move(dims), keepdim); }

@@ -1,13 +1,20 @@
 // Host allocation for the CPU device, with a cache of freed large blocks: fresh pages from the OS
 // cost a page fault each (tens of milliseconds for a 64 MB tensor), so a program that computes
-// tensors of the same sizes in a loop should reuse blocks instead. The CUDA allocator plugs in here.
+// tensors of the same sizes in a loop should reuse blocks instead. CUDA storage comes from the
+// caching allocator (runtime/cuda_allocator.cpp); copies between devices go through the driver.
 #include "runtime/storage.h"
 
+#include <dlfcn.h>
+
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <new>
 #include <string>
+
+#include "runtime/cuda_allocator.h"
 
 namespace lf::rt {
 namespace {
@@ -68,9 +75,15 @@ size_t round_size(size_t nbytes) {
   return (nbytes + kHuge - 1) / kHuge * kHuge;
 }
 
+cu::CUdeviceptr device_ptr_of(void* p) { return static_cast<cu::CUdeviceptr>(reinterpret_cast<uintptr_t>(p)); }
+
 }  // namespace
 
 std::shared_ptr<Storage> Storage::allocate(Device device, size_t nbytes) {
+  if (device.is_cuda()) {
+    void* p = reinterpret_cast<void*>(static_cast<uintptr_t>(cuda_malloc(device.index(), nbytes)));
+    return std::shared_ptr<Storage>(new Storage(device, p, nbytes));
+  }
   if (!device.is_cpu()) throw Error("Storage::allocate: no backend for device " + device.str());
   size_t rounded = round_size(nbytes);
   void* p = rounded >= kCacheFrom ? host_cache().take(rounded) : nullptr;
@@ -81,8 +94,100 @@ std::shared_ptr<Storage> Storage::allocate(Device device, size_t nbytes) {
 }
 
 Storage::~Storage() {
+  if (device_.is_cuda()) {
+    cuda_free(device_.index(), device_ptr_of(data_), nbytes_);
+    return;
+  }
   size_t rounded = round_size(nbytes_);
   if (rounded < kCacheFrom || !host_cache().give(data_, rounded)) std::free(data_);
+}
+
+cu::CUdeviceptr Storage::device_ptr() const {
+  if (!device_.is_cuda()) throw Error("Storage::device_ptr: the storage is on " + device_.str() + ", not a CUDA device");
+  return device_ptr_of(data_);
+}
+
+namespace {
+
+using DtoDAsyncFn = cu::CUresult (*)(cu::CUdeviceptr, cu::CUdeviceptr, size_t, cu::CUstream);
+
+// cuMemcpyDtoDAsync is not (yet) among cu::Api's entry points; the driver is loaded by then, so
+// look it up in the same library. TODO: move into cu::Api.
+DtoDAsyncFn dtod_async() {
+  static const DtoDAsyncFn fn = [] {
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    return lib ? reinterpret_cast<DtoDAsyncFn>(dlsym(lib, "cuMemcpyDtoDAsync_v2")) : nullptr;
+  }();
+  return fn;
+}
+
+std::string range_str(const Storage& s, size_t offset, size_t bytes) {
+  return s.device().str() + " bytes [" + std::to_string(offset) + ", " + std::to_string(offset + bytes) + ") of " +
+         std::to_string(s.nbytes());
+}
+
+void copy_device_to_device(const Storage& src, size_t src_offset, Storage& dst, size_t dst_offset, size_t bytes,
+                           const std::string& what) {
+  const cu::Api& d = cu::api();
+  if (src.device() != dst.device()) {
+    // Between two GPUs: through the host (peer access is not set up; such copies are rare).
+    auto staging = Storage::allocate(Device::cpu(), bytes);
+    copy(src, src_offset, *staging, 0, bytes);
+    copy(*staging, 0, dst, dst_offset, bytes);
+    return;
+  }
+  cu::DeviceContext& ctx = cu::device_context(dst.device().index());
+  cu::CUdeviceptr s = src.device_ptr() + src_offset, t = dst.device_ptr() + dst_offset;
+  if (DtoDAsyncFn fn = dtod_async()) {
+    cu::check(fn(t, s, bytes, ctx.stream), "cuMemcpyDtoDAsync(" + what + ")");
+    return;
+  }
+  // cuMemcpyDtoD runs on the legacy stream, which does not order with our non-blocking stream:
+  // fence on both sides.
+  cu::check(d.cuStreamSynchronize(ctx.stream), "cuStreamSynchronize before " + what);
+  cu::check(d.cuMemcpyDtoD(t, s, bytes), "cuMemcpyDtoD(" + what + ")");
+  cu::check(d.cuCtxSynchronize(), "cuCtxSynchronize after " + what);
+}
+
+}  // namespace
+
+void copy(const Storage& src, size_t src_offset, Storage& dst, size_t dst_offset, size_t bytes) {
+  const std::string what = "copy of " + std::to_string(bytes) + " bytes from " + range_str(src, src_offset, bytes) +
+                           " to " + range_str(dst, dst_offset, bytes);
+  if (src_offset > src.nbytes() || bytes > src.nbytes() - src_offset || dst_offset > dst.nbytes() ||
+      bytes > dst.nbytes() - dst_offset)
+    throw Error("lf::rt::copy: out of bounds: " + what);
+  if (bytes == 0) return;
+  const bool from_host = src.device().is_cpu(), to_host = dst.device().is_cpu();
+  if (from_host && to_host) {
+    std::memmove(static_cast<char*>(dst.data()) + dst_offset, static_cast<const char*>(src.data()) + src_offset,
+                 bytes);
+    return;
+  }
+  if (!from_host && !to_host) return copy_device_to_device(src, src_offset, dst, dst_offset, bytes, what);
+  const cu::Api& d = cu::api();
+  if (from_host) {
+    cu::DeviceContext& ctx = cu::device_context(dst.device().index());
+    cu::check(d.cuMemcpyHtoDAsync(dst.device_ptr() + dst_offset, static_cast<const char*>(src.data()) + src_offset,
+                                  bytes, ctx.stream),
+              "cuMemcpyHtoDAsync(" + what + ")");
+    // From pageable memory the driver only promises that the copy "might be" synchronous, so wait:
+    // the caller may free or overwrite the host source as soon as we return. (Pinned staging
+    // buffers would let uploads overlap; uploads are rare in a lazy runtime.)
+    cu::check(d.cuStreamSynchronize(ctx.stream), "cuStreamSynchronize after " + what);
+    return;
+  }
+  cu::DeviceContext& ctx = cu::device_context(src.device().index());
+  cu::check(d.cuMemcpyDtoHAsync(static_cast<char*>(dst.data()) + dst_offset, src.device_ptr() + src_offset, bytes,
+                                ctx.stream),
+            "cuMemcpyDtoHAsync(" + what + ")");
+  cu::check(d.cuStreamSynchronize(ctx.stream), "cuStreamSynchronize after " + what);  // the host reads next
+}
+
+void synchronize(Device device) {
+  if (!device.is_cuda()) return;
+  cu::DeviceContext& ctx = cu::device_context(device.index());
+  cu::check(cu::api().cuStreamSynchronize(ctx.stream), "cuStreamSynchronize(" + device.str() + ")");
 }
 
 size_t empty_host_cache() { return host_cache().release_all(); }
