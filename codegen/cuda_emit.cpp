@@ -19,6 +19,8 @@ using Op = ir::Op;
 constexpr const char* kPrelude = R"(
 typedef long long i64;
 typedef unsigned long long u64;
+#define INFINITY __int_as_float(0x7f800000)
+#define NAN __int_as_float(0x7fc00000)
 __device__ __forceinline__ float lf_h2f(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
 __device__ __forceinline__ unsigned short lf_f2h(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 __device__ __forceinline__ float lf_b2f(unsigned short b) { return __uint_as_float(((unsigned)b) << 16); }
@@ -398,8 +400,9 @@ class Emitter {
     for (int d = 0; d < k_.outer_rank; ++d) os_ << " * " << size(d);
     os_ << ";\n";
     os_ << "  const " << idx_ << " total = rows * " << cols << ";\n";
-    os_ << "  for (" << idx_ << " t = (" << idx_ << ")blockIdx.x * blockDim.x + threadIdx.x; t < total; t += ("
-        << idx_ << ")gridDim.x * blockDim.x) {\n";
+    // The loop counter is 64-bit even with 32-bit index math, so that stepping past the end cannot wrap.
+    os_ << "  for (i64 t64 = (i64)blockIdx.x * blockDim.x + threadIdx.x; t64 < total; t64 += (i64)gridDim.x * blockDim.x) {\n";
+    os_ << "    const " << idx_ << " t = (" << idx_ << ")t64;\n";
     if (k_.outer_rank == 0) {
       os_ << "    const " << idx_ << " row = 0, col = t;\n";
     } else {
@@ -527,7 +530,8 @@ class Emitter {
       emit_row_values({in.args[0]}, in4);
       os_ << in4 << ctype(src) << " " << acc << " = " << c.init << ";\n";
       if (arg) os_ << in4 << "i64 " << acc_i << " = 0;\n";
-      os_ << in4 << "for (" << idx_ << " j = seg_lo + threadIdx.x; j < seg_hi; j += blockDim.x) {\n";
+      os_ << in4 << "for (i64 j64 = seg_lo + threadIdx.x; j64 < seg_hi; j64 += blockDim.x) {\n";
+      os_ << in4 << "  const " << idx_ << " j = (" << idx_ << ")j64;\n";
       emit_element_offsets("j", in4 + "  ");
       emit_element_values({in.args[0]}, in4 + "  ");
       if (arg) {
@@ -574,7 +578,8 @@ class Emitter {
     for (const kir::Output& o : k_.outputs) (k_.instrs[o.instr].row ? row_roots : elem_roots).push_back(o.instr);
     if (!elem_roots.empty()) {
       emit_row_values(elem_roots, in4);
-      os_ << in4 << "for (" << idx_ << " j = threadIdx.x; j < inner; j += blockDim.x) {\n";
+      os_ << in4 << "for (i64 j64 = threadIdx.x; j64 < inner; j64 += blockDim.x) {\n";
+      os_ << in4 << "  const " << idx_ << " j = (" << idx_ << ")j64;\n";
       emit_element_offsets("j", in4 + "  ");
       emit_element_values(elem_roots, in4 + "  ");
       for (const kir::Output& o : k_.outputs)

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "codegen/cpu_backend.h"
+#include "codegen/cuda_backend.h"
 #include "codegen/fuser.h"
 #include "codegen/kernel_cache.h"
 #include "codegen/lower.h"
@@ -23,7 +24,15 @@ void materialize(ir::Node& n, std::shared_ptr<rt::Storage> storage, ir::Layout l
   n.inputs.clear();
 }
 
-void materialize_value(ir::Node& n, const ir::Value& v) { materialize(n, v.storage, v.layout); }
+// Stores a host value computed by the reference executor into `n`, on n's device.
+void materialize_value(ir::Node& n, const ir::Value& v) {
+  if (n.device.is_cpu()) return materialize(n, v.storage, v.layout);
+  ir::Value dense = ir::to_contiguous(v, v.dtype);
+  size_t bytes = static_cast<size_t>(n.numel()) * dtype_size(n.dtype);
+  auto storage = rt::Storage::allocate(n.device, bytes);
+  if (bytes) rt::copy(*dense.storage, 0, *storage, 0, bytes);
+  materialize(n, std::move(storage), ir::Layout{ir::contiguous_strides(n.shape), 0});
+}
 
 std::string short_hash(const std::string& key) {
   char buf[20];
@@ -55,12 +64,26 @@ void run_group(const fuse::Group& g, const fuse::Partition& p, int index, const 
                    ir::op_name(g.nodes[0]->op));
     return;
   }
-  lower::Lowered low = lower::lower_group(g, p, index, g.nodes[0]->device);
-  std::string key = "cpu|" + cpu::target_id() + "|" + low.kernel.key();
+  Device device = g.nodes[0]->device;
+  lower::Lowered low = lower::lower_group(g, p, index, device);
+  bool gpu = device.is_cuda();
+  cuda::EmitOptions cuda_options;
+  std::string key;
+  if (gpu) {
+    cuda_options = cuda::options_for(low.kernel, low.args);
+    key = "cuda|" + cuda::target_id(device.index()) + (cuda_options.index32 ? "|i32|" : "|i64|") + low.kernel.key();
+  } else {
+    key = "cpu|" + cpu::target_id() + "|" + low.kernel.key();
+  }
   std::string name = "lf_" + short_hash(key);
   bool hit = false;
   auto entry = cache::global_cache().get_or_compile(
-      key, [&]() -> absl::StatusOr<std::shared_ptr<CompiledKernel>> { return cpu::compile(low.kernel, name); }, &hit);
+      key,
+      [&]() -> absl::StatusOr<std::shared_ptr<CompiledKernel>> {
+        if (gpu) return cuda::compile(low.kernel, name, cuda_options, device.index());
+        return cpu::compile(low.kernel, name);
+      },
+      &hit);
   if (hit) {
     ++stats.hits;
   } else {
@@ -88,7 +111,11 @@ void run_group(const fuse::Group& g, const fuse::Partition& p, int index, const 
     for (ir::Node* o : low.outputs) materialize_value(*o, ir::reference_eval(o));
     return;
   }
-  cpu::launch(static_cast<const cpu::CompiledKernel&>(*entry->kernel), low.kernel, low.args);
+  if (gpu) {
+    cuda::launch(static_cast<const cuda::CompiledKernel&>(*entry->kernel), low.kernel, low.args, device.index());
+  } else {
+    cpu::launch(static_cast<const cpu::CompiledKernel&>(*entry->kernel), low.kernel, low.args);
+  }
   ++stats.kernels_launched;
   stats.bytes_moved += static_cast<uint64_t>(low.bytes);
   for (size_t i = 0; i < low.outputs.size(); ++i) {

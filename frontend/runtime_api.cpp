@@ -67,6 +67,8 @@ void empty_cache() {
   rt::empty_cuda_cache();  // a no-op without CUDA
 }
 
+void device_synchronize(Device device) { rt::synchronize(device); }
+
 void set_fusion_enabled(bool enabled) { rt::mutable_config().fusion = enabled; }
 bool fusion_enabled() { return rt::config().fusion; }
 

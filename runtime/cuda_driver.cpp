@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "lazyfuse/types.h"
@@ -9,69 +11,87 @@
 namespace lf::rt {
 namespace {
 
-// The few Driver API entry points used so far, by their ABI names (cuda.h maps the public names
-// to these versioned symbols). Types are spelled out so that no CUDA header is needed to build.
-using CUresult = int;
-using CUdevice = int;
-struct Driver {
-  CUresult (*cuInit)(unsigned) = nullptr;
-  CUresult (*cuDriverGetVersion)(int*) = nullptr;
-  CUresult (*cuDeviceGetCount)(int*) = nullptr;
-  CUresult (*cuDeviceGet)(CUdevice*, int) = nullptr;
-  CUresult (*cuDeviceGetName)(char*, int, CUdevice) = nullptr;
-  CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice) = nullptr;
-  CUresult (*cuDeviceTotalMem)(size_t*, CUdevice) = nullptr;
-  CUresult (*cuGetErrorString)(CUresult, const char**) = nullptr;
-};
-
 // CUdevice_attribute values (cuda.h).
 constexpr int kAttrMultiprocessorCount = 16;
 constexpr int kAttrComputeCapabilityMajor = 75;
 constexpr int kAttrComputeCapabilityMinor = 76;
 
 template <typename F>
-bool bind(void* lib, F& fn, const char* name) {
+bool bind(void* lib, F& fn, const char* name, const char* fallback = nullptr) {
   fn = reinterpret_cast<F>(dlsym(lib, name));
+  if (!fn && fallback) fn = reinterpret_cast<F>(dlsym(lib, fallback));
   return fn != nullptr;
 }
 
-std::string error_text(const Driver& d, CUresult r) {
-  const char* s = nullptr;
-  if (d.cuGetErrorString && d.cuGetErrorString(r, &s) == 0 && s) return s;
-  return "CUresult " + std::to_string(r);
-}
+struct Loaded {
+  cu::Api api{};
+  CudaStatus status;
+};
 
-CudaStatus probe() {
-  CudaStatus st;
+Loaded load() {
+  Loaded out;
+  CudaStatus& st = out.status;
+  cu::Api& d = out.api;
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
     st.reason = "libcuda.so.1 not found (no NVIDIA driver on this machine)";
-    return st;
+    return out;
   }
-  Driver d;
-  bool ok = bind(lib, d.cuInit, "cuInit") && bind(lib, d.cuDriverGetVersion, "cuDriverGetVersion") &&
-            bind(lib, d.cuDeviceGetCount, "cuDeviceGetCount") && bind(lib, d.cuDeviceGet, "cuDeviceGet") &&
-            bind(lib, d.cuDeviceGetName, "cuDeviceGetName") &&
-            bind(lib, d.cuDeviceGetAttribute, "cuDeviceGetAttribute") &&
-            bind(lib, d.cuDeviceTotalMem, "cuDeviceTotalMem_v2") && bind(lib, d.cuGetErrorString, "cuGetErrorString");
-  if (!ok) {
-    st.reason = std::string("libcuda.so.1 lacks a Driver API entry point: ") + dlerror();
-    return st;
+  std::string missing;
+  auto need = [&](auto& fn, const char* name, const char* fallback = nullptr) {
+    if (!bind(lib, fn, name, fallback)) missing += std::string(missing.empty() ? "" : ", ") + name;
+  };
+  need(d.cuInit, "cuInit");
+  need(d.cuDriverGetVersion, "cuDriverGetVersion");
+  need(d.cuDeviceGetCount, "cuDeviceGetCount");
+  need(d.cuDeviceGet, "cuDeviceGet");
+  need(d.cuDeviceGetName, "cuDeviceGetName");
+  need(d.cuDeviceGetAttribute, "cuDeviceGetAttribute");
+  need(d.cuDeviceTotalMem, "cuDeviceTotalMem_v2");
+  need(d.cuGetErrorString, "cuGetErrorString");
+  need(d.cuGetErrorName, "cuGetErrorName");
+  need(d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  need(d.cuCtxSetCurrent, "cuCtxSetCurrent");
+  need(d.cuCtxSynchronize, "cuCtxSynchronize");
+  need(d.cuMemAlloc, "cuMemAlloc_v2");
+  need(d.cuMemFree, "cuMemFree_v2");
+  need(d.cuMemGetInfo, "cuMemGetInfo_v2");
+  need(d.cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+  need(d.cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+  need(d.cuMemcpyDtoD, "cuMemcpyDtoD_v2");
+  need(d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+  need(d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+  need(d.cuMemsetD8Async, "cuMemsetD8Async");
+  need(d.cuModuleLoadData, "cuModuleLoadData");
+  need(d.cuModuleGetFunction, "cuModuleGetFunction");
+  need(d.cuFuncSetAttribute, "cuFuncSetAttribute");
+  need(d.cuLaunchKernel, "cuLaunchKernel");
+  need(d.cuStreamCreate, "cuStreamCreate");
+  need(d.cuStreamSynchronize, "cuStreamSynchronize");
+  need(d.cuEventCreate, "cuEventCreate");
+  need(d.cuEventRecord, "cuEventRecord");
+  need(d.cuEventSynchronize, "cuEventSynchronize");
+  need(d.cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
+  if (!missing.empty()) {
+    st.reason = "libcuda.so.1 lacks Driver API entry points: " + missing;
+    return out;
   }
-  if (CUresult r = d.cuInit(0); r != 0) {
-    st.reason = "cuInit failed: " + error_text(d, r);
-    return st;
+  if (cu::CUresult r = d.cuInit(0); r != 0) {
+    const char* s = nullptr;
+    d.cuGetErrorString(r, &s);
+    st.reason = std::string("cuInit failed: ") + (s ? s : std::to_string(r));
+    return out;
   }
   d.cuDriverGetVersion(&st.driver_version);
   int count = 0;
-  if (CUresult r = d.cuDeviceGetCount(&count); r != 0 || count == 0) {
-    st.reason = r != 0 ? "cuDeviceGetCount failed: " + error_text(d, r) : "no CUDA device";
-    return st;
+  if (cu::CUresult r = d.cuDeviceGetCount(&count); r != 0 || count == 0) {
+    st.reason = r != 0 ? "cuDeviceGetCount failed" : "no CUDA device";
+    return out;
   }
   for (int i = 0; i < count; ++i) {
     CudaDeviceInfo info;
     info.index = i;
-    CUdevice dev;
+    cu::CUdevice dev;
     if (d.cuDeviceGet(&dev, i) != 0) continue;
     char name[256] = {};
     d.cuDeviceGetName(name, sizeof name, dev);
@@ -84,14 +104,63 @@ CudaStatus probe() {
   }
   st.available = !st.devices.empty();
   if (!st.available) st.reason = "no usable CUDA device";
-  return st;  // the library stays loaded for the process's lifetime
+  return out;  // the library stays loaded for the process's lifetime
+}
+
+const Loaded& loaded() {
+  static const Loaded l = load();
+  return l;
 }
 
 }  // namespace
 
-const CudaStatus& cuda_status() {
-  static const CudaStatus status = probe();
-  return status;
+const CudaStatus& cuda_status() { return loaded().status; }
+
+namespace cu {
+
+const Api& api() {
+  const Loaded& l = loaded();
+  if (!l.status.available) throw Error("CUDA is unavailable: " + l.status.reason);
+  return l.api;
 }
 
+std::string error_text(CUresult r) {
+  const Loaded& l = loaded();
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (l.api.cuGetErrorName) l.api.cuGetErrorName(r, &name);
+  if (l.api.cuGetErrorString) l.api.cuGetErrorString(r, &text);
+  return std::string(name ? name : "CUresult " + std::to_string(r)) + (text ? std::string(": ") + text : "");
+}
+
+void check(CUresult r, const std::string& call) {
+  if (r != 0) throw Error("CUDA driver call " + call + " failed: " + error_text(r));
+}
+
+DeviceContext& device_context(int device) {
+  static std::mutex mu;
+  static std::vector<std::unique_ptr<DeviceContext>> contexts;
+  const Api& d = api();
+  const CudaStatus& st = cuda_status();
+  if (device < 0 || device >= static_cast<int>(st.devices.size()))
+    throw Error("cuda:" + std::to_string(device) + " does not exist (" + std::to_string(st.devices.size()) +
+                " CUDA device(s))");
+  std::lock_guard<std::mutex> lock(mu);
+  if (contexts.size() < st.devices.size()) contexts.resize(st.devices.size());
+  auto& slot = contexts[device];
+  if (!slot) {
+    auto c = std::make_unique<DeviceContext>();
+    CUdevice dev;
+    LF_CU_CHECK(d.cuDeviceGet(&dev, device));
+    LF_CU_CHECK(d.cuDevicePrimaryCtxRetain(&c->ctx, dev));
+    LF_CU_CHECK(d.cuCtxSetCurrent(c->ctx));
+    LF_CU_CHECK(d.cuStreamCreate(&c->stream, /*CU_STREAM_NON_BLOCKING=*/1));
+    c->info = st.devices[device];
+    slot = std::move(c);
+  }
+  LF_CU_CHECK(d.cuCtxSetCurrent(slot->ctx));
+  return *slot;
+}
+
+}  // namespace cu
 }  // namespace lf::rt

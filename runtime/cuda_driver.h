@@ -1,7 +1,10 @@
 // The CUDA Driver API, loaded with dlopen at first use (libcuda.so.1), so one binary runs on a
-// machine with no GPU and reports CUDA as unavailable there instead of failing to load.
+// machine with no GPU and reports CUDA as unavailable there instead of failing to load. No CUDA
+// header is needed to build: the few types used are declared here with the driver's ABI.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,4 +28,75 @@ struct CudaStatus {
 // Loads the driver and queries the devices once; later calls return the same answer.
 const CudaStatus& cuda_status();
 
+namespace cu {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st*;
+using CUmodule = struct CUmod_st*;
+using CUfunction = struct CUfunc_st*;
+using CUstream = struct CUstream_st*;
+using CUevent = struct CUevent_st*;
+
+// Entry points by their ABI names (cuda.h maps cuMemAlloc to cuMemAlloc_v2, and so on).
+struct Api {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDriverGetVersion)(int*);
+  CUresult (*cuDeviceGetCount)(int*);
+  CUresult (*cuDeviceGet)(CUdevice*, int);
+  CUresult (*cuDeviceGetName)(char*, int, CUdevice);
+  CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice);
+  CUresult (*cuDeviceTotalMem)(size_t*, CUdevice);
+  CUresult (*cuGetErrorString)(CUresult, const char**);
+  CUresult (*cuGetErrorName)(CUresult, const char**);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxSynchronize)();
+  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemGetInfo)(size_t*, size_t*);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);
+  CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
+  CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream);
+  CUresult (*cuMemcpyDtoHAsync)(void*, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+  CUresult (*cuModuleLoadData)(CUmodule*, const void*);
+  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             CUstream, void**, void**);
+  CUresult (*cuStreamCreate)(CUstream*, unsigned);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuEventCreate)(CUevent*, unsigned);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
+};
+
+// The loaded driver; throws lf::Error saying why when CUDA is unavailable.
+const Api& api();
+
+// Throws lf::Error naming the call and the driver's error ("cuMemAlloc(1048576 bytes):
+// CUDA_ERROR_OUT_OF_MEMORY: out of memory") when r is not CUDA_SUCCESS.
+void check(CUresult r, const std::string& call);
+std::string error_text(CUresult r);
+inline constexpr CUresult kOutOfMemory = 2;
+
+// Device attribute numbers (cuda.h's CUdevice_attribute).
+inline constexpr int kAttrMaxSharedPerBlockOptin = 97;
+
+// The primary context of `device`, made current on the calling thread, and the stream all of
+// LazyFuse's work on that device is ordered on.
+struct DeviceContext {
+  CUcontext ctx = nullptr;
+  CUstream stream = nullptr;
+  CudaDeviceInfo info;
+};
+DeviceContext& device_context(int device);
+
+}  // namespace cu
 }  // namespace lf::rt
+
+#define LF_CU_CHECK(call) ::lf::rt::cu::check((call), #call)

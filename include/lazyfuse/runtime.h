@@ -14,6 +14,11 @@ bool cuda_available();
 
 void sync();  // materializes every pending value still held by a Tensor (of this thread's trace)
 
+// Waits until the work queued on `device` has finished. Kernels on a GPU run asynchronously: sync()
+// queues them and returns; reads wait by themselves. For timing, and before handing device memory
+// to other code.
+void device_synchronize(Device device = default_device());
+
 // Fusion on (the default) or off: off runs every op as its own kernel, for comparisons and
 // debugging. Starts as LAZYFUSE_FUSION says.
 void set_fusion_enabled(bool enabled);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <lazyfuse/lazyfuse.h>
 
 TEST(CudaDriver, ReportsAvailabilityWithoutFailingToLoad) {
@@ -22,8 +24,8 @@ TEST(CudaDriver, ReportsAvailabilityWithoutFailingToLoad) {
   }
 }
 
-TEST(CudaDriver, DefaultDeviceIsCpuUntilTheCudaBackendExists) {
-  // The driver may be present, but no CUDA backend runs kernels yet: the default stays the CPU.
-  EXPECT_TRUE(lf::default_device().is_cpu());
-  EXPECT_FALSE(lf::cuda_available());
+TEST(CudaDriver, DefaultDeviceIsCudaExactlyWhenAGpuIsThere) {
+  if (std::getenv("LAZYFUSE_DEVICE")) GTEST_SKIP() << "LAZYFUSE_DEVICE overrides the default";
+  EXPECT_EQ(lf::cuda_available(), lf::rt::cuda_status().available);
+  EXPECT_EQ(lf::default_device().is_cuda(), lf::cuda_available());
 }

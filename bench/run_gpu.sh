@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# One call on the GPU machine does everything (../shared/GPU.md): the test suites on the GPU (the
+# default device is CUDA there, so every fused-vs-reference test runs through the CUDA backend),
+# PyTorch's baselines and copy bandwidth, then LazyFuse's GPU benchmark. Logs go to $OUT.
+#   bench/run_gpu.sh CARRY_DIR     (CARRY_DIR holds the binaries and their libraries, see
+#                                   bench/pack_gpu.sh)
+set -uo pipefail
+dir=${1:-carry/gpu}
+out=${OUT:-/tmp/lazyfuse-gpu}
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+status=0
+for t in runtime_tests codegen_tests frontend_tests; do
+  echo "== $t"
+  timeout 300 "$dir/$t" --gtest_brief=1 >"$out/$t.log" 2>&1
+  rc=$?
+  tail -n 25 "$out/$t.log"
+  [ $rc -eq 0 ] || status=1
+done
+echo "== PyTorch baselines"
+PYTHONUNBUFFERED=1 timeout 300 python3 bench/torch_baseline.py 2>&1 | tee "$out/torch.log" | grep -v '^csv_torch'
+bw=$(sed -n 's/^COPY_GBPS=//p' "$out/torch.log")
+echo "== LazyFuse GPU benchmark (copy bandwidth ${bw:-3020} GB/s)"
+timeout 300 "$dir/lazyfuse-bench-gpu" "${bw:-3020}" 2>&1 | tee "$out/bench.log" | grep -v '^csv,'
+exit $status

@@ -1,0 +1,212 @@
+#include "codegen/cuda_backend.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/storage.h"
+
+namespace lf::cuda {
+namespace {
+
+// NVRTC, loaded at first use like the driver.
+using nvrtcResult = int;
+using nvrtcProgram = struct _nvrtcProgram*;
+struct Nvrtc {
+  nvrtcResult (*nvrtcVersion)(int*, int*);
+  nvrtcResult (*nvrtcCreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*, const char* const*);
+  nvrtcResult (*nvrtcCompileProgram)(nvrtcProgram, int, const char* const*);
+  nvrtcResult (*nvrtcGetProgramLogSize)(nvrtcProgram, size_t*);
+  nvrtcResult (*nvrtcGetProgramLog)(nvrtcProgram, char*);
+  nvrtcResult (*nvrtcGetCUBINSize)(nvrtcProgram, size_t*);
+  nvrtcResult (*nvrtcGetCUBIN)(nvrtcProgram, char*);
+  nvrtcResult (*nvrtcDestroyProgram)(nvrtcProgram*);
+  const char* (*nvrtcGetErrorString)(nvrtcResult);
+  int major = 0, minor = 0;
+  std::string error;  // why NVRTC is unusable, when it is
+};
+
+const Nvrtc& nvrtc() {
+  static const Nvrtc n = [] {
+    Nvrtc n{};
+    void* lib = nullptr;
+    for (const char* name : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so.13"}) {
+      lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (lib) break;
+    }
+    if (!lib) {
+      n.error = "libnvrtc.so not found (install the CUDA toolkit's NVRTC)";
+      return n;
+    }
+    bool ok = true;
+    auto bind = [&](auto& fn, const char* sym) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, sym));
+      ok &= fn != nullptr;
+    };
+    bind(n.nvrtcVersion, "nvrtcVersion");
+    bind(n.nvrtcCreateProgram, "nvrtcCreateProgram");
+    bind(n.nvrtcCompileProgram, "nvrtcCompileProgram");
+    bind(n.nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize");
+    bind(n.nvrtcGetProgramLog, "nvrtcGetProgramLog");
+    bind(n.nvrtcGetCUBINSize, "nvrtcGetCUBINSize");
+    bind(n.nvrtcGetCUBIN, "nvrtcGetCUBIN");
+    bind(n.nvrtcDestroyProgram, "nvrtcDestroyProgram");
+    bind(n.nvrtcGetErrorString, "nvrtcGetErrorString");
+    if (!ok) {
+      n.error = "libnvrtc lacks an entry point";
+      return n;
+    }
+    n.nvrtcVersion(&n.major, &n.minor);
+    return n;
+  }();
+  return n;
+}
+
+absl::Status nvrtc_check(nvrtcResult r, const char* call) {
+  if (r == 0) return absl::OkStatus();
+  return absl::InternalError(std::string(call) + " failed: " + nvrtc().nvrtcGetErrorString(r));
+}
+
+#define LF_NVRTC_RETURN_IF_ERROR(call)                   \
+  do {                                                   \
+    absl::Status s_ = nvrtc_check((call), #call);        \
+    if (!s_.ok()) return s_;                             \
+  } while (0)
+
+// Source -> cubin for `arch`; the compiler's log goes to *log.
+absl::StatusOr<std::vector<char>> nvrtc_compile(const std::string& source, const std::string& name,
+                                               const std::string& arch, std::string* log) {
+  const Nvrtc& n = nvrtc();
+  if (!n.error.empty()) return absl::UnavailableError(n.error);
+  std::string arch_flag = "--gpu-architecture=" + arch;
+  const char* opts[] = {arch_flag.c_str(), "-std=c++17", "-default-device", "--restrict"};
+  nvrtcProgram prog = nullptr;
+  LF_NVRTC_RETURN_IF_ERROR(n.nvrtcCreateProgram(&prog, source.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr));
+  nvrtcResult compiled = n.nvrtcCompileProgram(prog, 4, opts);
+  size_t log_size = 0;
+  n.nvrtcGetProgramLogSize(prog, &log_size);
+  log->assign(log_size, '\0');
+  if (log_size) n.nvrtcGetProgramLog(prog, log->data());
+  while (!log->empty() && (log->back() == '\0' || log->back() == '\n')) log->pop_back();
+  if (compiled != 0) {
+    n.nvrtcDestroyProgram(&prog);
+    return absl::InternalError("NVRTC could not compile " + name + ": " + n.nvrtcGetErrorString(compiled) + "\n" + *log);
+  }
+  size_t cubin_size = 0;
+  LF_NVRTC_RETURN_IF_ERROR(n.nvrtcGetCUBINSize(prog, &cubin_size));
+  std::vector<char> cubin(cubin_size);
+  LF_NVRTC_RETURN_IF_ERROR(n.nvrtcGetCUBIN(prog, cubin.data()));
+  n.nvrtcDestroyProgram(&prog);
+  return cubin;
+}
+
+}  // namespace
+
+absl::Status check_compiles(const std::string& source, const std::string& name, const std::string& arch) {
+  std::string log;
+  auto cubin = nvrtc_compile(source, name, arch, &log);
+  return cubin.ok() ? absl::OkStatus() : cubin.status();
+}
+
+EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args) {
+  // 32-bit index math when every offset an operand can reach fits.
+  int64_t rank = static_cast<int64_t>(args.sizes.size());
+  bool fits = args.rows() * args.inner_numel() < INT32_MAX;
+  for (size_t o = 0; o < kernel.operands.size() && fits; ++o) {
+    int64_t reach = args.offsets[o];
+    for (int64_t d = 0; d < rank; ++d) reach += std::max<int64_t>(args.sizes[d] - 1, 0) * std::abs(args.strides[o * rank + d]);
+    fits = reach < INT32_MAX;
+  }
+  return EmitOptions{fits};
+}
+
+std::string target_id(int device) {
+  const auto& info = rt::cu::device_context(device).info;
+  return "sm_" + std::to_string(info.sm_major) + std::to_string(info.sm_minor) + "/nvrtc" +
+         std::to_string(nvrtc().major) + "." + std::to_string(nvrtc().minor) + "/driver" +
+         std::to_string(rt::cuda_status().driver_version);
+}
+
+absl::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name,
+                                                        const EmitOptions& options, int device) {
+  auto start = std::chrono::steady_clock::now();
+  const Nvrtc& n = nvrtc();
+  if (!n.error.empty()) return absl::UnavailableError(n.error);
+  auto out = std::make_shared<CompiledKernel>();
+  out->name = name;
+  try {
+    out->source = emit_cuda(kernel, name, options);
+  } catch (const std::exception& e) {
+    return absl::InternalError(e.what());
+  }
+  rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
+  std::string arch = "sm_" + std::to_string(ctx.info.sm_major) + std::to_string(ctx.info.sm_minor);
+  auto cubin = nvrtc_compile(out->source, name, arch, &out->log);
+  if (!cubin.ok()) return cubin.status();
+  const rt::cu::Api& cu = rt::cu::api();
+  rt::cu::CUmodule module = nullptr;
+  rt::cu::CUfunction fn = nullptr;
+  if (rt::cu::CUresult r = cu.cuModuleLoadData(&module, cubin->data()); r != 0)
+    return absl::InternalError("cuModuleLoadData(" + name + "): " + rt::cu::error_text(r));
+  if (rt::cu::CUresult r = cu.cuModuleGetFunction(&fn, module, name.c_str()); r != 0)
+    return absl::InternalError("cuModuleGetFunction(" + name + "): " + rt::cu::error_text(r));
+  out->module = module;
+  out->function = fn;
+  out->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args, int device) {
+  int64_t rows = args.rows();
+  int64_t inner = args.inner_numel();
+  if (rows == 0 || (!kernel.row && inner == 0)) return;
+  rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
+  const rt::cu::Api& cu = rt::cu::api();
+  std::vector<int64_t> meta = kir::pack_meta(kernel, args);
+  if (meta.empty()) meta.push_back(0);
+  std::vector<void*> ptrs = args.pointers;
+  if (ptrs.empty()) ptrs.push_back(nullptr);
+  struct Scratch {
+    void* partial = nullptr;
+    void* partial_index = nullptr;
+    unsigned* counters = nullptr;
+  } scratch;
+  int64_t sms = ctx.info.multiprocessors;
+  unsigned grid_x, grid_y = 1;
+  std::shared_ptr<rt::Storage> partial, partial_index, counters;
+  if (!kernel.row) {
+    int64_t blocks = (rows * inner + kBlockThreads - 1) / kBlockThreads;
+    grid_x = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, sms * 32));
+  } else {
+    grid_x = static_cast<unsigned>(std::clamp<int64_t>(rows, 1, sms * 32));
+    // Few long rows: split each row over blocks so that every SM has work.
+    if (can_split_rows(kernel) && rows < 2 * sms && inner >= 32 * kBlockThreads) {
+      int64_t segs = std::min<int64_t>((4 * sms + rows - 1) / rows, inner / (16 * kBlockThreads));
+      grid_y = static_cast<unsigned>(std::clamp<int64_t>(segs, 1, 65535));
+    }
+    if (grid_y > 1) {
+      Device dev = Device::cuda(device);
+      size_t parts = static_cast<size_t>(rows) * grid_y;
+      partial = rt::Storage::allocate(dev, parts * 8);
+      partial_index = rt::Storage::allocate(dev, parts * 8);
+      counters = rt::Storage::allocate(dev, static_cast<size_t>(rows) * sizeof(unsigned));
+      LF_CU_CHECK(cu.cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(counters->data()), 0,
+                                     static_cast<size_t>(rows) * sizeof(unsigned), ctx.stream));
+      scratch = {partial->data(), partial_index->data(), static_cast<unsigned*>(counters->data())};
+    }
+  }
+  void* params[] = {meta.data(), ptrs.data(), &scratch};
+  LF_CU_CHECK(cu.cuLaunchKernel(static_cast<rt::cu::CUfunction>(compiled.function), grid_x, grid_y, 1,
+                                kBlockThreads, 1, 1, 0, ctx.stream, params, nullptr));
+  // Scratch blocks go back to the allocator now: all work on this device is ordered on one
+  // stream, so a later use of the same block runs after this kernel.
+}
+
+}  // namespace lf::cuda

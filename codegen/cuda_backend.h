@@ -1,0 +1,36 @@
+// The CUDA backend: kernel IR -> CUDA C (cuda_emit) -> NVRTC (dlopen'd libnvrtc) -> cubin for the
+// device's own architecture -> module and function through the Driver API -> launches on the
+// device's stream, asynchronous (only sync points wait). This header shows no CUDA types.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "codegen/compiled.h"
+#include "codegen/cuda_emit.h"
+#include "codegen/kernel_ir.h"
+
+namespace lf::cuda {
+
+struct CompiledKernel : lf::CompiledKernel {
+  void* function = nullptr;  // CUfunction
+  void* module = nullptr;    // CUmodule (kept loaded for the process's lifetime)
+};
+
+// Options that change the generated code for these launch arguments (part of the cache key).
+EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args);
+
+absl::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name,
+                                                        const EmitOptions& options, int device);
+
+// Compiles CUDA source with NVRTC for `arch` (e.g. "sm_90") without loading it: works on a
+// machine with NVRTC but no GPU, which is how the tests check generated code without one.
+absl::Status check_compiles(const std::string& source, const std::string& name, const std::string& arch);
+
+// "sm_90/nvrtc13.0/driver13000": what the cubin depends on besides the IR.
+std::string target_id(int device);
+
+void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args, int device);
+
+}  // namespace lf::cuda
