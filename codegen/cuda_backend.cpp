@@ -115,7 +115,15 @@ absl::Status check_compiles(const std::string& source, const std::string& name, 
   return cubin.ok() ? absl::OkStatus() : cubin.status();
 }
 
-EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args) {
+namespace {
+// Few long rows: each row is split over several blocks so that every SM has work.
+bool will_split(const kir::Kernel& kernel, const kir::LaunchArgs& args, int64_t sms) {
+  return can_split_rows(kernel) && args.rows() < 2 * sms && args.inner_numel() >= 32 * kBlockThreads;
+}
+}  // namespace
+
+EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, int device) {
+  int64_t sms = rt::cu::device_context(device).info.multiprocessors;
   // 32-bit index math when every offset an operand can reach fits.
   int64_t rank = static_cast<int64_t>(args.sizes.size());
   bool fits = args.rows() * args.inner_numel() < INT32_MAX;
@@ -124,7 +132,33 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args) 
     for (int64_t d = 0; d < rank; ++d) reach += std::max<int64_t>(args.sizes[d] - 1, 0) * std::abs(args.strides[o * rank + d]);
     fits = reach < INT32_MAX;
   }
-  return EmitOptions{fits};
+  EmitOptions opt;
+  opt.index32 = fits;
+  if (!kernel.row) {
+    // 16-byte vectors along rows: 4-byte operands, contiguous or broadcast along the row, aligned
+    // at every row start; outputs are contiguous by construction.
+    int64_t cols = args.sizes.back();
+    bool vec = cols % 4 == 0;
+    for (size_t o = 0; o < kernel.operands.size() && vec; ++o) {
+      const kir::Operand& op = kernel.operands[o];
+      kir::StrideClass inner_class = op.strides.back();
+      if (inner_class == kir::StrideClass::Any) vec = false;
+      if (op.kind == kir::Operand::Kind::Index || inner_class == kir::StrideClass::Zero) continue;
+      if (dtype_size(op.dtype) != 4 || reinterpret_cast<uintptr_t>(args.pointers[o]) % 16 != 0) vec = false;
+      if (args.offsets[o] % 4 != 0) vec = false;
+      for (int64_t d = 0; d + 1 < rank; ++d)
+        if (args.strides[o * rank + d] % 4 != 0) vec = false;
+    }
+    opt.vec4 = vec;
+  }
+  // Rows short enough to sit in registers, unless the launch will split rows over blocks.
+  int64_t inner = args.inner_numel();
+  if (kernel.row && !will_split(kernel, args, sms) && inner <= 32 * kBlockThreads) {
+    int k = 1;
+    while (k * kBlockThreads < inner) k *= 2;
+    opt.row_cache = k;
+  }
+  return opt;
 }
 
 std::string target_id(int device) {
@@ -163,7 +197,8 @@ absl::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kerne
   return out;
 }
 
-void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args, int device) {
+void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args,
+            const EmitOptions& options, int device) {
   int64_t rows = args.rows();
   int64_t inner = args.inner_numel();
   if (rows == 0 || (!kernel.row && inner == 0)) return;
@@ -182,13 +217,13 @@ void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir
   unsigned grid_x, grid_y = 1;
   std::shared_ptr<rt::Storage> partial, partial_index, counters;
   if (!kernel.row) {
-    int64_t blocks = (rows * inner + kBlockThreads - 1) / kBlockThreads;
+    int64_t per_thread = options.vec4 ? 4 : 1;
+    int64_t blocks = (rows * inner / per_thread + kBlockThreads - 1) / kBlockThreads;
     grid_x = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, sms * 32));
   } else {
     grid_x = static_cast<unsigned>(std::clamp<int64_t>(rows, 1, sms * 32));
-    // Few long rows: split each row over blocks so that every SM has work.
-    if (can_split_rows(kernel) && rows < 2 * sms && inner >= 32 * kBlockThreads) {
-      int64_t segs = std::min<int64_t>((4 * sms + rows - 1) / rows, inner / (16 * kBlockThreads));
+    if (will_split(kernel, args, sms)) {
+      int64_t segs = std::min<int64_t>((8 * sms + rows - 1) / rows, inner / (16 * kBlockThreads));
       grid_y = static_cast<unsigned>(std::clamp<int64_t>(segs, 1, 65535));
     }
     if (grid_y > 1) {

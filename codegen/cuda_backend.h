@@ -19,7 +19,7 @@ struct CompiledKernel : lf::CompiledKernel {
 };
 
 // Options that change the generated code for these launch arguments (part of the cache key).
-EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args);
+EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, int device);
 
 absl::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name,
                                                         const EmitOptions& options, int device);
@@ -31,6 +31,7 @@ absl::Status check_compiles(const std::string& source, const std::string& name, 
 // "sm_90/nvrtc13.0/driver13000": what the cubin depends on besides the IR.
 std::string target_id(int device);
 
-void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args, int device);
+void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args,
+            const EmitOptions& options, int device);
 
 }  // namespace lf::cuda

@@ -183,6 +183,23 @@ class Emitter {
 
   std::string v(int i) const { return "v" + std::to_string(i); }
 
+  bool cached(int slot) const { return opt_.row_cache > 0 && slot < static_cast<int>(cache_.size()) && cache_[slot]; }
+
+  // Opens the loop over this thread's elements of the row: registers-cached rows walk k_ over the
+  // thread's row_cache slots (unrolled, so the cache stays in registers); others stride over [lo, hi).
+  void open_row_loop(const std::string& lo, const std::string& hi, const std::string& indent) {
+    if (opt_.row_cache > 0) {
+      os_ << indent << "#pragma unroll\n";
+      os_ << indent << "for (int k_ = 0; k_ < " << opt_.row_cache << "; ++k_) {\n";
+      os_ << indent << "  const i64 j64 = (i64)threadIdx.x + (i64)k_ * " << kBlockThreads << ";\n";
+      os_ << indent << "  if (j64 >= " << hi << ") break;\n";
+    } else {
+      os_ << indent << "#pragma unroll 4\n";
+      os_ << indent << "for (i64 j64 = " << lo << " + threadIdx.x; j64 < " << hi << "; j64 += blockDim.x) {\n";
+    }
+    os_ << indent << "  const " << idx_ << " j = (" << idx_ << ")j64;\n";
+  }
+
   std::string load(int slot, const std::string& off, DType d) {
     std::string x = "p" + std::to_string(slot) + "[" + off + "]";
     switch (d) {
@@ -213,8 +230,8 @@ class Emitter {
     if (to == DType::Bool) return "(" + x + " != 0)";
     std::string r;
     if (is_floating(from) && !is_floating(to)) {
-      // cvt.rzi saturates and maps NaN to 0, as wanted.
-      r = std::string("((") + ctype(to) + ")(" + x + "))";
+      // cvt.rzi saturates out-of-range values; NaN must give 0 (the hardware gives INT_MIN).
+      r = std::string("([&]{ auto f_ = ") + x + "; return f_ != f_ ? (" + ctype(to) + ")0 : (" + ctype(to) + ")f_; }())";
     } else {
       r = std::string("((") + ctype(to) + ")(" + x + "))";
     }
@@ -333,7 +350,11 @@ class Emitter {
   std::string compute(int i, const std::string& prefix) {
     const Instr& in = k_.instrs[i];
     switch (in.kind) {
-      case InstrKind::Load: return load(in.slot, prefix + std::to_string(in.slot), in.dtype);
+      case InstrKind::Load:
+        if (prefix == "e" && cached(in.slot)) return "c" + std::to_string(in.slot) + "[k_]";
+        if (prefix == "e" && vec_lane_ && k_.operands[in.slot].strides[rank_ - 1] == kir::StrideClass::Unit)
+          return "L" + std::to_string(in.slot) + "[u_]";
+        return load(in.slot, prefix + std::to_string(in.slot), in.dtype);
       case InstrKind::Param: {
         std::string q = "q" + std::to_string(in.slot);
         if (k_.params[in.slot] == kir::ParamKind::Float) return convert("__longlong_as_double(" + q + ")", DType::Float64, in.dtype);
@@ -395,6 +416,7 @@ class Emitter {
   // ---- pointwise
 
   void emit_pointwise_kernel() {
+    if (opt_.vec4) return emit_pointwise_vec4();
     std::string cols = size(rank_ - 1);
     os_ << "  " << idx_ << " rows = 1";
     for (int d = 0; d < k_.outer_rank; ++d) os_ << " * " << size(d);
@@ -416,6 +438,56 @@ class Emitter {
     emit_element_values(roots, "    ");
     for (const kir::Output& o : k_.outputs)
       os_ << "    " << store(o.slot, "e" + std::to_string(o.slot), k_.operands[o.slot].dtype, v(o.instr)) << "\n";
+    os_ << "  }\n";
+  }
+
+  static const char* vec_type(DType d) { return d == DType::Int32 ? "int4" : "float4"; }
+
+  // Four consecutive elements per thread: one 16-byte load per contiguous input, the element code
+  // four times (with the four loaded values), one 16-byte store per output.
+  void emit_pointwise_vec4() {
+    std::string cols = size(rank_ - 1);
+    os_ << "  " << idx_ << " rows = 1";
+    for (int d = 0; d < k_.outer_rank; ++d) os_ << " * " << size(d);
+    os_ << ";\n";
+    os_ << "  const " << idx_ << " cols4 = " << cols << " / 4;\n";
+    os_ << "  const " << idx_ << " total = rows * cols4;\n";
+    os_ << "  for (i64 t64 = (i64)blockIdx.x * blockDim.x + threadIdx.x; t64 < total; t64 += (i64)gridDim.x * blockDim.x) {\n";
+    os_ << "    const " << idx_ << " t = (" << idx_ << ")t64;\n";
+    if (k_.outer_rank == 0) {
+      os_ << "    const " << idx_ << " row = 0, col = t * 4;\n";
+    } else {
+      os_ << "    const " << idx_ << " row = t / cols4, col = (t - row * cols4) * 4;\n";
+    }
+    emit_row_bases("row", "    ");
+    int inner_dim = rank_ - 1;
+    auto unit = [&](size_t o) { return k_.operands[o].strides[inner_dim] == kir::StrideClass::Unit; };
+    for (size_t o = 0; o < k_.operands.size(); ++o) {
+      os_ << "    const " << idx_ << " eb" << o << " = b" << o << (unit(o) ? " + col" : "") << ";\n";
+      if (k_.operands[o].kind == kir::Operand::Kind::Input && unit(o)) {
+        DType d = k_.operands[o].dtype;
+        os_ << "    const " << vec_type(d) << " L" << o << "v = *(const " << vec_type(d) << "*)(p" << o << " + eb" << o << ");\n";
+        os_ << "    const " << ctype(d) << " L" << o << "[4] = {L" << o << "v.x, L" << o << "v.y, L" << o << "v.z, L" << o << "v.w};\n";
+      }
+    }
+    std::vector<int> roots;
+    for (const kir::Output& o : k_.outputs) roots.push_back(o.instr);
+    for (const kir::Output& o : k_.outputs) os_ << "    " << ctype(k_.operands[o.slot].dtype) << " R" << o.slot << "[4];\n";
+    row_done_.assign(k_.instrs.size(), false);
+    vec_lane_ = true;
+    os_ << "    #pragma unroll\n";
+    os_ << "    for (int u_ = 0; u_ < 4; ++u_) {\n";
+    for (size_t o = 0; o < k_.operands.size(); ++o)
+      os_ << "      const " << idx_ << " e" << o << " = eb" << o << (unit(o) ? " + u_" : "") << ";\n";
+    emit_element_values(roots, "      ");
+    for (const kir::Output& o : k_.outputs) os_ << "      R" << o.slot << "[u_] = " << v(o.instr) << ";\n";
+    os_ << "    }\n";
+    vec_lane_ = false;
+    for (const kir::Output& o : k_.outputs) {
+      const char* vt = vec_type(k_.operands[o.slot].dtype);
+      os_ << "    *(" << vt << "*)(p" << o.slot << " + eb" << o.slot << ") = make_" << vt << "(R" << o.slot << "[0], R"
+          << o.slot << "[1], R" << o.slot << "[2], R" << o.slot << "[3]);\n";
+    }
     os_ << "  }\n";
   }
 
@@ -481,7 +553,7 @@ class Emitter {
       os_ << indent << "  " << acc << " = " << combine(in, src, acc, "x_") << ";\n";
     }
     os_ << indent << "}\n";
-    os_ << indent << "if ((threadIdx.x & 31) == 0) { red_v[threadIdx.x >> 5] = (double)0; ((" << t << "*)red_v)[threadIdx.x >> 5] = " << acc << ";"
+    os_ << indent << "if ((threadIdx.x & 31) == 0) { ((" << t << "*)red_v)[threadIdx.x >> 5] = " << acc << ";"
         << (arg ? " red_i[threadIdx.x >> 5] = " + acc_i + ";" : "") << " }\n";
     os_ << indent << "__syncthreads();\n";
     os_ << indent << "if (threadIdx.x < 32) {\n";
@@ -503,6 +575,28 @@ class Emitter {
     os_ << indent << "__syncthreads();\n";
   }
 
+  // Loads this thread's elements of every per-element input of the row into registers, once.
+  void emit_row_cache(const std::string& indent) {
+    cache_.assign(k_.operands.size(), false);
+    std::vector<DType> types(k_.operands.size());
+    for (const Instr& in : k_.instrs) {
+      if (in.kind != InstrKind::Load || in.row) continue;
+      cache_[in.slot] = true;
+      types[in.slot] = in.dtype;
+    }
+    for (size_t o = 0; o < cache_.size(); ++o)
+      if (cache_[o]) os_ << indent << ctype(types[o]) << " c" << o << "[" << opt_.row_cache << "];\n";
+    os_ << indent << "#pragma unroll\n";
+    os_ << indent << "for (int k_ = 0; k_ < " << opt_.row_cache << "; ++k_) {\n";
+    os_ << indent << "  const i64 j64 = (i64)threadIdx.x + (i64)k_ * " << kBlockThreads << ";\n";
+    os_ << indent << "  if (j64 >= inner) break;\n";
+    os_ << indent << "  const " << idx_ << " j = (" << idx_ << ")j64;\n";
+    emit_element_offsets("j", indent + "  ");
+    for (size_t o = 0; o < cache_.size(); ++o)
+      if (cache_[o]) os_ << indent << "  c" << o << "[k_] = " << load(static_cast<int>(o), "e" + std::to_string(o), types[o]) << ";\n";
+    os_ << indent << "}\n";
+  }
+
   void emit_row_kernel() {
     os_ << "  __shared__ double red_v[" << kBlockThreads / 32 << "];\n";
     os_ << "  __shared__ i64 red_i[" << kBlockThreads / 32 << "];\n";
@@ -520,6 +614,7 @@ class Emitter {
     std::string in4 = "    ";
     emit_row_bases("row", in4);
     row_done_.assign(k_.instrs.size(), false);
+    if (opt_.row_cache > 0) emit_row_cache(in4);
     for (size_t i = 0; i < k_.instrs.size(); ++i) {
       const Instr& in = k_.instrs[i];
       if (in.kind != InstrKind::Reduce) continue;
@@ -530,8 +625,7 @@ class Emitter {
       emit_row_values({in.args[0]}, in4);
       os_ << in4 << ctype(src) << " " << acc << " = " << c.init << ";\n";
       if (arg) os_ << in4 << "i64 " << acc_i << " = 0;\n";
-      os_ << in4 << "for (i64 j64 = seg_lo + threadIdx.x; j64 < seg_hi; j64 += blockDim.x) {\n";
-      os_ << in4 << "  const " << idx_ << " j = (" << idx_ << ")j64;\n";
+      open_row_loop("seg_lo", "seg_hi", in4);
       emit_element_offsets("j", in4 + "  ");
       emit_element_values({in.args[0]}, in4 + "  ");
       if (arg) {
@@ -578,8 +672,7 @@ class Emitter {
     for (const kir::Output& o : k_.outputs) (k_.instrs[o.instr].row ? row_roots : elem_roots).push_back(o.instr);
     if (!elem_roots.empty()) {
       emit_row_values(elem_roots, in4);
-      os_ << in4 << "for (i64 j64 = threadIdx.x; j64 < inner; j64 += blockDim.x) {\n";
-      os_ << in4 << "  const " << idx_ << " j = (" << idx_ << ")j64;\n";
+      open_row_loop("0", "inner", in4);
       emit_element_offsets("j", in4 + "  ");
       emit_element_values(elem_roots, in4 + "  ");
       for (const kir::Output& o : k_.outputs)
@@ -606,6 +699,8 @@ class Emitter {
   std::string idx_;
   std::ostringstream os_;
   std::vector<bool> row_done_;
+  std::vector<bool> cache_;  // operands held in registers (row_cache)
+  bool vec_lane_ = false;    // emitting one of the 4 lanes of a vec4 pointwise kernel
 };
 
 }  // namespace

@@ -18,6 +18,14 @@ inline constexpr int kBlockThreads = 256;
 
 struct EmitOptions {
   bool index32 = true;  // every extent and offset fits int32: cheaper index math
+  // Row kernels: when > 0, each thread keeps its row_cache elements of every per-element input in
+  // registers (rows up to row_cache * kBlockThreads long), so each pass after the first reads
+  // registers instead of memory: one trip through memory per row.
+  int row_cache = 0;
+  // Pointwise kernels: each thread handles 4 consecutive elements of a row with 16-byte loads and
+  // stores (every per-element operand is 4 bytes wide, contiguous along the row and 16-byte
+  // aligned at each row start; rows a multiple of 4 long). Chosen by the host per launch.
+  bool vec4 = false;
 };
 
 std::string emit_cuda(const kir::Kernel& kernel, const std::string& name, const EmitOptions& options);

@@ -70,8 +70,9 @@ void run_group(const fuse::Group& g, const fuse::Partition& p, int index, const 
   cuda::EmitOptions cuda_options;
   std::string key;
   if (gpu) {
-    cuda_options = cuda::options_for(low.kernel, low.args);
-    key = "cuda|" + cuda::target_id(device.index()) + (cuda_options.index32 ? "|i32|" : "|i64|") + low.kernel.key();
+    cuda_options = cuda::options_for(low.kernel, low.args, device.index());
+    key = "cuda|" + cuda::target_id(device.index()) + (cuda_options.index32 ? "|i32" : "|i64") + "|rc" +
+          std::to_string(cuda_options.row_cache) + (cuda_options.vec4 ? "|v4|" : "|v1|") + low.kernel.key();
   } else {
     key = "cpu|" + cpu::target_id() + "|" + low.kernel.key();
   }
@@ -112,7 +113,8 @@ void run_group(const fuse::Group& g, const fuse::Partition& p, int index, const 
     return;
   }
   if (gpu) {
-    cuda::launch(static_cast<const cuda::CompiledKernel&>(*entry->kernel), low.kernel, low.args, device.index());
+    cuda::launch(static_cast<const cuda::CompiledKernel&>(*entry->kernel), low.kernel, low.args, cuda_options,
+                 device.index());
   } else {
     cpu::launch(static_cast<const cpu::CompiledKernel&>(*entry->kernel), low.kernel, low.args);
   }

@@ -234,6 +234,25 @@ struct Builder {
         return;
       }
       cut(CutReason::kDifferentReduction);
+    } else if (fusion && !computed(source)) {
+      // A reduction of a buffer or generator may join a recent group over the same rows (mean
+      // and std of one x: one pass instead of two). It adds no dependency, so no cycle.
+      for (int gi = static_cast<int>(groups.size()) - 1; gi >= 0 && gi >= static_cast<int>(groups.size()) - 8; --gi) {
+        Group& g = groups[gi];
+        bool same_rows = g.kind == Group::Kind::Row && g.rdims == n->attrs.dims && g.full == in_shape;
+        bool can_become_row = g.kind == Group::Kind::Pointwise && g.full == in_shape;
+        if (!(same_rows || can_become_row) || static_cast<int>(g.nodes.size()) >= kMaxGroupNodes ||
+            leaves[gi] >= kMaxGroupLeaves)
+          continue;
+        if (can_become_row) {
+          g.kind = Group::Kind::Row;
+          g.rdims = n->attrs.dims;
+        }
+        add(gi, n, true);
+        read_external(gi, source);
+        return;
+      }
+      cut(CutReason::kNoProducerGroup);
     } else {
       cut(!fusion ? CutReason::kFusionDisabled
                   : computed(source) ? (chain.empty() ? CutReason::kDifferentReduction : CutReason::kViewOfComputed)

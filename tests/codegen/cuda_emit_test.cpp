@@ -21,7 +21,7 @@ using lf::Tensor;
 
 // Partitions the graph behind `t` (CPU tensors; the kernel IR does not depend on the device) and
 // returns the CUDA source of every kernel group.
-std::vector<std::string> cuda_sources(const Tensor& t, bool index32) {
+std::vector<std::string> cuda_sources(const Tensor& t, bool index32, int row_cache = 0, bool vec4 = false) {
   std::vector<lf::ir::Node*> roots{t.node().get()};
   auto order = lf::ir::topo_order(roots);
   auto p = lf::fuse::partition(order, [&](const lf::ir::Node& n) { return &n == roots[0]; }, true);
@@ -29,7 +29,14 @@ std::vector<std::string> cuda_sources(const Tensor& t, bool index32) {
   for (size_t i = 0; i < p.groups.size(); ++i) {
     if (p.groups[i].kind == lf::fuse::Group::Kind::Host) continue;
     auto low = lf::lower::lower_group(p.groups[i], p, static_cast<int>(i), lf::Device::cpu());
-    out.push_back(lf::cuda::emit_cuda(low.kernel, "k" + std::to_string(i), lf::cuda::EmitOptions{index32}));
+    lf::cuda::EmitOptions opt;
+    opt.index32 = index32;
+    opt.row_cache = low.kernel.row ? row_cache : 0;
+    bool vec_ok = !low.kernel.row;  // the emitter takes vec4 for any pointwise kernel; the host decides when
+    for (const auto& o : low.kernel.operands)
+      vec_ok &= o.kind == lf::kir::Operand::Kind::Index || o.strides.back() != lf::kir::StrideClass::Any;
+    opt.vec4 = vec4 && vec_ok;
+    out.push_back(lf::cuda::emit_cuda(low.kernel, "k" + std::to_string(i), opt));
   }
   return out;
 }
@@ -90,12 +97,18 @@ TEST(CudaEmit, EveryKindOfKernelCompilesWithNvrtc) {
     GTEST_SKIP() << "NVRTC is not available here";
   for (const Case& c : cases()) {
     Tensor t = c.make();
-    for (bool index32 : {true, false}) {
-      std::vector<std::string> sources = cuda_sources(t, index32);
+    struct Variant {
+      bool index32;
+      int row_cache;
+      bool vec4;
+    };
+    for (auto [index32, row_cache, vec4] : {Variant{true, 0, false}, Variant{false, 0, false}, Variant{true, 4, false},
+                                            Variant{true, 0, true}}) {
+      std::vector<std::string> sources = cuda_sources(t, index32, row_cache, vec4);
       ASSERT_FALSE(sources.empty()) << c.name;
       for (size_t i = 0; i < sources.size(); ++i) {
         absl::Status s = lf::cuda::check_compiles(sources[i], "k" + std::to_string(i), "sm_90");
-        EXPECT_TRUE(s.ok()) << c.name << " (index32=" << index32 << ") kernel " << i << ":\n"
+        EXPECT_TRUE(s.ok()) << c.name << " (index32=" << index32 << ", row_cache=" << row_cache << ", vec4=" << vec4 << ") kernel " << i << ":\n"
                             << s.message() << "\n----- source -----\n" << sources[i];
       }
     }

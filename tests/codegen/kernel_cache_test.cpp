@@ -140,6 +140,12 @@ TEST(KernelCache, ThreadsWaitingOnAFailedCompileSeeTheFailure) {
 // failed entry under the key of a group makes the flush take the fallback path without touching
 // the library; the values must still be right and no kernel is launched for that group.
 TEST(KernelCache, ExecutorFallsBackWhenCompileFailed) {
+  // The planted key is the CPU backend's: run this test's tensors on the CPU.
+  struct CpuDefault {
+    lf::Device saved = lf::default_device();
+    CpuDefault() { lf::set_default_device(lf::Device::cpu()); }
+    ~CpuDefault() { lf::set_default_device(saved); }
+  } cpu_default;
   auto make = [] {
     lf::Tensor x = lf::from_vector(lf::test::iota_floats(6 * 70, -3.0f, 0.017f), {6, 70});
     // An unusual chain, so that no other test compiled this kernel first.

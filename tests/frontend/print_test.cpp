@@ -11,6 +11,18 @@
 
 namespace {
 
+// The expected strings are PyTorch's for CPU tensors; on a machine with a GPU the default device
+// would add ", device='cuda:0'", which CudaSuffix checks on its own.
+class Print : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    saved_ = lf::default_device();
+    lf::set_default_device(lf::Device::cpu());
+  }
+  void TearDown() override { lf::set_default_device(saved_); }
+  lf::Device saved_;
+};
+
 std::string str(const lf::Tensor& t) {
   std::ostringstream os;
   os << t;
@@ -22,14 +34,14 @@ lf::Tensor f32(std::vector<float> v) {
   return lf::from_vector(std::move(v), {n});
 }
 
-TEST(Print, FloatIntegralValues) {
+TEST_F(Print, FloatIntegralValues) {
   EXPECT_EQ(str(f32({1, 2, 3})), "tensor([1., 2., 3.])");
   EXPECT_EQ(str(f32({-1, 2})), "tensor([-1.,  2.])");
   EXPECT_EQ(str(f32({0, 0})), "tensor([0., 0.])");
   EXPECT_EQ(str(f32({100000000})), "tensor([100000000.])");  // 1e8 is not yet scientific
 }
 
-TEST(Print, FloatFractionalValues) {
+TEST_F(Print, FloatFractionalValues) {
   EXPECT_EQ(str(f32({1.5, 2.25})), "tensor([1.5000, 2.2500])");
   EXPECT_EQ(str(f32({0, 1.5})), "tensor([0.0000, 1.5000])");
   EXPECT_EQ(str(f32({0.12345f, -3})), "tensor([ 0.1235, -3.0000])");
@@ -37,7 +49,7 @@ TEST(Print, FloatFractionalValues) {
             "tensor([0.3333, 2.0000], dtype=lf.float64)");
 }
 
-TEST(Print, Rank0) {
+TEST_F(Print, Rank0) {
   EXPECT_EQ(str(lf::scalar(3.5)), "tensor(3.5000)");
   EXPECT_EQ(str(lf::scalar(2)), "tensor(2.)");
   EXPECT_EQ(str(lf::scalar(-0.5, lf::DType::Float64)), "tensor(-0.5000, dtype=lf.float64)");
@@ -48,7 +60,7 @@ TEST(Print, Rank0) {
   EXPECT_EQ(str(lf::scalar(1e-5)), "tensor(1.0000e-05)");
 }
 
-TEST(Print, TwoDimensional) {
+TEST_F(Print, TwoDimensional) {
   lf::Tensor x = lf::from_vector(std::vector<float>{1, 2, 3, 4}, {2, 2});
   EXPECT_EQ(str(x), "tensor([[1., 2.],\n        [3., 4.]])");
   lf::Tensor y = lf::from_vector(std::vector<float>{1.5, -2.25, 10.125, 3}, {2, 2});
@@ -58,7 +70,7 @@ TEST(Print, TwoDimensional) {
   EXPECT_EQ(str(lf::from_vector(std::vector<float>{5, 6}, {2, 1})), "tensor([[5.],\n        [6.]])");
 }
 
-TEST(Print, ThreeDimensional) {
+TEST_F(Print, ThreeDimensional) {
   lf::Tensor x = lf::reshape(lf::arange(0, 8), {2, 2, 2});
   EXPECT_EQ(str(x),
             "tensor([[[0., 1.],\n"
@@ -68,14 +80,14 @@ TEST(Print, ThreeDimensional) {
             "         [6., 7.]]])");
 }
 
-TEST(Print, Bool) {
+TEST_F(Print, Bool) {
   lf::Tensor b = lf::from_vector(std::vector<bool>{true, false, true}, {3});
   EXPECT_EQ(str(b), "tensor([ True, False,  True])");
   EXPECT_EQ(str(lf::from_vector(std::vector<bool>{true, true}, {2})), "tensor([True, True])");
   EXPECT_EQ(str(f32({1, 2, 3}) > 1.5), "tensor([False,  True,  True])");
 }
 
-TEST(Print, Integers) {
+TEST_F(Print, Integers) {
   EXPECT_EQ(str(lf::from_vector(std::vector<int64_t>{1, -20, 300}, {3})), "tensor([  1, -20, 300])");
   EXPECT_EQ(str(lf::from_vector(std::vector<int32_t>{1, 2, 3}, {3})), "tensor([1, 2, 3], dtype=lf.int32)");
   EXPECT_EQ(str(lf::from_vector(std::vector<int32_t>{1, 22, 3, 4}, {2, 2})),
@@ -83,13 +95,13 @@ TEST(Print, Integers) {
   EXPECT_EQ(str(lf::from_vector(std::vector<int64_t>{int64_t{1} << 62}, {1})), "tensor([4611686018427387904])");
 }
 
-TEST(Print, OtherDtypeSuffixes) {
+TEST_F(Print, OtherDtypeSuffixes) {
   EXPECT_EQ(str(f32({1.5}).to(lf::DType::Float16)), "tensor([1.5000], dtype=lf.float16)");
   EXPECT_EQ(str(f32({2}).to(lf::DType::BFloat16)), "tensor([2.], dtype=lf.bfloat16)");
   EXPECT_EQ(str(f32({2}).to(lf::DType::Float64)), "tensor([2.], dtype=lf.float64)");
 }
 
-TEST(Print, Empty) {
+TEST_F(Print, Empty) {
   EXPECT_EQ(str(lf::zeros({0})), "tensor([])");
   EXPECT_EQ(str(lf::zeros({0, 3})), "tensor([], size=(0, 3))");
   EXPECT_EQ(str(lf::zeros({2, 0, 1})), "tensor([], size=(2, 0, 1))");
@@ -100,7 +112,7 @@ TEST(Print, Empty) {
   EXPECT_EQ(str(lf::zeros({2, 0}, lf::DType::Int32)), "tensor([], size=(2, 0), dtype=lf.int32)");
 }
 
-TEST(Print, Scientific) {
+TEST_F(Print, Scientific) {
   EXPECT_EQ(str(f32({1e-5f, 1})), "tensor([1.0000e-05, 1.0000e+00])");
   EXPECT_EQ(str(f32({1e10f, 1})), "tensor([1.0000e+10, 1.0000e+00])");
   EXPECT_EQ(str(f32({1, 10000})), "tensor([1.0000e+00, 1.0000e+04])");  // ratio above 1000
@@ -109,7 +121,7 @@ TEST(Print, Scientific) {
   EXPECT_EQ(str(f32({1, 1000})), "tensor([   1., 1000.])");  // ratio exactly 1000: not yet
 }
 
-TEST(Print, NaNAndInf) {
+TEST_F(Print, NaNAndInf) {
   // The width comes from the finite non-zero values only, so nan and inf may stick out.
   EXPECT_EQ(str(f32({1, NAN})), "tensor([1., nan])");
   EXPECT_EQ(str(f32({NAN, 1})), "tensor([nan, 1.])");
@@ -121,7 +133,7 @@ TEST(Print, NaNAndInf) {
   EXPECT_EQ(str(f32({-NAN, 2})), "tensor([nan, 2.])");  // no "-nan"
 }
 
-TEST(Print, LongRowsWrapAt80Columns) {
+TEST_F(Print, LongRowsWrapAt80Columns) {
   EXPECT_EQ(str(lf::arange(0, 20)),
             "tensor([ 0.,  1.,  2.,  3.,  4.,  5.,  6.,  7.,  8.,  9., 10., 11., 12., 13.,\n"
             "        14., 15., 16., 17., 18., 19.])");
@@ -132,7 +144,7 @@ TEST(Print, LongRowsWrapAt80Columns) {
             "         34., 35., 36., 37., 38., 39.]])");
 }
 
-TEST(Print, SummarizesAbove1000Elements) {
+TEST_F(Print, SummarizesAbove1000Elements) {
   // 1000 elements: printed in full (only more than 1000 is summarized).
   std::string full = str(lf::arange(0, 1000, 1, lf::DType::Int64));
   EXPECT_EQ(full.find("..."), std::string::npos);
@@ -149,7 +161,7 @@ TEST(Print, SummarizesAbove1000Elements) {
   EXPECT_EQ(str(f32(v)), "tensor([1.5000, 1.5000, 1.5000,  ..., 1.5000, 1.5000, 1.5000])");
 }
 
-TEST(Print, Summarizes2D) {
+TEST_F(Print, Summarizes2D) {
   lf::Tensor x = lf::reshape(lf::arange(1000, 2200), {40, 30});
   EXPECT_EQ(str(x),
             "tensor([[1000., 1001., 1002.,  ..., 1027., 1028., 1029.],\n"
@@ -171,7 +183,7 @@ TEST(Print, Summarizes2D) {
             "        [1000, 1001]])");
 }
 
-TEST(Print, Summarizes3D) {
+TEST_F(Print, Summarizes3D) {
   lf::Tensor x = lf::expand(lf::reshape(lf::arange(0, 8), {8, 1, 1}), {8, 2, 70});
   std::string row[8];
   for (int i = 0; i < 8; ++i) {
@@ -191,11 +203,19 @@ TEST(Print, Summarizes3D) {
   EXPECT_EQ(str(x), want);
 }
 
-TEST(Print, PendingValueIsComputed) {
+TEST_F(Print, PendingValueIsComputed) {
   lf::Tensor x = f32({1, 2}) * 2;
   EXPECT_FALSE(x.is_materialized());
   EXPECT_EQ(str(x), "tensor([2., 4.])");
   EXPECT_TRUE(x.is_materialized());
+}
+
+TEST_F(Print, CudaSuffix) {
+  if (!lf::cuda_available()) GTEST_SKIP() << "no GPU here";
+  lf::Tensor x = lf::from_vector(std::vector<float>{2, 4}, {2}).to(lf::Device::cuda(0));
+  std::ostringstream os;
+  os << x;
+  EXPECT_EQ(os.str(), "tensor([2., 4.], device='cuda:0')");
 }
 
 }  // namespace
