@@ -1,6 +1,7 @@
 #include "codegen/cuda_emit.h"
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <sstream>
 #include <vector>
@@ -185,19 +186,39 @@ class Emitter {
 
   bool cached(int slot) const { return opt_.row_cache > 0 && slot < static_cast<int>(cache_.size()) && cache_[slot]; }
 
-  // Opens the loop over this thread's elements of the row: registers-cached rows walk k_ over the
-  // thread's row_cache slots (unrolled, so the cache stays in registers); others stride over [lo, hi).
-  void open_row_loop(const std::string& lo, const std::string& hi, const std::string& indent) {
+  // Emits `body` (which declares nothing outside its scope) for each of this thread's elements of
+  // the row in [lo, hi), with j64 and j in scope. Register-cached rows walk k_ over the thread's
+  // row_cache slots (unrolled, so the cache stays in registers). Others stride over the range, four
+  // elements a step with no bounds check between them, so four loads are in flight, then the rest.
+  void emit_pass(const std::string& lo, const std::string& hi, const std::string& indent,
+                 const std::function<void(const std::string&)>& body) {
+    auto element = [&](const std::string& in) {
+      os_ << in << "const " << idx_ << " j = (" << idx_ << ")j64;\n";
+      body(in);
+    };
     if (opt_.row_cache > 0) {
       os_ << indent << "#pragma unroll\n";
       os_ << indent << "for (int k_ = 0; k_ < " << opt_.row_cache << "; ++k_) {\n";
       os_ << indent << "  const i64 j64 = (i64)threadIdx.x + (i64)k_ * " << kBlockThreads << ";\n";
       os_ << indent << "  if (j64 >= " << hi << ") break;\n";
-    } else {
-      os_ << indent << "#pragma unroll 4\n";
-      os_ << indent << "for (i64 j64 = " << lo << " + threadIdx.x; j64 < " << hi << "; j64 += blockDim.x) {\n";
+      element(indent + "  ");
+      os_ << indent << "}\n";
+      return;
     }
-    os_ << indent << "  const " << idx_ << " j = (" << idx_ << ")j64;\n";
+    os_ << indent << "{\n";
+    os_ << indent << "  i64 jb_ = " << lo << " + threadIdx.x;\n";
+    os_ << indent << "  for (; jb_ + 3 * (i64)blockDim.x < " << hi << "; jb_ += 4 * (i64)blockDim.x) {\n";
+    os_ << indent << "    #pragma unroll\n";
+    os_ << indent << "    for (int u_ = 0; u_ < 4; ++u_) {\n";
+    os_ << indent << "      const i64 j64 = jb_ + u_ * (i64)blockDim.x;\n";
+    element(indent + "      ");
+    os_ << indent << "    }\n";
+    os_ << indent << "  }\n";
+    os_ << indent << "  for (; jb_ < " << hi << "; jb_ += blockDim.x) {\n";
+    os_ << indent << "    const i64 j64 = jb_;\n";
+    element(indent + "    ");
+    os_ << indent << "  }\n";
+    os_ << indent << "}\n";
   }
 
   std::string load(int slot, const std::string& off, DType d) {
@@ -625,16 +646,16 @@ class Emitter {
       emit_row_values({in.args[0]}, in4);
       os_ << in4 << ctype(src) << " " << acc << " = " << c.init << ";\n";
       if (arg) os_ << in4 << "i64 " << acc_i << " = 0;\n";
-      open_row_loop("seg_lo", "seg_hi", in4);
-      emit_element_offsets("j", in4 + "  ");
-      emit_element_values({in.args[0]}, in4 + "  ");
-      if (arg) {
-        os_ << in4 << "  if (" << arg_better(in, src, v(in.args[0]), "(i64)j", acc, acc_i) << ") { " << acc << " = "
-            << v(in.args[0]) << "; " << acc_i << " = j; }\n";
-      } else {
-        os_ << in4 << "  " << acc << " = " << combine(in, src, acc, v(in.args[0])) << ";\n";
-      }
-      os_ << in4 << "}\n";
+      emit_pass("seg_lo", "seg_hi", in4, [&](const std::string& ind) {
+        emit_element_offsets("j", ind);
+        emit_element_values({in.args[0]}, ind);
+        if (arg) {
+          os_ << ind << "if (" << arg_better(in, src, v(in.args[0]), "(i64)j", acc, acc_i) << ") { " << acc << " = "
+              << v(in.args[0]) << "; " << acc_i << " = j; }\n";
+        } else {
+          os_ << ind << acc << " = " << combine(in, src, acc, v(in.args[0])) << ";\n";
+        }
+      });
       emit_block_reduce(in, src, acc, acc_i, in4);
       // Split rows: publish this segment's partial; the last block of the row combines them in order.
       os_ << in4 << "if (gridDim.y > 1) {\n";
@@ -672,13 +693,13 @@ class Emitter {
     for (const kir::Output& o : k_.outputs) (k_.instrs[o.instr].row ? row_roots : elem_roots).push_back(o.instr);
     if (!elem_roots.empty()) {
       emit_row_values(elem_roots, in4);
-      open_row_loop("0", "inner", in4);
-      emit_element_offsets("j", in4 + "  ");
-      emit_element_values(elem_roots, in4 + "  ");
-      for (const kir::Output& o : k_.outputs)
-        if (!k_.instrs[o.instr].row)
-          os_ << in4 << "  " << store(o.slot, "e" + std::to_string(o.slot), k_.operands[o.slot].dtype, v(o.instr)) << "\n";
-      os_ << in4 << "}\n";
+      emit_pass("0", "inner", in4, [&](const std::string& ind) {
+        emit_element_offsets("j", ind);
+        emit_element_values(elem_roots, ind);
+        for (const kir::Output& o : k_.outputs)
+          if (!k_.instrs[o.instr].row)
+            os_ << ind << store(o.slot, "e" + std::to_string(o.slot), k_.operands[o.slot].dtype, v(o.instr)) << "\n";
+      });
     }
     if (!row_roots.empty()) {
       emit_row_values(row_roots, in4);

@@ -1,31 +1,69 @@
 #include "codegen/kernel_ir.h"
 
+#include <charconv>
 #include <cstring>
 #include <sstream>
 
 namespace lf::kir {
 
+namespace {
+
+// The key is built on every flush (it is what a cache hit costs), so it is appended by hand
+// rather than through a stream.
+void put(std::string& s, int64_t v) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  s.append(buf, end);
+}
+
+}  // namespace
+
 std::string Kernel::key() const {
-  std::ostringstream os;
-  os << (row ? "row" : "pw") << '/' << outer_rank << '/' << inner_rank << "|ops:";
+  std::string s;
+  s.reserve(64 + 16 * operands.size() + 24 * instrs.size());
+  s += row ? "row/" : "pw/";
+  put(s, outer_rank);
+  s += '/';
+  put(s, inner_rank);
+  s += "|ops:";
   for (const Operand& o : operands) {
-    os << static_cast<int>(o.kind) << dtype_name(o.dtype) << (o.row ? "r" : "e");
-    for (StrideClass s : o.strides) os << static_cast<int>(s);
-    os << ',';
+    put(s, static_cast<int>(o.kind));
+    s += dtype_name(o.dtype);
+    s += o.row ? 'r' : 'e';
+    for (StrideClass c : o.strides) s += static_cast<char>('0' + static_cast<int>(c));
+    s += ',';
   }
-  os << "|p:";
-  for (ParamKind p : params) os << (p == ParamKind::Float ? 'f' : 'i');
-  os << "|i:";
+  s += "|p:";
+  for (ParamKind p : params) s += p == ParamKind::Float ? 'f' : 'i';
+  s += "|i:";
   for (const Instr& in : instrs) {
-    os << static_cast<int>(in.kind) << '.' << static_cast<int>(in.op) << '.' << static_cast<int>(in.dtype) << '.'
-       << (in.row ? 'r' : 'e') << '.' << in.slot;
-    for (int a : in.args) os << ',' << a;
-    for (int p : in.params) os << ';' << p;
-    os << ' ';
+    put(s, static_cast<int>(in.kind));
+    s += '.';
+    put(s, static_cast<int>(in.op));
+    s += '.';
+    put(s, static_cast<int>(in.dtype));
+    s += '.';
+    s += in.row ? 'r' : 'e';
+    s += '.';
+    put(s, in.slot);
+    for (int a : in.args) {
+      s += ',';
+      put(s, a);
+    }
+    for (int p : in.params) {
+      s += ';';
+      put(s, p);
+    }
+    s += ' ';
   }
-  os << "|o:";
-  for (const Output& o : outputs) os << o.instr << '>' << o.slot << ' ';
-  return os.str();
+  s += "|o:";
+  for (const Output& o : outputs) {
+    put(s, o.instr);
+    s += '>';
+    put(s, o.slot);
+    s += ' ';
+  }
+  return s;
 }
 
 std::string Kernel::summary() const {
