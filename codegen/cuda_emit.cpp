@@ -658,6 +658,8 @@ class Emitter {
       });
       emit_block_reduce(in, src, acc, acc_i, in4);
       // Split rows: publish this segment's partial; the last block of the row combines them in order.
+      // (Never for register-cached rows, which the host does not split: no code for it there.)
+      if (opt_.row_cache == 0) {
       os_ << in4 << "if (gridDim.y > 1) {\n";
       os_ << in4 << "  " << ctype(src) << "* part_ = (" << ctype(src) << "*)scratch.partial;\n";
       os_ << in4 << "  i64* parti_ = (i64*)scratch.partial_index;\n";
@@ -671,19 +673,27 @@ class Emitter {
       os_ << in4 << "  __syncthreads();\n";
       os_ << in4 << "  if (!last_block) continue;\n";
       os_ << in4 << "  __threadfence();\n";
+      // The last block combines the partials: each thread a fixed strided subset, then the same
+      // fixed reduction tree (deterministic). __ldcg reads L2, where the other blocks' writes are.
       os_ << in4 << "  " << acc << " = " << c.init << ";\n";
-      if (arg) os_ << in4 << "  " << acc_i << " = 0;\n";
-      os_ << in4 << "  for (unsigned s_ = 0; s_ < gridDim.y; ++s_) {\n";
-      os_ << in4 << "    " << ctype(src) << " x_ = ((volatile " << ctype(src) << "*)part_)[(i64)row * gridDim.y + s_];\n";
-      if (arg) {
-        os_ << in4 << "    i64 xi_ = ((volatile i64*)parti_)[(i64)row * gridDim.y + s_];\n";
-        os_ << in4 << "    if (s_ == 0 || " << arg_better(in, src, "x_", "xi_", acc, acc_i) << ") { " << acc << " = x_; " << acc_i << " = xi_; }\n";
+      if (arg) os_ << in4 << "  " << acc_i << " = (i64)0x7fffffffffffffffll;\n";
+      os_ << in4 << "  for (unsigned s_ = threadIdx.x; s_ < gridDim.y; s_ += blockDim.x) {\n";
+      if (src == DType::Bool) {  // __ldcg has no bool overload
+        os_ << in4 << "    bool x_ = ((volatile bool*)part_)[(i64)row * gridDim.y + s_];\n";
       } else {
-        os_ << in4 << "    " << acc << " = s_ == 0 ? x_ : " << combine(in, src, acc, "x_") << ";\n";
+        os_ << in4 << "    " << ctype(src) << " x_ = __ldcg(&part_[(i64)row * gridDim.y + s_]);\n";
+      }
+      if (arg) {
+        os_ << in4 << "    i64 xi_ = __ldcg(&parti_[(i64)row * gridDim.y + s_]);\n";
+        os_ << in4 << "    if (s_ == threadIdx.x || " << arg_better(in, src, "x_", "xi_", acc, acc_i) << ") { " << acc << " = x_; " << acc_i << " = xi_; }\n";
+      } else {
+        os_ << in4 << "    " << acc << " = " << combine(in, src, acc, "x_") << ";\n";
       }
       os_ << in4 << "  }\n";
+      emit_block_reduce(in, src, acc, acc_i, in4 + "  ");
       os_ << in4 << "  if (threadIdx.x == 0) scratch.counters[row] = 0;\n";
       os_ << in4 << "}\n";
+      }
       std::string result = arg ? acc_i : acc;
       os_ << in4 << "const " << ctype(in.dtype) << " " << v(static_cast<int>(i)) << " = "
           << (arg ? result : (is_floating(in.dtype) ? round16(result, in.dtype) : convert(result, src, in.dtype))) << ";\n";
