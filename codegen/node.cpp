@@ -25,21 +25,28 @@ bool is_contiguous(const Shape& shape, const Layout& layout) {
   return true;
 }
 
+namespace {
+struct Graveyard {
+  std::vector<NodePtr> queue;
+  bool draining = false;
+};
+}  // namespace
+
 Node::~Node() {
+  if (inputs.empty()) return;  // leaves (buffers, generators, realized nodes) free nothing more
   // Inputs that die with this node are queued and freed by the outermost destructor in a loop,
   // instead of each destructor recursing into its inputs.
-  thread_local std::vector<NodePtr> graveyard;
-  thread_local bool draining = false;
-  for (NodePtr& in : inputs) graveyard.push_back(std::move(in));
+  thread_local Graveyard g;
+  for (NodePtr& in : inputs) g.queue.push_back(std::move(in));
   inputs.clear();
-  if (draining) return;
-  draining = true;
-  while (!graveyard.empty()) {
-    NodePtr n = std::move(graveyard.back());
-    graveyard.pop_back();
+  if (g.draining) return;
+  g.draining = true;
+  while (!g.queue.empty()) {
+    NodePtr n = std::move(g.queue.back());
+    g.queue.pop_back();
     n.reset();  // may queue n's own inputs
   }
-  draining = false;
+  g.draining = false;
 }
 
 NodePtr make_node(Op op, DType dtype, Device device, Shape shape, std::vector<NodePtr> inputs, Attrs attrs) {

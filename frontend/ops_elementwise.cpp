@@ -67,7 +67,7 @@ Tensor binary(Op op, const Tensor& a, const Tensor& b) {
   auto [compute, out] = binary_dtypes(op, detail::promote(a.dtype(), b.dtype()), a, b);
   Tensor x = detail::broadcast_to(detail::cast_to(a, compute), shape);
   Tensor y = detail::broadcast_to(detail::cast_to(b, compute), shape);
-  return record(op, out, a.device(), shape, {x.node(), y.node()});
+  return record(op, out, a.device(), std::move(shape), {x.node(), y.node()});
 }
 
 // A C++ integer kept in an int32 result (int32 tensor + 2) must fit int32, as PyTorch checks.
@@ -195,7 +195,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   Tensor c = detail::broadcast_to(cond, shape);
   Tensor x = detail::broadcast_to(detail::cast_to(a, d), shape);
   Tensor y = detail::broadcast_to(detail::cast_to(b, d), shape);
-  return record(Op::Where, d, a.device(), shape, {c.node(), x.node(), y.node()});
+  return record(Op::Where, d, a.device(), std::move(shape), {c.node(), x.node(), y.node()});
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, Scalar b) {
