@@ -8,18 +8,15 @@
 
 #include <lazyfuse/lazyfuse.h>
 
+#include "frontend/test_util.h"
+
 namespace {
 
-void expect_error(const std::function<void()>& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-  } catch (const lf::Error& e) {
-    std::string msg = e.what();
-    for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-    return;
-  }
-  ADD_FAILURE() << "expected lf::Error";
-}
+using lf::test::expect_error;
+using lf::test::expect_close;
+using lf::test::kNaN;
+using lf::test::kInf;
+
 
 TEST(CreationFromVector, EachDtype) {
   lf::Tensor b = lf::from_vector(std::vector<bool>{true, false, true}, {3});

@@ -11,9 +11,16 @@
 
 #include <lazyfuse/lazyfuse.h>
 
+#include "frontend/test_util.h"
+
 #include "runtime/cuda_driver.h"
 
 namespace {
+
+using lf::test::expect_error;
+using lf::test::expect_close;
+using lf::test::kNaN;
+using lf::test::kInf;
 
 using lf::Device;
 using lf::DType;
@@ -23,16 +30,6 @@ bool has_cuda() { return lf::rt::cuda_status().available; }
 #define REQUIRE_CUDA() \
   if (!has_cuda()) GTEST_SKIP() << "no CUDA here (" << lf::rt::cuda_status().reason << ")"
 
-void expect_error(const std::function<void()>& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-  } catch (const lf::Error& e) {
-    std::string msg = e.what();
-    for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-    return;
-  }
-  ADD_FAILURE() << "expected lf::Error";
-}
 
 // Sets the default device for one test and puts the old one back.
 class DefaultDevice {
