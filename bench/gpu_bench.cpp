@@ -1,14 +1,18 @@
-// GPU benchmarks of issue 4, in one run: each workload fused and unfused, as time per call
-// (many calls queued back to back, divided; the device runs asynchronously), against the bandwidth
-// floor (bytes that must move / the measured device-to-device copy bandwidth, passed in by
-// bench/run_gpu.sh from PyTorch's copy in the same call). Prints a markdown table and a CSV.
+// GPU benchmarks of issues 4 and 6, in one run: each workload fused and unfused, at a small
+// (launch-bound) and a large (bandwidth-bound) size, as time per call (many calls queued back to
+// back, divided; the device runs asynchronously), against the bandwidth floor (bytes that must move
+// / the measured device-to-device copy bandwidth, passed in by bench/run_gpu.sh from PyTorch's copy
+// in the same call). Prints a markdown table; --csv writes the lines bench/plot.py reads.
 //
-//   lazyfuse-bench-gpu [copy_GBps]
+//   lazyfuse-bench-gpu [copy_GBps] [--csv FILE]
+//     --csv: one line per (workload, size, implementation): workload,size,impl,ms,floor_ms, with the
+//            workload and size keys of cpu_bench.cpp and torch_baseline.py
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -41,27 +45,47 @@ lf::Tensor ready(lf::Tensor t) {
 }
 
 struct Row {
-  std::string name;
+  std::string workload, size, label;
   double bytes;
   double fused_ms, unfused_ms, first_ms;
+  unsigned long long first_kernels;
 };
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  double copy_gbps = 3020.0;
+  FILE* csv = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
+      csv = std::fopen(argv[++i], "w");
+      if (!csv) {
+        std::fprintf(stderr, "cannot write %s\n", argv[i]);
+        return 1;
+      }
+    } else if (std::atof(argv[i]) > 0) {
+      copy_gbps = std::atof(argv[i]);
+    } else {
+      std::fprintf(stderr, "usage: %s [copy_GBps] [--csv FILE]\n", argv[0]);
+      return 2;
+    }
+  }
   if (!lf::cuda_available()) {
     std::fprintf(stderr, "no CUDA device: nothing to measure\n");
+    if (csv) std::fclose(csv);
     return 0;
   }
-  double copy_gbps = argc > 1 ? std::atof(argv[1]) : 3020.0;
+  if (csv) std::fprintf(csv, "workload,size,impl,ms,floor_ms\n");
   lf::set_default_device(lf::Device::cuda(0));
   lf::manual_seed(7);
   std::vector<Row> rows;
-  auto run = [&](const std::string& name, double bytes, const std::function<lf::Tensor()>& make, int reps) {
+  auto run = [&](const std::string& workload, const std::string& size, const std::string& label, double bytes,
+                 const std::function<lf::Tensor()>& make, int reps) {
     lf::reset_stats();
     auto s = Clock::now();
     { lf::Tensor y = make(); lf::sync(); lf::device_synchronize(); }
     double first = std::chrono::duration<double, std::milli>(Clock::now() - s).count();
+    unsigned long long kernels = lf::cache_stats().kernels_compiled;
     auto call = [&] {
       lf::Tensor y = make();
       lf::sync();
@@ -70,42 +94,50 @@ int main(int argc, char** argv) {
     lf::set_fusion_enabled(false);
     double unfused = per_call_ms(call, std::max(2, reps / 4));
     lf::set_fusion_enabled(true);
-    rows.push_back({name, bytes, fused, unfused, first});
+    rows.push_back({workload, size, label, bytes, fused, unfused, first, kernels});
+    std::fprintf(stderr, "  measured %s %s\n", workload.c_str(), size.c_str());
   };
+  const int kSmallReps = 2000;  // launch-bound rows: time per call over many queued calls
 
-  const int64_t n26 = int64_t{1} << 26, R = 16384, C = 4096;
-  {
-    lf::Tensor x = ready(lf::randn({n26}));
-    run("relu(x*2+1)*sigmoid(x)-tanh(x)/3, 2^26", 2.0 * 4 * n26,
-        [&] { return lf::relu(x * 2 + 1) * lf::sigmoid(x) - lf::tanh(x) / 3; }, 200);
+  // The workloads and sizes of torch_baseline.py. Small sizes are those of cpu_bench.cpp.
+  for (int64_t n : {int64_t{4096}, int64_t{1} << 26}) {
+    bool small = n < 100000;
+    lf::Tensor x = ready(lf::randn({n}));
+    run("chain", small ? "small" : "large", std::string("relu(x*2+1)*sigmoid(x)-tanh(x)/3, ") + (small ? "4096" : "2^26"),
+        2.0 * 4 * n, [&] { return lf::relu(x * 2 + 1) * lf::sigmoid(x) - lf::tanh(x) / 3; }, small ? kSmallReps : 200);
   }
-  {
-    lf::Tensor x = ready(lf::randn({R, C})), b = ready(lf::randn({C}));
-    run("gelu(x + b), 16384x4096", 2.0 * 4 * R * C, [&] { return lf::gelu(x + b); }, 200);
+  struct RC {
+    int64_t r, c;
+    const char* size;
+    const char* shape;
+  };
+  const RC kRowSizes[] = {{64, 256, "small", "64x256"}, {16384, 4096, "large", "16384x4096"}};
+  for (const RC& s : kRowSizes) {
+    bool small = s.r < 1000;
+    int reps = small ? kSmallReps : 200;
+    lf::Tensor x = ready(lf::randn({s.r, s.c})), b = ready(lf::randn({s.c})), r = ready(lf::randn({s.r, s.c}));
+    run("bias_gelu", s.size, std::string("gelu(x + b), ") + s.shape, 4.0 * (2 * s.r * s.c + s.c),
+        [&] { return lf::gelu(x + b); }, reps);
+    run("layernorm_residual", s.size, std::string("layer_norm(x + r), ") + s.shape, 3.0 * 4 * s.r * s.c,
+        [&] { return lf::layer_norm(x + r, 1); }, reps);
+    run("softmax", s.size, std::string("softmax(x, -1), ") + s.shape, 2.0 * 4 * s.r * s.c,
+        [&] { return lf::softmax(x, -1); }, reps);
+    run("standardize", s.size, std::string("(x - mean) / (std + eps), ") + s.shape, 2.0 * 4 * s.r * s.c,
+        [&] { return (x - x.mean({1}, true)) / (x.std({1}, true) + 1e-5); }, reps);
   }
-  {
-    lf::Tensor x = ready(lf::randn({R, C})), r = ready(lf::randn({R, C}));
-    run("layer_norm(x + r), 16384x4096", 3.0 * 4 * R * C, [&] { return lf::layer_norm(x + r, 1); }, 200);
+  for (int64_t n : {int64_t{4096}, int64_t{1} << 26}) {
+    bool small = n < 100000;
+    lf::Tensor x = ready(lf::randn({n}));
+    run("sum_squares", small ? "small" : "large", std::string("sum(x*x), ") + (small ? "4096" : "2^26"), 4.0 * n,
+        [&] { return lf::sum(x * x); }, small ? kSmallReps : 200);
   }
-  {
-    lf::Tensor x = ready(lf::randn({R, C}));
-    run("softmax(x, -1), 16384x4096", 2.0 * 4 * R * C, [&] { return lf::softmax(x, -1); }, 200);
-  }
-  {
-    lf::Tensor x = ready(lf::randn({R, C}));
-    run("(x - mean) / (std + eps), 16384x4096", 2.0 * 4 * R * C,
-        [&] { return (x - x.mean({1}, true)) / (x.std({1}, true) + 1e-5); }, 200);
-  }
-  {
-    lf::Tensor x = ready(lf::randn({n26}));
-    run("sum(x*x), 2^26", 4.0 * n26, [&] { return lf::sum(x * x); }, 200);
-  }
-  {
-    const int64_t n = int64_t{1} << 25;
+  for (int64_t n : {int64_t{4096}, int64_t{1} << 25}) {
+    bool small = n < 100000;
     lf::Tensor S = ready(lf::rand({n}) * 90 + 10), K = ready(lf::rand({n}) * 90 + 10), T = ready(lf::rand({n}) * 2 + 0.1);
     const double rate = 0.02, vol = 0.3;
     lf::Tensor put;
-    run("Black-Scholes call+put, 2^25", 5.0 * 4 * n,
+    run("black_scholes", small ? "small" : "large", std::string("Black-Scholes call+put, ") + (small ? "4096" : "2^25"),
+        5.0 * 4 * n,
         [&] {
           lf::Tensor sqrt_t = lf::sqrt(T);
           lf::Tensor d1 = (lf::log(S / K) + (rate + 0.5 * vol * vol) * T) / (vol * sqrt_t);
@@ -116,27 +148,86 @@ int main(int argc, char** argv) {
           put = disc * cdf(-d2) - S * cdf(-d1);
           return call;
         },
-        200);
+        small ? kSmallReps : 200);
   }
-  {
-    lf::Tensor x = ready(lf::randn({4096}));
-    run("chain on 4096 (launch-bound), per call", 2.0 * 4 * 4096,
-        [&] { return lf::relu(x * 2 + 1) * lf::sigmoid(x) - lf::tanh(x) / 3; }, 5000);
+  for (int64_t n : {int64_t{4096}, int64_t{1} << 25}) {
+    bool small = n < 100000;
+    const lf::DType f64 = lf::DType::Float64;
+    lf::Tensor t0 = ready(lf::rand({n}, f64)), p0 = ready(lf::rand({n}, f64));
+    lf::Tensor t1 = ready(lf::rand({n}, f64)), p1 = ready(lf::rand({n}, f64));
+    run("arc_distance", small ? "small" : "large", std::string("arc_distance f64, ") + (small ? "4096" : "2^25"),
+        5.0 * 8 * n,
+        [&] {
+          lf::Tensor temp = lf::square(lf::sin((t1 - t0) / 2)) + lf::cos(t0) * lf::cos(t1) * lf::square(lf::sin((p1 - p0) / 2));
+          return 2 * lf::atan2(lf::sqrt(temp), lf::sqrt(1 - temp));
+        },
+        small ? kSmallReps : 200);
+  }
+  for (const RC& s : {RC{64, 64, "small", "64x64"}, RC{8192, 8192, "large", "8192x8192"}}) {
+    bool small = s.r < 1000;
+    lf::Tensor a1 = ready(lf::cast(lf::rand({s.r, s.c}) * 1000, lf::DType::Int64));
+    lf::Tensor a2 = ready(lf::cast(lf::rand({s.r, s.c}) * 1000, lf::DType::Int64));
+    run("compute", s.size, std::string("compute i64 clip(a,2,10)*4+b*3+9, ") + s.shape, 3.0 * 8 * s.r * s.c,
+        [&] { return lf::clamp(a1, 2, 10) * 4 + a2 * 3 + 9; }, small ? kSmallReps : 200);
+  }
+  // Jacobi 2-D, 50 steps, no sync inside the loop (cpu_bench.cpp says how the step is built). cat
+  // runs on the host (reference executor) for now, with copies both ways each step: modest sizes.
+  const int kSteps = 50;
+  for (const RC& s : {RC{64, 64, "small", "64x64"}, RC{2048, 2048, "large", "2048x2048"}}) {
+    bool small = s.r < 1000;
+    const int64_t n = s.r;
+    lf::Tensor a0 = ready(lf::randn({n, n}));
+    auto step = [n](const lf::Tensor& a) {
+      auto at = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) { return lf::slice(lf::slice(a, 0, r0, r1), 1, c0, c1); };
+      lf::Tensor inner = 0.2 * (at(1, -1, 1, -1) + at(1, -1, 0, -2) + at(1, -1, 2, n) + at(2, n, 1, -1) + at(0, -2, 1, -1));
+      lf::Tensor mid = lf::cat({at(1, -1, 0, 1), inner, at(1, -1, n - 1, n)}, 1);
+      return lf::cat({at(0, 1, 0, n), mid, at(n - 1, n, 0, n)}, 0);
+    };
+    run("jacobi2d", s.size, std::string("jacobi2d 50 steps (slices + cat), ") + s.shape, double(kSteps) * 2 * 4 * n * n,
+        [&] {
+          lf::Tensor a = a0;
+          for (int t = 0; t < kSteps; ++t) a = step(a);
+          return a;
+        },
+        small ? 20 : 1);
+  }
+  // MLP forward; matmul runs on the reference executor for now (issue 7): modest sizes, slow rows.
+  struct Mlp {
+    int64_t batch, in, hidden, out;
+    const char* size;
+    const char* shape;
+  };
+  for (const Mlp& m : {Mlp{16, 64, 64, 16, "small", "16x64 -> 64 -> 64 -> 16"},
+                       Mlp{256, 512, 512, 64, "large", "256x512 -> 512 -> 512 -> 64"}}) {
+    bool small = m.batch < 100;
+    lf::Tensor x = ready(lf::randn({m.batch, m.in}));
+    lf::Tensor w1 = ready(lf::randn({m.in, m.hidden}) * 0.05), b1 = ready(lf::randn({m.hidden}) * 0.05);
+    lf::Tensor w2 = ready(lf::randn({m.hidden, m.hidden}) * 0.05), b2 = ready(lf::randn({m.hidden}) * 0.05);
+    lf::Tensor w3 = ready(lf::randn({m.hidden, m.out}) * 0.05), b3 = ready(lf::randn({m.out}) * 0.05);
+    double bytes = 4.0 * (m.batch * m.in + m.in * m.hidden + m.hidden * m.hidden + m.hidden * m.out + 2 * m.hidden +
+                          m.out + m.batch * m.out);
+    run("mlp", m.size, std::string("MLP fwd (matmul on reference), ") + m.shape, bytes,
+        [&] { return lf::softmax(lf::matmul(lf::relu(lf::matmul(lf::relu(lf::matmul(x, w1) + b1), w2) + b2), w3) + b3, -1); },
+        small ? 50 : 5);
   }
 
-  std::printf("| workload (float32) | floor ms | fused ms | fused/floor | unfused ms | first call ms |\n");
-  std::printf("|---|---|---|---|---|---|\n");
+  std::printf("| workload | size | floor ms | fused ms | fused/floor | unfused ms | first call ms (kernels) |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows) {
     double floor_ms = r.bytes / (copy_gbps * 1e6);
-    std::printf("| %s | %.4f | %.4f | %.2fx | %.4f | %.1f |\n", r.name.c_str(), floor_ms, r.fused_ms,
-                r.fused_ms / floor_ms, r.unfused_ms, r.first_ms);
+    std::printf("| %s | %s | %.4f | %.4f | %.2fx | %.4f | %.1f (%llu) |\n", r.label.c_str(), r.size.c_str(), floor_ms,
+                r.fused_ms, r.fused_ms / floor_ms, r.unfused_ms, r.first_ms, r.first_kernels);
+    if (csv) {
+      const char* w = r.workload.c_str();
+      const char* z = r.size.c_str();
+      std::fprintf(csv, "%s,%s,lazyfuse_fused,%.6f,%.6f\n", w, z, r.fused_ms, floor_ms);
+      std::fprintf(csv, "%s,%s,lazyfuse_unfused,%.6f,%.6f\n", w, z, r.unfused_ms, floor_ms);
+      std::fprintf(csv, "%s,%s,lazyfuse_first_call,%.6f,%.6f\n", w, z, r.first_ms, floor_ms);
+    }
   }
-  std::printf("\ncsv,name,floor_ms,fused_ms,unfused_ms,first_ms\n");
-  for (const Row& r : rows)
-    std::printf("csv,%s,%.5f,%.5f,%.5f,%.2f\n", r.name.c_str(), r.bytes / (copy_gbps * 1e6), r.fused_ms, r.unfused_ms,
-                r.first_ms);
-  // Host cost of a cache hit: record + fuse + lower + lookup + launch of the small chain.
+  if (csv) std::fclose(csv);
   lf::CacheStats s = lf::cache_stats();
-  std::printf("\nkernels compiled %llu in %.1f ms total\n", static_cast<unsigned long long>(s.kernels_compiled), s.compile_ms);
+  std::printf("\nkernels compiled %llu in %.1f ms total (since the last row's reset)\n",
+              static_cast<unsigned long long>(s.kernels_compiled), s.compile_ms);
   return 0;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine does everything (../shared/GPU.md): the test suites on the GPU (the
 # default device is CUDA there, so every fused-vs-reference test runs through the CUDA backend),
-# PyTorch's baselines and copy bandwidth, then LazyFuse's GPU benchmark. Logs go to $OUT.
+# PyTorch's baselines and copy bandwidth, then LazyFuse's GPU benchmark. Logs go to $OUT, with
+# gpu_torch.csv and gpu_lazyfuse.csv: copy them to bench/results/ and run bench/plot.py.
 #   bench/run_gpu.sh CARRY_DIR     (CARRY_DIR holds the binaries and their libraries, see
 #                                   bench/pack_gpu.sh)
 set -uo pipefail
@@ -19,8 +20,8 @@ for t in runtime_tests codegen_tests frontend_tests; do
   [ $rc -eq 0 ] || status=1
 done
 echo "== PyTorch baselines"
-PYTHONUNBUFFERED=1 timeout 300 python3 bench/torch_baseline.py 2>&1 | tee "$out/torch.log" | grep -v '^csv_torch'
+PYTHONUNBUFFERED=1 timeout 420 python3 bench/torch_baseline.py --csv "$out/gpu_torch.csv" 2>&1 | tee "$out/torch.log"
 bw=$(sed -n 's/^COPY_GBPS=//p' "$out/torch.log")
 echo "== LazyFuse GPU benchmark (copy bandwidth ${bw:-3020} GB/s)"
-timeout 300 "$dir/lazyfuse-bench-gpu" "${bw:-3020}" 2>&1 | tee "$out/bench.log" | grep -v '^csv,'
+timeout 300 "$dir/lazyfuse-bench-gpu" "${bw:-3020}" --csv "$out/gpu_lazyfuse.csv" 2>&1 | tee "$out/bench.log"
 exit $status

@@ -1,14 +1,16 @@
-"""PyTorch eager and torch.compile on the workloads of bench/gpu_bench.cpp, on the same GPU in the
-same call (bench/run_gpu.sh). Prints a markdown table, CSV lines, and the measured copy bandwidth."""
-import math
+"""PyTorch eager and torch.compile on the workloads of bench/gpu_bench.cpp (same names, same sizes),
+on the same GPU in the same call (bench/run_gpu.sh). Prints a markdown table and the measured copy
+bandwidth; --csv FILE writes workload,size,impl,ms,floor_ms lines for bench/plot.py."""
+import argparse
 import sys
+import time
 
 import torch
 from triton.testing import do_bench
 
 torch.manual_seed(0)
 dev = "cuda"
-R, C, N26 = 16384, 4096, 1 << 26
+STEPS = 50  # Jacobi steps, as in gpu_bench.cpp
 
 
 def copy_gbps():
@@ -31,48 +33,108 @@ def black_scholes(S, K, T, r=0.02, v=0.3):
     return S * cdf(d1) - disc * cdf(d2), disc * cdf(-d2) - S * cdf(-d1)
 
 
-def main():
-    bw = copy_gbps()
-    x26 = torch.randn(N26, device=dev)
-    x = torch.randn(R, C, device=dev)
-    res = torch.randn(R, C, device=dev)
-    b = torch.randn(C, device=dev)
-    n25 = 1 << 25
-    S = torch.rand(n25, device=dev) * 90 + 10
-    K = torch.rand(n25, device=dev) * 90 + 10
-    T = torch.rand(n25, device=dev) * 2 + 0.1
-    small = torch.randn(4096, device=dev)
+def arc_distance(t0, p0, t1, p1):  # NPBench's definition
+    temp = torch.sin((t1 - t0) / 2) ** 2 + torch.cos(t0) * torch.cos(t1) * torch.sin((p1 - p0) / 2) ** 2
+    return 2 * torch.atan2(torch.sqrt(temp), torch.sqrt(1 - temp))
+
+
+def compute(a1, a2):  # NPBench's compute with a, b, c = 4, 3, 9
+    return torch.clip(a1, 2, 10) * 4 + a2 * 3 + 9
+
+
+def jacobi2d(a0):  # the idiomatic in-place form on a copy; LazyFuse builds each step with cat
+    a = a0.clone()
+    b = a0.clone()
+    for _ in range(STEPS):
+        b[1:-1, 1:-1] = 0.2 * (a[1:-1, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:] + a[2:, 1:-1] + a[:-2, 1:-1])
+        a, b = b, a
+    return a
+
+
+def mlp(x, w1, b1, w2, b2, w3, b3):
+    return torch.softmax(torch.relu(torch.relu(x @ w1 + b1) @ w2 + b2) @ w3 + b3, -1)
+
+
+def workloads():
+    """(workload, size, label, bytes, fn) for each row; sizes as in gpu_bench.cpp."""
     ln = torch.nn.functional.layer_norm
-    work = [
-        ("relu(x*2+1)*sigmoid(x)-tanh(x)/3, 2^26", 2 * 4 * N26, lambda: chain(x26)),
-        ("gelu(x + b), 16384x4096", 2 * 4 * R * C, lambda: torch.nn.functional.gelu(x + b)),
-        ("layer_norm(x + r), 16384x4096", 3 * 4 * R * C, lambda: ln(x + res, (C,))),
-        ("softmax(x, -1), 16384x4096", 2 * 4 * R * C, lambda: torch.softmax(x, -1)),
-        ("(x - mean) / (std + eps), 16384x4096", 2 * 4 * R * C,
-         lambda: (x - x.mean(1, keepdim=True)) / (x.std(1, keepdim=True) + 1e-5)),
-        ("sum(x*x), 2^26", 4 * N26, lambda: (x26 * x26).sum()),
-        ("Black-Scholes call+put, 2^25", 5 * 4 * n25, lambda: black_scholes(S, K, T)),
-        ("chain on 4096 (launch-bound), per call", 2 * 4 * 4096, lambda: chain(small)),
-    ]
+    gelu = torch.nn.functional.gelu
+    work = []
+    for size, n in (("small", 4096), ("large", 1 << 26)):
+        x = torch.randn(n, device=dev)
+        label = "4096" if size == "small" else "2^26"
+        work.append(("chain", size, f"relu(x*2+1)*sigmoid(x)-tanh(x)/3, {label}", 2 * 4 * n, lambda x=x: chain(x)))
+    for size, R, C in (("small", 64, 256), ("large", 16384, 4096)):
+        x = torch.randn(R, C, device=dev)
+        r = torch.randn(R, C, device=dev)
+        b = torch.randn(C, device=dev)
+        shape = f"{R}x{C}"
+        work += [
+            ("bias_gelu", size, f"gelu(x + b), {shape}", 4 * (2 * R * C + C), lambda x=x, b=b: gelu(x + b)),
+            ("layernorm_residual", size, f"layer_norm(x + r), {shape}", 3 * 4 * R * C,
+             lambda x=x, r=r, C=C: ln(x + r, (C,))),
+            ("softmax", size, f"softmax(x, -1), {shape}", 2 * 4 * R * C, lambda x=x: torch.softmax(x, -1)),
+            ("standardize", size, f"(x - mean) / (std + eps), {shape}", 2 * 4 * R * C,
+             lambda x=x: (x - x.mean(1, keepdim=True)) / (x.std(1, keepdim=True) + 1e-5)),
+        ]
+    for size, n in (("small", 4096), ("large", 1 << 26)):
+        x = torch.randn(n, device=dev)
+        work.append(("sum_squares", size, f"sum(x*x), {n}", 4 * n, lambda x=x: (x * x).sum()))
+    for size, n in (("small", 4096), ("large", 1 << 25)):
+        S = torch.rand(n, device=dev) * 90 + 10
+        K = torch.rand(n, device=dev) * 90 + 10
+        T = torch.rand(n, device=dev) * 2 + 0.1
+        work.append(("black_scholes", size, f"Black-Scholes call+put, {n}", 5 * 4 * n,
+                     lambda S=S, K=K, T=T: black_scholes(S, K, T)))
+    for size, n in (("small", 4096), ("large", 1 << 25)):
+        t0, p0, t1, p1 = (torch.rand(n, device=dev, dtype=torch.float64) for _ in range(4))
+        work.append(("arc_distance", size, f"arc_distance f64, {n}", 5 * 8 * n,
+                     lambda t0=t0, p0=p0, t1=t1, p1=p1: arc_distance(t0, p0, t1, p1)))
+    for size, n in (("small", 64), ("large", 8192)):
+        a1 = (torch.rand(n, n, device=dev) * 1000).to(torch.int64)
+        a2 = (torch.rand(n, n, device=dev) * 1000).to(torch.int64)
+        work.append(("compute", size, f"compute i64, {n}x{n}", 3 * 8 * n * n, lambda a1=a1, a2=a2: compute(a1, a2)))
+    for size, n in (("small", 64), ("large", 2048)):
+        a0 = torch.randn(n, n, device=dev)
+        work.append(("jacobi2d", size, f"jacobi2d {STEPS} steps, {n}x{n}", STEPS * 2 * 4 * n * n,
+                     lambda a0=a0: jacobi2d(a0)))
+    for size, (B, I, H, O) in (("small", (16, 64, 64, 16)), ("large", (256, 512, 512, 64))):
+        p = [torch.randn(B, I, device=dev)] + [torch.randn(*s, device=dev) * 0.05
+                                                 for s in ((I, H), (H,), (H, H), (H,), (H, O), (O,))]
+        nbytes = 4 * sum(t.numel() for t in p) + 4 * B * O
+        work.append(("mlp", size, f"MLP fwd, {B}x{I} -> {H} -> {H} -> {O}", nbytes, lambda p=p: mlp(*p)))
+    return work
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--csv", help="write workload,size,impl,ms,floor_ms lines here")
+    args = ap.parse_args()
+    bw = copy_gbps()
     print(f"copy bandwidth {bw:.1f} GB/s (read + write)")
-    print("| workload (float32) | floor ms | eager ms | torch.compile ms | compile first call s |")
-    print("|---|---|---|---|---|")
-    rows = []
-    for name, nbytes, fn in work:
+    print("| workload | size | floor ms | eager ms | torch.compile ms | compile first call s |")
+    print("|---|---|---|---|---|---|")
+    csv = open(args.csv, "w") if args.csv else None
+    if csv:
+        csv.write("workload,size,impl,ms,floor_ms\n")
+    for workload, size, label, nbytes, fn in workloads():
         eager = do_bench(fn, warmup=25, rep=200, return_mode="median")
-        compiled = torch.compile(fn)
-        import time
+        compiled = torch.compile(fn, dynamic=False)  # a small and a large size share code: keep both static
         t0 = time.time()
         compiled()
         torch.cuda.synchronize()
         first = time.time() - t0
         comp = do_bench(compiled, warmup=25, rep=200, return_mode="median")
         floor_ms = nbytes / (bw * 1e6)
-        rows.append((name, floor_ms, eager, comp, first))
-        print(f"| {name} | {floor_ms:.4f} | {eager:.4f} | {comp:.4f} | {first:.2f} |")
+        print(f"| {label} | {size} | {floor_ms:.4f} | {eager:.4f} | {comp:.4f} | {first:.2f} |")
         sys.stdout.flush()
-    for r in rows:
-        print("csv_torch," + ",".join(str(v) for v in r))
+        if csv:
+            csv.write(f"{workload},{size},torch_eager,{eager:.6f},{floor_ms:.6f}\n")
+            csv.write(f"{workload},{size},torch_compile,{comp:.6f},{floor_ms:.6f}\n")
+            csv.write(f"{workload},{size},torch_compile_first_call,{first * 1e3:.3f},{floor_ms:.6f}\n")
+            csv.flush()
+    if csv:
+        csv.close()
     print(f"COPY_GBPS={bw:.1f}")
 
 
