@@ -11,6 +11,7 @@ struct CompiledKernel {
   std::string source;  // LLVM IR or CUDA C, as generated
   std::string log;     // compiler messages, if any
   double compile_ms = 0;
+  std::string binary;  // object file or cubin, for the persistent cache (emptied once stored)
 };
 
 }  // namespace lf

@@ -23,6 +23,10 @@ struct CompiledKernel : lf::CompiledKernel {
 // Generates, optimizes and compiles `kernel` as function `name`.
 absl::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name);
 
+// Links an object file `compile` produced earlier (CompiledKernel::binary, from the persistent
+// cache) and finds `name` in it.
+absl::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& object);
+
 // The LLVM IR `compile` would start from (for logs and golden files).
 std::string emit_ir(const kir::Kernel& kernel, const std::string& name);
 

@@ -184,16 +184,28 @@ absl::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kerne
   std::string arch = "sm_" + std::to_string(ctx.info.sm_major) + std::to_string(ctx.info.sm_minor);
   auto cubin = nvrtc_compile(out->source, name, arch, &out->log);
   if (!cubin.ok()) return cubin.status();
+  auto loaded = load(name, std::string(cubin->data(), cubin->size()), device);
+  if (!loaded.ok()) return loaded.status();
+  out->module = (*loaded)->module;
+  out->function = (*loaded)->function;
+  out->binary.assign(cubin->data(), cubin->size());
+  out->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+absl::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& cubin, int device) {
+  rt::cu::device_context(device);  // makes the device's context current
   const rt::cu::Api& cu = rt::cu::api();
   rt::cu::CUmodule module = nullptr;
   rt::cu::CUfunction fn = nullptr;
-  if (rt::cu::CUresult r = cu.cuModuleLoadData(&module, cubin->data()); r != 0)
+  if (rt::cu::CUresult r = cu.cuModuleLoadData(&module, cubin.data()); r != 0)
     return absl::InternalError("cuModuleLoadData(" + name + "): " + rt::cu::error_text(r));
   if (rt::cu::CUresult r = cu.cuModuleGetFunction(&fn, module, name.c_str()); r != 0)
     return absl::InternalError("cuModuleGetFunction(" + name + "): " + rt::cu::error_text(r));
+  auto out = std::make_shared<CompiledKernel>();
+  out->name = name;
   out->module = module;
   out->function = fn;
-  out->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
 

@@ -24,6 +24,10 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
 absl::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name,
                                                         const EmitOptions& options, int device);
 
+// Loads a cubin `compile` produced earlier (CompiledKernel::binary, from the persistent cache) on
+// `device` and finds `name` in it.
+absl::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& cubin, int device);
+
 // Compiles CUDA source with NVRTC for `arch` (e.g. "sm_90") without loading it: works on a
 // machine with NVRTC but no GPU, which is how the tests check generated code without one.
 absl::Status check_compiles(const std::string& source, const std::string& name, const std::string& arch);

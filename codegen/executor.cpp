@@ -78,18 +78,27 @@ void run_group(const fuse::Group& g, const fuse::Partition& p, int index, const 
   }
   std::string name = "lf_" + short_hash(key);
   bool hit = false;
+  cache::DiskSpec disk;
+  disk.kernel = &low.kernel;
+  disk.load = [&](const std::string& kname, const std::string& binary)
+      -> absl::StatusOr<std::shared_ptr<CompiledKernel>> {
+    if (gpu) return cuda::load(kname, binary, device.index());
+    return cpu::load(kname, binary);
+  };
   auto entry = cache::global_cache().get_or_compile(
       key,
       [&]() -> absl::StatusOr<std::shared_ptr<CompiledKernel>> {
         if (gpu) return cuda::compile(low.kernel, name, cuda_options, device.index());
         return cpu::compile(low.kernel, name);
       },
-      &hit);
+      &hit, &disk);
   if (hit) {
     ++stats.hits;
   } else {
     ++stats.misses;
-    if (entry->kernel) {
+    if (entry->from_disk) {
+      ++stats.disk_hits;
+    } else if (entry->kernel) {
       ++stats.kernels_compiled;
       stats.compile_ms += entry->kernel->compile_ms;
     }
@@ -98,7 +107,8 @@ void run_group(const fuse::Group& g, const fuse::Partition& p, int index, const 
     std::fprintf(stderr, "[lazyfuse]   group %d: %s, %s%d+%dd, %zu in/out, %s %s", index, low.kernel.summary().c_str(),
                  low.kernel.row ? "row " : "", low.kernel.outer_rank, low.kernel.inner_rank,
                  low.kernel.operands.size(), name.c_str(), hit ? "hit" : "miss");
-    if (!hit && entry->kernel) std::fprintf(stderr, " (compiled in %.1f ms)", entry->kernel->compile_ms);
+    if (!hit && entry->from_disk) std::fprintf(stderr, " (loaded from the disk cache)");
+    else if (!hit && entry->kernel) std::fprintf(stderr, " (compiled in %.1f ms)", entry->kernel->compile_ms);
     std::fprintf(stderr, "\n");
     if (opt.log_level >= 2 && !hit && entry->kernel) std::fprintf(stderr, "%s\n", entry->kernel->source.c_str());
   }

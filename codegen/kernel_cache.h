@@ -1,6 +1,8 @@
 // The in-memory kernel cache: canonical key string -> compiled kernel. The key's hash picks the
 // bucket and the whole string is compared, so a collision can never run the wrong kernel.
 // Single flight: when several threads need the same new kernel, one compiles and the rest wait.
+// Below it sits the persistent cache (codegen/disk_cache.h): a memory miss looks on disk first, and
+// a kernel compiled here is stored there.
 #pragma once
 
 #include <functional>
@@ -12,12 +14,22 @@
 
 #include "absl/status/statusor.h"
 #include "codegen/compiled.h"
+#include "codegen/kernel_ir.h"
 
 namespace lf::cache {
 
 struct Entry {
   absl::Status status;  // not ok: compiling failed; the group runs unfused
   std::shared_ptr<CompiledKernel> kernel;  // the backend's subclass
+  bool from_disk = false;                  // loaded from the persistent cache, not compiled
+};
+
+// What the persistent cache needs from the caller: the kernel (to describe the entry) and how to
+// turn a stored binary back into a loaded kernel. The key starts "<backend>|<target>|".
+struct DiskSpec {
+  const kir::Kernel* kernel = nullptr;
+  std::function<absl::StatusOr<std::shared_ptr<CompiledKernel>>(const std::string& name, const std::string& binary)>
+      load;
 };
 
 class KernelCache {
@@ -25,7 +37,10 @@ class KernelCache {
   using Compile = std::function<absl::StatusOr<std::shared_ptr<CompiledKernel>>()>;
 
   // `hit` says whether the kernel was already there (or being compiled by another thread).
-  std::shared_ptr<const Entry> get_or_compile(const std::string& key, const Compile& compile, bool* hit);
+  // With `disk`, a memory miss tries the persistent cache before compiling, and a compiled kernel
+  // with a binary is stored there.
+  std::shared_ptr<const Entry> get_or_compile(const std::string& key, const Compile& compile, bool* hit,
+                                              const DiskSpec* disk = nullptr);
   size_t size() const;
   void clear();
 

@@ -1,14 +1,19 @@
 // The CPU backend's compiler and launcher: one LLJIT per process; each kernel is its own module,
-// optimized at O3 for the host CPU with libmvec registered as the vector math library.
+// optimized at O3 for the host CPU with libmvec registered as the vector math library, compiled to an
+// object file (which the persistent cache stores) and linked into a JITDylib of its own, so that the
+// same kernel can be loaded again after the in-memory cache was cleared.
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ADT/SmallVector.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/Error.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -53,8 +58,8 @@ class Jit {
     return jit;
   }
 
-  absl::StatusOr<KernelFn> add(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
-                               const std::string& name) {
+  // Optimizes and compiles the module to an object file in *object, then links it.
+  absl::StatusOr<KernelFn> add(std::unique_ptr<llvm::Module> m, const std::string& name, std::string* object) {
     if (!jit_) return absl::UnavailableError("LLVM JIT unavailable: " + init_error_);
     std::lock_guard<std::mutex> lock(mu_);
     m->setDataLayout(*layout_);
@@ -62,11 +67,23 @@ class Jit {
     if (llvm::verifyModule(*m, &llvm::errs())) return absl::InternalError("generated LLVM IR does not verify");
     optimize(*m);
     if (rt::config().log_level >= 3) m->print(llvm::errs(), nullptr);
-    if (auto err = jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
-      return absl::InternalError("LLJIT addIRModule: " + to_string(std::move(err)));
-    auto sym = jit_->lookup(name);
-    if (!sym) return absl::InternalError("LLJIT lookup " + name + ": " + to_string(sym.takeError()));
-    return sym->toPtr<KernelFn>();
+    llvm::SmallVector<char, 0> buffer;
+    {
+      llvm::raw_svector_ostream os(buffer);
+      llvm::legacy::PassManager pm;
+      if (tm_->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+        return absl::InternalError("LLVM target machine cannot emit object files");
+      pm.run(*m);
+    }
+    object->assign(buffer.data(), buffer.size());
+    return link(name, *object);
+  }
+
+  // Links an object file (freshly compiled or from the persistent cache) and finds `name` in it.
+  absl::StatusOr<KernelFn> add_object(const std::string& name, const std::string& object) {
+    if (!jit_) return absl::UnavailableError("LLVM JIT unavailable: " + init_error_);
+    std::lock_guard<std::mutex> lock(mu_);
+    return link(name, object);
   }
 
   const std::string& target_id() const { return target_id_; }
@@ -81,6 +98,9 @@ class Jit {
       return;
     }
     jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    // What LLJIT itself sets for JITLink on ELF: kernels are compiled to objects with tm_ below.
+    jtmb->setRelocationModel(llvm::Reloc::PIC_);
+    jtmb->setCodeModel(llvm::CodeModel::Small);
     triple_ = jtmb->getTargetTriple();
     auto tm = jtmb->createTargetMachine();
     if (!tm) {
@@ -146,6 +166,20 @@ class Jit {
                  "/" + features + (has_libmvec_ ? "/libmvec" : "");
   }
 
+  // Called with mu_ held. Each kernel gets its own JITDylib: a kernel loaded a second time (after
+  // KernelCache::clear) is no duplicate definition. Library symbols come from the main JITDylib.
+  absl::StatusOr<KernelFn> link(const std::string& name, const std::string& object) {
+    auto jd = jit_->createJITDylib("lf_kernel_" + std::to_string(dylibs_++));
+    if (!jd) return absl::InternalError("LLJIT createJITDylib: " + to_string(jd.takeError()));
+    jd->addToLinkOrder(jit_->getMainJITDylib());
+    auto buffer = llvm::MemoryBuffer::getMemBufferCopy(object, name);
+    if (auto err = jit_->addObjectFile(*jd, std::move(buffer)))
+      return absl::InternalError("LLJIT addObjectFile: " + to_string(std::move(err)));
+    auto sym = jit_->lookup(*jd, name);
+    if (!sym) return absl::InternalError("LLJIT lookup " + name + ": " + to_string(sym.takeError()));
+    return sym->toPtr<KernelFn>();
+  }
+
   void optimize(llvm::Module& m) {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
@@ -168,6 +202,7 @@ class Jit {
   }
 
   std::mutex mu_;
+  uint64_t dylibs_ = 0;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::unique_ptr<llvm::TargetMachine> tm_;
   std::optional<llvm::DataLayout> layout_;
@@ -206,10 +241,19 @@ absl::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kerne
     llvm::raw_string_ostream os(out->source);
     m->print(os, nullptr);
   }
-  auto fn = Jit::get().add(std::move(m), std::move(ctx), name);
+  auto fn = Jit::get().add(std::move(m), name, &out->binary);
   if (!fn.ok()) return fn.status();
   out->fn = *fn;
   out->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+absl::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& object) {
+  auto fn = Jit::get().add_object(name, object);
+  if (!fn.ok()) return fn.status();
+  auto out = std::make_shared<CompiledKernel>();
+  out->name = name;
+  out->fn = *fn;
   return out;
 }
 

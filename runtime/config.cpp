@@ -33,6 +33,14 @@ Config read_config() {
   c.log_level = static_cast<int>(env_int("LAZYFUSE_LOG", 0, 0, 3));
   c.trace_limit = env_int("LAZYFUSE_TRACE_LIMIT", c.trace_limit, 1, int64_t{1} << 40);
   c.num_threads = static_cast<int>(env_int("LAZYFUSE_NUM_THREADS", 0, 0, 4096));
+  if (auto dir = env("LAZYFUSE_CACHE_DIR")) {
+    c.cache_dir = *dir == "off" ? "" : *dir;
+  } else if (auto xdg = env("XDG_CACHE_HOME")) {
+    c.cache_dir = *xdg + "/lazyfuse";
+  } else if (auto home = env("HOME")) {
+    c.cache_dir = *home + "/.cache/lazyfuse";
+  }
+  c.cache_max_bytes = static_cast<uint64_t>(env_int("LAZYFUSE_CACHE_MAX_MB", 1024, 1, int64_t{1} << 30)) << 20;
   return c;
 }
 

@@ -13,6 +13,10 @@ struct Config {
   int log_level = 0;                  // LAZYFUSE_LOG: 0 quiet, 1 flushes and groups, 2 also generated code
   int64_t trace_limit = 16384;        // LAZYFUSE_TRACE_LIMIT: pending nodes that force a flush
   int num_threads = 0;                // LAZYFUSE_NUM_THREADS: CPU worker threads (0: one per core)
+  // LAZYFUSE_CACHE_DIR, else $XDG_CACHE_HOME/lazyfuse, else $HOME/.cache/lazyfuse; "off" (or no
+  // home directory) leaves it empty: no persistent kernel cache.
+  std::string cache_dir;
+  uint64_t cache_max_bytes = uint64_t{1024} << 20;  // LAZYFUSE_CACHE_MAX_MB, least recently used go first
 };
 
 // Read once, at first use. Malformed values throw lf::Error naming the variable.

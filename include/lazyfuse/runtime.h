@@ -31,7 +31,8 @@ void empty_cache();
 struct CacheStats {
   uint64_t flushes = 0;          // sync points that had work to do
   uint64_t nodes_executed = 0;   // trace nodes computed
-  uint64_t kernels_compiled = 0;
+  uint64_t kernels_compiled = 0;  // real compiles (not loads from the persistent cache)
+  uint64_t disk_hits = 0;         // kernels loaded from the persistent cache instead of compiled
   uint64_t hits = 0;
   uint64_t misses = 0;
   double compile_ms = 0;

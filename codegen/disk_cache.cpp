@@ -1,0 +1,165 @@
+#include "codegen/disk_cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "runtime/config.h"
+
+namespace lf::cache::disk {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Temp files of a crashed writer are removed after this long.
+constexpr auto kStaleTemp = std::chrono::hours(1);
+
+bool write_all(int fd, const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool DiskCache::enabled() const { return !rt::config().cache_dir.empty(); }
+
+std::optional<Record> DiskCache::load(const std::string& key) {
+  const std::string& dir = rt::config().cache_dir;
+  if (dir.empty()) return std::nullopt;
+  std::string path = dir + "/" + file_name(key);
+  auto bytes = read_file(path);
+  if (!bytes) return std::nullopt;  // absent (or unreadable: then storing reports it)
+  std::string why;
+  auto record = decode(*bytes, &why);
+  if (!record) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (reported_.insert(path).second)
+      std::fprintf(stderr, "[lazyfuse] warning: cache entry %s is unusable (%s); recompiling it\n", path.c_str(),
+                   why.c_str());
+    return std::nullopt;
+  }
+  if (record->key != key) return std::nullopt;  // a hash collision: the string decides
+  ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // last use, for eviction; fails harmlessly read-only
+  return record;
+}
+
+void DiskCache::warn_unwritable(const std::string& dir, const std::string& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (unwritable_.insert(dir).second)
+    std::fprintf(stderr,
+                 "[lazyfuse] warning: cannot write the kernel cache in %s (%s); compiled kernels are kept in "
+                 "memory only\n",
+                 dir.c_str(), why.c_str());
+}
+
+void DiskCache::store(const Record& record) {
+  std::string dir = rt::config().cache_dir;
+  if (dir.empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (unwritable_.count(dir)) return;
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return warn_unwritable(dir, ec.message());
+  static std::atomic<uint64_t> counter{0};
+  std::string tmp = dir + "/.tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  std::string path = dir + "/" + file_name(record.key);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return warn_unwritable(dir, std::strerror(errno));
+  bool ok = write_all(fd, encode(record));
+  int err = errno;
+  if (ok && ::fsync(fd) != 0) {
+    ok = false;
+    err = errno;
+  }
+  ::close(fd);
+  if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
+    ::unlink(tmp.c_str());
+    return warn_unwritable(dir, std::strerror(err));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    reported_.erase(path);  // a later fault in the new entry is news again
+  }
+  evict(dir, rt::config().cache_max_bytes, path);
+}
+
+// Oldest last use first, until the entries fit; other processes may be removing the same files.
+void DiskCache::evict(const std::string& dir, uint64_t max_bytes, const std::string& keep) {
+  struct File {
+    fs::file_time_type used;
+    uint64_t size;
+    std::string path;
+  };
+  std::vector<File> files;
+  uint64_t total = 0;
+  std::error_code ec;
+  auto now = fs::file_time_type::clock::now();
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    std::error_code e2;
+    auto used = it->last_write_time(e2);
+    if (e2) continue;
+    if (name.rfind(".tmp-", 0) == 0) {
+      if (now - used > kStaleTemp) fs::remove(it->path(), e2);
+      continue;
+    }
+    if (!name.ends_with(kEntrySuffix)) continue;
+    uint64_t size = it->file_size(e2);
+    if (e2) continue;
+    files.push_back({used, size, it->path().string()});
+    total += size;
+  }
+  if (total <= max_bytes) return;
+  std::sort(files.begin(), files.end(), [](const File& a, const File& b) { return a.used < b.used; });
+  for (const File& f : files) {
+    if (total <= max_bytes) break;
+    if (f.path == keep) continue;
+    std::error_code e2;
+    fs::remove(f.path, e2);
+    total -= f.size;
+  }
+}
+
+DiskCache& global_disk_cache() {
+  static DiskCache* cache = new DiskCache();
+  return *cache;
+}
+
+std::string io_summary(const kir::Kernel& kernel) {
+  std::string in, out;
+  for (const kir::Operand& o : kernel.operands) {
+    if (o.kind == kir::Operand::Kind::Index) continue;
+    bool any = false, zero = false;
+    for (kir::StrideClass c : o.strides) {
+      any |= c == kir::StrideClass::Any;
+      zero |= c == kir::StrideClass::Zero;
+    }
+    std::string s = std::string(dtype_name(o.dtype)) + ":" + (any ? "strided" : zero ? "bcast" : "contig");
+    std::string& side = o.kind == kir::Operand::Kind::Output ? out : in;
+    side += (side.empty() ? "" : ",") + s;
+  }
+  return (in.empty() ? "-" : in) + " -> " + out;
+}
+
+}  // namespace lf::cache::disk

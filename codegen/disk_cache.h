@@ -1,0 +1,42 @@
+// The persistent kernel cache: entries (codegen/disk_entry.h) in one directory, named by the hash
+// of the full key. Written atomically (temp file, fsync, rename) so that concurrent processes never
+// see half a file; a corrupt entry is reported once and ignored (the caller compiles and replaces
+// it); an unwritable directory turns storing off with one warning; least-recently-used entries are
+// evicted past the size limit. The directory and the limit come from rt::config() at each call.
+#pragma once
+
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "codegen/disk_entry.h"
+#include "codegen/kernel_ir.h"
+
+namespace lf::cache::disk {
+
+class DiskCache {
+ public:
+  bool enabled() const;  // a cache directory is configured
+  // The entry stored for exactly `key`, or nullopt (absent, corrupt, another key, unreadable).
+  // A hit marks the entry as used now (its mtime).
+  std::optional<Record> load(const std::string& key);
+  // Best effort: failures are reported once and leave the cache memory-only.
+  void store(const Record& record);
+
+ private:
+  void warn_unwritable(const std::string& dir, const std::string& why);
+  void evict(const std::string& dir, uint64_t max_bytes, const std::string& keep);
+
+  std::mutex mu_;
+  std::set<std::string> reported_;    // corrupt entry paths already reported
+  std::set<std::string> unwritable_;  // directories where storing failed
+};
+
+DiskCache& global_disk_cache();
+
+// "float32:contig,float32:bcast -> float32:contig": what a user reading `lazyfuse-cache list`
+// wants to know about the operands.
+std::string io_summary(const kir::Kernel& kernel);
+
+}  // namespace lf::cache::disk

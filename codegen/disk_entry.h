@@ -1,0 +1,47 @@
+// The on-disk format of one persistent kernel cache entry, and where entries live. Plain C++ (no
+// abseil, LLVM or CUDA) so that the lazyfuse-cache tool reads entries with the same code.
+//
+// Layout: "LFKCACHE" magic, u32 format version, then the fields below in order, each a u64 byte
+// count and the bytes, then the FNV-1a 64 checksum of everything before it. Integers are
+// little-endian.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace lf::cache::disk {
+
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr const char* kEntrySuffix = ".lfk";
+
+struct Record {
+  std::string key;      // the executor's full key; a file whose key differs is never used
+  std::string backend;  // "cpu" or "cuda"
+  std::string target;   // CPU features / GPU architecture, with compiler and driver versions
+  std::string name;     // the kernel's symbol
+  std::string summary;  // the fused ops in words, e.g. "mul,add -> sum[inner 1d]"
+  std::string io;       // operand dtypes and layout classes, e.g. "float32:contig -> float32:contig"
+  std::string source;   // LLVM IR or CUDA C, as generated
+  std::string log;      // compiler messages
+  double compile_ms = 0;
+  int64_t created = 0;  // seconds since the epoch
+  std::string binary;   // CPU: an object file; CUDA: a cubin
+};
+
+uint64_t fnv1a64(const void* data, size_t n, uint64_t h = 0xcbf29ce484222325ull);
+
+std::string encode(const Record& r);
+
+// Parses and checks an entry. On failure returns nullopt and says why in *why (bad magic, another
+// format version, truncated, checksum mismatch).
+std::optional<Record> decode(const std::string& bytes, std::string* why);
+
+// The 16-hex-digit hash of a key; entry files are named <hash>.lfk.
+std::string key_hash(const std::string& key);
+std::string file_name(const std::string& key);
+
+// Reads a whole file; nullopt if it cannot be opened or read.
+std::optional<std::string> read_file(const std::string& path);
+
+}  // namespace lf::cache::disk

@@ -1,0 +1,294 @@
+// The persistent kernel cache: a second run loads instead of compiling; corrupt, truncated, stale
+// and colliding entries are never used and get replaced; an unwritable directory degrades to
+// memory-only with one warning; several processes share one directory; LRU eviction. Every test
+// uses its own temporary directory, never the user's cache.
+#include "codegen/disk_cache.h"
+
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <vector>
+
+#include "codegen/cpu_backend.h"
+#include "codegen/kernel_cache.h"
+#include "codegen/test_util.h"
+
+extern char** environ;
+
+namespace {
+namespace fs = std::filesystem;
+using lf::cache::disk::decode;
+using lf::cache::disk::encode;
+using lf::cache::disk::read_file;
+
+// A temporary cache directory in the config for the test's lifetime, CPU default device, and an
+// empty in-memory cache at both ends.
+class DiskCacheTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/lf-disk-cache-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+    dir_ = root_ + "/cache";
+    saved_ = lf::rt::config();
+    lf::rt::mutable_config().cache_dir = dir_;
+    saved_device_ = lf::default_device();
+    lf::set_default_device(lf::Device::cpu());
+    lf::cache::global_cache().clear();
+  }
+  void TearDown() override {
+    lf::cache::global_cache().clear();
+    lf::rt::mutable_config() = saved_;
+    lf::set_default_device(saved_device_);
+    std::error_code ec;
+    fs::permissions(root_, fs::perms::owner_all, ec);
+    fs::remove_all(root_, ec);
+  }
+
+  std::vector<fs::path> entries() const {
+    std::vector<fs::path> out;
+    std::error_code ec;
+    for (auto& e : fs::directory_iterator(dir_, ec))
+      if (e.path().extension() == ".lfk") out.push_back(e.path());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  std::string root_, dir_;
+  lf::rt::Config saved_;
+  lf::Device saved_device_ = lf::Device::cpu();
+};
+
+lf::Tensor input(float start) {
+  return lf::from_vector(lf::test::iota_floats(6 * 70, start, 0.011f), {6, 70});
+}
+
+// Fused values of `make()` checked against the reference executor; returns compiles and disk hits.
+struct Counts {
+  uint64_t compiled, disk_hits;
+};
+Counts run_checked(const std::function<lf::Tensor()>& make) {
+  lf::CacheStats before = lf::cache_stats();
+  lf::Tensor t = make();
+  lf::test::Values ref = lf::test::reference_values(t);
+  lf::test::Values got = lf::test::fused_values(t);
+  EXPECT_EQ(lf::test::compare(ref, got, lf::test::default_tolerance(lf::DType::Float32, 70)), "");
+  lf::CacheStats after = lf::cache_stats();
+  return {after.kernels_compiled - before.kernels_compiled, after.disk_hits - before.disk_hits};
+}
+
+lf::Tensor pointwise() { return lf::relu(input(-2) * input(1) + 0.5) - lf::sinh(input(0.3)); }
+lf::Tensor reduction() { return lf::sum(lf::exp(input(-1)) * input(2), {-1}); }
+
+TEST_F(DiskCacheTest, SecondRunCompilesNothing) {
+  Counts first = run_checked(pointwise);
+  Counts first_r = run_checked(reduction);
+  EXPECT_EQ(first.compiled + first_r.compiled, 2u);
+  EXPECT_EQ(first.disk_hits + first_r.disk_hits, 0u);
+  ASSERT_EQ(entries().size(), 2u);
+  for (const auto& p : entries()) {
+    std::string why;
+    auto r = decode(*read_file(p), &why);
+    ASSERT_TRUE(r) << why;
+    EXPECT_EQ(r->backend, "cpu");
+    EXPECT_EQ(r->key.rfind("cpu|" + lf::cpu::target_id() + "|", 0), 0u);
+    EXPECT_EQ(p.filename().string(), lf::cache::disk::file_name(r->key));
+    EXPECT_FALSE(r->binary.empty());
+    EXPECT_NE(r->source.find("define"), std::string::npos);
+    EXPECT_FALSE(r->summary.empty());
+  }
+  // The "second run": a fresh in-memory cache, the same computations.
+  lf::cache::global_cache().clear();
+  Counts second = run_checked(pointwise);
+  Counts second_r = run_checked(reduction);
+  EXPECT_EQ(second.compiled + second_r.compiled, 0u);
+  EXPECT_EQ(second.disk_hits + second_r.disk_hits, 2u);
+}
+
+TEST_F(DiskCacheTest, OffMeansNoFiles) {
+  lf::rt::mutable_config().cache_dir = "";
+  Counts c = run_checked(pointwise);
+  EXPECT_EQ(c.compiled, 1u);
+  EXPECT_FALSE(fs::exists(dir_));
+}
+
+// Damages the single entry, then checks that the next run reports it, compiles, and replaces it.
+void expect_replaced(DiskCacheTest* t, const fs::path& entry, const std::function<lf::Tensor()>& make,
+                     const char* message) {
+  lf::cache::global_cache().clear();
+  testing::internal::CaptureStderr();
+  Counts c = run_checked(make);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(c.compiled, 1u);
+  EXPECT_EQ(c.disk_hits, 0u);
+  if (message) {
+    EXPECT_NE(err.find(message), std::string::npos) << err;
+  }
+  std::string why;
+  EXPECT_TRUE(decode(*read_file(entry), &why)) << "the entry was replaced: " << why;
+  lf::cache::global_cache().clear();
+  c = run_checked(make);
+  EXPECT_EQ(c.disk_hits, 1u);
+}
+
+TEST_F(DiskCacheTest, FlippedByteIsDetectedAndReplaced) {
+  run_checked(pointwise);
+  ASSERT_EQ(entries().size(), 1u);
+  fs::path entry = entries()[0];
+  std::string bytes = *read_file(entry);
+  bytes[bytes.size() / 2] ^= 0x40;
+  std::ofstream(entry, std::ios::binary | std::ios::trunc) << bytes;
+  expect_replaced(this, entry, pointwise, "checksum mismatch");
+}
+
+TEST_F(DiskCacheTest, TruncatedEntryIsDetectedAndReplaced) {
+  run_checked(reduction);
+  ASSERT_EQ(entries().size(), 1u);
+  fs::path entry = entries()[0];
+  fs::resize_file(entry, fs::file_size(entry) / 3);
+  expect_replaced(this, entry, reduction, "unusable");
+  fs::resize_file(entry, 0);
+  expect_replaced(this, entry, reduction, "unusable");
+}
+
+// A valid entry under our file name but for another key (a hash collision) or another compiler
+// version is ignored and replaced, never loaded.
+TEST_F(DiskCacheTest, CollidingOrStaleEntryIsNotUsed) {
+  run_checked(pointwise);
+  ASSERT_EQ(entries().size(), 1u);
+  fs::path entry = entries()[0];
+  std::string why;
+  auto good = decode(*read_file(entry), &why);
+  ASSERT_TRUE(good) << why;
+  auto other = *good;
+  other.key += "|something else";
+  std::ofstream(entry, std::ios::binary | std::ios::trunc) << encode(other);
+  expect_replaced(this, entry, pointwise, nullptr);
+  EXPECT_EQ(decode(*read_file(entry), &why)->key, good->key);
+  auto stale = *good;
+  stale.target = "llvm0.0/some-other-cpu";
+  std::ofstream(entry, std::ios::binary | std::ios::trunc) << encode(stale);
+  expect_replaced(this, entry, pointwise, nullptr);
+  EXPECT_EQ(decode(*read_file(entry), &why)->target, good->target);
+}
+
+TEST_F(DiskCacheTest, UnwritableDirectoryIsMemoryOnlyWithOneWarning) {
+  std::ofstream(root_ + "/file") << "not a directory";
+  lf::rt::mutable_config().cache_dir = root_ + "/file/cache";
+  testing::internal::CaptureStderr();
+  Counts a = run_checked(pointwise);
+  Counts b = run_checked(reduction);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(a.compiled + b.compiled, 2u);
+  size_t first = err.find("cannot write the kernel cache");
+  ASSERT_NE(first, std::string::npos) << err;
+  EXPECT_EQ(err.find("cannot write the kernel cache", first + 1), std::string::npos) << "one warning: " << err;
+  // Kernels stay cached in memory.
+  Counts again = run_checked(pointwise);
+  EXPECT_EQ(again.compiled, 0u);
+}
+
+TEST_F(DiskCacheTest, ReadOnlyDirectory) {
+  if (geteuid() == 0) GTEST_SKIP() << "root writes through read-only permissions";
+  fs::create_directories(dir_);
+  fs::permissions(dir_, fs::perms::owner_read | fs::perms::owner_exec);
+  testing::internal::CaptureStderr();
+  Counts a = run_checked(pointwise);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(a.compiled, 1u);
+  EXPECT_NE(err.find("cannot write the kernel cache"), std::string::npos) << err;
+  EXPECT_TRUE(entries().empty());
+}
+
+TEST_F(DiskCacheTest, LeastRecentlyUsedEvicted) {
+  auto a = [] { return lf::exp(input(-1)) * input(2); };
+  auto b = [] { return lf::sin(input(-1)) * input(2); };
+  auto c = [] { return lf::cos(input(-1)) * input(2); };
+  run_checked(a);
+  run_checked(b);
+  ASSERT_EQ(entries().size(), 2u);
+  uint64_t total = 0, largest = 0;
+  for (const auto& p : entries()) {
+    total += fs::file_size(p);
+    largest = std::max<uint64_t>(largest, fs::file_size(p));
+  }
+  lf::rt::mutable_config().cache_max_bytes = total + largest / 2;  // two fit, three do not
+  // Reloading a from disk marks it used: b is now the least recently used.
+  lf::cache::global_cache().clear();
+  usleep(20000);
+  EXPECT_EQ(run_checked(a).disk_hits, 1u);
+  usleep(20000);
+  run_checked(c);
+  auto after = entries();
+  ASSERT_EQ(after.size(), 2u);
+  uint64_t after_total = 0;
+  for (const auto& p : after) after_total += fs::file_size(p);
+  EXPECT_LE(after_total, lf::rt::config().cache_max_bytes);
+  // a was used after b: b is the one evicted, so a still loads from disk and b compiles.
+  lf::cache::global_cache().clear();
+  EXPECT_EQ(run_checked(a).disk_hits, 1u);
+  EXPECT_EQ(run_checked(c).disk_hits, 1u);
+  lf::rt::mutable_config().cache_max_bytes = uint64_t{1} << 30;
+  EXPECT_EQ(run_checked(b).compiled, 1u);
+}
+
+// Several processes fill one directory at once; every one succeeds and every entry verifies.
+TEST_F(DiskCacheTest, ConcurrentProcesses) {
+  std::string env_dir = "LAZYFUSE_CACHE_DIR=" + dir_;
+  std::vector<char*> env;
+  env.push_back(env_dir.data());
+  for (char** e = environ; *e; ++e)
+    if (std::string(*e).rfind("LAZYFUSE_CACHE_DIR=", 0) != 0) env.push_back(*e);
+  env.push_back(nullptr);
+  for (int round = 0; round < 2; ++round) {
+    std::vector<pid_t> pids;
+    for (int i = 0; i < 6; ++i) {
+      pid_t pid;
+      char* argv[] = {const_cast<char*>(LF_CACHE_FILLER), nullptr};
+      ASSERT_EQ(posix_spawn(&pid, LF_CACHE_FILLER, nullptr, nullptr, argv, env.data()), 0);
+      pids.push_back(pid);
+    }
+    for (pid_t pid : pids) {
+      int status = 0;
+      ASSERT_EQ(waitpid(pid, &status, 0), pid);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round << " status " << status;
+    }
+  }
+  auto files = entries();
+  EXPECT_EQ(files.size(), 3u);
+  for (const auto& p : files) {
+    std::string why;
+    EXPECT_TRUE(decode(*read_file(p), &why)) << p << ": " << why;
+  }
+  for (auto& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().filename().string().rfind(".tmp-", 0), std::string::npos) << "left over: " << e.path();
+}
+
+TEST_F(DiskCacheTest, CudaSecondRunCompilesNothing) {
+  if (!lf::cuda_available()) GTEST_SKIP() << "no GPU";
+  lf::set_default_device(lf::Device::cuda(0));
+  auto make = [] { return lf::sum(lf::exp(input(-1)) * input(2) + 0.25, {-1}); };
+  Counts first = run_checked(make);
+  EXPECT_EQ(first.compiled, 1u);
+  bool found = false;
+  for (const auto& p : entries()) {
+    std::string why;
+    auto r = decode(*read_file(p), &why);
+    ASSERT_TRUE(r) << why;
+    if (r->backend == "cuda") found = !r->binary.empty();
+  }
+  EXPECT_TRUE(found) << "a cuda entry with a cubin";
+  lf::cache::global_cache().clear();
+  Counts second = run_checked(make);
+  EXPECT_EQ(second.compiled, 0u);
+  EXPECT_EQ(second.disk_hits, 1u);
+}
+
+}  // namespace
