@@ -43,9 +43,15 @@ std::optional<Record> DiskCache::load(const std::string& key) {
   if (dir.empty()) return std::nullopt;
   std::string path = dir + "/" + file_name(key);
   auto bytes = read_file(path);
-  if (!bytes) return std::nullopt;  // absent (or unreadable: then storing reports it)
   std::string why;
-  auto record = decode(*bytes, &why);
+  std::optional<Record> record;
+  if (bytes) {
+    record = decode(*bytes, &why);
+  } else {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) return std::nullopt;  // the usual miss
+    why = "cannot be read";
+  }
   if (!record) {
     std::lock_guard<std::mutex> lock(mu_);
     if (reported_.insert(path).second)

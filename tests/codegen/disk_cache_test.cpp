@@ -5,6 +5,7 @@
 #include "codegen/disk_cache.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -179,6 +180,22 @@ TEST_F(DiskCacheTest, CollidingOrStaleEntryIsNotUsed) {
   EXPECT_EQ(decode(*read_file(entry), &why)->target, good->target);
 }
 
+// An entry that exists but cannot be read (here: a directory in its place) is reported, and the
+// kernel is compiled; the process goes on.
+TEST_F(DiskCacheTest, UnreadableEntryIsReported) {
+  run_checked(pointwise);
+  ASSERT_EQ(entries().size(), 1u);
+  fs::path entry = entries()[0];
+  fs::remove(entry);
+  fs::create_directory(entry);
+  lf::cache::global_cache().clear();
+  testing::internal::CaptureStderr();
+  Counts c = run_checked(pointwise);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(c.compiled, 1u);
+  EXPECT_NE(err.find("unusable"), std::string::npos) << err;
+}
+
 TEST_F(DiskCacheTest, UnwritableDirectoryIsMemoryOnlyWithOneWarning) {
   std::ofstream(root_ + "/file") << "not a directory";
   lf::rt::mutable_config().cache_dir = root_ + "/file/cache";
@@ -252,13 +269,20 @@ TEST_F(DiskCacheTest, ConcurrentProcesses) {
     for (int i = 0; i < 6; ++i) {
       pid_t pid;
       char* argv[] = {const_cast<char*>(LF_CACHE_FILLER), nullptr};
-      ASSERT_EQ(posix_spawn(&pid, LF_CACHE_FILLER, nullptr, nullptr, argv, env.data()), 0);
+      std::string out = root_ + "/out" + std::to_string(i);
+      posix_spawn_file_actions_t actions;
+      posix_spawn_file_actions_init(&actions);
+      posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ASSERT_EQ(posix_spawn(&pid, LF_CACHE_FILLER, &actions, nullptr, argv, env.data()), 0);
+      posix_spawn_file_actions_destroy(&actions);
       pids.push_back(pid);
     }
-    for (pid_t pid : pids) {
+    for (size_t i = 0; i < pids.size(); ++i) {
       int status = 0;
-      ASSERT_EQ(waitpid(pid, &status, 0), pid);
+      ASSERT_EQ(waitpid(pids[i], &status, 0), pids[i]);
       EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round << " status " << status;
+      // The second round finds every kernel on disk: nothing is compiled.
+      if (round == 1) EXPECT_EQ(*read_file(root_ + "/out" + std::to_string(i)), "compiled=0 disk_hits=3\n");
     }
   }
   auto files = entries();
