@@ -1,5 +1,7 @@
 #include "codegen/executor.h"
 
+#include "codegen/fingerprint.h"
+
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -71,10 +73,10 @@ void run_group(const fuse::Group& g, const fuse::Partition& p, int index, const 
   std::string key;
   if (gpu) {
     cuda_options = cuda::options_for(low.kernel, low.args, device.index());
-    key = "cuda|" + cuda::target_id(device.index()) + (cuda_options.index32 ? "|i32" : "|i64") + "|rc" +
+    key = "cuda|" + std::string(codegen_fingerprint()) + "|" + cuda::target_id(device.index()) + (cuda_options.index32 ? "|i32" : "|i64") + "|rc" +
           std::to_string(cuda_options.row_cache) + (cuda_options.vec4 ? "|v4|" : "|v1|") + low.kernel.key();
   } else {
-    key = "cpu|" + cpu::target_id() + "|" + low.kernel.key();
+    key = cpu_cache_key(low.kernel);
   }
   std::string name = "lf_" + short_hash(key);
   bool hit = false;
@@ -137,6 +139,10 @@ void run_group(const fuse::Group& g, const fuse::Partition& p, int index, const 
 }
 
 }  // namespace
+
+std::string cpu_cache_key(const kir::Kernel& kernel) {
+  return "cpu|" + std::string(codegen_fingerprint()) + "|" + cpu::target_id() + "|" + kernel.key();
+}
 
 void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir::Node&)>& wanted,
          const Options& opt, CacheStats& stats) {

@@ -19,6 +19,8 @@
 
 #include "codegen/cpu_backend.h"
 #include "codegen/kernel_cache.h"
+#include "codegen/executor.h"
+#include "codegen/fingerprint.h"
 #include "codegen/test_util.h"
 
 extern char** environ;
@@ -99,7 +101,7 @@ TEST_F(DiskCacheTest, SecondRunCompilesNothing) {
     auto r = decode(*read_file(p), &why);
     ASSERT_TRUE(r) << why;
     EXPECT_EQ(r->backend, "cpu");
-    EXPECT_EQ(r->key.rfind("cpu|" + lf::cpu::target_id() + "|", 0), 0u);
+    EXPECT_EQ(r->key.rfind("cpu|" + std::string(lf::codegen_fingerprint()) + "|" + lf::cpu::target_id() + "|", 0), 0u);
     EXPECT_EQ(p.filename().string(), lf::cache::disk::file_name(r->key));
     EXPECT_FALSE(r->binary.empty());
     EXPECT_NE(r->source.find("define"), std::string::npos);

@@ -1,6 +1,8 @@
 // The in-memory kernel cache: single flight, hits, separate keys, failed compiles; and the
 // executor's fallback to the reference executor when a group's kernel failed to compile.
 #include "codegen/kernel_cache.h"
+#include "codegen/executor.h"
+#include "codegen/fingerprint.h"
 #include "codegen/cpu_backend.h"
 
 #include <gtest/gtest.h>
@@ -158,7 +160,7 @@ TEST(KernelCache, ExecutorFallsBackWhenCompileFailed) {
       order, [](const lf::ir::Node& n) { return n.user_refs.load() > 0; }, true);
   ASSERT_EQ(p.groups.size(), 1u);
   auto low = lf::lower::lower_group(p.groups[0], p, 0, lf::Device::cpu());
-  std::string key = "cpu|" + lf::cpu::target_id() + "|" + low.kernel.key();
+  std::string key = lf::exec::cpu_cache_key(low.kernel);
   bool hit = false;
   auto planted = lf::cache::global_cache().get_or_compile(
       key, []() -> absl::StatusOr<std::shared_ptr<CompiledKernel>> { throw std::runtime_error("planted failure"); },
