@@ -3,6 +3,8 @@
 #include "codegen/fingerprint.h"
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <cstdio>
 #include <functional>
 #include <mutex>
@@ -48,6 +50,19 @@ bool first_failure(const std::string& key) {
   static std::unordered_set<std::string> seen;
   std::lock_guard<std::mutex> lock(mu);
   return seen.insert(key).second;
+}
+
+// Writes the source of a kernel that failed to compile where the user can read it; returns the
+// path (or why it could not be written).
+std::string save_failed_source(const std::string& name, const std::string& source, bool gpu) {
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
+  if (ec) dir = "/tmp";
+  std::filesystem::path path = dir / ("lazyfuse-failed-" + name + (gpu ? ".cu" : ".ll"));
+  std::ofstream out(path);
+  out << source;
+  out.close();
+  return out ? path.string() : "(could not write " + path.string() + ")";
 }
 
 void run_host(const fuse::Group& g) {
@@ -116,10 +131,13 @@ void run_group(const fuse::Group& g, const fuse::Partition& p, int index, const 
   }
   if (!entry->kernel) {
     if (first_failure(key)) {
+      std::string saved = save_failed_source(
+          name, gpu ? cuda::emit_cuda(low.kernel, name, cuda_options) : cpu::emit_ir(low.kernel, name), gpu);
       std::fprintf(stderr,
                    "[lazyfuse] warning: kernel %s (%s) failed to compile: %s\n"
-                   "[lazyfuse]   running this group unfused on the reference executor instead\n",
-                   name.c_str(), low.kernel.summary().c_str(), std::string(entry->status.message()).c_str());
+                   "[lazyfuse]   its source is in %s; running this group unfused on the reference executor instead\n",
+                   name.c_str(), low.kernel.summary().c_str(), std::string(entry->status.message()).c_str(),
+                   saved.c_str());
     }
     for (ir::Node* o : low.outputs) materialize_value(*o, ir::reference_eval(o));
     return;

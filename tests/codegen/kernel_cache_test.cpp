@@ -178,6 +178,7 @@ TEST(KernelCache, ExecutorFallsBackWhenCompileFailed) {
   EXPECT_TRUE(y.is_materialized());
   EXPECT_NE(err.find("failed to compile"), std::string::npos) << err;
   EXPECT_NE(err.find("planted failure"), std::string::npos) << err;
+  EXPECT_NE(err.find("lazyfuse-failed-"), std::string::npos) << "the warning says where the source is: " << err;
   EXPECT_EQ(lf::test::compare(ref, got, lf::test::default_tolerance(lf::DType::Float32)), "");
 
   // Reported once per key: a second flush of the same group falls back silently.
