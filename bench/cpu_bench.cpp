@@ -50,19 +50,23 @@ double median_ms(const std::function<void()>& fn, int reps = g_reps) {
   return t[t.size() / 2];
 }
 
-// Copy bandwidth with every core, counting bytes read plus bytes written.
+// Copy bandwidth with every core, counting bytes read plus bytes written: the fastest of 11 copies,
+// since another process on the machine can only slow a copy down (and make the floor look easy).
 double copy_gbps() {
   const size_t n = size_t{1} << 28;  // 256 MiB each way, far past any cache
   std::vector<char> a(n, 1), b(n, 0);
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  double ms = median_ms([&] {
+  double ms = 1e30;
+  for (int rep = 0; rep < 12; ++rep) {  // the first copy faults pages in and is not counted
+    auto s = Clock::now();
     std::vector<std::thread> ts;
     for (unsigned t = 0; t < threads; ++t) {
       size_t lo = n * t / threads, hi = n * (t + 1) / threads;
       ts.emplace_back([&, lo, hi] { std::memcpy(b.data() + lo, a.data() + lo, hi - lo); });
     }
     for (auto& th : ts) th.join();
-  }, 7);
+    if (rep > 0) ms = std::min(ms, ms_since(s));
+  }
   return 2.0 * static_cast<double>(n) / (ms * 1e6);
 }
 
