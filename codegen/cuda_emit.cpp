@@ -560,13 +560,13 @@ class Emitter {
     return "((" + xn + " && (!" + an + " || " + xi + " < " + ai + ")) || (!" + xn + " && !" + an + " && (" + cmp + " || " + tie + ")))";
   }
 
-  void emit_block_reduce(const Instr& in, DType src, const std::string& acc, const std::string& acc_i,
-                         const std::string& indent) {
-    std::string t = ctype(src);
+  // Combines `acc` (and acc_i) across the 32 lanes of each warp by shuffling down; lane 0 ends
+  // with the warp's result, in a fixed order.
+  void emit_warp_reduce(const Instr& in, DType src, const std::string& acc, const std::string& acc_i,
+                        const std::string& indent) {
     bool arg = in.op == Op::ArgMax || in.op == Op::ArgMin;
-    // Warp: shuffle down; then warp leaders through shared memory; the first warp finishes.
     os_ << indent << "for (int d_ = 16; d_ > 0; d_ >>= 1) {\n";
-    os_ << indent << "  " << t << " x_ = lf_shfl_down(" << acc << ", d_);\n";
+    os_ << indent << "  " << ctype(src) << " x_ = lf_shfl_down(" << acc << ", d_);\n";
     if (arg) {
       os_ << indent << "  i64 xi_ = lf_shfl_down(" << acc_i << ", d_);\n";
       os_ << indent << "  if (" << arg_better(in, src, "x_", "xi_", acc, acc_i) << ") { " << acc << " = x_; " << acc_i << " = xi_; }\n";
@@ -574,21 +574,21 @@ class Emitter {
       os_ << indent << "  " << acc << " = " << combine(in, src, acc, "x_") << ";\n";
     }
     os_ << indent << "}\n";
+  }
+
+  void emit_block_reduce(const Instr& in, DType src, const std::string& acc, const std::string& acc_i,
+                         const std::string& indent) {
+    std::string t = ctype(src);
+    bool arg = in.op == Op::ArgMax || in.op == Op::ArgMin;
+    // Warp: shuffle down; then warp leaders through shared memory; the first warp finishes.
+    emit_warp_reduce(in, src, acc, acc_i, indent);
     os_ << indent << "if ((threadIdx.x & 31) == 0) { ((" << t << "*)red_v)[threadIdx.x >> 5] = " << acc << ";"
         << (arg ? " red_i[threadIdx.x >> 5] = " + acc_i + ";" : "") << " }\n";
     os_ << indent << "__syncthreads();\n";
     os_ << indent << "if (threadIdx.x < 32) {\n";
     os_ << indent << "  " << acc << " = threadIdx.x < (blockDim.x >> 5) ? ((" << t << "*)red_v)[threadIdx.x] : " << reduction_init(in, src).init << ";\n";
     if (arg) os_ << indent << "  " << acc_i << " = threadIdx.x < (blockDim.x >> 5) ? red_i[threadIdx.x] : (i64)0x7fffffffffffffffll;\n";
-    os_ << indent << "  for (int d_ = 16; d_ > 0; d_ >>= 1) {\n";
-    os_ << indent << "    " << t << " x_ = lf_shfl_down(" << acc << ", d_);\n";
-    if (arg) {
-      os_ << indent << "    i64 xi_ = lf_shfl_down(" << acc_i << ", d_);\n";
-      os_ << indent << "    if (" << arg_better(in, src, "x_", "xi_", acc, acc_i) << ") { " << acc << " = x_; " << acc_i << " = xi_; }\n";
-    } else {
-      os_ << indent << "    " << acc << " = " << combine(in, src, acc, "x_") << ";\n";
-    }
-    os_ << indent << "  }\n";
+    emit_warp_reduce(in, src, acc, acc_i, indent + "  ");
     os_ << indent << "  if (threadIdx.x == 0) { ((" << t << "*)red_v)[0] = " << acc << ";" << (arg ? " red_i[0] = " + acc_i + ";" : "") << " }\n";
     os_ << indent << "}\n";
     os_ << indent << "__syncthreads();\n";
