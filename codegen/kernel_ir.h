@@ -26,7 +26,7 @@ enum class InstrKind : uint8_t {
 };
 
 struct Instr {
-  InstrKind kind;
+  InstrKind kind = InstrKind::Op;
   ir::Op op = ir::Op::Copy;
   DType dtype = DType::Float32;  // the value's dtype (16-bit floats are computed in float32, rounded per op)
   bool row = false;              // a per-row value (reductions and what is computed from them)

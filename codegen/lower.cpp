@@ -101,7 +101,8 @@ class Lowerer {
     if (source->op == ir::Op::Full && !source->realized()) {
       auto key = std::make_tuple(source, Shape{}, int64_t{0}, row);
       if (auto it = leaves_.find(key); it != leaves_.end()) return it->second;
-      Instr in{InstrKind::Param};
+      Instr in;
+      in.kind = InstrKind::Param;
       in.dtype = source->dtype;
       in.row = row;
       in.slot = is_floating(source->dtype) ? float_param(source->attrs.value)
@@ -121,7 +122,8 @@ class Lowerer {
     od.pointer = gen ? nullptr : source->storage->data();
     int slot = static_cast<int>(operands_.size());
     operands_.push_back(std::move(od));
-    Instr in{gen ? InstrKind::Gen : InstrKind::Load};
+    Instr in;
+    in.kind = gen ? InstrKind::Gen : InstrKind::Load;
     in.dtype = source->dtype;
     in.row = row;
     in.slot = slot;
@@ -159,7 +161,8 @@ class Lowerer {
           args.push_back(leaf(source, chain, reduce ? false : row));
         }
       }
-      Instr in{reduce ? InstrKind::Reduce : InstrKind::Op};
+      Instr in;
+      in.kind = reduce ? InstrKind::Reduce : InstrKind::Op;
       in.op = n->op;
       in.dtype = n->dtype;
       in.row = row;
