@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,45 @@ void layer_norm_rows(int64_t rows, int64_t cols) {
   check("max |row std - 1|", std_err, 1e-3);
 }
 
+// The short version of bench/RESULTS.md for this device: fused against unfused, median of 5 after
+// a warm-up (device_synchronize so GPU time is counted).
+void summary_table() {
+  struct Work {
+    const char* name;
+    std::function<lf::Tensor()> make;
+  };
+  lf::Tensor x = lf::randn({int64_t{1} << 22});
+  lf::Tensor m = lf::randn({1024, 1024});
+  lf::Tensor r = lf::randn({1024, 1024});
+  lf::sync();
+  std::vector<Work> work = {
+      {"relu(x*2+1)*sigmoid(x)-tanh(x)/3, 2^22", [&] { return lf::relu(x * 2 + 1) * lf::sigmoid(x) - lf::tanh(x) / 3; }},
+      {"softmax(x, -1), 1024x1024", [&] { return lf::softmax(m, -1); }},
+      {"layer_norm(x + r), 1024x1024", [&] { return lf::layer_norm(m + r, 1); }},
+  };
+  auto median_ms = [](const std::function<lf::Tensor()>& make) {
+    std::vector<double> t;
+    for (int i = 0; i < 6; ++i) {
+      auto s = Clock::now();
+      lf::Tensor y = make();
+      lf::sync();
+      lf::device_synchronize();
+      if (i > 0) t.push_back(ms_since(s));  // the first call warms up (compiles)
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  std::printf("\n| workload (float32, %s) | fused ms | unfused ms | speedup |\n|---|---|---|---|\n",
+              lf::default_device().str().c_str());
+  for (const Work& w : work) {
+    double fused = median_ms(w.make);
+    lf::set_fusion_enabled(false);
+    double unfused = median_ms(w.make);
+    lf::set_fusion_enabled(true);
+    std::printf("| %s | %.2f | %.2f | %.1fx |\n", w.name, fused, unfused, unfused / fused);
+  }
+}
+
 }  // namespace
 
 int main() try {
@@ -123,6 +163,8 @@ int main() try {
     std::printf("layer_norm over a 1024 x 1024 matrix:\n");
     layer_norm_rows(1024, 1024);
   }
+
+  summary_table();
 
   lf::CacheStats s = lf::cache_stats();
   std::printf("\nin all: %llu flushes, %llu nodes executed, %llu kernels launched, %llu compiled in %.0f ms, %llu "
