@@ -17,6 +17,7 @@
 #include "codegen/lower.h"
 #include "codegen/reference.h"
 #include "codegen/view.h"
+#include "runtime/config.h"
 
 namespace lf::exec {
 namespace {
@@ -63,6 +64,27 @@ std::string save_failed_source(const std::string& name, const std::string& sourc
   out << source;
   out.close();
   return out ? path.string() : "(could not write " + path.string() + ")";
+}
+
+// LAZYFUSE_DUMP_DIR: each newly compiled kernel's source, named after the kernel, with its key's
+// summary and its compile log as a header comment. A directory that cannot be written is reported
+// once.
+void dump_source(const CompiledKernel& k, bool gpu, const kir::Kernel& kernel) {
+  std::error_code ec;
+  std::filesystem::path dir = rt::config().dump_dir;
+  std::filesystem::create_directories(dir, ec);
+  std::filesystem::path path = dir / (k.name + (gpu ? ".cu" : ".ll"));
+  std::ofstream out(path);
+  const char* comment = gpu ? "//" : ";";
+  out << comment << " " << kernel.summary() << "\n";
+  if (!k.log.empty()) out << comment << " compile log: " << k.log << "\n";
+  out << k.source;
+  out.close();
+  static bool warned = false;
+  if (!out && !warned) {
+    warned = true;
+    std::fprintf(stderr, "[lazyfuse] warning: LAZYFUSE_DUMP_DIR: cannot write %s\n", path.c_str());
+  }
 }
 
 void run_host(const fuse::Group& g) {
@@ -118,6 +140,7 @@ void run_group(const fuse::Group& g, const fuse::Partition& p, int index, const 
     } else if (entry->kernel) {
       ++stats.kernels_compiled;
       stats.compile_ms += entry->kernel->compile_ms;
+      if (!rt::config().dump_dir.empty()) dump_source(*entry->kernel, gpu, low.kernel);
     }
   }
   if (opt.log_level >= 1) {

@@ -41,6 +41,7 @@ Config read_config() {
     c.cache_dir = *home + "/.cache/lazyfuse";
   }
   c.cache_max_bytes = static_cast<uint64_t>(env_int("LAZYFUSE_CACHE_MAX_MB", 1024, 1, int64_t{1} << 30)) << 20;
+  c.dump_dir = env("LAZYFUSE_DUMP_DIR").value_or("");
   return c;
 }
 

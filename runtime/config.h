@@ -17,6 +17,7 @@ struct Config {
   // home directory) leaves it empty: no persistent kernel cache.
   std::string cache_dir;
   uint64_t cache_max_bytes = uint64_t{1024} << 20;  // LAZYFUSE_CACHE_MAX_MB, least recently used go first
+  std::string dump_dir;  // LAZYFUSE_DUMP_DIR: every compiled kernel's source is written here (empty: off)
 };
 
 // Read once, at first use. Malformed values throw lf::Error naming the variable.

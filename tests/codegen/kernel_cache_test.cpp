@@ -7,14 +7,20 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include "codegen/lower.h"
 #include "codegen/test_util.h"
+#include "runtime/config.h"
 
 namespace {
 
@@ -189,6 +195,35 @@ TEST(KernelCache, ExecutorFallsBackWhenCompileFailed) {
   std::string err2 = testing::internal::GetCapturedStderr();
   EXPECT_EQ(err2.find("failed to compile"), std::string::npos) << err2;
   EXPECT_EQ(lf::test::compare(ref2, got2, lf::test::default_tolerance(lf::DType::Float32)), "");
+}
+
+}  // namespace
+
+namespace {
+
+// LAZYFUSE_DUMP_DIR writes the source of every newly compiled kernel.
+TEST(KernelDump, NewKernelsAreWrittenToTheDumpDir) {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("lazyfuse-dump-test-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  auto& cfg = lf::rt::mutable_config();
+  std::string saved = cfg.dump_dir;
+  cfg.dump_dir = dir.string();
+  lf::Tensor x = lf::from_vector(lf::test::iota_floats(40, -2.0f, 0.1f), {40});
+  // An unusual chain, so that the kernel is new to this process.
+  lf::Tensor y = lf::atan2(lf::sinh(x * 0.375), lf::cosh(x) + 2.5) - lf::log1p(lf::abs(x) * 3.0);
+  lf::test::StatsDelta d;
+  y.to_vector<float>();
+  cfg.dump_dir = saved;
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    ++files;
+    std::ifstream in(e.path());
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("atan2"), std::string::npos) << e.path();
+  }
+  EXPECT_EQ(files, d.compiled());
+  EXPECT_GE(files, 1u);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
