@@ -8,9 +8,11 @@
 #include <cstdio>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <unordered_set>
 
 #include "codegen/cpu_backend.h"
+#include "codegen/cpu_gemm.h"
 #include "codegen/cuda_backend.h"
 #include "codegen/fuser.h"
 #include "codegen/kernel_cache.h"
@@ -95,6 +97,233 @@ void run_host(const fuse::Group& g) {
   }
 }
 
+// A group's kernel, lowered and found in (or added to) the kernel cache, ready to launch.
+struct Prepared {
+  lower::Lowered low;
+  bool gpu = false;
+  cuda::EmitOptions cuda_options;
+  std::string key, name;
+  std::shared_ptr<const cache::Entry> entry;
+};
+
+Prepared prepare(const fuse::Group& g, const fuse::Partition& p, int index, const Options& opt, CacheStats& stats,
+                 bool keep_last_dim = false) {
+  Prepared k;
+  Device device = g.nodes[0]->device;
+  k.low = lower::lower_group(g, p, index, device, keep_last_dim);
+  k.gpu = device.is_cuda();
+  const kir::Kernel& kernel = k.low.kernel;
+  if (k.gpu) {
+    k.cuda_options = cuda::options_for(kernel, k.low.args, device.index());
+    k.key = "cuda|" + std::string(codegen_fingerprint()) + "|" + cuda::target_id(device.index()) +
+            (k.cuda_options.index32 ? "|i32" : "|i64") + "|rc" + std::to_string(k.cuda_options.row_cache) +
+            (k.cuda_options.vec4 ? "|v4|" : "|v1|") + kernel.key();
+  } else {
+    k.key = cpu_cache_key(kernel);
+  }
+  k.name = "lf_" + short_hash(k.key);
+  bool hit = false;
+  cache::DiskSpec disk;
+  disk.kernel = &kernel;
+  disk.load = [&](const std::string& kname, const std::string& binary)
+      -> absl::StatusOr<std::shared_ptr<CompiledKernel>> {
+    if (k.gpu) return cuda::load(kname, binary, device.index());
+    return cpu::load(kname, binary);
+  };
+  k.entry = cache::global_cache().get_or_compile(
+      k.key,
+      [&]() -> absl::StatusOr<std::shared_ptr<CompiledKernel>> {
+        if (k.gpu) return cuda::compile(kernel, k.name, k.cuda_options, device.index());
+        return cpu::compile(kernel, k.name);
+      },
+      &hit, &disk);
+  const cache::Entry& entry = *k.entry;
+  if (hit) {
+    ++stats.hits;
+  } else {
+    ++stats.misses;
+    if (entry.from_disk) {
+      ++stats.disk_hits;
+    } else if (entry.kernel) {
+      ++stats.kernels_compiled;
+      stats.compile_ms += entry.kernel->compile_ms;
+      if (!rt::config().dump_dir.empty()) dump_source(*entry.kernel, k.gpu, kernel);
+    }
+  }
+  if (opt.log_level >= 1) {
+    std::fprintf(stderr, "[lazyfuse]   group %d: %s%s, %s%d+%dd, %zu in/out, %s %s", index,
+                 g.kind == fuse::Group::Kind::Matmul ? "matmul epilogue " : "", kernel.summary().c_str(),
+                 kernel.row ? "row " : "", kernel.outer_rank, kernel.inner_rank, kernel.operands.size(),
+                 k.name.c_str(), hit ? "hit" : "miss");
+    if (!hit && entry.from_disk) std::fprintf(stderr, " (loaded from the disk cache)");
+    else if (!hit && entry.kernel) std::fprintf(stderr, " (compiled in %.1f ms)", entry.kernel->compile_ms);
+    std::fprintf(stderr, "\n");
+    if (opt.log_level >= 2 && !hit && entry.kernel) std::fprintf(stderr, "%s\n", entry.kernel->source.c_str());
+  }
+  if (!entry.kernel && first_failure(k.key)) {
+    std::string saved = save_failed_source(
+        k.name, k.gpu ? cuda::emit_cuda(kernel, k.name, k.cuda_options) : cpu::emit_ir(kernel, k.name), k.gpu);
+    std::fprintf(stderr,
+                 "[lazyfuse] warning: kernel %s (%s) failed to compile: %s\n"
+                 "[lazyfuse]   its source is in %s; running this group unfused on the reference executor instead\n",
+                 k.name.c_str(), kernel.summary().c_str(), std::string(entry.status.message()).c_str(), saved.c_str());
+  }
+  return k;
+}
+
+// The outputs of a kernel that could not be compiled, computed by the reference executor.
+void run_fallback(const Prepared& k) {
+  for (ir::Node* o : k.low.outputs) materialize_value(*o, ir::reference_eval(o));
+}
+
+void launch(const Prepared& k, CacheStats& stats) {
+  const kir::Kernel& kernel = k.low.kernel;
+  if (k.gpu) {
+    Device device = k.low.outputs[0]->device;
+    cuda::launch(static_cast<const cuda::CompiledKernel&>(*k.entry->kernel), kernel, k.low.args, k.cuda_options,
+                 device.index());
+  } else {
+    cpu::launch(static_cast<const cpu::CompiledKernel&>(*k.entry->kernel), kernel, k.low.args);
+  }
+  ++stats.kernels_launched;
+  stats.bytes_moved += static_cast<uint64_t>(k.low.bytes);
+}
+
+void materialize_outputs(const Prepared& k) {
+  for (size_t i = 0; i < k.low.outputs.size(); ++i) {
+    ir::Node* o = k.low.outputs[i];
+    materialize(*o, k.low.out_storage[i], ir::Layout{ir::contiguous_strides(o->shape), 0});
+  }
+}
+
+// A matmul operand as storage + strides: a view of realized data as it is; anything else (a
+// generator, a reshape that is no view) computed by the reference executor first.
+struct MatmulOperand {
+  std::shared_ptr<rt::Storage> storage;
+  cpu::GemmOperand view;
+};
+
+MatmulOperand matmul_operand(ir::Node* in, Device device) {
+  auto [source, chain] = ir::resolve_views(in);
+  if (source->realized()) {
+    if (auto v = ir::view_of_chain(*source, chain))
+      return {source->storage, {source->storage->data(), v->offset, v->strides}};
+  }
+  ir::Value v = ir::to_contiguous(ir::reference_eval(in), in->dtype);
+  std::shared_ptr<rt::Storage> storage = v.storage;
+  if (!device.is_cpu()) {
+    size_t bytes = static_cast<size_t>(in->numel()) * dtype_size(in->dtype);
+    storage = rt::Storage::allocate(device, bytes);
+    if (bytes) rt::copy(*v.storage, 0, *storage, 0, bytes);
+  }
+  return {storage, {storage->data(), 0, ir::contiguous_strides(in->shape)}};
+}
+
+// The same operand as host data (the GPU path's last resort runs the GEMM on the host).
+MatmulOperand on_host(const MatmulOperand& o) {
+  if (o.storage->device().is_cpu()) return o;
+  auto host = rt::Storage::allocate(Device::cpu(), o.storage->nbytes());
+  rt::copy(*o.storage, 0, *host, 0, o.storage->nbytes());
+  return {host, {host->data(), o.view.offset, o.view.strides}};
+}
+
+// How a CPU epilogue kernel's rows line up with the matmul's rows (see lower.h, keep_last_dim):
+// its columns are the matmul's n (then a block of matmul rows is a block of kernel rows), or it is
+// one row of every element (a block is a range of columns), or neither (it runs after the GEMM).
+cpu::RowsDone epilogue_by_rows(const Prepared& k, const std::vector<int64_t>& meta, int64_t n, bool* deferred) {
+  const auto& compiled = static_cast<const cpu::CompiledKernel&>(*k.entry->kernel);
+  int64_t rows = k.low.args.rows(), cols = k.low.args.sizes.back();
+  cpu::KernelFn fn = compiled.fn;
+  const int64_t* m = meta.data();
+  void* const* ptrs = k.low.args.pointers.data();
+  *deferred = false;
+  if (cols == n) return [=](int64_t r0, int64_t r1) { fn(m, ptrs, r0, r1, 0, cols); };
+  if (rows == 1) return [=](int64_t r0, int64_t r1) { fn(m, ptrs, 0, 1, r0 * n, r1 * n); };
+  *deferred = true;
+  return nullptr;
+}
+
+// A matmul group: the GEMM, then its epilogue kernel (the group's other members, a pointwise
+// kernel over the matmul's output shape that reads the product as an input). On the CPU the
+// epilogue runs on each block of rows as soon as the GEMM finishes it, on the same thread.
+void run_matmul_group(const fuse::Group& g, const fuse::Partition& p, int index, const Options& opt,
+                      CacheStats& stats) {
+  ir::Node* mm = g.nodes[0];
+  Device device = mm->device;
+  size_t rank = mm->shape.size();
+  MatmulOperand a = matmul_operand(mm->inputs[0].get(), device);
+  MatmulOperand b = matmul_operand(mm->inputs[1].get(), device);
+  cpu::GemmProblem problem;
+  problem.dtype = mm->dtype;
+  problem.batch.assign(mm->shape.begin(), mm->shape.end() - 2);
+  problem.m = mm->shape[rank - 2];
+  problem.n = mm->shape[rank - 1];
+  problem.k = mm->inputs[0]->shape[rank - 1];
+  size_t c_bytes = static_cast<size_t>(mm->numel()) * dtype_size(mm->dtype);
+  uint64_t gemm_bytes = c_bytes + (mm->inputs[0]->numel() + mm->inputs[1]->numel()) * dtype_size(mm->dtype);
+  auto c = rt::Storage::allocate(device, c_bytes);
+  problem.c = c->data();
+  materialize(*mm, c, ir::Layout{ir::contiguous_strides(mm->shape), 0});
+
+  // The epilogue, lowered while the product is a realized input of it.
+  std::optional<Prepared> epilogue;
+  if (g.nodes.size() > 1) {
+    fuse::Group e = g;
+    e.kind = fuse::Group::Kind::Pointwise;
+    e.nodes.erase(e.nodes.begin());
+    std::erase(e.outputs, mm);
+    if (!e.outputs.empty()) epilogue = prepare(e, p, index, opt, stats, /*keep_last_dim=*/true);
+  }
+  bool epilogue_ok = epilogue && epilogue->entry->kernel;
+
+  std::string how;
+  if (device.is_cpu()) {
+    problem.a = a.view;
+    problem.b = b.view;
+    std::vector<int64_t> meta;
+    bool deferred = true;
+    cpu::RowsDone done;
+    if (epilogue_ok) {
+      meta = kir::pack_meta(epilogue->low.kernel, epilogue->low.args);
+      done = epilogue_by_rows(*epilogue, meta, problem.n, &deferred);
+    }
+    cpu::gemm(problem, done);
+    how = std::string("cpu gemm (") + cpu::gemm_kernel_name(mm->dtype) + ")";
+    if (epilogue_ok && !deferred) {
+      ++stats.kernels_launched;
+      stats.bytes_moved += static_cast<uint64_t>(epilogue->low.bytes);
+      how += ", epilogue fused per row block";
+      epilogue_ok = false;  // done
+      materialize_outputs(*epilogue);
+    }
+  } else {
+    // No device GEMM yet: the host computes the product, the device runs the epilogue.
+    MatmulOperand ha = on_host(a), hb = on_host(b);
+    auto hc = rt::Storage::allocate(Device::cpu(), c_bytes);
+    problem.a = ha.view;
+    problem.b = hb.view;
+    problem.c = hc->data();
+    cpu::gemm(problem, nullptr);
+    if (c_bytes) rt::copy(*hc, 0, *c, 0, c_bytes);
+    how = "host gemm, copied to the device";
+  }
+  ++stats.kernels_launched;
+  stats.bytes_moved += gemm_bytes;
+  if (epilogue && !epilogue->entry->kernel) {
+    run_fallback(*epilogue);
+  } else if (epilogue_ok) {
+    launch(*epilogue, stats);
+    materialize_outputs(*epilogue);
+    how += ", then the epilogue kernel";
+  }
+  if (opt.log_level >= 1) {
+    std::fprintf(stderr, "[lazyfuse]   group %d: matmul %s%lldx%lldx%lld %s: %s\n", index,
+                 problem.batch.empty() ? "" : (shape_str(problem.batch) + " x ").c_str(),
+                 static_cast<long long>(problem.m), static_cast<long long>(problem.n),
+                 static_cast<long long>(problem.k), dtype_name(mm->dtype), how.c_str());
+  }
+}
+
 void run_group(const fuse::Group& g, const fuse::Partition& p, int index, const Options& opt, CacheStats& stats) {
   if (g.kind == fuse::Group::Kind::Host) {
     run_host(g);
@@ -103,80 +332,11 @@ void run_group(const fuse::Group& g, const fuse::Partition& p, int index, const 
                    ir::op_name(g.nodes[0]->op));
     return;
   }
-  Device device = g.nodes[0]->device;
-  lower::Lowered low = lower::lower_group(g, p, index, device);
-  bool gpu = device.is_cuda();
-  cuda::EmitOptions cuda_options;
-  std::string key;
-  if (gpu) {
-    cuda_options = cuda::options_for(low.kernel, low.args, device.index());
-    key = "cuda|" + std::string(codegen_fingerprint()) + "|" + cuda::target_id(device.index()) + (cuda_options.index32 ? "|i32" : "|i64") + "|rc" +
-          std::to_string(cuda_options.row_cache) + (cuda_options.vec4 ? "|v4|" : "|v1|") + low.kernel.key();
-  } else {
-    key = cpu_cache_key(low.kernel);
-  }
-  std::string name = "lf_" + short_hash(key);
-  bool hit = false;
-  cache::DiskSpec disk;
-  disk.kernel = &low.kernel;
-  disk.load = [&](const std::string& kname, const std::string& binary)
-      -> absl::StatusOr<std::shared_ptr<CompiledKernel>> {
-    if (gpu) return cuda::load(kname, binary, device.index());
-    return cpu::load(kname, binary);
-  };
-  auto entry = cache::global_cache().get_or_compile(
-      key,
-      [&]() -> absl::StatusOr<std::shared_ptr<CompiledKernel>> {
-        if (gpu) return cuda::compile(low.kernel, name, cuda_options, device.index());
-        return cpu::compile(low.kernel, name);
-      },
-      &hit, &disk);
-  if (hit) {
-    ++stats.hits;
-  } else {
-    ++stats.misses;
-    if (entry->from_disk) {
-      ++stats.disk_hits;
-    } else if (entry->kernel) {
-      ++stats.kernels_compiled;
-      stats.compile_ms += entry->kernel->compile_ms;
-      if (!rt::config().dump_dir.empty()) dump_source(*entry->kernel, gpu, low.kernel);
-    }
-  }
-  if (opt.log_level >= 1) {
-    std::fprintf(stderr, "[lazyfuse]   group %d: %s, %s%d+%dd, %zu in/out, %s %s", index, low.kernel.summary().c_str(),
-                 low.kernel.row ? "row " : "", low.kernel.outer_rank, low.kernel.inner_rank,
-                 low.kernel.operands.size(), name.c_str(), hit ? "hit" : "miss");
-    if (!hit && entry->from_disk) std::fprintf(stderr, " (loaded from the disk cache)");
-    else if (!hit && entry->kernel) std::fprintf(stderr, " (compiled in %.1f ms)", entry->kernel->compile_ms);
-    std::fprintf(stderr, "\n");
-    if (opt.log_level >= 2 && !hit && entry->kernel) std::fprintf(stderr, "%s\n", entry->kernel->source.c_str());
-  }
-  if (!entry->kernel) {
-    if (first_failure(key)) {
-      std::string saved = save_failed_source(
-          name, gpu ? cuda::emit_cuda(low.kernel, name, cuda_options) : cpu::emit_ir(low.kernel, name), gpu);
-      std::fprintf(stderr,
-                   "[lazyfuse] warning: kernel %s (%s) failed to compile: %s\n"
-                   "[lazyfuse]   its source is in %s; running this group unfused on the reference executor instead\n",
-                   name.c_str(), low.kernel.summary().c_str(), std::string(entry->status.message()).c_str(),
-                   saved.c_str());
-    }
-    for (ir::Node* o : low.outputs) materialize_value(*o, ir::reference_eval(o));
-    return;
-  }
-  if (gpu) {
-    cuda::launch(static_cast<const cuda::CompiledKernel&>(*entry->kernel), low.kernel, low.args, cuda_options,
-                 device.index());
-  } else {
-    cpu::launch(static_cast<const cpu::CompiledKernel&>(*entry->kernel), low.kernel, low.args);
-  }
-  ++stats.kernels_launched;
-  stats.bytes_moved += static_cast<uint64_t>(low.bytes);
-  for (size_t i = 0; i < low.outputs.size(); ++i) {
-    ir::Node* o = low.outputs[i];
-    materialize(*o, low.out_storage[i], ir::Layout{ir::contiguous_strides(o->shape), 0});
-  }
+  if (g.kind == fuse::Group::Kind::Matmul) return run_matmul_group(g, p, index, opt, stats);
+  Prepared k = prepare(g, p, index, opt, stats);
+  if (!k.entry->kernel) return run_fallback(k);
+  launch(k, stats);
+  materialize_outputs(k);
 }
 
 }  // namespace

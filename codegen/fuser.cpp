@@ -148,7 +148,8 @@ struct Builder {
       auto [s, chain] = ir::resolve_views(in.get());
       edges.push_back({s, std::move(chain)});
     }
-    // Candidate: the newest group among computed producers (host groups take no members).
+    // Candidate: the newest group among computed producers (host groups take no members; a matmul
+    // group takes epilogue members, which the checks below keep to its output shape, read directly).
     int best = -1;
     for (const Edge& e : edges)
       if (computed(e.source) && groups[gid[e.source]].kind != Group::Kind::Host) best = std::max(best, gid[e.source]);
@@ -203,7 +204,8 @@ struct Builder {
     constexpr int kLookBack = 8;
     for (int g = static_cast<int>(groups.size()) - 1; g >= 0 && g >= static_cast<int>(groups.size()) - kLookBack; --g) {
       const Group& cand = groups[g];
-      if (cand.kind != Group::Kind::Host && cand.full == shape && static_cast<int>(cand.nodes.size()) < kMaxGroupNodes &&
+      bool takes = cand.kind == Group::Kind::Pointwise || cand.kind == Group::Kind::Row;
+      if (takes && cand.full == shape && static_cast<int>(cand.nodes.size()) < kMaxGroupNodes &&
           leaves[g] < kMaxGroupLeaves)
         return g;
     }
@@ -265,7 +267,7 @@ struct Builder {
 
   void place_host(Node* n) {
     cut(CutReason::kHostOp);
-    int g = new_group(Group::Kind::Host, n->shape, {});
+    int g = new_group(n->op == ir::Op::Matmul ? Group::Kind::Matmul : Group::Kind::Host, n->shape, {});
     add(g, n, false);
     for (auto& in : n->inputs) read_external(g, ir::resolve_views(in.get()).first);
   }

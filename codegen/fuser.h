@@ -6,6 +6,10 @@
 //   group: per row of kept dims, passes over the reduced dims. Elementwise consumers of the
 //   reduction's result (epilogue, per row) and consumers that broadcast it back over the same rows
 //   (softmax, layer_norm, x - mean) join it too, so those patterns are one kernel.
+// - A matmul anchors a matmul group: its operands are read through their views (transposes and
+//   broadcast batch dims are strides, never copies), and elementwise consumers over the matmul's
+//   output shape that read it (or each other) directly join it as its epilogue (bias, activation,
+//   scale, residual, cast), computed per output element as the matmul's rows are finished.
 // - Every node still needed outside its group (held by the user, read by another group, or read
 //   through a view the group cannot express) is an output, written once.
 // - No group may depend on itself through other groups (checked when a node joins).
@@ -30,17 +34,17 @@ enum class CutReason : uint8_t {
   kDifferentReduction, // a reduction over other dims, or of a value already reduced
   kWouldCycle,         // joining would make the group depend on itself
   kTooLarge,           // the group reached its instruction or operand cap
-  kHostOp,             // matmul and cat run as their own kernels
+  kHostOp,             // matmul and cat start groups of their own
   kCount
 };
 const char* cut_reason_name(CutReason r);
 
 struct Group {
-  enum class Kind : uint8_t { Pointwise, Row, Host } kind = Kind::Pointwise;
+  enum class Kind : uint8_t { Pointwise, Row, Matmul, Host } kind = Kind::Pointwise;
   int id = 0;
   Shape full;                        // iteration shape (row groups: the reduced input's shape)
   std::vector<int64_t> rdims;        // row groups: reduced dims of `full`
-  std::vector<ir::Node*> nodes;      // members, topologically ordered
+  std::vector<ir::Node*> nodes;      // members, topologically ordered (a matmul group's matmul first)
   std::vector<ir::Node*> outputs;    // members written to memory
   std::vector<int> deps;             // groups that must run first
 };

@@ -25,8 +25,8 @@ struct OperandData {
 
 class Lowerer {
  public:
-  Lowerer(const fuse::Group& g, const fuse::Partition& p, int index, Device device)
-      : g_(g), p_(p), index_(index), device_(device) {}
+  Lowerer(const fuse::Group& g, const fuse::Partition& p, int index, Device device, bool keep_last_dim)
+      : g_(g), p_(p), index_(index), device_(device), keep_last_dim_(keep_last_dim) {}
 
   Lowered run() {
     out_.kernel.row = g_.kind == fuse::Group::Kind::Row;
@@ -183,8 +183,11 @@ class Lowerer {
       std::vector<Shape> strides(operands_.size());
       for (size_t d : dims) {
         int64_t n = g_.full[d];
-        if (n == 1) continue;
-        bool merge = !sizes.empty() && sizes.back() != 0 && n != 0;
+        // A matmul epilogue keeps its last two dims as they are (even of size 1), so that its
+        // columns are the product's columns and one kernel serves every m.
+        bool pinned = keep_last_dim_ && d + 2 >= rank;
+        if (n == 1 && !pinned) continue;
+        bool merge = !sizes.empty() && sizes.back() != 0 && n != 0 && !pinned;
         for (size_t o = 0; merge && o < operands_.size(); ++o)
           merge = strides[o].back() == operands_[o].strides[d] * n;
         if (merge) {
@@ -245,6 +248,7 @@ class Lowerer {
   const fuse::Partition& p_;
   int index_;
   Device device_;
+  bool keep_last_dim_;
   Lowered out_;
   std::vector<OperandData> operands_;
   std::unordered_map<Node*, int> memo_;
@@ -253,8 +257,9 @@ class Lowerer {
 
 }  // namespace
 
-Lowered lower_group(const fuse::Group& group, const fuse::Partition& partition, int group_index, Device device) {
-  return Lowerer(group, partition, group_index, device).run();
+Lowered lower_group(const fuse::Group& group, const fuse::Partition& partition, int group_index, Device device,
+                    bool keep_last_dim) {
+  return Lowerer(group, partition, group_index, device, keep_last_dim).run();
 }
 
 }  // namespace lf::lower

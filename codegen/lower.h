@@ -22,6 +22,10 @@ struct Lowered {
 };
 
 // The group's inputs must be realized (earlier groups ran); outputs are allocated on `device`.
-Lowered lower_group(const fuse::Group& group, const fuse::Partition& partition, int group_index, Device device);
+// `keep_last_dim`: a pointwise kernel's last two dims stay as they are (never merged or dropped),
+// so its columns are exactly the last dim and its rows the rows of a matrix-shaped output: a
+// matmul epilogue runs row blocks as the GEMM finishes them, with one kernel for every m.
+Lowered lower_group(const fuse::Group& group, const fuse::Partition& partition, int group_index, Device device,
+                    bool keep_last_dim = false);
 
 }  // namespace lf::lower

@@ -203,7 +203,7 @@ TEST(Fuser, DeadIntermediateReadByTwoReductionsIsStillCorrect) {
   EXPECT_EQ(lf::test::compare(r0, lf::test::fused_values(s0), lf::test::default_tolerance(DType::Float32, 9)), "");
 }
 
-TEST(Fuser, MatmulIsItsOwnGroup) {
+TEST(Fuser, MatmulAnchorsAGroupWithItsEpilogue) {
   Tensor a = input({8, 16}, -1.0f, 0.02f);
   Tensor b = input({16, 4}, 0.5f, -0.03f);
   Tensor pre = a * 2.0;
@@ -211,45 +211,43 @@ TEST(Fuser, MatmulIsItsOwnGroup) {
   lf::ir::Node* pre_node = pre.node().get();
   pre = Tensor();
   auto p = partition_of({y});
-  int host = 0, matmuls = 0;
+  int matmul_groups = 0;
   for (const auto& g : p.groups) {
-    for (auto* n : g.nodes) {
-      if (n->op != lf::ir::Op::Matmul) continue;
-      ++matmuls;
-      EXPECT_EQ(g.kind, lf::fuse::Group::Kind::Host);
-    }
-    if (g.kind != lf::fuse::Group::Kind::Host) continue;
-    ++host;
-    // Host groups take no other member: prologue and epilogue are kernels of their own until
-    // matmul epilogues fuse into the matmul itself.
-    EXPECT_EQ(g.nodes.size(), 1u);
+    if (g.kind != lf::fuse::Group::Kind::Matmul) continue;
+    ++matmul_groups;
+    // The matmul first, then its epilogue (+1, relu); the prologue (a * 2) is a kernel of its own.
+    ASSERT_EQ(g.nodes.size(), 3u);
     EXPECT_EQ(g.nodes[0]->op, lf::ir::Op::Matmul);
     for (auto* n : g.nodes) EXPECT_NE(n, pre_node);
   }
-  EXPECT_EQ(host, 1);
-  EXPECT_EQ(matmuls, 1);
-  // The prologue (a * 2) and the epilogue (+1, relu) are kernels; the matmul runs on the host.
-  EXPECT_EQ(check_one(y, 16), 2u);
+  EXPECT_EQ(matmul_groups, 1);
+  EXPECT_EQ(check_one(y, 16), 3u);  // the prologue, the GEMM, the epilogue
 }
 
 TEST(Fuser, MatmulEpilogueIntermediatesAreNotMaterialized) {
   Tensor a = input({8, 16}, -1.0f, 0.02f);
   Tensor b = input({16, 4}, 0.5f, -0.03f);
-  std::shared_ptr<lf::ir::Node> mm, biased;
+  std::shared_ptr<lf::ir::Node> biased;
   Tensor y;
   {
     Tensor m = lf::matmul(a, b);
     Tensor t = m + 1.0;
     y = lf::relu(t);
-    mm = m.node();
     biased = t.node();
   }
   check_one(y, 16);
-  // The epilogue fuses into one elementwise kernel, so its intermediate is never written. The
-  // matmul's own result is written (a host kernel feeds the epilogue kernel) until matmul
-  // epilogues fuse into the matmul itself.
   EXPECT_FALSE(biased->realized());
-  EXPECT_TRUE(mm->realized());
+}
+
+TEST(Fuser, EpilogueReadingTheProductThroughAViewIsCut) {
+  Tensor a = input({6, 6}, -1.0f, 0.05f);
+  Tensor m = lf::matmul(a, a);
+  Tensor y = lf::transpose(m, 0, 1) + 1.0;
+  auto p = partition_of({y});
+  EXPECT_EQ(p.groups.size(), 2u);
+  EXPECT_EQ(p.cuts[static_cast<size_t>(lf::fuse::CutReason::kViewOfComputed)], 1);
+  m = Tensor();
+  check_one(y, 6);
 }
 
 TEST(Fuser, TwoMatmulsAreTwoGroups) {
@@ -257,9 +255,9 @@ TEST(Fuser, TwoMatmulsAreTwoGroups) {
   Tensor b = input({5, 7}, 0.5f, -0.03f);
   Tensor c = input({7, 3}, 0.2f, 0.01f);
   Tensor y = lf::matmul(lf::tanh(lf::matmul(a, b)), c) - 0.5;
-  int host = 0;
-  for (const auto& g : partition_of({y}).groups) host += g.kind == lf::fuse::Group::Kind::Host;
-  EXPECT_EQ(host, 2);
+  int matmuls = 0;
+  for (const auto& g : partition_of({y}).groups) matmuls += g.kind == lf::fuse::Group::Kind::Matmul;
+  EXPECT_EQ(matmuls, 2);
   check_one(y, 7);
 }
 
