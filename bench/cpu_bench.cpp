@@ -87,12 +87,14 @@ struct Row {
   std::string label;     // printed: expression and shape
   double floor_ms = 0;
   double fused = 0, unfused = 0, eigen = 0;
+  double eigen_separate = 0;  // matmul rows: Eigen's product, then the epilogue as a second pass
   double first_ms = 0;  // first call: record + first-sight compile + run
   unsigned long long first_kernels = 0, first_hits = 0, first_misses = 0;
   std::string target;
 };
 
 std::vector<Row> g_rows;
+std::string g_only;  // --only WORKLOAD: measure that workload's rows and skip the host costs
 double g_bw = 0;  // GB/s
 
 std::string cell(double v, const char* fmt = "%.3f") {
@@ -118,6 +120,7 @@ void write_csv(const Row& r) {
   line("lazyfuse_fused", r.fused);
   line("lazyfuse_unfused", r.unfused);
   line("eigen", r.eigen);
+  line("eigen_separate_pass", r.eigen_separate);
   line("lazyfuse_first_call", r.first_ms);
 }
 
@@ -126,7 +129,8 @@ void write_csv(const Row& r) {
 // The first call is timed on its own, then fused and unfused medians (unfused with fewer reps).
 void measure(const std::string& workload, const std::string& size, const std::string& label, double bytes,
              const std::function<lf::Tensor()>& make, const std::function<void()>& eigen, const std::string& target,
-             int reps = g_reps) {
+             int reps = g_reps, const std::function<void()>& eigen_separate = nullptr) {
+  if (!g_only.empty() && g_only != workload) return;
   Row r{workload, size, label, bytes / (g_bw * 1e6)};
   r.target = target;
   auto run = [&] {
@@ -147,6 +151,7 @@ void measure(const std::string& workload, const std::string& size, const std::st
   r.unfused = median_ms(run, std::max(3, reps / 3));
   lf::set_fusion_enabled(true);
   if (eigen) r.eigen = median_ms(eigen, reps);
+  if (eigen_separate) r.eigen_separate = median_ms(eigen_separate, reps);
   g_rows.push_back(r);
   write_csv(r);
   std::fprintf(stderr, "  measured %s %s\n", workload.c_str(), size.c_str());
@@ -158,6 +163,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) {
       g_reps = 3;
+    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+      g_only = argv[++i];
     } else if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
       g_csv = std::fopen(argv[++i], "w");
       if (!g_csv) {
@@ -166,7 +173,7 @@ int main(int argc, char** argv) {
       }
       std::fprintf(g_csv, "workload,size,impl,ms,floor_ms\n");
     } else {
-      std::fprintf(stderr, "usage: %s [--quick] [--csv FILE]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--quick] [--csv FILE] [--only WORKLOAD]\n", argv[0]);
       return 2;
     }
   }
@@ -400,6 +407,7 @@ int main(int argc, char** argv) {
     measure("jacobi2d", s.size, std::string("jacobi2d 50 steps (slices + cat) ") + s.shape,
             double(kSteps) * 2 * 4 * n * n, make, eigen, "-", small ? 31 : std::min(g_reps, 5));
     // Kernels compiled and cache hits over the whole loop: on the first call, and on a repeat.
+    if (g_rows.empty() || g_rows.back().workload != "jacobi2d") continue;
     const Row& r = g_rows.back();
     lf::reset_stats();
     { lf::Tensor y = make(); lf::sync(); }
@@ -413,8 +421,32 @@ int main(int argc, char** argv) {
                   (unsigned long long)again.kernels_launched);
     notes.push_back(line);
   }
-  // 11. MLP forward, softmax(relu(relu(x@w1+b1)@w2+b2)@w3+b3). Matmul runs on the reference
-  // executor for now (issue 7), so sizes stay modest and the row is slow on purpose.
+  // 11. Matmul with its bias + relu epilogue fused (issue 7), float32 n x n x n. Eigen (with
+  // OpenMP on the same cores) as one expression, and as its product then a separate pass.
+  for (int64_t n : {int64_t{64}, int64_t{1024}}) {
+    bool small = n < 100;
+    lf::Tensor a = materialized(lf::randn({n, n})), w = materialized(lf::randn({n, n})), b = materialized(lf::randn({n}));
+    std::function<void()> eigen, eigen_separate;
+#ifdef LAZYFUSE_HAVE_EIGEN
+    auto mat = [](const lf::Tensor& t, int64_t r, int64_t c) {
+      std::vector<float> v = t.to_vector<float>();
+      return RowMatrixXf(Eigen::Map<RowMatrixXf>(v.data(), r, c));
+    };
+    RowMatrixXf ea = mat(a, n, n), ew = mat(w, n, n), prod(n, n), ey(n, n);
+    std::vector<float> bv = b.to_vector<float>();
+    Eigen::RowVectorXf eb = Eigen::Map<Eigen::RowVectorXf>(bv.data(), n);
+    eigen = [&] { ey = ((ea * ew).rowwise() + eb).cwiseMax(0.0f); };
+    eigen_separate = [&] {
+      prod.noalias() = ea * ew;
+      ey = (prod.rowwise() + eb).cwiseMax(0.0f);
+    };
+#endif
+    double bytes = 4.0 * 4 * n * n;
+    measure("matmul_bias_relu", small ? "small" : "large", "relu(a@w+b) " + std::to_string(n) + "^3", bytes,
+            [&] { return lf::relu(lf::matmul(a, w) + b); }, eigen, small ? "-" : "<=1.3x Eigen, < Eigen+pass",
+            small ? 301 : g_reps, eigen_separate);
+  }
+  // 12. MLP forward, softmax(relu(relu(x@w1+b1)@w2+b2)@w3+b3): three GEMMs with fused epilogues.
   struct Mlp {
     int64_t batch, in, hidden, out;
     const char* size;
@@ -455,20 +487,37 @@ int main(int argc, char** argv) {
 #endif
     double bytes = 4.0 * (m.batch * m.in + m.in * m.hidden + m.hidden * m.hidden + m.hidden * m.out + 2 * m.hidden +
                           m.out + m.batch * m.out);
-    measure("mlp", m.size, std::string("MLP fwd (matmul on reference) ") + m.shape, bytes,
+    measure("mlp", m.size, std::string("MLP fwd ") + m.shape, bytes,
             [&] { return lf::softmax(lf::matmul(lf::relu(lf::matmul(lf::relu(lf::matmul(x, w1) + b1), w2) + b2), w3) + b3, -1); },
             eigen, "-", small ? 101 : std::min(g_reps, 7));
   }
 
   std::printf("\n");
   for (const std::string& n : notes) std::printf("%s\n", n.c_str());
-  std::printf("MLP rows: matmul runs on the reference executor (no generated matmul yet, issue 7); slow by design.\n");
+  std::printf("Matmul rows: the Eigen column is one expression, ((a*w).rowwise()+b).cwiseMax(0); Eigen then a\n"
+              "separate pass: %s (Eigen's GEMM uses OpenMP threads: %s).\n",
+              [&] {
+                static std::string v;
+                for (const Row& r : g_rows)
+                  if (r.eigen_separate > 0) v += r.size + " " + cell(r.eigen_separate) + " ms; ";
+                return v.c_str();
+              }(),
+#ifdef _OPENMP
+              "yes"
+#else
+              "no"
+#endif
+  );
   std::printf("First call = record + first-sight compile + run (kernels compiled); a large row reuses the kernels\n"
               "its small row compiled (sizes are kernel arguments), so it shows 0.\n\n");
   std::printf("| workload | size | floor ms | fused ms | unfused ms | Eigen ms | fused/floor | Eigen/fused | first call ms (kernels) | target |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : g_rows) print_row(r);
 
+  if (!g_only.empty()) {
+    if (g_csv) std::fclose(g_csv);
+    return 0;
+  }
   // Host costs.
   {
     lf::Tensor x = materialized(lf::zeros({16}));
