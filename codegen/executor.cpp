@@ -13,6 +13,7 @@
 
 #include "codegen/cpu_backend.h"
 #include "codegen/cpu_gemm.h"
+#include "codegen/cuda_gemm.h"
 #include "codegen/cuda_backend.h"
 #include "codegen/fuser.h"
 #include "codegen/kernel_cache.h"
@@ -246,6 +247,11 @@ cpu::RowsDone epilogue_by_rows(const Prepared& k, const std::vector<int64_t>& me
 // A matmul group: the GEMM, then its epilogue kernel (the group's other members, a pointwise
 // kernel over the matmul's output shape that reads the product as an input). On the CPU the
 // epilogue runs on each block of rows as soon as the GEMM finishes it, on the same thread.
+// A matmul group: the GEMM, then its epilogue kernel (the group's other members, a pointwise
+// kernel over the matmul's output shape that reads the product as an input). On the CPU the
+// epilogue runs on each block of rows as soon as the GEMM finishes it, on the same thread. On a
+// GPU, cuBLASLt computes the product, with the epilogue inside it where cuBLASLt has that
+// epilogue (bias, relu), else followed by the epilogue kernel.
 void run_matmul_group(const fuse::Group& g, const fuse::Partition& p, int index, const Options& opt,
                       CacheStats& stats) {
   ir::Node* mm = g.nodes[0];
@@ -259,12 +265,44 @@ void run_matmul_group(const fuse::Group& g, const fuse::Partition& p, int index,
   problem.m = mm->shape[rank - 2];
   problem.n = mm->shape[rank - 1];
   problem.k = mm->inputs[0]->shape[rank - 1];
-  size_t c_bytes = static_cast<size_t>(mm->numel()) * dtype_size(mm->dtype);
-  uint64_t gemm_bytes = c_bytes + (mm->inputs[0]->numel() + mm->inputs[1]->numel()) * dtype_size(mm->dtype);
+  problem.a = a.view;
+  problem.b = b.view;
+  size_t esize = dtype_size(mm->dtype);
+  size_t c_bytes = static_cast<size_t>(mm->numel()) * esize;
+  uint64_t gemm_bytes = c_bytes + (mm->inputs[0]->numel() + mm->inputs[1]->numel()) * esize;
+  auto log = [&](const std::string& how) {
+    if (opt.log_level < 1) return;
+    std::fprintf(stderr, "[lazyfuse]   group %d: matmul %s%lldx%lldx%lld %s: %s\n", index,
+                 problem.batch.empty() ? "" : (shape_str(problem.batch) + " x ").c_str(),
+                 static_cast<long long>(problem.m), static_cast<long long>(problem.n),
+                 static_cast<long long>(problem.k), dtype_name(mm->dtype), how.c_str());
+  };
+
+  std::string lt_why;
+  if (device.is_cuda()) {
+    // The whole epilogue inside cuBLASLt: it writes the group's one output, nothing else runs.
+    cuda::LtMatch match = cuda::match_lt_epilogue(g);
+    if (match.whole && match.epilogue != cuda::LtEpilogue::kNone) {
+      auto out = rt::Storage::allocate(device, c_bytes);
+      problem.c = out->data();
+      const void* bias = nullptr;
+      if (match.bias) bias = static_cast<const char*>(match.bias->storage->data()) + match.bias_offset * static_cast<int64_t>(esize);
+      absl::Status st = problem.m * problem.n == 0 ? absl::OkStatus() : cuda::lt_matmul(problem, match.epilogue, bias, device.index());
+      if (st.ok()) {
+        ++stats.kernels_launched;
+        stats.bytes_moved += gemm_bytes;
+        materialize(*match.output, out, ir::Layout{ir::contiguous_strides(match.output->shape), 0});
+        log(std::string("cuBLASLt with its ") + cuda::lt_epilogue_name(match.epilogue) + " epilogue (" +
+            cuda::lt_status() + "), product written once");
+        return;
+      }
+      lt_why = std::string(st.message());
+    }
+  }
+
   auto c = rt::Storage::allocate(device, c_bytes);
   problem.c = c->data();
   materialize(*mm, c, ir::Layout{ir::contiguous_strides(mm->shape), 0});
-
   // The epilogue, lowered while the product is a realized input of it.
   std::optional<Prepared> epilogue;
   if (g.nodes.size() > 1) {
@@ -274,54 +312,55 @@ void run_matmul_group(const fuse::Group& g, const fuse::Partition& p, int index,
     std::erase(e.outputs, mm);
     if (!e.outputs.empty()) epilogue = prepare(e, p, index, opt, stats, /*keep_last_dim=*/true);
   }
-  bool epilogue_ok = epilogue && epilogue->entry->kernel;
+  bool epilogue_pending = epilogue && epilogue->entry->kernel;
 
   std::string how;
   if (device.is_cpu()) {
-    problem.a = a.view;
-    problem.b = b.view;
     std::vector<int64_t> meta;
     bool deferred = true;
     cpu::RowsDone done;
-    if (epilogue_ok) {
+    if (epilogue_pending) {
       meta = kir::pack_meta(epilogue->low.kernel, epilogue->low.args);
       done = epilogue_by_rows(*epilogue, meta, problem.n, &deferred);
     }
     cpu::gemm(problem, done);
     how = std::string("cpu gemm (") + cpu::gemm_kernel_name(mm->dtype) + ")";
-    if (epilogue_ok && !deferred) {
+    if (epilogue_pending && !deferred) {
       ++stats.kernels_launched;
       stats.bytes_moved += static_cast<uint64_t>(epilogue->low.bytes);
-      how += ", epilogue fused per row block";
-      epilogue_ok = false;  // done
       materialize_outputs(*epilogue);
+      how += ", epilogue fused per row block";
+      epilogue_pending = false;
     }
   } else {
-    // No device GEMM yet: the host computes the product, the device runs the epilogue.
-    MatmulOperand ha = on_host(a), hb = on_host(b);
-    auto hc = rt::Storage::allocate(Device::cpu(), c_bytes);
-    problem.a = ha.view;
-    problem.b = hb.view;
-    problem.c = hc->data();
-    cpu::gemm(problem, nullptr);
-    if (c_bytes) rt::copy(*hc, 0, *c, 0, c_bytes);
-    how = "host gemm, copied to the device";
+    absl::Status st = problem.m * problem.n == 0 ? absl::OkStatus()
+                                                 : cuda::lt_matmul(problem, cuda::LtEpilogue::kNone, nullptr, device.index());
+    if (st.ok()) {
+      how = "cuBLASLt (" + cuda::lt_status() + ")";
+      if (!lt_why.empty()) how += "; its epilogue could not: " + lt_why;
+    } else {
+      // The last resort: the product on the host, copied over; the epilogue runs on the device.
+      MatmulOperand ha = on_host(a), hb = on_host(b);
+      auto hc = rt::Storage::allocate(Device::cpu(), c_bytes);
+      cpu::GemmProblem host = problem;
+      host.a = ha.view;
+      host.b = hb.view;
+      host.c = hc->data();
+      cpu::gemm(host, nullptr);
+      if (c_bytes) rt::copy(*hc, 0, *c, 0, c_bytes);
+      how = "host gemm copied to the device (cuBLASLt: " + std::string(st.message()) + ")";
+    }
   }
   ++stats.kernels_launched;
   stats.bytes_moved += gemm_bytes;
   if (epilogue && !epilogue->entry->kernel) {
     run_fallback(*epilogue);
-  } else if (epilogue_ok) {
+  } else if (epilogue_pending) {
     launch(*epilogue, stats);
     materialize_outputs(*epilogue);
     how += ", then the epilogue kernel";
   }
-  if (opt.log_level >= 1) {
-    std::fprintf(stderr, "[lazyfuse]   group %d: matmul %s%lldx%lldx%lld %s: %s\n", index,
-                 problem.batch.empty() ? "" : (shape_str(problem.batch) + " x ").c_str(),
-                 static_cast<long long>(problem.m), static_cast<long long>(problem.n),
-                 static_cast<long long>(problem.k), dtype_name(mm->dtype), how.c_str());
-  }
+  log(how);
 }
 
 void run_group(const fuse::Group& g, const fuse::Partition& p, int index, const Options& opt, CacheStats& stats) {
