@@ -206,9 +206,26 @@ int main(int argc, char** argv) {
     lf::Tensor w3 = ready(lf::randn({m.hidden, m.out}) * 0.05), b3 = ready(lf::randn({m.out}) * 0.05);
     double bytes = 4.0 * (m.batch * m.in + m.in * m.hidden + m.hidden * m.hidden + m.hidden * m.out + 2 * m.hidden +
                           m.out + m.batch * m.out);
-    run("mlp", m.size, std::string("MLP fwd (matmul on reference), ") + m.shape, bytes,
+    run("mlp", m.size, std::string("MLP fwd, ") + m.shape, bytes,
         [&] { return lf::softmax(lf::matmul(lf::relu(lf::matmul(lf::relu(lf::matmul(x, w1) + b1), w2) + b2), w3) + b3, -1); },
         small ? 50 : 5);
+  }
+  // Matmul rows (issue 7), as in torch_baseline.py; their TFLOP/s is printed after the table.
+  std::vector<std::pair<size_t, double>> flops;  // row index, flop per call
+  for (int64_t n : {int64_t{64}, int64_t{4096}}) {
+    bool small = n < 1000;
+    lf::Tensor a = ready(lf::randn({n, n})), w = ready(lf::randn({n, n})), b = ready(lf::randn({n}));
+    run("matmul_bias_relu", small ? "small" : "large", "relu(x@w+b) f32, " + std::to_string(n) + "^3",
+        4.0 * (3 * n * n + n), [&] { return lf::relu(lf::matmul(a, w) + b); }, small ? kSmallReps : 50);
+    flops.emplace_back(rows.size() - 1, 2.0 * n * n * n);
+  }
+  for (int64_t n : {int64_t{256}, int64_t{8192}}) {
+    bool small = n < 1000;
+    const lf::DType bf16 = lf::DType::BFloat16;
+    lf::Tensor a = ready(lf::randn({n, n}, bf16)), w = ready(lf::randn({n, n}, bf16));
+    run("matmul_bf16", small ? "small" : "large", "x@w bf16, " + std::to_string(n) + "^3", 2.0 * 3 * n * n,
+        [&] { return lf::matmul(a, w); }, small ? kSmallReps : 50);
+    flops.emplace_back(rows.size() - 1, 2.0 * n * n * n);
   }
 
   std::printf("| workload | size | floor ms | fused ms | fused/floor | unfused ms | first call ms (kernels) |\n");
@@ -226,6 +243,9 @@ int main(int argc, char** argv) {
     }
   }
   if (csv) std::fclose(csv);
+  for (auto [i, flop] : flops)
+    std::printf("%s: fused %.1f TFLOP/s, unfused %.1f TFLOP/s\n", rows[i].label.c_str(), flop / rows[i].fused_ms / 1e9,
+                flop / rows[i].unfused_ms / 1e9);
   lf::CacheStats s = lf::cache_stats();
   std::printf("\nkernels compiled %llu in %.1f ms total (since the last row's reset)\n",
               static_cast<unsigned long long>(s.kernels_compiled), s.compile_ms);

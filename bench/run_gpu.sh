@@ -10,6 +10,10 @@ dir=${1:-carry/gpu}
 out=${OUT:-/tmp/lazyfuse-gpu}
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# cuBLASLt (the matmul path) comes with PyTorch's CUDA wheels when no toolkit is installed.
+lt=$(find / -name 'libcublasLt.so.1[23]' -not -path '*/proc/*' 2>/dev/null | head -n 1)
+[ -n "$lt" ] && export LD_LIBRARY_PATH="$(dirname "$lt"):$LD_LIBRARY_PATH"
+echo "cuBLASLt: ${lt:-not found}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
 status=0
 for t in runtime_tests codegen_tests frontend_tests; do
@@ -19,6 +23,9 @@ for t in runtime_tests codegen_tests frontend_tests; do
   tail -n 25 "$out/$t.log"
   [ $rc -eq 0 ] || status=1
 done
+echo "== matmul paths (LAZYFUSE_LOG=1)"
+LAZYFUSE_LOG=1 timeout 120 "$dir/codegen_tests" --gtest_filter='Matmul.BiasRelu*:Matmul.EpiloguePatterns:Matmul.OperandLayouts*' 2>&1 |
+  grep -E 'matmul|FAILED|PASSED' | sort | uniq -c | head -n 30
 echo "== PyTorch baselines"
 PYTHONUNBUFFERED=1 timeout 420 python3 bench/torch_baseline.py --csv "$out/gpu_torch.csv" 2>&1 | tee "$out/torch.log"
 bw=$(sed -n 's/^COPY_GBPS=//p' "$out/torch.log")

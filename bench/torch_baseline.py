@@ -103,7 +103,20 @@ def workloads():
                                                  for s in ((I, H), (H,), (H, H), (H,), (H, O), (O,))]
         nbytes = 4 * sum(t.numel() for t in p) + 4 * B * O
         work.append(("mlp", size, f"MLP fwd, {B}x{I} -> {H} -> {H} -> {O}", nbytes, lambda p=p: mlp(*p)))
+    # Matmul rows (issue 7): bytes are the operands and the result, so "floor" is a memory floor
+    # only; the TFLOP/s lines printed at the end are what these rows are about.
+    for size, n in (("small", 64), ("large", 4096)):
+        a, w, b = torch.randn(n, n, device=dev), torch.randn(n, n, device=dev), torch.randn(n, device=dev)
+        work.append(("matmul_bias_relu", size, f"relu(x@w+b) f32, {n}^3", 4 * (3 * n * n + n),
+                     lambda a=a, w=w, b=b: torch.relu(a @ w + b)))
+    for size, n in (("small", 256), ("large", 8192)):
+        a, w = (torch.randn(n, n, device=dev, dtype=torch.bfloat16) for _ in range(2))
+        work.append(("matmul_bf16", size, f"x@w bf16, {n}^3", 2 * 3 * n * n, lambda a=a, w=w: a @ w))
     return work
+
+
+MATMUL_N = {("matmul_bias_relu", "small"): 64, ("matmul_bias_relu", "large"): 4096,
+            ("matmul_bf16", "small"): 256, ("matmul_bf16", "large"): 8192}
 
 
 def main():
@@ -117,6 +130,7 @@ def main():
     csv = open(args.csv, "w") if args.csv else None
     if csv:
         csv.write("workload,size,impl,ms,floor_ms\n")
+    rates = []
     for workload, size, label, nbytes, fn in workloads():
         eager = do_bench(fn, warmup=25, rep=200, return_mode="median")
         compiled = torch.compile(fn, dynamic=False)  # a small and a large size share code: keep both static
@@ -127,6 +141,9 @@ def main():
         comp = do_bench(compiled, warmup=25, rep=200, return_mode="median")
         floor_ms = nbytes / (bw * 1e6)
         print(f"| {label} | {size} | {floor_ms:.4f} | {eager:.4f} | {comp:.4f} | {first:.2f} |")
+        if (workload, size) in MATMUL_N:
+            flop = 2 * MATMUL_N[(workload, size)] ** 3
+            rates.append(f"{label}: eager {flop / eager / 1e9:.1f} TFLOP/s, torch.compile {flop / comp / 1e9:.1f} TFLOP/s")
         sys.stdout.flush()
         if csv:
             csv.write(f"{workload},{size},torch_eager,{eager:.6f},{floor_ms:.6f}\n")
@@ -135,6 +152,8 @@ def main():
             csv.flush()
     if csv:
         csv.close()
+    for line in rates:
+        print(line)
     print(f"COPY_GBPS={bw:.1f}")
 
 
