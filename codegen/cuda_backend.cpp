@@ -256,4 +256,30 @@ void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir
   // stream, so a later use of the same block runs after this kernel.
 }
 
+void launch_matmul(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args,
+                   const GemmParams& gemm, int device) {
+  int64_t batch = 1;
+  for (int64_t d = 0; d < gemm.batch_rank; ++d) batch *= gemm.batch[d];
+  if (batch == 0 || gemm.m == 0 || gemm.n == 0) return;
+  int64_t gx = (gemm.n + kGemmTile - 1) / kGemmTile, gy = (gemm.m + kGemmTile - 1) / kGemmTile;
+  if (gx > INT32_MAX || gy > 65535 || batch > 65535)
+    throw Error("matmul: a " + std::to_string(gemm.m) + "x" + std::to_string(gemm.n) + " product in " +
+                std::to_string(batch) + " batches exceeds the generated kernel's grid (internal error: checked before)");
+  rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
+  std::vector<int64_t> meta = kir::pack_meta(kernel, args);
+  if (meta.empty()) meta.push_back(0);
+  std::vector<void*> ptrs = args.pointers;
+  if (ptrs.empty()) ptrs.push_back(nullptr);
+  struct Scratch {
+    void* partial = nullptr;
+    void* partial_index = nullptr;
+    unsigned* counters = nullptr;
+  } scratch;
+  GemmParams g = gemm;
+  void* params[] = {meta.data(), ptrs.data(), &scratch, &g};
+  LF_CU_CHECK(rt::cu::api().cuLaunchKernel(static_cast<rt::cu::CUfunction>(compiled.function), static_cast<unsigned>(gx),
+                                           static_cast<unsigned>(gy), static_cast<unsigned>(batch), kBlockThreads, 1, 1,
+                                           0, ctx.stream, params, nullptr));
+}
+
 }  // namespace lf::cuda

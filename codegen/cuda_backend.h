@@ -38,4 +38,9 @@ std::string target_id(int device);
 void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args,
             const EmitOptions& options, int device);
 
+// Launches a generated matmul kernel (options.matmul_product >= 0): one block per 128 x 128 tile
+// of the product, per batch. Throws lf::Error when the grid would be too large.
+void launch_matmul(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args,
+                   const GemmParams& gemm, int device);
+
 }  // namespace lf::cuda

@@ -8,6 +8,9 @@
 
 #include "lazyfuse/types.h"
 
+// GCC 12 reports false -Wrestrict warnings inside std::string concatenation (GCC bug 105329).
+#pragma GCC diagnostic ignored "-Wrestrict"
+
 namespace lf::cuda {
 namespace {
 
@@ -93,10 +96,16 @@ class Emitter {
     os_ << "struct Meta { i64 v[" << std::max(nmeta, 1) << "]; };\n";
     os_ << "struct Ptrs { void* p[" << std::max<size_t>(k_.operands.size(), 1) << "]; };\n";
     os_ << "struct Scratch { void* partial; void* partial_index; unsigned* counters; };\n";
+    if (opt_.matmul_product >= 0) {
+      os_ << "struct Gemm { const void* a; const void* b; i64 m, n, k, a_off, a_sm, a_sk, b_off, b_sk, b_sn, batch_rank; i64 batch["
+          << kGemmMaxBatchRank << "], a_bs[" << kGemmMaxBatchRank << "], b_bs[" << kGemmMaxBatchRank << "]; };\n";
+    }
     os_ << "extern \"C\" __global__ void __launch_bounds__(" << kBlockThreads << ") " << name_
-        << "(const Meta meta, const Ptrs ptrs, const Scratch scratch) {\n";
+        << "(const Meta meta, const Ptrs ptrs, const Scratch scratch"
+        << (opt_.matmul_product >= 0 ? ", const Gemm g" : "") << ") {\n";
     emit_metadata();
-    if (k_.row) emit_row_kernel();
+    if (opt_.matmul_product >= 0) emit_matmul_kernel();
+    else if (k_.row) emit_row_kernel();
     else emit_pointwise_kernel();
     os_ << "}\n";
     return os_.str();
@@ -372,6 +381,7 @@ class Emitter {
     const Instr& in = k_.instrs[i];
     switch (in.kind) {
       case InstrKind::Load:
+        if (in.slot == opt_.matmul_product) return "mmv_";
         if (prefix == "e" && cached(in.slot)) return "c" + std::to_string(in.slot) + "[k_]";
         if (prefix == "e" && vec_lane_ && k_.operands[in.slot].strides[rank_ - 1] == kir::StrideClass::Unit)
           return "L" + std::to_string(in.slot) + "[u_]";
@@ -459,6 +469,73 @@ class Emitter {
     emit_element_values(roots, "    ");
     for (const kir::Output& o : k_.outputs)
       os_ << "    " << store(o.slot, "e" + std::to_string(o.slot), k_.operands[o.slot].dtype, v(o.instr)) << "\n";
+    os_ << "  }\n";
+  }
+
+  // ---- matmul (see cuda_emit.h)
+
+  void emit_matmul_kernel() {
+    DType d = k_.operands[static_cast<size_t>(opt_.matmul_product)].dtype;
+    bool integer = !is_floating(d);
+    std::string acc = d == DType::Float64 ? "double" : integer ? "u64" : "float";
+    std::string elem = stype(d);
+    auto widen = [&](const std::string& x) {
+      if (d == DType::Float16) return "lf_h2f(" + x + ")";
+      if (d == DType::BFloat16) return "lf_b2f(" + x + ")";
+      return "(" + acc + ")(" + x + ")";
+    };
+    constexpr int T = kGemmTile;
+    os_ << "  __shared__ " << acc << " As_[8][" << T << "], Bs_[8][" << T << "];\n";
+    os_ << "  const int tx_ = threadIdx.x % 16, ty_ = threadIdx.x / 16;\n";
+    os_ << "  const i64 bb_ = blockIdx.z, m0_ = (i64)blockIdx.y * " << T << ", n0_ = (i64)blockIdx.x * " << T << ";\n";
+    os_ << "  i64 ab_ = g.a_off, bb0_ = g.b_off;\n";
+    os_ << "  { i64 r_ = bb_; for (int d_ = (int)g.batch_rank - 1; d_ >= 0; --d_) { i64 i_ = r_ % g.batch[d_]; r_ /= g.batch[d_];"
+           " ab_ += i_ * g.a_bs[d_]; bb0_ += i_ * g.b_bs[d_]; } }\n";
+    os_ << "  const " << elem << "* __restrict__ A_ = (const " << elem << "*)g.a;\n";
+    os_ << "  const " << elem << "* __restrict__ B_ = (const " << elem << "*)g.b;\n";
+    os_ << "  " << acc << " acc_[8][8];\n";
+    os_ << "  #pragma unroll\n  for (int i = 0; i < 8; ++i)\n    #pragma unroll\n    for (int j = 0; j < 8; ++j) acc_[i][j] = 0;\n";
+    os_ << "  for (i64 k0_ = 0; k0_ < g.k; k0_ += 8) {\n";
+    // A tile: 128 rows x 8 k, consecutive threads along k; B tile: 8 k x 128 columns, along n.
+    os_ << "    #pragma unroll\n    for (int l_ = 0; l_ < 4; ++l_) {\n";
+    os_ << "      const int t_ = threadIdx.x + " << kBlockThreads << " * l_;\n";
+    os_ << "      const int kk_ = t_ % 8, mm_ = t_ / 8;\n";
+    os_ << "      const i64 gm_ = m0_ + mm_, gk_ = k0_ + kk_;\n";
+    os_ << "      As_[kk_][mm_] = (gm_ < g.m && gk_ < g.k) ? " << widen("A_[ab_ + gm_ * g.a_sm + gk_ * g.a_sk]") << " : (" << acc << ")0;\n";
+    os_ << "      const int nn_ = t_ % " << T << ", kb_ = t_ / " << T << ";\n";
+    os_ << "      const i64 gn_ = n0_ + nn_, gkb_ = k0_ + kb_;\n";
+    os_ << "      Bs_[kb_][nn_] = (gn_ < g.n && gkb_ < g.k) ? " << widen("B_[bb0_ + gkb_ * g.b_sk + gn_ * g.b_sn]") << " : (" << acc << ")0;\n";
+    os_ << "    }\n";
+    os_ << "    __syncthreads();\n";
+    os_ << "    #pragma unroll\n    for (int kk_ = 0; kk_ < 8; ++kk_) {\n";
+    os_ << "      " << acc << " a_[8], b_[8];\n";
+    os_ << "      #pragma unroll\n      for (int i = 0; i < 8; ++i) a_[i] = As_[kk_][ty_ + 16 * i];\n";
+    os_ << "      #pragma unroll\n      for (int j = 0; j < 8; ++j) b_[j] = Bs_[kk_][tx_ + 16 * j];\n";
+    os_ << "      #pragma unroll\n      for (int i = 0; i < 8; ++i)\n        #pragma unroll\n"
+           "        for (int j = 0; j < 8; ++j) acc_[i][j] += a_[i] * b_[j];\n";
+    os_ << "    }\n";
+    os_ << "    __syncthreads();\n";
+    os_ << "  }\n";
+    // The epilogue per element, the product rounded to its dtype as the unfused path stores it.
+    std::string product = integer ? std::string("(") + ctype(d) + ")(acc_[ii_][jj_])" : round16("acc_[ii_][jj_]", d);
+    os_ << "  #pragma unroll\n  for (int ii_ = 0; ii_ < 8; ++ii_) {\n";
+    os_ << "    const i64 i64_ = m0_ + ty_ + 16 * ii_;\n";
+    os_ << "    if (i64_ >= g.m) continue;\n";
+    os_ << "    const " << idx_ << " row = (" << idx_ << ")(bb_ * g.m + i64_);\n";
+    emit_row_bases("row", "    ");
+    os_ << "    #pragma unroll\n    for (int jj_ = 0; jj_ < 8; ++jj_) {\n";
+    os_ << "      const i64 j64_ = n0_ + tx_ + 16 * jj_;\n";
+    os_ << "      if (j64_ >= g.n) continue;\n";
+    os_ << "      const " << idx_ << " col = (" << idx_ << ")j64_;\n";
+    os_ << "      const " << ctype(d) << " mmv_ = " << product << ";\n";
+    emit_element_offsets("col", "      ");
+    std::vector<int> roots;
+    for (const kir::Output& o : k_.outputs) roots.push_back(o.instr);
+    row_done_.assign(k_.instrs.size(), false);
+    emit_element_values(roots, "      ");
+    for (const kir::Output& o : k_.outputs)
+      os_ << "      " << store(o.slot, "e" + std::to_string(o.slot), k_.operands[o.slot].dtype, v(o.instr)) << "\n";
+    os_ << "    }\n";
     os_ << "  }\n";
   }
 

@@ -26,6 +26,25 @@ struct EmitOptions {
   // stores (every per-element operand is 4 bytes wide, contiguous along the row and 16-byte
   // aligned at each row start; rows a multiple of 4 long). Chosen by the host per launch.
   bool vec4 = false;
+  // >= 0: a matmul kernel (see below) whose epilogue is this pointwise kernel; input operand
+  // `matmul_product` is the product, which stays in registers and is never read from memory.
+  int matmul_product = -1;
+};
+
+// The generated matmul kernel: C = A @ B tiled 128 x 128 per block of 256 threads (8 x 8
+// accumulators a thread, k in steps of 8 through shared memory), then the epilogue kernel's code
+// for each of the thread's elements, with the product taken from the accumulators; the product
+// itself is never written. Its fourth parameter, after the epilogue's own three:
+inline constexpr int kGemmTile = 128;
+inline constexpr int kGemmMaxBatchRank = 4;
+struct GemmParams {  // the generated `struct Gemm` has this layout
+  const void* a = nullptr;
+  const void* b = nullptr;
+  int64_t m = 0, n = 0, k = 0;
+  int64_t a_offset = 0, a_sm = 0, a_sk = 0;  // elements
+  int64_t b_offset = 0, b_sk = 0, b_sn = 0;
+  int64_t batch_rank = 0;
+  int64_t batch[kGemmMaxBatchRank] = {}, a_batch_stride[kGemmMaxBatchRank] = {}, b_batch_stride[kGemmMaxBatchRank] = {};
 };
 
 std::string emit_cuda(const kir::Kernel& kernel, const std::string& name, const EmitOptions& options);

@@ -240,21 +240,36 @@ std::string lt_status() {
   return "cuBLASLt " + std::to_string(l.version());
 }
 
-absl::Status lt_matmul(const cpu::GemmProblem& p, LtEpilogue epilogue, const void* bias, int device) {
+absl::Status lt_supports(const cpu::GemmProblem& p) {
   const Lt& l = lt();
   if (!l.error.empty()) return absl::UnavailableError(l.error);
   Types t;
   if (!lt_types(p.dtype, &t)) return absl::UnimplementedError(std::string("cuBLASLt: no ") + dtype_name(p.dtype));
   size_t r = p.batch.size();
+  LtMatrix unused;
+  if (!as_lt_matrix(p.k, p.n, p.b.strides[r], p.b.strides[r + 1], &unused) ||
+      !as_lt_matrix(p.m, p.k, p.a.strides[r], p.a.strides[r + 1], &unused))
+    return absl::UnimplementedError("cuBLASLt: an operand has no unit stride in its last two dims");
+  int64_t stride = 0;
+  if (!single_batch_stride(p.batch, p.a.strides, &stride) || !single_batch_stride(p.batch, p.b.strides, &stride))
+    return absl::UnimplementedError("cuBLASLt: batch dims that are not one stride");
+  return absl::OkStatus();
+}
+
+absl::Status lt_matmul(const cpu::GemmProblem& p, LtEpilogue epilogue, const void* bias, int device) {
+  if (absl::Status s = lt_supports(p); !s.ok()) return s;
+  const Lt& l = lt();
+  Types t;
+  lt_types(p.dtype, &t);
+  size_t r = p.batch.size();
   // cuBLASLt's first operand is our B ([k, n] row-major), its second our A ([m, k]).
   LtMatrix first, second;
-  if (!as_lt_matrix(p.k, p.n, p.b.strides[r], p.b.strides[r + 1], &first) ||
-      !as_lt_matrix(p.m, p.k, p.a.strides[r], p.a.strides[r + 1], &second))
-    return absl::UnimplementedError("cuBLASLt: an operand has no unit stride in its last two dims");
+  as_lt_matrix(p.k, p.n, p.b.strides[r], p.b.strides[r + 1], &first);
+  as_lt_matrix(p.m, p.k, p.a.strides[r], p.a.strides[r + 1], &second);
   int64_t batch = 1, a_stride = 0, b_stride = 0;
   for (int64_t s : p.batch) batch *= s;
-  if (!single_batch_stride(p.batch, p.a.strides, &a_stride) || !single_batch_stride(p.batch, p.b.strides, &b_stride))
-    return absl::UnimplementedError("cuBLASLt: batch dims that are not one stride");
+  single_batch_stride(p.batch, p.a.strides, &a_stride);
+  single_batch_stride(p.batch, p.b.strides, &b_stride);
   if (batch > 1 && bias) return absl::UnimplementedError("cuBLASLt: a batched bias epilogue");
 
   static std::mutex mu;

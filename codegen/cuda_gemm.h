@@ -33,6 +33,9 @@ LtMatch match_lt_epilogue(const fuse::Group& group);
 // layout it does not support, no algorithm): the caller then uses another path.
 absl::Status lt_matmul(const cpu::GemmProblem& problem, LtEpilogue epilogue, const void* bias, int device);
 
+// Whether lt_matmul can take the problem's dtype and layout (without calling the library).
+absl::Status lt_supports(const cpu::GemmProblem& problem);
+
 // "cuBLASLt 130100" when loaded, else why not (for logs and the README's claims).
 std::string lt_status();
 

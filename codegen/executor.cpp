@@ -2,6 +2,7 @@
 
 #include "codegen/fingerprint.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -107,8 +108,10 @@ struct Prepared {
   std::shared_ptr<const cache::Entry> entry;
 };
 
+// `matmul_product` (GPU): the address standing for a matmul's product among the epilogue group's
+// inputs; the kernel is then the generated matmul with this epilogue (cuda_emit.h).
 Prepared prepare(const fuse::Group& g, const fuse::Partition& p, int index, const Options& opt, CacheStats& stats,
-                 bool keep_last_dim = false) {
+                 bool keep_last_dim = false, const void* matmul_product = nullptr) {
   Prepared k;
   Device device = g.nodes[0]->device;
   k.low = lower::lower_group(g, p, index, device, keep_last_dim);
@@ -116,9 +119,17 @@ Prepared prepare(const fuse::Group& g, const fuse::Partition& p, int index, cons
   const kir::Kernel& kernel = k.low.kernel;
   if (k.gpu) {
     k.cuda_options = cuda::options_for(kernel, k.low.args, device.index());
+    std::string mm;
+    if (matmul_product) {
+      const auto& ptrs = k.low.args.pointers;
+      k.cuda_options.matmul_product = static_cast<int>(std::find(ptrs.begin(), ptrs.end(), matmul_product) - ptrs.begin());
+      k.cuda_options.vec4 = false;
+      k.cuda_options.row_cache = 0;
+      mm = "|mm" + std::to_string(k.cuda_options.matmul_product);
+    }
     k.key = "cuda|" + std::string(codegen_fingerprint()) + "|" + cuda::target_id(device.index()) +
             (k.cuda_options.index32 ? "|i32" : "|i64") + "|rc" + std::to_string(k.cuda_options.row_cache) +
-            (k.cuda_options.vec4 ? "|v4|" : "|v1|") + kernel.key();
+            (k.cuda_options.vec4 ? "|v4" : "|v1") + mm + "|" + kernel.key();
   } else {
     k.key = cpu_cache_key(kernel);
   }
@@ -244,6 +255,77 @@ cpu::RowsDone epilogue_by_rows(const Prepared& k, const std::vector<int64_t>& me
   return nullptr;
 }
 
+// The generated matmul kernel with the epilogue inside (GPU), when it is the better choice: the
+// cost rule below compares it with cuBLASLt's product plus an epilogue pass, using rates measured
+// on the H100 (bench/RESULTS.md): cuBLASLt about 50 TFLOP/s in float32 and float64 and 600 in the
+// 16-bit floats, the generated SIMT kernel about kGeneratedRate; the pass writes and reads the
+// product once more at about 3 TB/s, plus a launch. Taken too whenever cuBLASLt declines the
+// problem (no library, a layout or dtype it lacks). Only when the product itself is not kept
+// (otherwise it must be written anyway) and there is an epilogue. Returns false to go on.
+constexpr double kGeneratedRate = 15e12;
+bool run_generated_matmul(const fuse::Group& g, const fuse::Partition& p, int index, const Options& opt,
+                          CacheStats& stats, const cpu::GemmProblem& problem, const std::string& lt_why,
+                          const std::function<void(const std::string&)>& log) {
+  ir::Node* mm = g.nodes[0];
+  if (g.nodes.size() < 2 || std::find(g.outputs.begin(), g.outputs.end(), mm) != g.outputs.end()) return false;
+  if (problem.batch.size() > static_cast<size_t>(cuda::kGemmMaxBatchRank)) return false;
+  int64_t batch = 1;
+  for (int64_t s : problem.batch) batch *= s;
+  if (batch > 65535 || (problem.m + cuda::kGemmTile - 1) / cuda::kGemmTile > 65535) return false;
+  double flop = 2.0 * static_cast<double>(batch * problem.m) * static_cast<double>(problem.n) * static_cast<double>(problem.k);
+  double out_bytes = static_cast<double>(batch * problem.m * problem.n) * static_cast<double>(dtype_size(mm->dtype));
+  absl::Status lt = cuda::lt_supports(problem);
+  double lt_rate = dtype_size(mm->dtype) == 2 ? 600e12 : 50e12;
+  double t_lt = flop / lt_rate + 2 * out_bytes / 3e12 + 5e-6;
+  double t_gen = flop / kGeneratedRate;
+  const std::string& choice = rt::config().matmul;  // LAZYFUSE_MATMUL
+  std::string why;
+  if (!lt.ok()) why = "cuBLASLt cannot take it: " + std::string(lt.message());
+  else if (choice == "generated") why = "LAZYFUSE_MATMUL=generated";
+  else if (choice == "auto" && t_gen < t_lt) why = "estimated faster than cuBLASLt plus an epilogue pass";
+  else return false;
+  Device device = mm->device;
+  // The product is an input of the epilogue that the kernel never loads: lower with a stand-in
+  // storage, then make the node pending again (its value lives only in registers).
+  auto stand_in = rt::Storage::allocate(device, dtype_size(mm->dtype));
+  mm->storage = stand_in;
+  mm->layout = ir::Layout{ir::contiguous_strides(mm->shape), 0};
+  fuse::Group e = g;
+  e.kind = fuse::Group::Kind::Pointwise;
+  e.nodes.erase(e.nodes.begin());
+  Prepared k = prepare(e, p, index, opt, stats, /*keep_last_dim=*/true, stand_in->data());
+  mm->storage = nullptr;
+  mm->layout = ir::Layout{};
+  if (!k.entry->kernel) return false;  // reported by prepare(); the other path runs it
+  cuda::GemmParams gp;
+  gp.a = problem.a.data;
+  gp.b = problem.b.data;
+  gp.m = problem.m;
+  gp.n = problem.n;
+  gp.k = problem.k;
+  size_t r = problem.batch.size();
+  gp.a_offset = problem.a.offset;
+  gp.a_sm = problem.a.strides[r];
+  gp.a_sk = problem.a.strides[r + 1];
+  gp.b_offset = problem.b.offset;
+  gp.b_sk = problem.b.strides[r];
+  gp.b_sn = problem.b.strides[r + 1];
+  gp.batch_rank = static_cast<int64_t>(r);
+  for (size_t d = 0; d < r; ++d) {
+    gp.batch[d] = problem.batch[d];
+    gp.a_batch_stride[d] = problem.a.strides[d];
+    gp.b_batch_stride[d] = problem.b.strides[d];
+  }
+  cuda::launch_matmul(static_cast<const cuda::CompiledKernel&>(*k.entry->kernel), k.low.kernel, k.low.args, gp,
+                      device.index());
+  ++stats.kernels_launched;
+  stats.bytes_moved += static_cast<uint64_t>(k.low.bytes);
+  materialize_outputs(k);
+  log("generated matmul kernel " + k.name + " with the epilogue inside (" + why + ")" +
+      (lt_why.empty() ? "" : "; cuBLASLt's epilogue: " + lt_why));
+  return true;
+}
+
 // A matmul group: the GEMM, then its epilogue kernel (the group's other members, a pointwise
 // kernel over the matmul's output shape that reads the product as an input). On the CPU the
 // epilogue runs on each block of rows as soon as the GEMM finishes it, on the same thread.
@@ -299,6 +381,8 @@ void run_matmul_group(const fuse::Group& g, const fuse::Partition& p, int index,
       lt_why = std::string(st.message());
     }
   }
+
+  if (device.is_cuda() && run_generated_matmul(g, p, index, opt, stats, problem, lt_why, log)) return;
 
   auto c = rt::Storage::allocate(device, c_bytes);
   problem.c = c->data();

@@ -18,6 +18,10 @@ struct Config {
   std::string cache_dir;
   uint64_t cache_max_bytes = uint64_t{1024} << 20;  // LAZYFUSE_CACHE_MAX_MB, least recently used go first
   std::string dump_dir;  // LAZYFUSE_DUMP_DIR: every compiled kernel's source is written here (empty: off)
+  // LAZYFUSE_MATMUL: the GPU matmul path for groups with an epilogue: "auto" (a cost rule),
+  // "cublaslt" (cuBLASLt plus an epilogue pass unless cuBLASLt declines) or "generated" (the
+  // generated kernel with the epilogue inside whenever it can run it).
+  std::string matmul = "auto";
 };
 
 // Read once, at first use. Malformed values throw lf::Error naming the variable.

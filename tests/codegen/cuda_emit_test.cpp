@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "codegen/cuda_backend.h"
 #include "codegen/fuser.h"
 #include "codegen/lower.h"
+#include "codegen/view.h"
+#include "runtime/storage.h"
 
 namespace {
 
@@ -121,3 +124,39 @@ TEST(CudaEmit, SourceDependsOnStructureNotSizes) {
 }
 
 }  // namespace
+
+// The generated matmul kernel (cuda_emit.h) with its epilogue, in every dtype matmul takes.
+TEST(CudaEmit, MatmulWithEpilogueCompilesWithNvrtc) {
+  if (!lf::cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90").ok())
+    GTEST_SKIP() << "NVRTC is not available here";
+  for (DType d : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int32, DType::Int64}) {
+    Tensor a = input({3, 40, 24}, d), b = input({24, 30}, d), bias = input({30}, d), r = input({40, 30}, d);
+    Tensor y = lf::maximum(lf::matmul(a, b) + bias, r) * 2;
+    std::vector<lf::ir::Node*> roots{y.node().get()};
+    auto order = lf::ir::topo_order(roots);
+    auto p = lf::fuse::partition(order, [&](const lf::ir::Node& n) { return &n == roots[0]; }, true);
+    int found = 0;
+    for (size_t i = 0; i < p.groups.size(); ++i) {
+      if (p.groups[i].kind != lf::fuse::Group::Kind::Matmul) continue;
+      ++found;
+      lf::fuse::Group e = p.groups[i];
+      lf::ir::Node* mm = e.nodes[0];
+      e.kind = lf::fuse::Group::Kind::Pointwise;
+      e.nodes.erase(e.nodes.begin());
+      auto stand_in = lf::rt::Storage::allocate(lf::Device::cpu(), 8);
+      mm->storage = stand_in;
+      mm->layout = lf::ir::Layout{lf::ir::contiguous_strides(mm->shape), 0};
+      auto low = lf::lower::lower_group(e, p, static_cast<int>(i), lf::Device::cpu(), /*keep_last_dim=*/true);
+      mm->storage = nullptr;
+      lf::cuda::EmitOptions opt;
+      const auto& ptrs = low.args.pointers;
+      opt.matmul_product = static_cast<int>(std::find(ptrs.begin(), ptrs.end(), stand_in->data()) - ptrs.begin());
+      ASSERT_LT(opt.matmul_product, static_cast<int>(ptrs.size()));
+      std::string source = lf::cuda::emit_cuda(low.kernel, "mm", opt);
+      EXPECT_NE(source.find("const Gemm g"), std::string::npos);
+      absl::Status s = lf::cuda::check_compiles(source, "mm", "sm_90");
+      EXPECT_TRUE(s.ok()) << lf::dtype_name(d) << ":\n" << s.message() << "\n----- source -----\n" << source;
+    }
+    EXPECT_EQ(found, 1) << lf::dtype_name(d);
+  }
+}
