@@ -19,6 +19,8 @@
 
 #include <lazyfuse/lazyfuse.h>
 
+#include "runtime/config.h"  // LAZYFUSE_MATMUL's setting, switched to compare the matmul paths
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -227,6 +229,28 @@ int main(int argc, char** argv) {
         [&] { return lf::matmul(a, w); }, small ? kSmallReps : 50);
     flops.emplace_back(rows.size() - 1, 2.0 * n * n * n);
   }
+  // An epilogue cuBLASLt has no form for: the cost rule's choice (the row), then each path forced
+  // (LAZYFUSE_MATMUL's setting), to check the rule against what was measured.
+  std::vector<std::string> path_lines;
+  for (int64_t n : {int64_t{256}, int64_t{2048}}) {
+    bool small = n < 1000;
+    lf::Tensor a = ready(lf::randn({n, n})), w = ready(lf::randn({n, n})), b = ready(lf::randn({n}));
+    lf::Tensor r = ready(lf::randn({n, n}));
+    auto make = [&] { return lf::gelu(lf::matmul(a, w) + b) + r; };
+    int reps = small ? kSmallReps : 50;
+    run("matmul_gelu_residual", small ? "small" : "large", "gelu(x@w+b)+r f32, " + std::to_string(n) + "^3",
+        4.0 * (4 * n * n + n), make, reps);
+    flops.emplace_back(rows.size() - 1, 2.0 * n * n * n);
+    for (const char* path : {"generated", "cublaslt"}) {
+      lf::rt::mutable_config().matmul = path;
+      double ms = per_call_ms([&] { lf::Tensor y = make(); lf::sync(); }, reps);
+      char line[200];
+      std::snprintf(line, sizeof line, "gelu(x@w+b)+r f32, %lld^3 with LAZYFUSE_MATMUL=%s: %.4f ms, %.1f TFLOP/s",
+                    static_cast<long long>(n), path, ms, 2.0 * n * n * n / ms / 1e9);
+      path_lines.push_back(line);
+    }
+    lf::rt::mutable_config().matmul = "auto";
+  }
 
   std::printf("| workload | size | floor ms | fused ms | fused/floor | unfused ms | first call ms (kernels) |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
@@ -246,6 +270,7 @@ int main(int argc, char** argv) {
   for (auto [i, flop] : flops)
     std::printf("%s: fused %.1f TFLOP/s, unfused %.1f TFLOP/s\n", rows[i].label.c_str(), flop / rows[i].fused_ms / 1e9,
                 flop / rows[i].unfused_ms / 1e9);
+  for (const std::string& line : path_lines) std::printf("%s\n", line.c_str());
   lf::CacheStats s = lf::cache_stats();
   std::printf("\nkernels compiled %llu in %.1f ms total (since the last row's reset)\n",
               static_cast<unsigned long long>(s.kernels_compiled), s.compile_ms);

@@ -109,6 +109,11 @@ def workloads():
         a, w, b = torch.randn(n, n, device=dev), torch.randn(n, n, device=dev), torch.randn(n, device=dev)
         work.append(("matmul_bias_relu", size, f"relu(x@w+b) f32, {n}^3", 4 * (3 * n * n + n),
                      lambda a=a, w=w, b=b: torch.relu(a @ w + b)))
+    for size, n in (("small", 256), ("large", 2048)):
+        a, w, b, r = (torch.randn(n, n, device=dev), torch.randn(n, n, device=dev), torch.randn(n, device=dev),
+                      torch.randn(n, n, device=dev))
+        work.append(("matmul_gelu_residual", size, f"gelu(x@w+b)+r f32, {n}^3", 4 * (4 * n * n + n),
+                     lambda a=a, w=w, b=b, r=r: torch.nn.functional.gelu(a @ w + b) + r))
     for size, n in (("small", 256), ("large", 8192)):
         a, w = (torch.randn(n, n, device=dev, dtype=torch.bfloat16) for _ in range(2))
         work.append(("matmul_bf16", size, f"x@w bf16, {n}^3", 2 * 3 * n * n, lambda a=a, w=w: a @ w))
@@ -116,7 +121,8 @@ def workloads():
 
 
 MATMUL_N = {("matmul_bias_relu", "small"): 64, ("matmul_bias_relu", "large"): 4096,
-            ("matmul_bf16", "small"): 256, ("matmul_bf16", "large"): 8192}
+            ("matmul_bf16", "small"): 256, ("matmul_bf16", "large"): 8192,
+            ("matmul_gelu_residual", "small"): 256, ("matmul_gelu_residual", "large"): 2048}
 
 
 def main():
