@@ -255,14 +255,16 @@ cpu::RowsDone epilogue_by_rows(const Prepared& k, const std::vector<int64_t>& me
   return nullptr;
 }
 
-// The generated matmul kernel with the epilogue inside (GPU), when it is the better choice: the
-// cost rule below compares it with cuBLASLt's product plus an epilogue pass, using rates measured
-// on the H100 (bench/RESULTS.md): cuBLASLt about 50 TFLOP/s in float32 and float64 and 600 in the
-// 16-bit floats, the generated SIMT kernel about kGeneratedRate; the pass writes and reads the
-// product once more at about 3 TB/s, plus a launch. Taken too whenever cuBLASLt declines the
-// problem (no library, a layout or dtype it lacks). Only when the product itself is not kept
+// The generated matmul kernel with the epilogue inside (GPU), when it is the better choice. The
+// cost rule compares it with cuBLASLt's product plus an epilogue pass, using rates measured on the
+// H100 (bench/RESULTS.md): cuBLASLt about 50 TFLOP/s in float32 and float64 and 600 in the 16-bit
+// floats; the generated SIMT kernel 16.5 TFLOP/s once its 128x128 tiles fill every SM, and
+// proportionally less with fewer tiles (a 256^3 product is 4 tiles: 0.5 TFLOP/s measured); the
+// pass writes and reads the product once more at about 3 TB/s, plus a launch. So the generated
+// kernel wins on wide products with a short k, cuBLASLt on the rest. Taken too whenever cuBLASLt
+// declines the problem (integers, no unit stride). Only when the product itself is not kept
 // (otherwise it must be written anyway) and there is an epilogue. Returns false to go on.
-constexpr double kGeneratedRate = 15e12;
+constexpr double kGeneratedRate = 16.5e12;
 bool run_generated_matmul(const fuse::Group& g, const fuse::Partition& p, int index, const Options& opt,
                           CacheStats& stats, const cpu::GemmProblem& problem, const std::string& lt_why,
                           const std::function<void(const std::string&)>& log) {
@@ -277,7 +279,10 @@ bool run_generated_matmul(const fuse::Group& g, const fuse::Partition& p, int in
   absl::Status lt = cuda::lt_supports(problem);
   double lt_rate = dtype_size(mm->dtype) == 2 ? 600e12 : 50e12;
   double t_lt = flop / lt_rate + 2 * out_bytes / 3e12 + 5e-6;
-  double t_gen = flop / kGeneratedRate;
+  double tiles = static_cast<double>(batch) * static_cast<double>((problem.m + cuda::kGemmTile - 1) / cuda::kGemmTile) *
+                 static_cast<double>((problem.n + cuda::kGemmTile - 1) / cuda::kGemmTile);
+  double sms = rt::cu::device_context(mm->device.index()).info.multiprocessors;
+  double t_gen = flop / (kGeneratedRate * std::min(1.0, tiles / std::max(sms, 1.0)));
   const std::string& choice = rt::config().matmul;  // LAZYFUSE_MATMUL
   std::string why;
   if (!lt.ok()) why = "cuBLASLt cannot take it: " + std::string(lt.message());

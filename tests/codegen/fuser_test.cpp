@@ -221,7 +221,10 @@ TEST(Fuser, MatmulAnchorsAGroupWithItsEpilogue) {
     for (auto* n : g.nodes) EXPECT_NE(n, pre_node);
   }
   EXPECT_EQ(matmul_groups, 1);
-  EXPECT_EQ(check_one(y, 16), 3u);  // the prologue, the GEMM, the epilogue
+  // The prologue, then on the CPU the GEMM and its epilogue kernel; on a GPU the generated
+  // matmul kernel with the epilogue inside (cuBLASLt has no "+ scalar" epilogue, and the problem
+  // is tiny).
+  EXPECT_EQ(check_one(y, 16), y.device().is_cuda() ? 2u : 3u);
 }
 
 TEST(Fuser, MatmulEpilogueIntermediatesAreNotMaterialized) {

@@ -12,6 +12,7 @@
 #include "codegen/fuser.h"
 #include "codegen/test_util.h"
 #include "lazyfuse/lazyfuse.h"
+#include "runtime/config.h"
 
 namespace {
 
@@ -87,18 +88,60 @@ TEST(Matmul, BiasReluIsOneGroupAndNothingElseIsWritten) {
   EXPECT_FALSE(biased->realized());
 }
 
-TEST(Matmul, EpiloguePatterns) {
+// Builds the tensor in a lambda, so the temporaries of its expression (the product among them)
+// are gone before the read: otherwise they would be held, hence kept outputs, and the product
+// would have to be written.
+template <class F>
+void expect_built_matches(F build, int64_t k, const std::string& what) {
+  Tensor t = build();
+  expect_matches(t, k, what);
+}
+
+void epilogue_patterns(const std::string& path) {
   Tensor x = random({33, 40}, 4), w = random({40, 29}, 5), b = random({29}, 6), r = random({33, 29}, 7);
-  expect_matches(lf::gelu(lf::matmul(x, w) + b) + r, 40, "gelu(x@w+b)+r");
-  expect_matches(lf::sigmoid(lf::matmul(x, w)), 40, "sigmoid(x@w)");
-  expect_matches(lf::matmul(x, w) * 0.125, 40, "scale");
-  expect_matches(lf::matmul(x, w).to(DType::Float16), 40, "cast to float16");
-  expect_matches(lf::where(lf::matmul(x, w) > 0.0, r, b), 40, "where");
+  expect_built_matches([&] { return lf::gelu(lf::matmul(x, w) + b) + r; }, 40, path + " gelu(x@w+b)+r");
+  expect_built_matches([&] { return lf::sigmoid(lf::matmul(x, w)); }, 40, path + " sigmoid(x@w)");
+  expect_built_matches([&] { return lf::matmul(x, w) * 0.125; }, 40, path + " scale");
+  expect_built_matches([&] { return lf::matmul(x, w).to(DType::Float16); }, 40, path + " cast to float16");
+  expect_built_matches([&] { return lf::where(lf::matmul(x, w) > 0.0, r, b); }, 40, path + " where");
+  expect_built_matches([&] { return lf::relu(lf::matmul(x, w) + b); }, 40, path + " relu(x@w+b)");
+  // Batched, a transposed operand, several outputs.
+  Tensor a3 = random({2, 3, 40, 33}, 8);
+  expect_built_matches([&] { return lf::tanh(lf::matmul(lf::transpose(a3, 2, 3), w) - b); }, 40, path + " batched aT@w");
+  Tensor y2, z2;
+  {
+    Tensor t = lf::matmul(x, w) + b;
+    y2 = lf::exp(t * -1.0);
+    z2 = t * t;
+  }
+  expect_matches(y2, 40, path + " two outputs (exp)");
+  expect_matches(z2, 40, path + " two outputs (square)");
   // The product itself is kept too: two outputs of one group.
   Tensor m = lf::matmul(x, w);
   Tensor y = lf::tanh(m + b);
-  expect_matches(y, 40, "tanh(m+b)");
-  expect_matches(m, 40, "m kept");
+  expect_matches(y, 40, path + " tanh(m+b)");
+  expect_matches(m, 40, path + " m kept");
+}
+
+TEST(Matmul, EpiloguePatterns) { epilogue_patterns("auto"); }
+
+// Each GPU path forced (LAZYFUSE_MATMUL); on the CPU the setting changes nothing.
+TEST(Matmul, EpiloguePatternsOnEachPath) {
+  std::string saved = lf::rt::mutable_config().matmul;
+  for (const char* path : {"generated", "cublaslt"}) {
+    lf::rt::mutable_config().matmul = path;
+    epilogue_patterns(path);
+    for (DType d : {DType::Float64, DType::Float16, DType::BFloat16, DType::Int32, DType::Int64}) {
+      Tensor a = random({13, 21}, 30, d), b = random({21, 34}, 31, d), c = random({34}, 32, d);
+      expect_built_matches([&] { return lf::matmul(a, b) * 3 + c; }, 21, std::string(path) + " " + lf::dtype_name(d));
+    }
+    Tensor big = random({64, 120}, 12), b2 = random({50, 27}, 11);
+    Tensor sa = lf::slice(lf::slice(big, 0, 1, 63, 2), 1, 3, 103, 2);  // no unit stride: cuBLASLt declines
+    expect_built_matches([&] { return lf::sigmoid(lf::matmul(sa, b2)); }, 50, std::string(path) + " sliced");
+    Tensor wide = random({300, 3}, 40), tall = random({3, 260}, 41);  // many tiles, short k
+    expect_built_matches([&] { return lf::relu(lf::matmul(wide, tall)) * 2; }, 3, std::string(path) + " short k");
+  }
+  lf::rt::mutable_config().matmul = saved;
 }
 
 TEST(Matmul, OperandLayoutsAreStridesNotCopies) {
