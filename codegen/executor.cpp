@@ -111,10 +111,11 @@ struct Prepared {
 // `matmul_product` (GPU): the address standing for a matmul's product among the epilogue group's
 // inputs; the kernel is then the generated matmul with this epilogue (cuda_emit.h).
 Prepared prepare(const fuse::Group& g, const fuse::Partition& p, int index, const Options& opt, CacheStats& stats,
-                 bool keep_last_dim = false, const void* matmul_product = nullptr) {
+                 bool keep_last_dim = false, const void* matmul_product = nullptr,
+                 const std::vector<lower::OutputPlacement>* placement = nullptr) {
   Prepared k;
   Device device = g.nodes[0]->device;
-  k.low = lower::lower_group(g, p, index, device, keep_last_dim);
+  k.low = lower::lower_group(g, p, index, device, keep_last_dim, placement);
   k.gpu = device.is_cuda();
   const kir::Kernel& kernel = k.low.kernel;
   if (k.gpu) {
@@ -452,7 +453,49 @@ void run_matmul_group(const fuse::Group& g, const fuse::Partition& p, int index,
   log(how);
 }
 
+// cat: each input copied by a generated kernel straight into its slab of the output (a view of
+// the output storage), on the output's device; the inputs are read through their views. Returns
+// false when an input is not realized data (a generator) or a copy kernel failed to compile: the
+// reference executor then computes the whole cat.
+bool run_cat(const fuse::Group& g, int index, const Options& opt, CacheStats& stats) {
+  ir::Node* n = g.nodes[0];
+  std::vector<ir::NodePtr> inputs = n->inputs;
+  for (const ir::NodePtr& in : inputs)
+    if (!ir::resolve_views(in.get()).first->realized()) return false;
+  auto storage = rt::Storage::allocate(n->device, static_cast<size_t>(n->numel()) * dtype_size(n->dtype));
+  Shape strides = ir::contiguous_strides(n->shape);
+  int64_t axis = n->attrs.axis, at = 0;
+  std::vector<Prepared> copies;
+  for (const ir::NodePtr& in : inputs) {
+    int64_t extent = in->shape[static_cast<size_t>(axis)];
+    if (in->numel() > 0) {
+      ir::NodePtr copy = ir::make_node(ir::Op::Copy, n->dtype, n->device, in->shape, {in});
+      fuse::Group cg;
+      cg.full = in->shape;
+      cg.nodes = {copy.get()};
+      cg.outputs = {copy.get()};
+      fuse::Partition cp;
+      cp.group_of[copy.get()] = index;
+      std::vector<lower::OutputPlacement> place{{storage, at * strides[static_cast<size_t>(axis)], strides}};
+      Prepared k = prepare(cg, cp, index, opt, stats, false, nullptr, &place);
+      if (!k.entry->kernel) return false;
+      copies.push_back(std::move(k));
+    }
+    at += extent;
+  }
+  for (const Prepared& k : copies) launch(k, stats);
+  materialize(*n, storage, ir::Layout{strides, 0});
+  return true;
+}
+
 void run_group(const fuse::Group& g, const fuse::Partition& p, int index, const Options& opt, CacheStats& stats) {
+  size_t cat_inputs = g.nodes[0]->inputs.size();
+  if (g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Cat && run_cat(g, index, opt, stats)) {
+    if (opt.log_level >= 1)
+      std::fprintf(stderr, "[lazyfuse]   group %d: cat of %zu inputs: copy kernels into the output's slabs\n", index,
+                   cat_inputs);
+    return;
+  }
   if (g.kind == fuse::Group::Kind::Host) {
     run_host(g);
     if (opt.log_level >= 1)

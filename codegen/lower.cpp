@@ -25,18 +25,22 @@ struct OperandData {
 
 class Lowerer {
  public:
-  Lowerer(const fuse::Group& g, const fuse::Partition& p, int index, Device device, bool keep_last_dim)
-      : g_(g), p_(p), index_(index), device_(device), keep_last_dim_(keep_last_dim) {}
+  Lowerer(const fuse::Group& g, const fuse::Partition& p, int index, Device device, bool keep_last_dim,
+          const std::vector<OutputPlacement>* placement)
+      : g_(g), p_(p), index_(index), device_(device), keep_last_dim_(keep_last_dim), placement_(placement) {}
 
   Lowered run() {
     out_.kernel.row = g_.kind == fuse::Group::Kind::Row;
     for (Node* o : g_.outputs) {
       int value = instr_of(o);
-      auto storage = rt::Storage::allocate(device_, static_cast<size_t>(o->numel()) * dtype_size(o->dtype));
+      const OutputPlacement* place = placement_ ? &(*placement_)[out_.outputs.size()] : nullptr;
+      auto storage = place ? place->storage
+                           : rt::Storage::allocate(device_, static_cast<size_t>(o->numel()) * dtype_size(o->dtype));
       bool row = is_row(o);
       OperandData od;
       od.meta = Operand{Operand::Kind::Output, o->dtype, row, {}};
-      od.strides = to_full(ir::contiguous_strides(o->shape), o->shape, row);
+      od.strides = to_full(place ? place->strides : ir::contiguous_strides(o->shape), o->shape, row);
+      od.offset = place ? place->offset : 0;
       od.pointer = storage->data();
       int slot = static_cast<int>(operands_.size());
       operands_.push_back(std::move(od));
@@ -249,6 +253,7 @@ class Lowerer {
   int index_;
   Device device_;
   bool keep_last_dim_;
+  const std::vector<OutputPlacement>* placement_;
   Lowered out_;
   std::vector<OperandData> operands_;
   std::unordered_map<Node*, int> memo_;
@@ -258,8 +263,8 @@ class Lowerer {
 }  // namespace
 
 Lowered lower_group(const fuse::Group& group, const fuse::Partition& partition, int group_index, Device device,
-                    bool keep_last_dim) {
-  return Lowerer(group, partition, group_index, device, keep_last_dim).run();
+                    bool keep_last_dim, const std::vector<OutputPlacement>* placement) {
+  return Lowerer(group, partition, group_index, device, keep_last_dim, placement).run();
 }
 
 }  // namespace lf::lower

@@ -25,7 +25,14 @@ struct Lowered {
 // `keep_last_dim`: a pointwise kernel's last two dims stay as they are (never merged or dropped),
 // so its columns are exactly the last dim and its rows the rows of a matrix-shaped output: a
 // matmul epilogue runs row blocks as the GEMM finishes them, with one kernel for every m.
+// `placement`, when given, says where output k goes instead of a fresh contiguous buffer: a view
+// (offset and strides, in elements) of an existing storage (cat writes each input into its slab).
+struct OutputPlacement {
+  std::shared_ptr<rt::Storage> storage;
+  int64_t offset = 0;
+  Shape strides;
+};
 Lowered lower_group(const fuse::Group& group, const fuse::Partition& partition, int group_index, Device device,
-                    bool keep_last_dim = false);
+                    bool keep_last_dim = false, const std::vector<OutputPlacement>* placement = nullptr);
 
 }  // namespace lf::lower
