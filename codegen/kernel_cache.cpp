@@ -11,12 +11,14 @@ namespace lf::cache {
 
 namespace {
 
-// "cpu|<target>|..." -> {"cpu", "<target>"}.
+// "cpu|<codegen fingerprint>|<target>|..." -> {"cpu", "<target>"}. The fingerprint is in the key
+// (an entry from other generator code is never loaded); the record's target says what a user needs.
 std::pair<std::string, std::string> backend_and_target(const std::string& key) {
   size_t a = key.find('|');
   size_t b = a == std::string::npos ? a : key.find('|', a + 1);
-  if (b == std::string::npos) return {key.substr(0, a), ""};
-  return {key.substr(0, a), key.substr(a + 1, b - a - 1)};
+  size_t c = b == std::string::npos ? b : key.find('|', b + 1);
+  if (c == std::string::npos) return {key.substr(0, a), ""};
+  return {key.substr(0, a), key.substr(b + 1, c - b - 1)};
 }
 
 // A stored entry whose binary the backend can no longer load (a driver that rejects the cubin, say)

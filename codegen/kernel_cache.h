@@ -25,7 +25,8 @@ struct Entry {
 };
 
 // What the persistent cache needs from the caller: the kernel (to describe the entry) and how to
-// turn a stored binary back into a loaded kernel. The key starts "<backend>|<target>|".
+// turn a stored binary back into a loaded kernel. The key starts
+// "<backend>|<codegen fingerprint>|<target>|".
 struct DiskSpec {
   const kir::Kernel* kernel = nullptr;
   std::function<absl::StatusOr<std::shared_ptr<CompiledKernel>>(const std::string& name, const std::string& binary)>

@@ -101,6 +101,7 @@ TEST_F(DiskCacheTest, SecondRunCompilesNothing) {
     auto r = decode(*read_file(p), &why);
     ASSERT_TRUE(r) << why;
     EXPECT_EQ(r->backend, "cpu");
+    EXPECT_EQ(r->target, lf::cpu::target_id()) << "the CPU target, not the codegen fingerprint";
     EXPECT_EQ(r->key.rfind("cpu|" + std::string(lf::codegen_fingerprint()) + "|" + lf::cpu::target_id() + "|", 0), 0u);
     EXPECT_EQ(p.filename().string(), lf::cache::disk::file_name(r->key));
     EXPECT_FALSE(r->binary.empty());
