@@ -23,15 +23,17 @@ namespace {
 // Temp files of a crashed writer are removed after this long.
 constexpr auto kStaleTemp = std::chrono::hours(1);
 
-bool write_all(int fd, const std::string& data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+// Returns 0 or the errno of the failed write. `fault` (tests) fails it after half the bytes.
+int write_all(int fd, const std::string& data, int fault) {
+  size_t done = 0, stop = fault ? data.size() / 2 : data.size();
+  while (done < stop) {
+    ssize_t n = ::write(fd, data.data() + done, stop - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
+    if (n < 0) return errno;
+    if (n == 0) return EIO;
     done += static_cast<size_t>(n);
   }
-  return true;
+  return fault;
 }
 
 }  // namespace
@@ -83,31 +85,26 @@ void DiskCache::store(const Record& record) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return warn_unwritable(dir, ec.message());
-  static std::atomic<uint64_t> counter{0};
-  std::string tmp = dir + "/.tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
   std::string path = dir + "/" + file_name(record.key);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return warn_unwritable(dir, std::strerror(errno));
-  bool ok = write_all(fd, encode(record));
-  int err = errno;
-  if (ok && ::fsync(fd) != 0) {
-    ok = false;
-    err = errno;
-  }
-  ::close(fd);
-  if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) {
-    ::unlink(tmp.c_str());
-    return warn_unwritable(dir, std::strerror(err));
-  }
+  if (int err = replace_file(dir, path, encode(record), /*sync=*/true)) return warn_unwritable(dir, std::strerror(err));
   {
     std::lock_guard<std::mutex> lock(mu_);
     reported_.erase(path);  // a later fault in the new entry is news again
   }
   evict(dir, rt::config().cache_max_bytes, path);
+}
+
+int DiskCache::replace_file(const std::string& dir, const std::string& path, const std::string& data, bool sync) {
+  static std::atomic<uint64_t> counter{0};
+  std::string tmp = dir + "/.tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return errno;
+  int err = write_all(fd, data, write_fault_.load());
+  if (!err && sync && ::fsync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && !err) err = errno;  // NFS reports some write errors only here
+  if (!err && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+  if (err) ::unlink(tmp.c_str());
+  return err;
 }
 
 // Oldest last use first, until the entries fit; other processes may be removing the same files.

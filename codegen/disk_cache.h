@@ -1,10 +1,12 @@
 // The persistent kernel cache: entries (codegen/disk_entry.h) in one directory, named by the hash
 // of the full key. Written atomically (temp file, fsync, rename) so that concurrent processes never
 // see half a file; a corrupt entry is reported once and ignored (the caller compiles and replaces
-// it); an unwritable directory turns storing off with one warning; least-recently-used entries are
-// evicted past the size limit. The directory and the limit come from rt::config() at each call.
+// it); an unwritable directory or a failed write (a full disk) turns storing off with one warning;
+// least-recently-used entries are evicted past the size limit. The directory and the limit come
+// from rt::config() at each call.
 #pragma once
 
+#include <atomic>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -24,13 +26,21 @@ class DiskCache {
   // Best effort: failures are reported once and leave the cache memory-only.
   void store(const Record& record);
 
+  // Tests: from now on every write into a cache directory fails with `error` (ENOSPC: a full disk)
+  // after half of its bytes; 0 ends it.
+  void fail_writes_for_testing(int error) { write_fault_ = error; }
+
  private:
   void warn_unwritable(const std::string& dir, const std::string& why);
   void evict(const std::string& dir, uint64_t max_bytes, const std::string& keep);
+  // Writes `data` to `path` through a temporary file in `dir` and a rename; `sync`: fsync first.
+  // Returns 0 or the errno of the step that failed (the temporary file is removed then).
+  int replace_file(const std::string& dir, const std::string& path, const std::string& data, bool sync);
 
   std::mutex mu_;
   std::set<std::string> reported_;    // corrupt entry paths already reported
   std::set<std::string> unwritable_;  // directories where storing failed
+  std::atomic<int> write_fault_{0};
 };
 
 DiskCache& global_disk_cache();

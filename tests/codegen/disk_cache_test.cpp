@@ -1,7 +1,7 @@
 // The persistent kernel cache: a second run loads instead of compiling; corrupt, truncated, stale
-// and colliding entries are never used and get replaced; an unwritable directory degrades to
-// memory-only with one warning; several processes share one directory; LRU eviction. Every test
-// uses its own temporary directory, never the user's cache.
+// and colliding entries are never used and get replaced; an unwritable directory or a full disk
+// degrades to memory-only with one warning; several processes share one directory; LRU eviction.
+// Every test uses its own temporary directory, never the user's cache.
 #include "codegen/disk_cache.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -47,6 +49,7 @@ class DiskCacheTest : public testing::Test {
     lf::cache::global_cache().clear();
   }
   void TearDown() override {
+    lf::cache::disk::global_disk_cache().fail_writes_for_testing(0);
     lf::cache::global_cache().clear();
     lf::rt::mutable_config() = saved_;
     lf::set_default_device(saved_device_);
@@ -225,6 +228,54 @@ TEST_F(DiskCacheTest, ReadOnlyDirectory) {
   EXPECT_EQ(a.compiled, 1u);
   EXPECT_NE(err.find("cannot write the kernel cache"), std::string::npos) << err;
   EXPECT_TRUE(entries().empty());
+}
+
+// A write that fails (here ENOSPC after half the bytes, as on a full disk) turns storing off with
+// one warning that says why; no partial entry or temporary file is left; kernels still load from
+// disk, compile and run correctly, and stay in memory.
+TEST_F(DiskCacheTest, FullDiskIsMemoryOnlyWithOneWarning) {
+  auto third = [] { return lf::cos(input(0.1)) * input(1) - 2.0; };
+  run_checked(pointwise);
+  ASSERT_EQ(entries().size(), 1u);
+  fs::path stored = entries()[0];
+  lf::cache::global_cache().clear();
+  lf::cache::disk::global_disk_cache().fail_writes_for_testing(ENOSPC);
+  testing::internal::CaptureStderr();
+  Counts loaded = run_checked(pointwise);
+  Counts a = run_checked(reduction);       // its entry cannot be written: the warning
+  Counts b = run_checked(third);           // storing is off: no second try, no second warning
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(loaded.disk_hits, 1u);
+  EXPECT_EQ(a.compiled + b.compiled, 2u);
+  size_t first = err.find("cannot write the kernel cache");
+  ASSERT_NE(first, std::string::npos) << err;
+  EXPECT_NE(err.find(std::strerror(ENOSPC), first), std::string::npos) << "says why: " << err;
+  EXPECT_EQ(err.find("cannot write the kernel cache", first + 1), std::string::npos) << "one warning: " << err;
+  EXPECT_EQ(err.find("[lazyfuse]", first + 1), std::string::npos) << "nothing else: " << err;
+  ASSERT_EQ(entries(), std::vector<fs::path>{stored});
+  std::string why;
+  EXPECT_TRUE(decode(*read_file(stored), &why)) << why;
+  for (auto& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().filename().string().rfind(".tmp-", 0), std::string::npos) << "left over: " << e.path();
+  // Kernels stay cached in memory.
+  EXPECT_EQ(run_checked(reduction).compiled + run_checked(third).compiled + run_checked(pointwise).compiled, 0u);
+}
+
+// Any write error does the same; here EIO (a failing disk).
+TEST_F(DiskCacheTest, WriteErrorIsMemoryOnlyWithOneWarning) {
+  lf::cache::disk::global_disk_cache().fail_writes_for_testing(EIO);
+  testing::internal::CaptureStderr();
+  Counts a = run_checked(pointwise);
+  Counts b = run_checked(reduction);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(a.compiled + b.compiled, 2u);
+  size_t first = err.find("cannot write the kernel cache");
+  ASSERT_NE(first, std::string::npos) << err;
+  EXPECT_NE(err.find(std::strerror(EIO), first), std::string::npos) << err;
+  EXPECT_EQ(err.find("cannot write the kernel cache", first + 1), std::string::npos) << "one warning: " << err;
+  EXPECT_TRUE(entries().empty());
+  for (auto& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().filename().string().rfind(".tmp-", 0), std::string::npos) << "left over: " << e.path();
 }
 
 TEST_F(DiskCacheTest, LeastRecentlyUsedEvicted) {
