@@ -10,9 +10,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <vector>
 
+#include "codegen/disk_usage.h"
 #include "runtime/config.h"
 
 namespace lf::cache::disk {
@@ -107,7 +109,43 @@ int DiskCache::replace_file(const std::string& dir, const std::string& path, con
   return err;
 }
 
+void DiskCache::record_use(const std::string& key, bool loaded) {
+  std::string dir = rt::config().cache_dir;
+  if (dir.empty()) return;
+  std::string backend = key.substr(0, key.find('|'));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (unwritable_.count(dir) || lock_stuck_.count(dir)) return;
+  }
+  auto add_hit = [](const std::string& payload) -> std::optional<std::string> {
+    return hits_payload(parse_hits(payload).value_or(0) + 1);
+  };
+  // Runs under the file's lock, which orders this process's threads too: the first to get here
+  // counts the run.
+  bool new_run = false;
+  auto add_use = [&](const std::string& payload) -> std::optional<std::string> {
+    ProgramUse use = parse_programs(payload, nullptr).value_or(ProgramUse{});
+    if (use.since == 0) use.since = static_cast<int64_t>(std::time(nullptr));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      // A record started since this process counted itself (cleared, or unreadable) counts it again.
+      new_run = counted_.insert({dir, backend}).second || !use.backends.count(backend);
+    }
+    BackendUse& b = use.backends[backend];
+    b.runs += new_run ? 1 : 0;
+    ++(loaded ? b.loaded : b.compiled);
+    return programs_payload(use);
+  };
+  int fault = write_fault_.load();
+  int err = loaded ? update_book(dir + "/" + hits_name(key_hash(key)), Book::Hits, add_hit, fault) : 0;
+  if (!err) err = update_book(dir + "/" + kProgramsFile, Book::Programs, add_use, fault);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (err == ETIMEDOUT) lock_stuck_.insert(dir);
+  if (err && new_run) counted_.erase({dir, backend});  // not written: the next count tries again
+}
+
 // Oldest last use first, until the entries fit; other processes may be removing the same files.
+// An entry's hit count goes with it, and counts whose entry is gone are removed.
 void DiskCache::evict(const std::string& dir, uint64_t max_bytes, const std::string& keep) {
   struct File {
     fs::file_time_type used;
@@ -115,6 +153,8 @@ void DiskCache::evict(const std::string& dir, uint64_t max_bytes, const std::str
     std::string path;
   };
   std::vector<File> files;
+  std::set<std::string> entry_hashes;
+  std::vector<fs::path> hit_files;
   uint64_t total = 0;
   std::error_code ec;
   auto now = fs::file_time_type::clock::now();
@@ -127,11 +167,17 @@ void DiskCache::evict(const std::string& dir, uint64_t max_bytes, const std::str
       if (now - used > kStaleTemp) fs::remove(it->path(), e2);
       continue;
     }
+    if (name.ends_with(kHitsSuffix)) hit_files.push_back(it->path());
     if (!name.ends_with(kEntrySuffix)) continue;
     uint64_t size = it->file_size(e2);
     if (e2) continue;
     files.push_back({used, size, it->path().string()});
+    entry_hashes.insert(it->path().stem().string());
     total += size;
+  }
+  for (const fs::path& p : hit_files) {
+    std::error_code e2;
+    if (!ec && !entry_hashes.count(p.stem().string())) fs::remove(p, e2);  // a partial listing proves nothing
   }
   if (total <= max_bytes) return;
   std::sort(files.begin(), files.end(), [](const File& a, const File& b) { return a.used < b.used; });
@@ -140,6 +186,7 @@ void DiskCache::evict(const std::string& dir, uint64_t max_bytes, const std::str
     if (f.path == keep) continue;
     std::error_code e2;
     fs::remove(f.path, e2);
+    fs::remove(fs::path(f.path).replace_extension(kHitsSuffix), e2);
     total -= f.size;
   }
 }

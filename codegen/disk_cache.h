@@ -2,8 +2,9 @@
 // of the full key. Written atomically (temp file, fsync, rename) so that concurrent processes never
 // see half a file; a corrupt entry is reported once and ignored (the caller compiles and replaces
 // it); an unwritable directory or a failed write (a full disk) turns storing off with one warning;
-// least-recently-used entries are evicted past the size limit. The directory and the limit come
-// from rt::config() at each call.
+// least-recently-used entries are evicted past the size limit. Beside the entries it keeps the
+// bookkeeping of codegen/disk_usage.h (hits per entry, loads and compiles per backend). The
+// directory and the limit come from rt::config() at each call.
 #pragma once
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "codegen/disk_entry.h"
 #include "codegen/kernel_ir.h"
@@ -25,6 +27,11 @@ class DiskCache {
   std::optional<Record> load(const std::string& key);
   // Best effort: failures are reported once and leave the cache memory-only.
   void store(const Record& record);
+  // After a memory miss, the kernel for `key` was `loaded` from disk or else compiled: counts one
+  // more hit of its entry (when loaded) and one more load or compile, and this process as a run,
+  // in the programs record. Silent and best effort: a read-only or full directory, or a lock that
+  // another process keeps too long, loses the count and never corrupts a file.
+  void record_use(const std::string& key, bool loaded);
 
   // Tests: from now on every write into a cache directory fails with `error` (ENOSPC: a full disk)
   // after half of its bytes; 0 ends it.
@@ -40,6 +47,8 @@ class DiskCache {
   std::mutex mu_;
   std::set<std::string> reported_;    // corrupt entry paths already reported
   std::set<std::string> unwritable_;  // directories where storing failed
+  std::set<std::pair<std::string, std::string>> counted_;  // (directory, backend): this run is counted there
+  std::set<std::string> lock_stuck_;  // directories where another process kept a bookkeeping lock too long
   std::atomic<int> write_fault_{0};
 };
 

@@ -97,6 +97,8 @@ std::shared_ptr<const Entry> KernelCache::get_or_compile(const std::string& key,
     entry->status = absl::InternalError(e.what());
   }
   promise.set_value(entry);
+  // After the waiting threads have their kernel: the bookkeeping takes a lock other processes share.
+  if (use_disk && entry->kernel) disk::global_disk_cache().record_use(key, entry->from_disk);
   return entry;
 }
 

@@ -39,7 +39,7 @@ class KernelCache {
 
   // `hit` says whether the kernel was already there (or being compiled by another thread).
   // With `disk`, a memory miss tries the persistent cache before compiling, and a compiled kernel
-  // with a binary is stored there.
+  // with a binary is stored there; either way the miss is counted in the cache's bookkeeping.
   std::shared_ptr<const Entry> get_or_compile(const std::string& key, const Compile& compile, bool* hit,
                                               const DiskSpec* disk = nullptr);
   size_t size() const;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "codegen/disk_entry.h"
+#include "codegen/disk_usage.h"
 #include "runtime/config.h"
 
 namespace {
@@ -29,9 +30,9 @@ constexpr const char* kUsage =
     "$XDG_CACHE_HOME/lazyfuse, else ~/.cache/lazyfuse).\n"
     "\n"
     "commands:\n"
-    "  list [--sort=use|size|time|name] [--json]   one line per entry\n"
+    "  list [--sort=use|hits|size|time|name] [--json]  one line per entry\n"
     "  show HASH [--json]                          the whole entry: key, source, compile log\n"
-    "  stats [--json]                              totals per backend, disk use\n"
+    "  stats [--json]                              totals per backend, programs' hit rates, disk use\n"
     "  verify                                      checks every entry; exit 1 if any is bad\n"
     "  prune [--max-mb N] [--older-than DAYS]      removes least recently used / old entries\n"
     "  clear                                       removes every entry\n"
@@ -40,21 +41,31 @@ constexpr const char* kUsage =
 
 const std::map<std::string, std::string> kHelp = {
     {"list",
-     "usage: lazyfuse-cache list [--sort=use|size|time|name] [--json]\n"
+     "usage: lazyfuse-cache list [--sort=use|hits|size|time|name] [--json]\n"
      "One line per entry: short hash, backend and target, fused ops, operand dtypes and layout classes,\n"
-     "compile ms, size, last use. --sort: use (most recent first, the default), size (largest first),\n"
-     "time (slowest compile first), name (hash). Bad entries are listed as BAD.\n"},
+     "compile ms, size, hits (times programs loaded it from disk), last use. --sort: use (most recent\n"
+     "first, the default), hits (most first), size (largest first), time (slowest compile first),\n"
+     "name (hash). Bad entries are listed as BAD.\n"},
     {"show",
      "usage: lazyfuse-cache show HASH [--json]\n"
      "Prints one entry: key, backend, target, summary, compile log and generated source.\n"
      "HASH may be any unique prefix of the hash 'list' prints.\n"},
-    {"stats", "usage: lazyfuse-cache stats [--json]\nEntries, bytes and compile time saved per backend; disk use.\n"},
-    {"verify", "usage: lazyfuse-cache verify\nChecks every entry's checksum and format; lists bad ones; exit 1 if any.\n"},
+    {"stats",
+     "usage: lazyfuse-cache stats [--json]\n"
+     "Entries, bytes and compile time saved per backend; disk use; entry hits; and what the programs\n"
+     "that used the cache recorded: per backend, runs, kernels loaded from disk and kernels compiled,\n"
+     "and the hit rate (loaded / (loaded + compiled)).\n"},
+    {"verify",
+     "usage: lazyfuse-cache verify\n"
+     "Checks every entry's checksum and format, and that the hit counts and the programs record parse;\n"
+     "lists bad files; exit 1 if any.\n"},
     {"prune",
      "usage: lazyfuse-cache prune [--max-mb N] [--older-than DAYS]\n"
      "--max-mb N: removes least recently used entries until the cache holds at most N MiB.\n"
      "--older-than DAYS: removes entries not used for DAYS days. Bad entries are removed too.\n"},
-    {"clear", "usage: lazyfuse-cache clear\nRemoves every entry (and leftover temporary files).\n"},
+    {"clear",
+     "usage: lazyfuse-cache clear\n"
+     "Removes every entry, its hit count, the programs record and leftover temporary files.\n"},
 };
 
 struct Error {
@@ -66,9 +77,16 @@ struct Item {
   std::string hash;
   uint64_t size = 0;
   int64_t used = 0;  // mtime, seconds since the epoch
+  uint64_t hits = 0;  // from <hash>.hits; 0 when absent or unreadable
   std::optional<disk::Record> record;
   std::string why;   // when record is empty
 };
+
+// An entry's hit count; 0 when it has none (never loaded) or none that can be read.
+uint64_t entry_hits(const std::string& dir, const std::string& hash) {
+  auto bytes = disk::read_book((fs::path(dir) / disk::hits_name(hash)).string());
+  return bytes ? disk::decode_hits(*bytes).value_or(0) : 0;
+}
 
 std::vector<Item> scan(const std::string& dir, bool with_records = true) {
   std::error_code ec;
@@ -84,6 +102,7 @@ std::vector<Item> scan(const std::string& dir, bool with_records = true) {
     if (::stat(item.path.c_str(), &st) != 0) continue;  // removed meanwhile
     item.size = static_cast<uint64_t>(st.st_size);
     item.used = static_cast<int64_t>(st.st_mtime);
+    item.hits = entry_hits(dir, item.hash);
     if (with_records) {
       auto bytes = disk::read_file(item.path.string());
       if (!bytes) {
@@ -186,8 +205,8 @@ Args parse(const std::string& cmd, const std::vector<std::string>& argv) {
       a.json = true;
     } else if (s.rfind("--sort", 0) == 0 && cmd == "list") {
       a.sort = value("--sort");
-      if (a.sort != "use" && a.sort != "size" && a.sort != "time" && a.sort != "name")
-        throw Error{"--sort: expected use, size, time or name, got '" + a.sort + "'"};
+      if (a.sort != "use" && a.sort != "hits" && a.sort != "size" && a.sort != "time" && a.sort != "name")
+        throw Error{"--sort: expected use, hits, size, time or name, got '" + a.sort + "'"};
     } else if (s.rfind("--max-mb", 0) == 0 && cmd == "prune") {
       a.max_mb = number("--max-mb", value("--max-mb"));
     } else if (s.rfind("--older-than", 0) == 0 && cmd == "prune") {
@@ -214,15 +233,16 @@ int cmd_list(const std::string& dir, const Args& a) {
       return tx > ty;
     }
     if (a.sort == "name") return x.hash < y.hash;
+    if (a.sort == "hits" && x.hits != y.hits) return x.hits > y.hits;
     return x.used > y.used;
   });
   if (a.json) {
     std::printf("[");
     for (size_t i = 0; i < items.size(); ++i) {
       const Item& it = items[i];
-      std::printf("%s\n  {\"hash\": %s, \"ok\": %s, \"size\": %llu, \"last_use\": %lld", i ? "," : "",
+      std::printf("%s\n  {\"hash\": %s, \"ok\": %s, \"size\": %llu, \"hits\": %llu, \"last_use\": %lld", i ? "," : "",
                   json(it.hash).c_str(), it.record ? "true" : "false", static_cast<unsigned long long>(it.size),
-                  static_cast<long long>(it.used));
+                  static_cast<unsigned long long>(it.hits), static_cast<long long>(it.used));
       if (it.record) {
         const disk::Record& r = *it.record;
         std::printf(", \"backend\": %s, \"target\": %s, \"name\": %s, \"summary\": %s, \"io\": %s, "
@@ -245,9 +265,9 @@ int cmd_list(const std::string& dir, const Args& a) {
     }
     const disk::Record& r = *it.record;
     std::string target = short_target(r);
-    std::printf("%-10s  %-4s %-10s  %-36s  %-44s  %8.1f ms  %7s  %s\n", short_hash(it.hash).c_str(), r.backend.c_str(),
-                target.c_str(), r.summary.c_str(), r.io.c_str(), r.compile_ms, human(it.size).c_str(),
-                when(it.used).c_str());
+    std::printf("%-10s  %-4s %-10s  %-36s  %-44s  %8.1f ms  %7s  %5llu hits  %s\n", short_hash(it.hash).c_str(),
+                r.backend.c_str(), target.c_str(), r.summary.c_str(), r.io.c_str(), r.compile_ms,
+                human(it.size).c_str(), static_cast<unsigned long long>(it.hits), when(it.used).c_str());
   }
   if (items.empty()) std::printf("(no entries in %s)\n", dir.c_str());
   return 0;
@@ -268,36 +288,62 @@ int cmd_show(const std::string& dir, const Args& a) {
   auto r = disk::decode(*bytes, &why);
   if (!r) throw Error{"entry " + it.hash + " is bad: " + why};
   if (a.json) {
-    std::printf("{\"hash\": %s, \"key\": %s, \"backend\": %s, \"target\": %s, \"name\": %s, \"summary\": %s, "
-                "\"io\": %s, \"compile_ms\": %.3f, \"created\": %lld, \"last_use\": %lld, \"size\": %llu, "
-                "\"binary_bytes\": %zu, \"log\": %s, \"source\": %s}\n",
-                json(it.hash).c_str(), json(r->key).c_str(), json(r->backend).c_str(), json(r->target).c_str(),
-                json(r->name).c_str(), json(r->summary).c_str(), json(r->io).c_str(), r->compile_ms,
-                static_cast<long long>(r->created), static_cast<long long>(it.used),
-                static_cast<unsigned long long>(it.size), r->binary.size(), json(r->log).c_str(),
-                json(r->source).c_str());
+    std::printf(
+        "{\"hash\": %s, \"key\": %s, \"backend\": %s, \"target\": %s, \"name\": %s, \"summary\": %s, "
+        "\"io\": %s, \"compile_ms\": %.3f, \"created\": %lld, \"hits\": %llu, \"last_use\": %lld, "
+        "\"size\": %llu, \"binary_bytes\": %zu, \"log\": %s, \"source\": %s}\n",
+        json(it.hash).c_str(), json(r->key).c_str(), json(r->backend).c_str(), json(r->target).c_str(),
+        json(r->name).c_str(), json(r->summary).c_str(), json(r->io).c_str(), r->compile_ms,
+        static_cast<long long>(r->created), static_cast<unsigned long long>(it.hits), static_cast<long long>(it.used),
+        static_cast<unsigned long long>(it.size), r->binary.size(), json(r->log).c_str(), json(r->source).c_str());
     return 0;
   }
-  std::printf("hash:     %s\nfile:     %s\nkernel:   %s\nbackend:  %s\ntarget:   %s\nops:      %s\noperands: %s\n"
-              "compiled: %.1f ms, %s\nlast use: %s\nsize:     %s (binary %zu bytes)\nkey:      %s\n",
-              it.hash.c_str(), it.path.c_str(), r->name.c_str(), r->backend.c_str(), r->target.c_str(),
-              r->summary.c_str(), r->io.c_str(), r->compile_ms, when(r->created).c_str(), when(it.used).c_str(),
-              human(it.size).c_str(), r->binary.size(), r->key.c_str());
+  std::printf(
+      "hash:     %s\nfile:     %s\nkernel:   %s\nbackend:  %s\ntarget:   %s\nops:      %s\noperands: %s\n"
+      "compiled: %.1f ms, %s\nhits:     %llu (loads from disk by programs)\nlast use: %s\n"
+      "size:     %s (binary %zu bytes)\nkey:      %s\n",
+      it.hash.c_str(), it.path.c_str(), r->name.c_str(), r->backend.c_str(), r->target.c_str(), r->summary.c_str(),
+      r->io.c_str(), r->compile_ms, when(r->created).c_str(), static_cast<unsigned long long>(it.hits),
+      when(it.used).c_str(), human(it.size).c_str(), r->binary.size(), r->key.c_str());
   std::printf("\n--- compile log ---\n%s\n", r->log.empty() ? "(empty)" : r->log.c_str());
   std::printf("\n--- source (%s) ---\n%s\n", r->backend == "cuda" ? "CUDA C" : "LLVM IR", r->source.c_str());
   return 0;
 }
 
+// The programs record (codegen/disk_usage.h): nullopt with *why empty when no program has written
+// one yet, nullopt with the reason when it does not parse.
+std::optional<disk::ProgramUse> read_programs(const std::string& dir, std::string* why) {
+  why->clear();
+  auto bytes = disk::read_book((fs::path(dir) / disk::kProgramsFile).string());
+  if (!bytes) return std::nullopt;
+  auto use = disk::decode_programs(*bytes, why);
+  if (!use && why->empty()) *why = "malformed";
+  return use;
+}
+
+// "50.0%", or "-" before anything was counted; JSON: 0.5 or null.
+std::string rate(uint64_t loaded, uint64_t compiled, bool as_json) {
+  if (loaded + compiled == 0) return as_json ? "null" : "-";
+  char buf[32];
+  double r = static_cast<double>(loaded) / static_cast<double>(loaded + compiled);
+  if (as_json)
+    std::snprintf(buf, sizeof buf, "%.4f", r);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * r);
+  return buf;
+}
+
 int cmd_stats(const std::string& dir, const Args& a) {
   auto items = scan(dir);
   struct Totals {
-    uint64_t entries = 0, bytes = 0;
+    uint64_t entries = 0, bytes = 0, hits = 0;
     double compile_ms = 0;
   };
   std::map<std::string, Totals> per;
-  uint64_t bad = 0, bad_bytes = 0, total = 0;
+  uint64_t bad = 0, bad_bytes = 0, total = 0, hits = 0;
   for (const Item& it : items) {
     total += it.size;
+    hits += it.hits;
     if (!it.record) {
       ++bad;
       bad_bytes += it.size;
@@ -306,29 +352,89 @@ int cmd_stats(const std::string& dir, const Args& a) {
     Totals& t = per[it.record->backend + " " + short_target(*it.record)];
     ++t.entries;
     t.bytes += it.size;
+    t.hits += it.hits;
     t.compile_ms += it.record->compile_ms;
   }
+  std::string programs_why;
+  auto programs = read_programs(dir, &programs_why);
+  uint64_t loaded = 0, compiled = 0;
+  if (programs) {
+    for (const auto& [backend, b] : programs->backends) {
+      loaded += b.loaded;
+      compiled += b.compiled;
+    }
+  }
   if (a.json) {
-    std::printf("{\"dir\": %s, \"entries\": %zu, \"bytes\": %llu, \"bad\": %llu, \"targets\": [", json(dir).c_str(),
-                items.size(), static_cast<unsigned long long>(total), static_cast<unsigned long long>(bad));
+    std::printf("{\"dir\": %s, \"entries\": %zu, \"bytes\": %llu, \"bad\": %llu, \"hits\": %llu, \"targets\": [",
+                json(dir).c_str(), items.size(), static_cast<unsigned long long>(total),
+                static_cast<unsigned long long>(bad), static_cast<unsigned long long>(hits));
     bool first = true;
     for (const auto& [name, t] : per) {
-      std::printf("%s{\"target\": %s, \"entries\": %llu, \"bytes\": %llu, \"compile_ms\": %.3f}", first ? "" : ", ",
-                  json(name).c_str(), static_cast<unsigned long long>(t.entries),
-                  static_cast<unsigned long long>(t.bytes), t.compile_ms);
+      std::printf("%s{\"target\": %s, \"entries\": %llu, \"bytes\": %llu, \"hits\": %llu, \"compile_ms\": %.3f}",
+                  first ? "" : ", ", json(name).c_str(), static_cast<unsigned long long>(t.entries),
+                  static_cast<unsigned long long>(t.bytes), static_cast<unsigned long long>(t.hits), t.compile_ms);
       first = false;
     }
-    std::printf("]}\n");
+    std::printf("], \"programs\": ");
+    if (!programs) {
+      std::printf("null");
+    } else {
+      std::printf("{\"since\": %lld, \"loaded\": %llu, \"compiled\": %llu, \"hit_rate\": %s, \"backends\": [",
+                  static_cast<long long>(programs->since), static_cast<unsigned long long>(loaded),
+                  static_cast<unsigned long long>(compiled), rate(loaded, compiled, true).c_str());
+      first = true;
+      for (const auto& [backend, b] : programs->backends) {
+        std::printf("%s{\"backend\": %s, \"runs\": %llu, \"loaded\": %llu, \"compiled\": %llu, \"hit_rate\": %s}",
+                    first ? "" : ", ", json(backend).c_str(), static_cast<unsigned long long>(b.runs),
+                    static_cast<unsigned long long>(b.loaded), static_cast<unsigned long long>(b.compiled),
+                    rate(b.loaded, b.compiled, true).c_str());
+        first = false;
+      }
+      std::printf("]}");
+    }
+    if (!programs_why.empty()) std::printf(", \"programs_error\": %s", json(programs_why).c_str());
+    std::printf("}\n");
     return 0;
   }
-  std::printf("cache: %s\nentries: %zu, %s on disk\n", dir.c_str(), items.size(), human(total).c_str());
+  std::printf("cache: %s\nentries: %zu, %s on disk, %llu hits (loads by programs)\n", dir.c_str(), items.size(),
+              human(total).c_str(), static_cast<unsigned long long>(hits));
   // Per backend and target (the CPU name or GPU architecture; 'list --json' has the full target).
   for (const auto& [name, t] : per)
-    std::printf("  %s: %llu entries, %s, %.1f ms of compiling saved per run that uses them all\n", name.c_str(),
-                static_cast<unsigned long long>(t.entries), human(t.bytes).c_str(), t.compile_ms);
+    std::printf("  %s: %llu entries, %s, %llu hits, %.1f ms of compiling saved per run that uses them all\n",
+                name.c_str(), static_cast<unsigned long long>(t.entries), human(t.bytes).c_str(),
+                static_cast<unsigned long long>(t.hits), t.compile_ms);
   if (bad) std::printf("  bad entries: %llu (%s); 'lazyfuse-cache verify' lists them\n",
                        static_cast<unsigned long long>(bad), human(bad_bytes).c_str());
+  if (!programs_why.empty()) {
+    std::printf("programs: the record %s is unreadable (%s); the next program to use the cache starts it again\n",
+                disk::kProgramsFile, programs_why.c_str());
+  } else if (!programs) {
+    std::printf("programs: none has recorded its use of this cache yet\n");
+  } else {
+    // What each process counted when a kernel was not in its memory: loaded from here, or compiled.
+    std::printf("programs since %s (kernels each run loaded from this cache or compiled):\n",
+                when(programs->since).c_str());
+    for (const auto& [backend, b] : programs->backends)
+      std::printf("  %s: %llu runs, %llu loaded, %llu compiled: hit rate %s\n", backend.c_str(),
+                  static_cast<unsigned long long>(b.runs), static_cast<unsigned long long>(b.loaded),
+                  static_cast<unsigned long long>(b.compiled), rate(b.loaded, b.compiled, false).c_str());
+    if (programs->backends.size() > 1)
+      std::printf("  all: %llu loaded, %llu compiled: hit rate %s\n", static_cast<unsigned long long>(loaded),
+                  static_cast<unsigned long long>(compiled), rate(loaded, compiled, false).c_str());
+  }
   return 0;
+}
+
+// Hit counts of `dir`: hash -> path, whether or not their entry is there.
+std::map<std::string, fs::path> hit_files(const std::string& dir) {
+  std::map<std::string, fs::path> out;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.ends_with(disk::kHitsSuffix) && name[0] != '.') out[it->path().stem().string()] = it->path();
+  }
+  if (ec) throw Error{"cannot read " + dir + ": " + ec.message()};
+  return out;
 }
 
 int cmd_verify(const std::string& dir) {
@@ -339,14 +445,36 @@ int cmd_verify(const std::string& dir) {
     ++bad;
     std::printf("BAD %s: %s\n", it.path.c_str(), it.why.c_str());
   }
-  std::printf("%zu entries, %zu bad\n", items.size(), bad);
-  return bad ? 1 : 0;
+  // The bookkeeping is rewritten by the next program when bad; still, a bad file is news.
+  size_t bad_other = 0;
+  for (const auto& [hash, path] : hit_files(dir)) {
+    auto bytes = disk::read_book(path.string());
+    std::string why = "unreadable";
+    if (bytes && disk::decode_hits(*bytes, &why)) continue;
+    ++bad_other;
+    std::printf("BAD %s: %s\n", path.c_str(), why.c_str());
+  }
+  std::string why;
+  if (!read_programs(dir, &why) && !why.empty()) {
+    ++bad_other;
+    std::printf("BAD %s: %s\n", (fs::path(dir) / disk::kProgramsFile).c_str(), why.c_str());
+  }
+  std::printf("%zu entries, %zu bad", items.size(), bad);
+  if (bad_other) std::printf("; %zu bad bookkeeping files", bad_other);
+  std::printf("\n");
+  return bad + bad_other ? 1 : 0;
 }
 
 void remove_or_throw(const fs::path& p) {
   std::error_code ec;
   fs::remove(p, ec);
   if (ec) throw Error{"cannot remove " + p.string() + ": " + ec.message()};
+}
+
+// An entry goes with its hit count.
+void remove_entry(const Item& it) {
+  remove_or_throw(it.path);
+  remove_or_throw(fs::path(it.path).replace_extension(disk::kHitsSuffix));
 }
 
 int cmd_prune(const std::string& dir, const Args& a) {
@@ -358,7 +486,7 @@ int cmd_prune(const std::string& dir, const Args& a) {
   for (Item& it : items) {
     bool old = a.older_days && now - it.used > static_cast<int64_t>(*a.older_days * 86400);
     if (!it.record || old) {
-      remove_or_throw(it.path);
+      remove_entry(it);
       ++removed;
       freed += it.size;
     } else {
@@ -370,24 +498,37 @@ int cmd_prune(const std::string& dir, const Args& a) {
     uint64_t total = 0;
     for (const Item& it : kept) total += it.size;
     std::sort(kept.begin(), kept.end(), [](const Item& x, const Item& y) { return x.used < y.used; });
+    size_t gone = 0;
     for (const Item& it : kept) {
       if (total <= limit) break;
-      remove_or_throw(it.path);
+      remove_entry(it);
       total -= it.size;
       ++removed;
+      ++gone;
       freed += it.size;
     }
+    kept.erase(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(gone));
   }
+  // Hit counts whose entry is gone (removed by hand, or by a process that died halfway).
+  std::map<std::string, bool> live;
+  for (const Item& it : kept) live[it.hash] = true;
+  for (const auto& [hash, path] : hit_files(dir))
+    if (!live.count(hash)) remove_or_throw(path);
   std::printf("removed %zu entries (%s)\n", removed, human(freed).c_str());
   return 0;
 }
 
+// Everything but the lock file, which a running program may hold (it holds no data).
 int cmd_clear(const std::string& dir) {
   auto items = scan(dir, false);
-  for (const Item& it : items) remove_or_throw(it.path);
+  for (const Item& it : items) remove_entry(it);
+  for (const auto& [hash, path] : hit_files(dir)) remove_or_throw(path);
+  remove_or_throw(fs::path(dir) / disk::kProgramsFile);
   std::error_code ec;
+  std::vector<fs::path> temps;
   for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
-    if (it->path().filename().string().rfind(".tmp-", 0) == 0) fs::remove(it->path(), ec);
+    if (it->path().filename().string().rfind(".tmp-", 0) == 0) temps.push_back(it->path());
+  for (const fs::path& t : temps) fs::remove(t, ec);  // a writer may be renaming it away meanwhile
   std::printf("removed %zu entries from %s\n", items.size(), dir.c_str());
   return 0;
 }

@@ -1,28 +1,33 @@
 // The persistent kernel cache: a second run loads instead of compiling; corrupt, truncated, stale
 // and colliding entries are never used and get replaced; an unwritable directory or a full disk
-// degrades to memory-only with one warning; several processes share one directory; LRU eviction.
-// Every test uses its own temporary directory, never the user's cache.
+// degrades to memory-only with one warning; several processes share one directory; LRU eviction;
+// hits per entry and the programs' loads and compiles are counted. Every test uses its own temporary
+// directory, never the user's cache.
 #include "codegen/disk_cache.h"
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "codegen/cpu_backend.h"
-#include "codegen/kernel_cache.h"
+#include "codegen/disk_usage.h"
 #include "codegen/executor.h"
 #include "codegen/fingerprint.h"
+#include "codegen/kernel_cache.h"
 #include "codegen/test_util.h"
 
 extern char** environ;
@@ -65,6 +70,27 @@ class DiskCacheTest : public testing::Test {
       if (e.path().extension() == ".lfk") out.push_back(e.path());
     std::sort(out.begin(), out.end());
     return out;
+  }
+
+  // The hit count beside an entry; nullopt when there is no count file.
+  std::optional<uint64_t> hits(const fs::path& entry) const {
+    auto bytes = read_file(fs::path(entry).replace_extension(".hits").string());
+    if (!bytes) return std::nullopt;
+    std::string why;
+    auto n = lf::cache::disk::decode_hits(*bytes, &why);
+    EXPECT_TRUE(n) << "a hit count that does not decode: " << why;
+    return n.value_or(0);
+  }
+
+  // The CPU line of the programs record (all zero when there is none).
+  lf::cache::disk::BackendUse cpu_use() const {
+    auto bytes = read_file(dir_ + "/programs.txt");
+    if (!bytes) return {};
+    std::string why;
+    auto use = lf::cache::disk::decode_programs(*bytes, &why);
+    EXPECT_TRUE(use) << why << ": " << *bytes;
+    if (!use || !use->backends.count("cpu")) return {};
+    return use->backends.at("cpu");
   }
 
   std::string root_, dir_;
@@ -117,6 +143,120 @@ TEST_F(DiskCacheTest, SecondRunCompilesNothing) {
   Counts second_r = run_checked(reduction);
   EXPECT_EQ(second.compiled + second_r.compiled, 0u);
   EXPECT_EQ(second.disk_hits + second_r.disk_hits, 2u);
+}
+
+// A bookkeeping file holds two slots; the newer intact one holds the value. A slot that is cut
+// short or has a changed byte is passed over.
+TEST(DiskUsageFormat, NewerIntactSlotWins) {
+  using lf::cache::disk::Book;
+  using lf::cache::disk::decode_hits;
+  using lf::cache::disk::encode_slot;
+  using lf::cache::disk::hits_payload;
+  std::string older = encode_slot(Book::Hits, 7, hits_payload(41));
+  std::string newer = encode_slot(Book::Hits, 8, hits_payload(42));
+  ASSERT_EQ(older.size(), newer.size());
+  EXPECT_EQ(decode_hits(older), 41u);
+  EXPECT_EQ(decode_hits(older + newer), 42u);
+  EXPECT_EQ(decode_hits(newer + older), 42u);
+  EXPECT_EQ(decode_hits(older + newer.substr(0, newer.size() / 2)), 41u) << "the newer slot cut short";
+  for (size_t i = 0; i < newer.size(); ++i) {
+    std::string spoiled = newer;
+    spoiled[i] ^= 0x04;
+    EXPECT_EQ(decode_hits(older + spoiled), 41u) << "byte " << i << " changed";
+  }
+  std::string why;
+  EXPECT_EQ(decode_hits(newer.substr(0, 20), &why), std::nullopt);
+  EXPECT_FALSE(why.empty());
+  EXPECT_EQ(decode_hits("", &why), std::nullopt);
+  EXPECT_EQ(decode_hits(older + newer + "x"), std::nullopt) << "longer than two slots";
+  lf::cache::disk::ProgramUse use;
+  use.since = 1795000000;
+  use.backends["cpu"] = {3, 5, 4};
+  use.backends["cuda"] = {1, 0, 2};
+  std::string bytes = encode_slot(Book::Programs, 1, lf::cache::disk::programs_payload(use));
+  auto back = lf::cache::disk::decode_programs(bytes, &why);
+  ASSERT_TRUE(back) << why;
+  EXPECT_EQ(back->since, use.since);
+  EXPECT_EQ(back->backends.at("cpu").loaded, 5u);
+  EXPECT_EQ(back->backends.at("cuda").compiled, 2u);
+}
+
+// Each load from disk counts a hit of its entry; the programs record counts this process once as a
+// run, and every kernel it had to load or compile.
+TEST_F(DiskCacheTest, HitsAndProgramUseAreCounted) {
+  run_checked(pointwise);
+  run_checked(reduction);
+  ASSERT_EQ(entries().size(), 2u);
+  for (const auto& p : entries()) EXPECT_EQ(hits(p), std::nullopt) << "compiled, never loaded";
+  lf::cache::disk::BackendUse use = cpu_use();
+  EXPECT_EQ(use.runs, 1u);
+  EXPECT_EQ(use.loaded, 0u);
+  EXPECT_EQ(use.compiled, 2u);
+  for (int run = 1; run <= 2; ++run) {
+    lf::cache::global_cache().clear();
+    run_checked(pointwise);
+    run_checked(reduction);
+    run_checked(pointwise);  // in memory now: not a load, not counted
+    for (const auto& p : entries()) EXPECT_EQ(hits(p), static_cast<uint64_t>(run)) << p;
+  }
+  use = cpu_use();
+  EXPECT_EQ(use.runs, 1u) << "one process, one run";
+  EXPECT_EQ(use.loaded, 4u);
+  EXPECT_EQ(use.compiled, 2u);
+}
+
+// Threads of one process that count kernels at the same time count one run between them.
+TEST_F(DiskCacheTest, ThreadsOfOneProcessAreOneRun) {
+  fs::create_directories(dir_);
+  constexpr int kThreads = 8;
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i)
+    threads.emplace_back([&, i] {
+      ++ready;
+      while (ready < kThreads) std::this_thread::yield();  // all start together
+      lf::cache::disk::global_disk_cache().record_use("cpu|test|test|kernel " + std::to_string(i), false);
+    });
+  for (auto& t : threads) t.join();
+  lf::cache::disk::BackendUse use = cpu_use();
+  EXPECT_EQ(use.runs, 1u);
+  EXPECT_EQ(use.compiled, static_cast<uint64_t>(kThreads));
+}
+
+// Hit counts and the programs record that do not parse count as empty and are rewritten whole,
+// without a word on stderr (they are bookkeeping, not kernels).
+TEST_F(DiskCacheTest, BadBookkeepingIsRewritten) {
+  run_checked(pointwise);
+  ASSERT_EQ(entries().size(), 1u);
+  fs::path hit_file = fs::path(entries()[0]).replace_extension(".hits");
+  std::ofstream(hit_file) << "12 and some";
+  std::ofstream(dir_ + "/programs.txt") << std::string(3000, 'x');
+  lf::cache::global_cache().clear();
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(run_checked(pointwise).disk_hits, 1u);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(hits(entries()[0]), 1u);
+  lf::cache::disk::BackendUse use = cpu_use();
+  EXPECT_EQ(use.runs, 1u);
+  EXPECT_EQ(use.loaded, 1u);
+  EXPECT_EQ(use.compiled, 0u);
+}
+
+// A bookkeeping write cut short loses that one count; the next one goes on from the count before.
+TEST_F(DiskCacheTest, TornBookkeepingWriteKeepsThePreviousCount) {
+  run_checked(pointwise);
+  for (int fault : {0, EIO, 0}) {
+    lf::cache::global_cache().clear();
+    lf::cache::disk::global_disk_cache().fail_writes_for_testing(fault);
+    EXPECT_EQ(run_checked(pointwise).disk_hits, 1u);  // a load writes nothing else: storing stays on
+  }
+  lf::cache::disk::global_disk_cache().fail_writes_for_testing(0);
+  ASSERT_EQ(entries().size(), 1u);
+  EXPECT_EQ(hits(entries()[0]), 2u);
+  lf::cache::disk::BackendUse use = cpu_use();
+  EXPECT_EQ(use.runs, 1u);
+  EXPECT_EQ(use.loaded, 2u);
+  EXPECT_EQ(use.compiled, 1u);
 }
 
 TEST_F(DiskCacheTest, OffMeansNoFiles) {
@@ -231,17 +371,21 @@ TEST_F(DiskCacheTest, ReadOnlyDirectory) {
 }
 
 // A write that fails (here ENOSPC after half the bytes, as on a full disk) turns storing off with
-// one warning that says why; no partial entry or temporary file is left; kernels still load from
-// disk, compile and run correctly, and stay in memory.
+// one warning that says why; no partial entry or temporary file is left; bookkeeping writes that
+// fail say nothing; kernels still load from disk, compile and run correctly, and stay in memory.
 TEST_F(DiskCacheTest, FullDiskIsMemoryOnlyWithOneWarning) {
   auto third = [] { return lf::cos(input(0.1)) * input(1) - 2.0; };
   run_checked(pointwise);
+  lf::cache::global_cache().clear();
+  EXPECT_EQ(run_checked(pointwise).disk_hits, 1u);
   ASSERT_EQ(entries().size(), 1u);
   fs::path stored = entries()[0];
+  ASSERT_EQ(hits(stored), 1u);
+  lf::cache::disk::BackendUse before = cpu_use();
   lf::cache::global_cache().clear();
   lf::cache::disk::global_disk_cache().fail_writes_for_testing(ENOSPC);
   testing::internal::CaptureStderr();
-  Counts loaded = run_checked(pointwise);
+  Counts loaded = run_checked(pointwise);  // its hit count cannot be written: silently lost
   Counts a = run_checked(reduction);       // its entry cannot be written: the warning
   Counts b = run_checked(third);           // storing is off: no second try, no second warning
   std::string err = testing::internal::GetCapturedStderr();
@@ -255,6 +399,10 @@ TEST_F(DiskCacheTest, FullDiskIsMemoryOnlyWithOneWarning) {
   ASSERT_EQ(entries(), std::vector<fs::path>{stored});
   std::string why;
   EXPECT_TRUE(decode(*read_file(stored), &why)) << why;
+  // The torn bookkeeping writes spoiled only the slots they wrote: the counts before them stand.
+  EXPECT_EQ(hits(stored), 1u);
+  EXPECT_EQ(cpu_use().loaded, before.loaded);
+  EXPECT_EQ(cpu_use().compiled, before.compiled);
   for (auto& e : fs::directory_iterator(dir_))
     EXPECT_EQ(e.path().filename().string().rfind(".tmp-", 0), std::string::npos) << "left over: " << e.path();
   // Kernels stay cached in memory.
@@ -310,6 +458,26 @@ TEST_F(DiskCacheTest, LeastRecentlyUsedEvicted) {
   EXPECT_EQ(run_checked(b).compiled, 1u);
 }
 
+// An evicted entry's hit count goes with it, and a count whose entry is gone is removed.
+TEST_F(DiskCacheTest, EvictionRemovesHitCounts) {
+  auto a = [] { return lf::exp(input(-1)) * input(2); };
+  auto b = [] { return lf::sin(input(-1)) * input(2); };
+  run_checked(a);
+  lf::cache::global_cache().clear();
+  EXPECT_EQ(run_checked(a).disk_hits, 1u);
+  ASSERT_EQ(entries().size(), 1u);
+  fs::path old_entry = entries()[0];
+  ASSERT_EQ(hits(old_entry), 1u);
+  std::ofstream(dir_ + "/0123456789abcdef.hits") << "3\n";  // an entry removed by hand
+  lf::rt::mutable_config().cache_max_bytes = 1;             // only the newest entry stays
+  usleep(20000);
+  run_checked(b);
+  ASSERT_EQ(entries().size(), 1u);
+  EXPECT_NE(entries()[0], old_entry);
+  EXPECT_FALSE(fs::exists(fs::path(old_entry).replace_extension(".hits")));
+  EXPECT_FALSE(fs::exists(dir_ + "/0123456789abcdef.hits"));
+}
+
 // Several processes fill one directory at once; every one succeeds and every entry verifies.
 TEST_F(DiskCacheTest, ConcurrentProcesses) {
   // The filler program is found by its build-tree path (a binary carried elsewhere has none).
@@ -347,6 +515,19 @@ TEST_F(DiskCacheTest, ConcurrentProcesses) {
     std::string why;
     EXPECT_TRUE(decode(*read_file(p), &why)) << p << ": " << why;
   }
+  // The bookkeeping, updated by 12 processes under one lock: each process one run; every kernel a
+  // process needed, loaded or compiled; the second round's 18 loads; every load one hit.
+  lf::cache::disk::BackendUse use = cpu_use();
+  EXPECT_EQ(use.runs, 12u);
+  EXPECT_EQ(use.loaded + use.compiled, 36u);
+  EXPECT_GE(use.loaded, 18u);
+  EXPECT_GE(use.compiled, 3u);
+  uint64_t total_hits = 0;
+  for (const auto& p : files) {
+    EXPECT_GE(hits(p).value_or(0), 6u) << p;
+    total_hits += hits(p).value_or(0);
+  }
+  EXPECT_EQ(total_hits, use.loaded);
   for (auto& e : fs::directory_iterator(dir_))
     EXPECT_EQ(e.path().filename().string().rfind(".tmp-", 0), std::string::npos) << "left over: " << e.path();
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Drives lazyfuse-cache as a user would: run a program that fills a temporary cache, list, show,
-# stats, verify; corrupt an entry and verify again (must fail); bad arguments; prune; clear.
+# stats (with the hit rates the runs recorded), hits per entry and --sort=hits, verify; corrupt an
+# entry and a hit count and verify again (must fail); bad arguments; prune; clear.
 set -u
 tool=$1
 filler=$2
@@ -24,9 +25,10 @@ expect_exit 0 "$tool" list
 grep -q "cpu" "$dir/out" || fail "list shows the backend"
 grep -q "sum" "$dir/out" || fail "list shows the fused ops"
 grep -q "float32:contig" "$dir/out" || fail "list shows dtypes and layout"
+[ "$(grep -c " 1 hits " "$dir/out")" -eq 3 ] || { cat "$dir/out"; fail "list: each entry loaded once (the second run)"; }
 expect_exit 0 "$tool" list --sort=size --json
 grep -q '"summary"' "$dir/out" || fail "list --json"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d)==3 and all(e["ok"] for e in d)' "$dir/out" \
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d)==3 and all(e["ok"] and e["hits"]==1 for e in d)' "$dir/out" \
   || fail "list --json is not the expected JSON"
 expect_exit 0 "$tool" --dir "$dir/cache" list --sort time
 hash=$(head -1 "$dir/out" | cut -d' ' -f1)
@@ -39,12 +41,37 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["key"].sta
   || fail "show --json"
 expect_exit 0 "$tool" stats
 grep -q "entries: 3" "$dir/out" || fail "stats"
+grep -q "3 hits" "$dir/out" || { cat "$dir/out"; fail "stats: entry hits"; }
+# The two runs recorded: 2 runs, 3 kernels compiled by the first, 3 loaded by the second.
+grep -q "cpu: 2 runs, 3 loaded, 3 compiled: hit rate 50.0%" "$dir/out" || { cat "$dir/out"; fail "stats: hit rate"; }
 expect_exit 0 "$tool" stats --json
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["entries"]==3' "$dir/out" || fail "stats --json"
+python3 -c '
+import json,sys
+d=json.load(open(sys.argv[1]))
+assert d["entries"]==3 and d["hits"]==3, d
+p=d["programs"]
+assert p["loaded"]==3 and p["compiled"]==3 and p["hit_rate"]==0.5, p
+assert p["backends"]==[{"backend":"cpu","runs":2,"loaded":3,"compiled":3,"hit_rate":0.5}], p' "$dir/out" || fail "stats --json"
 expect_exit 0 "$tool" verify
 
-# Corrupt one entry: verify fails and names it; list marks it BAD; a run replaces it.
+# --sort=hits puts the least loaded entry last: one entry loses its count, a third run loads all.
+expect_exit 0 "$tool" list --sort=name
+idle=$(head -1 "$dir/out" | cut -d' ' -f1)
+rm "$dir/cache/$idle"*.hits
+out=$("$filler") || fail "filler failed: $out"
+expect_exit 0 "$tool" list --sort=hits
+tail -1 "$dir/out" | grep -q "^$idle .* 1 hits " || { cat "$dir/out"; fail "list --sort=hits: $idle last"; }
+[ "$(grep -c " 2 hits " "$dir/out")" -eq 2 ] || { cat "$dir/out"; fail "list --sort=hits: two entries loaded twice"; }
+expect_exit 0 "$tool" show "$idle"
+grep -q "^hits:  *1 " "$dir/out" || fail "show prints the hits"
+
+# Corrupt one entry and another's hit count: verify fails and names them; list marks the entry
+# BAD; a run replaces the entry and rewrites the count.
 entry=$(ls "$dir/cache"/*.lfk | head -1)
+counted=$(ls "$dir/cache"/*.lfk | tail -1)
+printf 'lots' >"${counted%.lfk}.hits"
+expect_exit 1 "$tool" verify
+grep -q "BAD .*hits: not a hit count" "$dir/out" || { cat "$dir/out"; fail "verify names the bad hit count"; }
 printf '\xff' | dd of="$entry" bs=1 seek=100 conv=notrunc status=none
 expect_exit 1 "$tool" verify
 grep -q "BAD .*checksum" "$dir/out" || fail "verify names the bad entry"
@@ -54,11 +81,16 @@ out=$("$filler" 2>"$dir/err") || fail "filler with a corrupt entry"
 [ "$out" = "compiled=1 disk_hits=2" ] || fail "corrupt entry recompiled: $out"
 grep -q "unusable" "$dir/err" || fail "corrupt entry reported"
 expect_exit 0 "$tool" verify
+expect_exit 0 "$tool" show "$(basename "${counted%.lfk}")"
+grep -q "^hits:  *1 " "$dir/out" || { cat "$dir/out"; fail "a bad hit count starts again"; }
+expect_exit 0 "$tool" stats
+grep -q "cpu: 4 runs, 8 loaded, 4 compiled: hit rate 66.7%" "$dir/out" || { cat "$dir/out"; fail "stats after four runs"; }
 
 # Errors: clear messages and non-zero exits, never a crash.
 expect_exit 2 "$tool" frobnicate
 grep -q "unknown command" "$dir/err" || fail "unknown command message"
 expect_exit 2 "$tool" list --sort=colour
+grep -q "expected use, hits, size, time or name" "$dir/err" || fail "--sort message"
 expect_exit 2 "$tool" show
 expect_exit 2 "$tool" show 0000000000000000000
 grep -q "no entry" "$dir/err" || fail "show of a missing hash"
@@ -80,13 +112,17 @@ expect_exit 0 "$tool" --help
 expect_exit 0 "$tool" prune --older-than 1
 [ "$(ls "$dir/cache"/*.lfk | wc -l)" -eq 3 ] || fail "nothing is a day old"
 touch -d '3 days ago' "$entry"
+[ -f "${entry%.lfk}.hits" ] || fail "the old entry was loaded: it has a hit count"
 expect_exit 0 "$tool" prune --older-than 2
 [ "$(ls "$dir/cache"/*.lfk | wc -l)" -eq 2 ] || fail "prune --older-than removes the old entry"
+[ ! -e "${entry%.lfk}.hits" ] || fail "prune removes the entry's hit count"
 expect_exit 0 "$tool" prune --max-mb 0
-[ -z "$(ls "$dir/cache"/*.lfk 2>/dev/null)" ] || fail "prune --max-mb 0 empties it"
+[ -z "$(ls "$dir/cache"/*.lfk "$dir/cache"/*.hits 2>/dev/null)" ] || fail "prune --max-mb 0 empties it"
 
 out=$("$filler") || fail "filler failed"
 expect_exit 0 "$tool" clear
 grep -q "removed 3 entries" "$dir/out" || fail "clear"
-[ -z "$(ls "$dir/cache")" ] || fail "clear leaves nothing"
+[ -z "$(ls "$dir/cache")" ] || { ls "$dir/cache"; fail "clear leaves nothing (hit counts and the programs record too)"; }
+expect_exit 0 "$tool" stats
+grep -q "programs: none has recorded" "$dir/out" || fail "stats after clear"
 echo "lazyfuse-cache tool: ok"
