@@ -506,7 +506,9 @@ TEST_F(DiskCacheTest, ConcurrentProcesses) {
       ASSERT_EQ(waitpid(pids[i], &status, 0), pids[i]);
       EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round << " status " << status;
       // The second round finds every kernel on disk: nothing is compiled.
-      if (round == 1) EXPECT_EQ(*read_file(root_ + "/out" + std::to_string(i)), "compiled=0 disk_hits=3\n");
+      if (round == 1) {
+        EXPECT_EQ(*read_file(root_ + "/out" + std::to_string(i)), "compiled=0 disk_hits=3\n");
+      }
     }
   }
   auto files = entries();
