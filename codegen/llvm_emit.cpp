@@ -7,7 +7,8 @@
 //     store row outputs
 //
 // Inner loops are simple counted loops over strided pointers, so LLVM's loop vectorizer sees them;
-// transcendentals are libm calls marked pure, which the vectorizer maps to libmvec's vector forms.
+// float32 exp, log, tanh, sigmoid, erf and their kin are inline code (llvm_math.cpp), the other
+// transcendentals libm calls marked pure, which the vectorizer maps to libmvec's vector forms.
 #include "codegen/llvm_emit.h"
 
 #include <llvm/IR/IRBuilder.h>
@@ -19,6 +20,7 @@
 #include <functional>
 #include <unordered_map>
 
+#include "codegen/llvm_math.h"
 #include "lazyfuse/types.h"
 
 namespace lf::cpu {
@@ -39,6 +41,10 @@ class Emitter {
     auto* fty = llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, i64_, i64_, i64_, i64_}, false);
     fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m_.get());
     fn_->addFnAttr(llvm::Attribute::NoUnwind);
+    set_reciprocal_estimates(*fn_);
+    // Inner loops are long and heavy in arithmetic (inline math): let the vectorizer use whole
+    // AVX-512 registers where the CPU has them (x86 tuning otherwise prefers 256-bit vectors).
+    fn_->addFnAttr("prefer-vector-width", "512");
     for (int i = 0; i < 2; ++i) fn_->addParamAttr(i, llvm::Attribute::NoAlias);
   }
 
@@ -401,6 +407,11 @@ class Emitter {
     bool f32 = x->getType()->isFloatTy();
     return call(f32 ? std::string(name) + "f" : std::string(name), {x});
   }
+  // op(x) inline where llvm_math.cpp has it for x's type (float32), else the libm function `name`.
+  Value* math(Op op, const char* name, Value* x) {
+    if (x->getType()->isFloatTy() && has_inline_math(op)) return emit_inline_math(b_, op, x);
+    return libm(name, x);
+  }
   Value* libm2(const char* name, Value* x, Value* y) {
     bool f32 = x->getType()->isFloatTy();
     return call(f32 ? std::string(name) + "f" : std::string(name), {x, y});
@@ -439,10 +450,10 @@ class Emitter {
       case Op::Abs:
         return fl ? unary_intrinsic(llvm::Intrinsic::fabs, x)
                   : b_.CreateSelect(b_.CreateICmpSLT(x, ic(x, 0)), b_.CreateSub(ic(x, 0), x), x);
-      case Op::Exp: return libm("exp", x);
-      case Op::Exp2: return libm("exp2", x);
-      case Op::Log: return libm("log", x);
-      case Op::Log2: return libm("log2", x);
+      case Op::Exp: return math(op, "exp", x);
+      case Op::Exp2: return math(op, "exp2", x);
+      case Op::Log: return math(op, "log", x);
+      case Op::Log2: return math(op, "log2", x);
       case Op::Log1p: return libm("log1p", x);
       case Op::Expm1: return libm("expm1", x);
       case Op::Sqrt: return sqrt(x);
@@ -455,17 +466,21 @@ class Emitter {
       case Op::Atan: return libm("atan", x);
       case Op::Sinh: return libm("sinh", x);
       case Op::Cosh: return libm("cosh", x);
-      case Op::Tanh: return libm("tanh", x);
-      case Op::Erf: return libm("erf", x);
-      case Op::Sigmoid: return b_.CreateFDiv(fc(x, 1.0), b_.CreateFAdd(fc(x, 1.0), libm("exp", b_.CreateFNeg(x))));
-      case Op::Silu: return b_.CreateFDiv(x, b_.CreateFAdd(fc(x, 1.0), libm("exp", b_.CreateFNeg(x))));
+      case Op::Tanh: return math(op, "tanh", x);
+      case Op::Erf: return math(op, "erf", x);
+      case Op::Sigmoid:
+      case Op::Silu: {
+        if (x->getType()->isFloatTy()) return emit_inline_math(b_, op, x);
+        Value* d = b_.CreateFAdd(fc(x, 1.0), libm("exp", b_.CreateFNeg(x)));
+        return b_.CreateFDiv(op == Op::Sigmoid ? fc(x, 1.0) : x, d);
+      }
       case Op::Gelu: {
-        Value* e = libm("erf", b_.CreateFMul(x, fc(x, 0.70710678118654752440)));
+        Value* e = math(Op::Erf, "erf", b_.CreateFMul(x, fc(x, 0.70710678118654752440)));
         return b_.CreateFMul(b_.CreateFMul(fc(x, 0.5), x), b_.CreateFAdd(fc(x, 1.0), e));
       }
       case Op::GeluTanh: {
         Value* x3 = b_.CreateFMul(b_.CreateFMul(b_.CreateFMul(fc(x, 0.044715), x), x), x);
-        Value* t = libm("tanh", b_.CreateFMul(fc(x, 0.79788456080286535588), b_.CreateFAdd(x, x3)));
+        Value* t = math(Op::Tanh, "tanh", b_.CreateFMul(fc(x, 0.79788456080286535588), b_.CreateFAdd(x, x3)));
         return b_.CreateFMul(b_.CreateFMul(fc(x, 0.5), x), b_.CreateFAdd(fc(x, 1.0), t));
       }
       case Op::Relu:
