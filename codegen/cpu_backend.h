@@ -36,4 +36,11 @@ const std::string& target_id();
 // Runs the kernel over all rows and columns, split over the CPU thread pool.
 void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args);
 
+// The optimized LLVM IR and the assembly LLVM makes of `kernel` (tests check that loops vectorize).
+struct Inspection {
+  std::string optimized_ir;
+  std::string assembly;
+};
+absl::StatusOr<Inspection> inspect(const kir::Kernel& kernel, const std::string& name);
+
 }  // namespace lf::cpu

@@ -62,21 +62,26 @@ class Jit {
   absl::StatusOr<KernelFn> add(std::unique_ptr<llvm::Module> m, const std::string& name, std::string* object) {
     if (!jit_) return absl::UnavailableError("LLVM JIT unavailable: " + init_error_);
     std::lock_guard<std::mutex> lock(mu_);
-    m->setDataLayout(*layout_);
-    m->setTargetTriple(triple_.str());
-    if (llvm::verifyModule(*m, &llvm::errs())) return absl::InternalError("generated LLVM IR does not verify");
-    optimize(*m);
+    if (auto st = prepare(*m); !st.ok()) return st;
     if (rt::config().log_level >= 3) m->print(llvm::errs(), nullptr);
-    llvm::SmallVector<char, 0> buffer;
-    {
-      llvm::raw_svector_ostream os(buffer);
-      llvm::legacy::PassManager pm;
-      if (tm_->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
-        return absl::InternalError("LLVM target machine cannot emit object files");
-      pm.run(*m);
-    }
-    object->assign(buffer.data(), buffer.size());
+    auto obj = emit(*m, llvm::CodeGenFileType::ObjectFile);
+    if (!obj.ok()) return obj.status();
+    *object = std::move(*obj);
     return link(name, *object);
+  }
+
+  // The optimized IR and assembly of a module, for inspection.
+  absl::StatusOr<Inspection> inspect(std::unique_ptr<llvm::Module> m) {
+    if (!jit_) return absl::UnavailableError("LLVM JIT unavailable: " + init_error_);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto st = prepare(*m); !st.ok()) return st;
+    Inspection out;
+    llvm::raw_string_ostream os(out.optimized_ir);
+    m->print(os, nullptr);
+    auto assembly = emit(*m, llvm::CodeGenFileType::AssemblyFile);
+    if (!assembly.ok()) return assembly.status();
+    out.assembly = std::move(*assembly);
+    return out;
   }
 
   // Links an object file (freshly compiled or from the persistent cache) and finds `name` in it.
@@ -164,6 +169,26 @@ class Jit {
     }
     target_id_ = "llvm" + std::string(LLVM_VERSION_STRING) + "/" + triple_.str() + "/" + tm_->getTargetCPU().str() +
                  "/" + features + (has_libmvec_ ? "/libmvec" : "");
+  }
+
+  // Called with mu_ held: verifies and optimizes for this CPU.
+  absl::Status prepare(llvm::Module& m) {
+    m.setDataLayout(*layout_);
+    m.setTargetTriple(triple_.str());
+    if (llvm::verifyModule(m, &llvm::errs())) return absl::InternalError("generated LLVM IR does not verify");
+    optimize(m);
+    return absl::OkStatus();
+  }
+
+  // Called with mu_ held.
+  absl::StatusOr<std::string> emit(llvm::Module& m, llvm::CodeGenFileType type) {
+    llvm::SmallVector<char, 0> buffer;
+    llvm::raw_svector_ostream os(buffer);
+    llvm::legacy::PassManager pm;
+    if (tm_->addPassesToEmitFile(pm, os, nullptr, type))
+      return absl::InternalError("LLVM target machine cannot emit this file type");
+    pm.run(m);
+    return std::string(buffer.data(), buffer.size());
   }
 
   // Called with mu_ held. Each kernel gets its own JITDylib: a kernel loaded a second time (after
@@ -255,6 +280,17 @@ absl::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, co
   out->name = name;
   out->fn = *fn;
   return out;
+}
+
+absl::StatusOr<Inspection> inspect(const kir::Kernel& kernel, const std::string& name) {
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> m;
+  try {
+    m = emit_module(kernel, name, *ctx);
+  } catch (const std::exception& e) {
+    return absl::InternalError(e.what());
+  }
+  return Jit::get().inspect(std::move(m));
 }
 
 const std::string& target_id() { return Jit::get().target_id(); }

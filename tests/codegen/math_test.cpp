@@ -1,5 +1,6 @@
 // The CPU backend's inline float32 math (codegen/llvm_math.cpp): accuracy over a dense sweep of all
-// float32 values against libm in double precision, and special values exactly.
+// float32 values against libm in double precision, special values exactly, and that the kernels
+// vectorize with no calls left.
 //
 // The sweep takes every 509th float32 (about 8.4M values per function, each sign and exponent
 // visited). LAZYFUSE_MATH_SWEEP_STEP=1 checks all 2^32 inputs (minutes; how the README's figures
@@ -19,6 +20,9 @@
 
 #include <lazyfuse/lazyfuse.h>
 
+#include "codegen/cpu_backend.h"
+#include "codegen/fuser.h"
+#include "codegen/lower.h"
 
 namespace {
 
@@ -239,6 +243,43 @@ TEST(InlineMath, GeluFormsMatchTheReferenceFormula) {
       }
       EXPECT_NEAR(got[k], want, 1e-6 * std::max(1.0f, std::fabs(want))) << "gelu(" << v << ", " << approximate << ")";
     }
+  }
+}
+
+// The kernels' inner loops vectorize to whole vector registers and no calls remain.
+TEST(InlineMath, KernelsVectorizeWithoutCalls) {
+  bool avx512 = lf::cpu::target_id().find("+avx512f") != std::string::npos;
+  bool x86 = lf::cpu::target_id().find("x86_64") != std::string::npos;
+  if (!x86) GTEST_SKIP() << "checks x86 vector code; target " << lf::cpu::target_id();
+  const std::string vec = avx512 ? "<16 x float>" : "<8 x float>";
+  const std::string reg = avx512 ? "zmm" : "ymm";
+  Tensor x = lf::from_vector(std::vector<float>(4096, 0.5f), {4096});
+  std::vector<std::pair<std::string, Tensor>> kernels;
+  for (const Fn& fn : functions()) kernels.emplace_back(fn.name, fn.op(x));
+  kernels.emplace_back("gelu", lf::gelu(x));
+  kernels.emplace_back("gelu_tanh", lf::gelu(x, true));
+  kernels.emplace_back("chain", lf::relu(x * 2 + 1) * lf::sigmoid(x) - lf::tanh(x) / 3);
+  kernels.emplace_back("sum_squares", lf::sum(x * x));
+  for (auto& [what, t] : kernels) {
+    std::vector<lf::ir::Node*> roots{t.node().get()};
+    auto order = lf::ir::topo_order(roots);
+    auto p = lf::fuse::partition(order, [&](const lf::ir::Node& n) { return &n == roots[0]; }, true);
+    ASSERT_EQ(p.groups.size(), 1u) << what;
+    auto low = lf::lower::lower_group(p.groups[0], p, 0, lf::Device::cpu());
+    auto inspection = lf::cpu::inspect(low.kernel, "k_" + what);
+    ASSERT_TRUE(inspection.ok()) << inspection.status();
+    const std::string& ir = inspection->optimized_ir;
+    EXPECT_NE(ir.find(vec), std::string::npos) << what << ": no " << vec << " in\n" << ir;
+    size_t at = 0;
+    while ((at = ir.find(" call ", at)) != std::string::npos) {
+      size_t end = ir.find('\n', at);
+      std::string line = ir.substr(at, end - at);
+      EXPECT_NE(line.find("@llvm."), std::string::npos) << what << ": a call remains:" << line;
+      at = end;
+    }
+    const std::string& s = inspection->assembly;
+    EXPECT_NE(s.find(reg), std::string::npos) << what;
+    EXPECT_EQ(s.find("\tcall"), std::string::npos) << what << ": a call in\n" << s;
   }
 }
 
