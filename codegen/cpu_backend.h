@@ -13,19 +13,31 @@
 
 namespace lf::cpu {
 
+// Runs rows [row_begin, row_end); within each row, the first inner dim over [col_begin, col_end)
+// (a pointwise kernel's columns; a row kernel is called with the whole range).
 using KernelFn = void (*)(const int64_t* meta, void* const* ptrs, int64_t row_begin, int64_t row_end,
                           int64_t col_begin, int64_t col_end);
+// A long row's reduction split over threads (llvm_emit.h, SplitInfo).
+using PartFn = void (*)(const int64_t* meta, void* const* ptrs, int64_t row, int64_t begin, int64_t end,
+                        int64_t level, const void* state, void* out);
+using CombineFn = void (*)(int64_t level, const void* parts, int64_t nparts, void* state);
+using FinishFn = void (*)(const int64_t* meta, void* const* ptrs, int64_t row, const void* state);
 
 struct CompiledKernel : lf::CompiledKernel {
   KernelFn fn = nullptr;  // source: the LLVM IR before optimization
+  // Set for row kernels whose outputs are all per-row values.
+  PartFn part = nullptr;
+  CombineFn combine = nullptr;
+  FinishFn finish = nullptr;
 };
 
 // Generates, optimizes and compiles `kernel` as function `name`.
 absl::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name);
 
-// Links an object file `compile` produced earlier (CompiledKernel::binary, from the persistent
-// cache) and finds `name` in it.
-absl::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& object);
+// Links an object file `compile` produced earlier for `kernel` (CompiledKernel::binary, from the
+// persistent cache) and finds its functions in it.
+absl::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& object,
+                                                     const kir::Kernel& kernel);
 
 // The LLVM IR `compile` would start from (for logs and golden files).
 std::string emit_ir(const kir::Kernel& kernel, const std::string& name);
@@ -33,7 +45,12 @@ std::string emit_ir(const kir::Kernel& kernel, const std::string& name);
 // What the generated code depends on besides the IR: LLVM version, CPU and its features.
 const std::string& target_id();
 
-// Runs the kernel over all rows and columns, split over the CPU thread pool.
+// Runs the kernel over all rows and columns, split over the CPU thread pool. Rows of at least
+// kSplitMinElements elements of a kernel with split functions are reduced in chunks of about
+// kSplitGrain elements, combined in chunk order: the chunks depend on the sizes only, so a result
+// is the same whatever the number of threads.
+inline constexpr int64_t kSplitMinElements = int64_t{1} << 16;
+inline constexpr int64_t kSplitGrain = int64_t{1} << 15;
 void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args);
 
 // The optimized LLVM IR and the assembly LLVM makes of `kernel` (tests check that loops vectorize).

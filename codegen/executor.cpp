@@ -141,7 +141,7 @@ Prepared prepare(const fuse::Group& g, const fuse::Partition& p, int index, cons
   disk.load = [&](const std::string& kname, const std::string& binary)
       -> absl::StatusOr<std::shared_ptr<CompiledKernel>> {
     if (k.gpu) return cuda::load(kname, binary, device.index());
-    return cpu::load(kname, binary);
+    return cpu::load(kname, binary, kernel);
   };
   k.entry = cache::global_cache().get_or_compile(
       k.key,

@@ -34,24 +34,14 @@ using Op = ir::Op;
 class Emitter {
  public:
   Emitter(const kir::Kernel& k, const std::string& name, llvm::LLVMContext& ctx)
-      : k_(k), ctx_(ctx), m_(std::make_unique<llvm::Module>(name, ctx)), b_(ctx) {
+      : k_(k), name_(name), ctx_(ctx), m_(std::make_unique<llvm::Module>(name, ctx)), b_(ctx), split_(split_info(k)) {
     rank_ = k.outer_rank + k.inner_rank;
     i64_ = b_.getInt64Ty();
-    auto* ptr = b_.getPtrTy();
-    auto* fty = llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, i64_, i64_, i64_, i64_}, false);
-    fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m_.get());
-    fn_->addFnAttr(llvm::Attribute::NoUnwind);
-    set_reciprocal_estimates(*fn_);
-    // Inner loops are long and heavy in arithmetic (inline math): let the vectorizer use whole
-    // AVX-512 registers where the CPU has them (x86 tuning otherwise prefers 256-bit vectors).
-    fn_->addFnAttr("prefer-vector-width", "512");
-    for (int i = 0; i < 2; ++i) fn_->addParamAttr(i, llvm::Attribute::NoAlias);
   }
 
   std::unique_ptr<llvm::Module> run() {
-    auto* entry = llvm::BasicBlock::Create(ctx_, "entry", fn_);
-    b_.SetInsertPoint(entry);
-    load_metadata();
+    auto* ptr = b_.getPtrTy();
+    begin_function(name_, {ptr, ptr, i64_, i64_, i64_, i64_});
     Value* row_begin = fn_->getArg(2);
     Value* row_end = fn_->getArg(3);
     col_begin_ = fn_->getArg(4);
@@ -61,6 +51,11 @@ class Emitter {
       return carried;
     });
     b_.CreateRetVoid();
+    if (split_.splittable) {
+      emit_part();
+      emit_combine();
+      emit_finish();
+    }
     return std::move(m_);
   }
 
@@ -154,12 +149,30 @@ class Emitter {
     return b_.CreateLoad(i64_, p);
   }
 
+  // Creates an external function whose first two parameters (if any) are meta and ptrs, and
+  // loads the metadata in its entry block.
+  void begin_function(const std::string& name, std::vector<llvm::Type*> params, bool metadata = true) {
+    auto* fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+    fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m_.get());
+    fn_->addFnAttr(llvm::Attribute::NoUnwind);
+    set_reciprocal_estimates(*fn_);
+    // Inner loops are long and heavy in arithmetic (inline math): let the vectorizer use whole
+    // AVX-512 registers where the CPU has them (x86 tuning otherwise prefers 256-bit vectors).
+    fn_->addFnAttr("prefer-vector-width", "512");
+    for (unsigned i = 0; i < params.size(); ++i)
+      if (params[i]->isPointerTy()) fn_->addParamAttr(i, llvm::Attribute::NoAlias);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
+    if (metadata) load_metadata();
+  }
+
   void load_metadata() {
+    sizes_.clear();
+    params_.clear();
     int64_t at = 0;
     for (int d = 0; d < rank_; ++d) sizes_.push_back(meta(at++));
     size_t nops = k_.operands.size();
     offsets_.resize(nops);
-    strides_.resize(nops);
+    strides_.assign(nops, {});
     ptrs_.resize(nops);
     for (size_t o = 0; o < nops; ++o) {
       offsets_[o] = meta(at++);
@@ -208,7 +221,8 @@ class Emitter {
     Value* inext = b_.CreateAdd(i, b_.getInt64(1));
     i->addIncoming(inext, latch);
     for (size_t c = 0; c < phis.size(); ++c) phis[c]->addIncoming(next[c], latch);
-    b_.CreateCondBr(b_.CreateICmpSLT(inext, hi), loop, exit);
+    llvm::BranchInst* back = b_.CreateCondBr(b_.CreateICmpSLT(inext, hi), loop, exit);
+    if (std::string(name) == "part") no_vectorize(back);
     b_.SetInsertPoint(exit);
     std::vector<Value*> out;
     for (size_t c = 0; c < init.size(); ++c) {
@@ -220,16 +234,26 @@ class Emitter {
     return out;
   }
 
+  // A short loop over a few values (a row's chunk accumulators): not worth vectorizer work.
+  void no_vectorize(llvm::BranchInst* back) {
+    llvm::Metadata* hint[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.enable"),
+                              llvm::ConstantAsMetadata::get(b_.getFalse())};
+    llvm::MDNode* loop = llvm::MDNode::getDistinct(ctx_, {nullptr, llvm::MDNode::get(ctx_, hint)});
+    loop->replaceOperandWith(0, loop);
+    back->setMetadata(llvm::LLVMContext::MD_loop, loop);
+  }
+
   using ElementBody = std::function<std::vector<Value*>(std::vector<Value*> carried)>;
 
-  // Loops over the inner dims (the innermost over [col_begin, col_end)), keeping per-operand
-  // element offsets in elem_off_ and the linear inner index in lin_.
+  // Loops over the inner dims (the first of them over [col_begin, col_end): a pointwise kernel's
+  // only inner dim, a row kernel's outermost reduced dim), keeping per-operand element offsets in
+  // elem_off_ and the linear inner index in lin_.
   std::vector<Value*> emit_inner(int d, std::vector<Value*> off, Value* lin, std::vector<Value*> carried,
                                  const ElementBody& body) {
     int dim = k_.outer_rank + d;
     bool innermost = d == k_.inner_rank - 1;
-    Value* lo = innermost ? col_begin_ : b_.getInt64(0);
-    Value* hi = innermost ? col_end_ : sizes_[dim];
+    Value* lo = d == 0 ? col_begin_ : b_.getInt64(0);
+    Value* hi = d == 0 ? col_end_ : sizes_[dim];
     return emit_loop(lo, hi, carried, innermost ? "col" : "inner", [&](Value* i, std::vector<Value*> c) {
       std::vector<Value*> next_off(off.size());
       for (size_t o = 0; o < off.size(); ++o) next_off[o] = b_.CreateAdd(off[o], b_.CreateMul(i, strides_[o][dim]));
@@ -245,6 +269,31 @@ class Emitter {
   // ---- one row
 
   void emit_row(Value* row) {
+    set_row_base(row);
+    for (size_t i = 0; i < k_.instrs.size(); ++i)
+      if (k_.instrs[i].kind == InstrKind::Reduce) emit_reduction(static_cast<int>(i));
+    // Element outputs: one pass writing every per-element output.
+    std::vector<const kir::Output*> elem_outs;
+    for (const kir::Output& o : k_.outputs)
+      if (!k_.instrs[o.instr].row) elem_outs.push_back(&o);
+    if (!elem_outs.empty()) {
+      for (const kir::Output* o : elem_outs) emit_row_deps(o->instr);
+      emit_inner(0, row_base_, b_.getInt64(0), {}, [&](std::vector<Value*> c) {
+        for (const kir::Output* o : elem_outs)
+          store(o->slot, elem_off_[o->slot], k_.operands[o->slot].dtype, elem(o->instr));
+        return c;
+      });
+    }
+    store_row_outputs();
+  }
+
+  void store_row_outputs() {
+    for (const kir::Output& o : k_.outputs)
+      if (k_.instrs[o.instr].row) store(o.slot, row_base_[o.slot], k_.operands[o.slot].dtype, rowv(o.instr));
+  }
+
+  // Per-operand offsets of the row's first element; forgets the previous row's values.
+  void set_row_base(Value* row) {
     // Decompose the linear row index into outer indices (innermost outer dim varies fastest).
     std::vector<Value*> idx(k_.outer_rank);
     Value* rest = row;
@@ -263,20 +312,6 @@ class Emitter {
       row_base_[o] = off;
     }
     row_vals_.clear();
-    for (size_t i = 0; i < k_.instrs.size(); ++i)
-      if (k_.instrs[i].kind == InstrKind::Reduce) emit_reduction(static_cast<int>(i));
-    // Element outputs: one pass writing every per-element output.
-    std::vector<const kir::Output*> elem_outs, row_outs;
-    for (const kir::Output& o : k_.outputs) (k_.instrs[o.instr].row ? row_outs : elem_outs).push_back(&o);
-    if (!elem_outs.empty()) {
-      for (const kir::Output* o : elem_outs) emit_row_deps(o->instr);
-      emit_inner(0, row_base_, b_.getInt64(0), {}, [&](std::vector<Value*> c) {
-        for (const kir::Output* o : elem_outs)
-          store(o->slot, elem_off_[o->slot], k_.operands[o->slot].dtype, elem(o->instr));
-        return c;
-      });
-    }
-    for (const kir::Output* o : row_outs) store(o->slot, row_base_[o->slot], k_.operands[o->slot].dtype, rowv(o->instr));
   }
 
   // Row values needed by the element cone of `root`, computed before the inner loop.
@@ -534,77 +569,192 @@ class Emitter {
 
   // ---- reductions
 
-  void emit_reduction(int i) {
+  // The accumulator of reduction `i` starts as init and is combined with element values (or, when
+  // a row is split, with other chunks' accumulators) by step; finish turns it into the row value.
+  std::vector<Value*> reduce_init(int i) {
     const Instr& in = k_.instrs[i];
-    const Instr& src = k_.instrs[in.args[0]];
-    emit_row_deps(in.args[0]);
-    Op op = in.op;
-    llvm::Type* t = ctype(src.dtype);
-    bool fl = is_floating(src.dtype);
-    bool arg = op == Op::ArgMax || op == Op::ArgMin;
+    DType src = k_.instrs[in.args[0]].dtype;
+    llvm::Type* t = ctype(src);
+    bool fl = is_floating(src);
     Value* init;
-    auto* zero_like = llvm::Constant::getNullValue(t);
-    switch (op) {
-      case Op::Sum: init = zero_like; break;
+    switch (in.op) {
+      case Op::Sum: init = llvm::Constant::getNullValue(t); break;
       case Op::Prod: init = fl ? llvm::ConstantFP::get(t, 1.0) : llvm::ConstantInt::get(t, 1); break;
       case Op::Max:
       case Op::ArgMax:
         init = fl ? llvm::ConstantFP::getInfinity(t, true)
-                  : src.dtype == DType::Bool ? llvm::ConstantInt::getFalse(ctx_)
-                                              : llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(t->getIntegerBitWidth()));
+                  : src == DType::Bool ? llvm::ConstantInt::getFalse(ctx_)
+                                       : llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(t->getIntegerBitWidth()));
         break;
       default:
         init = fl ? llvm::ConstantFP::getInfinity(t, false)
-                  : src.dtype == DType::Bool ? llvm::ConstantInt::getTrue(ctx_)
-                                              : llvm::ConstantInt::get(t, llvm::APInt::getSignedMaxValue(t->getIntegerBitWidth()));
+                  : src == DType::Bool ? llvm::ConstantInt::getTrue(ctx_)
+                                       : llvm::ConstantInt::get(t, llvm::APInt::getSignedMaxValue(t->getIntegerBitWidth()));
         break;
     }
-    std::vector<Value*> start{init};
-    if (arg) start.push_back(b_.getInt64(0));
-    std::vector<Value*> acc = emit_inner(0, row_base_, b_.getInt64(0), start, [&](std::vector<Value*> c) {
-      Value* x = elem(in.args[0]);
-      Value* cur = c[0];
-      // Reassociation lets the vectorizer keep one partial sum per lane.
-      auto reassoc = [](Value* v) {
-        if (auto* i = llvm::dyn_cast<llvm::Instruction>(v)) i->setHasAllowReassoc(true);
-        return v;
-      };
-      switch (op) {
-        case Op::Sum:
-          if (!fl) return std::vector<Value*>{b_.CreateAdd(cur, x)};
-          return std::vector<Value*>{reassoc(b_.CreateFAdd(cur, x))};
-        case Op::Prod:
-          if (!fl) return std::vector<Value*>{src.dtype == DType::Bool ? b_.CreateAnd(cur, x) : b_.CreateMul(cur, x)};
-          return std::vector<Value*>{reassoc(b_.CreateFMul(cur, x))};
-        case Op::Max:
-          if (src.dtype == DType::Bool) return std::vector<Value*>{b_.CreateOr(cur, x)};
-          return std::vector<Value*>{b_.CreateBinaryIntrinsic(fl ? llvm::Intrinsic::maximum : llvm::Intrinsic::smax, cur, x)};
-        case Op::Min:
-          if (src.dtype == DType::Bool) return std::vector<Value*>{b_.CreateAnd(cur, x)};
-          return std::vector<Value*>{b_.CreateBinaryIntrinsic(fl ? llvm::Intrinsic::minimum : llvm::Intrinsic::smin, cur, x)};
-        default: {
-          // The first maximum (minimum) wins; the first NaN beats everything, like PyTorch.
-          bool mx = op == Op::ArgMax;
-          Value* better;
-          if (fl) {
-            Value* cmp = mx ? b_.CreateFCmpOGT(x, cur) : b_.CreateFCmpOLT(x, cur);
-            better = b_.CreateAnd(b_.CreateFCmpORD(cur, cur), b_.CreateOr(b_.CreateFCmpUNO(x, x), cmp));
-          } else if (src.dtype == DType::Bool) {
-            better = mx ? b_.CreateICmpUGT(x, cur) : b_.CreateICmpULT(x, cur);
-          } else {
-            better = mx ? b_.CreateICmpSGT(x, cur) : b_.CreateICmpSLT(x, cur);
-          }
-          return std::vector<Value*>{b_.CreateSelect(better, x, cur), b_.CreateSelect(better, lin_, c[1])};
+    if (in.op == Op::ArgMax || in.op == Op::ArgMin) return {init, b_.getInt64(0)};
+    return {init};
+  }
+
+  // cur combined with x (at linear index `index` for argmax/argmin, which x wins only when it is
+  // strictly better, so the earlier of equal values stays). `reassoc` lets the loop vectorizer
+  // keep one partial sum per lane; combining chunks does not use it.
+  std::vector<Value*> reduce_step(int i, const std::vector<Value*>& cur, Value* x, Value* index, bool reassoc) {
+    const Instr& in = k_.instrs[i];
+    DType src = k_.instrs[in.args[0]].dtype;
+    bool fl = is_floating(src);
+    Value* c = cur[0];
+    auto ra = [&](Value* v) {
+      if (auto* inst = llvm::dyn_cast<llvm::Instruction>(v); inst && reassoc) inst->setHasAllowReassoc(true);
+      return v;
+    };
+    switch (in.op) {
+      case Op::Sum: return {fl ? ra(b_.CreateFAdd(c, x)) : b_.CreateAdd(c, x)};
+      case Op::Prod:
+        if (!fl) return {src == DType::Bool ? b_.CreateAnd(c, x) : b_.CreateMul(c, x)};
+        return {ra(b_.CreateFMul(c, x))};
+      case Op::Max:
+        if (src == DType::Bool) return {b_.CreateOr(c, x)};
+        return {b_.CreateBinaryIntrinsic(fl ? llvm::Intrinsic::maximum : llvm::Intrinsic::smax, c, x)};
+      case Op::Min:
+        if (src == DType::Bool) return {b_.CreateAnd(c, x)};
+        return {b_.CreateBinaryIntrinsic(fl ? llvm::Intrinsic::minimum : llvm::Intrinsic::smin, c, x)};
+      default: {
+        // The first maximum (minimum) wins; the first NaN beats everything, like PyTorch.
+        bool mx = in.op == Op::ArgMax;
+        Value* better;
+        if (fl) {
+          Value* cmp = mx ? b_.CreateFCmpOGT(x, c) : b_.CreateFCmpOLT(x, c);
+          better = b_.CreateAnd(b_.CreateFCmpORD(c, c), b_.CreateOr(b_.CreateFCmpUNO(x, x), cmp));
+        } else if (src == DType::Bool) {
+          better = mx ? b_.CreateICmpUGT(x, c) : b_.CreateICmpULT(x, c);
+        } else {
+          better = mx ? b_.CreateICmpSGT(x, c) : b_.CreateICmpSLT(x, c);
         }
+        return {b_.CreateSelect(better, x, c), b_.CreateSelect(better, index, cur[1])};
+      }
+    }
+  }
+
+  Value* reduce_finish(int i, const std::vector<Value*>& acc) {
+    const Instr& in = k_.instrs[i];
+    DType src = k_.instrs[in.args[0]].dtype;
+    if (in.op == Op::ArgMax || in.op == Op::ArgMin) return acc[1];
+    Value* result = acc[0];
+    if (is_floating(in.dtype)) return round16(result, in.dtype);
+    if (in.dtype != src) return convert(result, src, in.dtype);
+    return result;
+  }
+
+  // Accumulates reduction `i` over the inner elements [col_begin, col_end) of the current row.
+  std::vector<Value*> reduce_loop(int i) {
+    const Instr& in = k_.instrs[i];
+    emit_row_deps(in.args[0]);
+    return emit_inner(0, row_base_, b_.getInt64(0), reduce_init(i), [&](std::vector<Value*> c) {
+      return reduce_step(i, c, elem(in.args[0]), lin_, /*reassoc=*/true);
+    });
+  }
+
+  void emit_reduction(int i) { row_vals_[i] = reduce_finish(i, reduce_loop(i)); }
+
+  // ---- split rows (see SplitInfo): accumulators live in 16-byte slots, value then int64 index
+
+  Value* slot_ptr(Value* base, int slot, int part) {
+    return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, static_cast<uint64_t>(16 * slot + 8 * part));
+  }
+  void store_acc(Value* base, int i, const std::vector<Value*>& acc) {
+    int slot = split_.slot[static_cast<size_t>(i)];
+    Value* v = acc[0];
+    if (v->getType()->isIntegerTy(1)) v = b_.CreateZExt(v, b_.getInt8Ty());
+    b_.CreateStore(v, slot_ptr(base, slot, 0));
+    if (acc.size() > 1) b_.CreateStore(acc[1], slot_ptr(base, slot, 1));
+  }
+  std::vector<Value*> load_acc(Value* base, int i) {
+    int slot = split_.slot[static_cast<size_t>(i)];
+    std::vector<Value*> init = reduce_init(i);
+    llvm::Type* t = init[0]->getType();
+    bool boolean = t->isIntegerTy(1);
+    Value* v = b_.CreateLoad(boolean ? b_.getInt8Ty() : t, slot_ptr(base, slot, 0));
+    if (boolean) v = b_.CreateICmpNE(v, b_.getInt8(0));
+    if (init.size() == 1) return {v};
+    return {v, b_.CreateLoad(i64_, slot_ptr(base, slot, 1))};
+  }
+
+  // A switch over the reduction levels at the current point; `body(level)` fills each case, which
+  // returns.
+  void switch_levels(Value* level, const std::function<void(int)>& body) {
+    auto* done = llvm::BasicBlock::Create(ctx_, "done", fn_);
+    llvm::SwitchInst* sw = b_.CreateSwitch(level, done, static_cast<unsigned>(split_.levels));
+    for (int l = 0; l < split_.levels; ++l) {
+      auto* block = llvm::BasicBlock::Create(ctx_, "level" + std::to_string(l), fn_);
+      sw->addCase(b_.getInt64(static_cast<uint64_t>(l)), block);
+      b_.SetInsertPoint(block);
+      body(l);
+      b_.CreateRetVoid();
+    }
+    b_.SetInsertPoint(done);
+    b_.CreateRetVoid();
+  }
+
+  // name_part(meta, ptrs, row, begin, end, level, state, out): the accumulators of the level's
+  // reductions over the row's elements with outermost inner index in [begin, end), into out;
+  // lower levels' results are read from state.
+  void emit_part() {
+    auto* ptr = b_.getPtrTy();
+    begin_function(name_ + "_part", {ptr, ptr, i64_, i64_, i64_, i64_, ptr, ptr});
+    col_begin_ = fn_->getArg(3);
+    col_end_ = fn_->getArg(4);
+    set_row_base(fn_->getArg(2));
+    std::vector<Value*> base = row_base_;
+    switch_levels(fn_->getArg(5), [&](int level) {
+      row_base_ = base;
+      row_vals_.clear();
+      for (size_t i = 0; i < k_.instrs.size(); ++i) {
+        int l = split_.level[i];
+        int ii = static_cast<int>(i);
+        if (l >= 0 && l < level) row_vals_[ii] = reduce_finish(ii, load_acc(fn_->getArg(6), ii));
+      }
+      for (size_t i = 0; i < k_.instrs.size(); ++i)
+        if (split_.level[i] == level) store_acc(fn_->getArg(7), static_cast<int>(i), reduce_loop(static_cast<int>(i)));
+    });
+  }
+
+  // name_comb(level, parts, nparts, state): the level's accumulators of parts[0..nparts), in that
+  // order (chunks in the order of their elements), into state.
+  void emit_combine() {
+    auto* ptr = b_.getPtrTy();
+    begin_function(name_ + "_comb", {i64_, ptr, i64_, ptr}, /*metadata=*/false);
+    Value* parts = fn_->getArg(1);
+    Value* nparts = fn_->getArg(2);
+    Value* stride = b_.getInt64(static_cast<uint64_t>(16 * split_.reductions));
+    switch_levels(fn_->getArg(0), [&](int level) {
+      for (size_t i = 0; i < k_.instrs.size(); ++i) {
+        if (split_.level[i] != level) continue;
+        int ii = static_cast<int>(i);
+        std::vector<Value*> acc = emit_loop(b_.getInt64(1), nparts, load_acc(parts, ii), "part",
+                                            [&](Value* j, std::vector<Value*> cur) {
+                                              Value* p = b_.CreateGEP(b_.getInt8Ty(), parts, b_.CreateMul(j, stride));
+                                              std::vector<Value*> x = load_acc(p, ii);
+                                              return reduce_step(ii, cur, x[0], x.size() > 1 ? x[1] : nullptr, false);
+                                            });
+        store_acc(fn_->getArg(3), ii, acc);
       }
     });
-    Value* result = arg ? acc[1] : acc[0];
-    if (!arg && is_floating(in.dtype)) result = round16(result, in.dtype);
-    if (!arg && !fl && in.dtype != src.dtype) result = convert(result, src.dtype, in.dtype);
-    row_vals_[i] = result;
+  }
+
+  // name_fin(meta, ptrs, row, state): the row's outputs from the combined accumulators.
+  void emit_finish() {
+    auto* ptr = b_.getPtrTy();
+    begin_function(name_ + "_fin", {ptr, ptr, i64_, ptr});
+    set_row_base(fn_->getArg(2));
+    for (size_t i = 0; i < k_.instrs.size(); ++i)
+      if (split_.level[i] >= 0) row_vals_[static_cast<int>(i)] = reduce_finish(static_cast<int>(i), load_acc(fn_->getArg(3), static_cast<int>(i)));
+    store_row_outputs();
+    b_.CreateRetVoid();
   }
 
   const kir::Kernel& k_;
+  std::string name_;
   llvm::LLVMContext& ctx_;
   std::unique_ptr<llvm::Module> m_;
   llvm::IRBuilder<> b_;
@@ -618,9 +768,48 @@ class Emitter {
   std::vector<Value*> row_base_, elem_off_;
   Value* lin_ = nullptr;
   std::unordered_map<int, Value*> row_vals_, elem_vals_;
+  SplitInfo split_;
 };
 
 }  // namespace
+
+SplitInfo split_info(const kir::Kernel& k) {
+  SplitInfo s;
+  size_t n = k.instrs.size();
+  s.level.assign(n, -1);
+  s.slot.assign(n, -1);
+  if (!k.row) return s;
+  for (const kir::Output& o : k.outputs)
+    if (!k.instrs[static_cast<size_t>(o.instr)].row) return s;  // element outputs need the whole row
+  // A reduction's level is one more than the highest level among the reductions its element
+  // values depend on (through row values): var's second sum waits for the mean.
+  std::function<int(int)> level = [&](int i) -> int {
+    if (s.level[static_cast<size_t>(i)] >= 0) return s.level[static_cast<size_t>(i)];
+    int l = 0;
+    std::vector<int> stack{k.instrs[static_cast<size_t>(i)].args[0]};
+    std::vector<bool> seen(n, false);
+    while (!stack.empty()) {
+      int j = stack.back();
+      stack.pop_back();
+      if (seen[static_cast<size_t>(j)]) continue;
+      seen[static_cast<size_t>(j)] = true;
+      const Instr& in = k.instrs[static_cast<size_t>(j)];
+      if (in.kind == InstrKind::Reduce) {
+        l = std::max(l, level(j) + 1);
+        continue;
+      }
+      for (int a : in.args) stack.push_back(a);
+    }
+    return s.level[static_cast<size_t>(i)] = l;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    if (k.instrs[i].kind != InstrKind::Reduce) continue;
+    s.slot[i] = s.reductions++;
+    s.levels = std::max(s.levels, level(static_cast<int>(i)) + 1);
+  }
+  s.splittable = s.reductions > 0;
+  return s;
+}
 
 std::unique_ptr<llvm::Module> emit_module(const kir::Kernel& kernel, const std::string& name, llvm::LLVMContext& ctx) {
   return Emitter(kernel, name, ctx).run();

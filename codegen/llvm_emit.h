@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "codegen/kernel_ir.h"
 
@@ -13,7 +14,27 @@ class Module;
 
 namespace lf::cpu {
 
-// Builds module with one function `name` of type KernelFn (see cpu_backend.h).
+// How a row kernel splits one long row over threads. A kernel whose outputs are all per-row values
+// (sum, mean, max, argmax, var, ... of the whole row) gets three more functions besides `name`:
+//   name_part(meta, ptrs, row, begin, end, level, state, out)  (PartFn)
+//   name_comb(level, parts, nparts, state)                     (CombineFn)
+//   name_fin(meta, ptrs, row, state)                           (FinishFn)
+// Reductions are grouped in levels (a reduction whose elements use another's result is one level
+// up); for each level, part accumulates the level's reductions over a chunk of the row (the
+// outermost reduced dim restricted to [begin, end)) into `out`, comb combines the chunks' slots in
+// chunk order into `state`; fin computes the row's outputs from `state`. Accumulators live in
+// 16-byte slots, one per reduction (`slot`): the value, then an int64 index (argmax, argmin).
+struct SplitInfo {
+  bool splittable = false;
+  int levels = 0;
+  int reductions = 0;
+  std::vector<int> level;  // per instruction: its reduction level, or -1
+  std::vector<int> slot;   // per instruction: its accumulator slot, or -1
+};
+SplitInfo split_info(const kir::Kernel& kernel);
+
+// Builds module with function `name` of type KernelFn (see cpu_backend.h), and the split functions
+// when split_info(kernel).splittable.
 std::unique_ptr<llvm::Module> emit_module(const kir::Kernel& kernel, const std::string& name, llvm::LLVMContext& ctx);
 
 }  // namespace lf::cpu

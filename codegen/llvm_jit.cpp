@@ -21,7 +21,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <mutex>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "codegen/cpu_backend.h"
@@ -58,8 +60,9 @@ class Jit {
     return jit;
   }
 
-  // Optimizes and compiles the module to an object file in *object, then links it.
-  absl::StatusOr<KernelFn> add(std::unique_ptr<llvm::Module> m, const std::string& name, std::string* object) {
+  // Optimizes and compiles the module to an object file in *object, then links it into *out.
+  absl::Status add(std::unique_ptr<llvm::Module> m, const std::string& name, bool split, std::string* object,
+                   CompiledKernel* out) {
     if (!jit_) return absl::UnavailableError("LLVM JIT unavailable: " + init_error_);
     std::lock_guard<std::mutex> lock(mu_);
     if (auto st = prepare(*m); !st.ok()) return st;
@@ -67,7 +70,15 @@ class Jit {
     auto obj = emit(*m, llvm::CodeGenFileType::ObjectFile);
     if (!obj.ok()) return obj.status();
     *object = std::move(*obj);
-    return link(name, *object);
+    return link(name, *object, split, out);
+  }
+
+  // Links an object file (freshly compiled or from the persistent cache) and finds the kernel's
+  // functions in it.
+  absl::Status add_object(const std::string& name, const std::string& object, bool split, CompiledKernel* out) {
+    if (!jit_) return absl::UnavailableError("LLVM JIT unavailable: " + init_error_);
+    std::lock_guard<std::mutex> lock(mu_);
+    return link(name, object, split, out);
   }
 
   // The optimized IR and assembly of a module, for inspection.
@@ -82,13 +93,6 @@ class Jit {
     if (!assembly.ok()) return assembly.status();
     out.assembly = std::move(*assembly);
     return out;
-  }
-
-  // Links an object file (freshly compiled or from the persistent cache) and finds `name` in it.
-  absl::StatusOr<KernelFn> add_object(const std::string& name, const std::string& object) {
-    if (!jit_) return absl::UnavailableError("LLVM JIT unavailable: " + init_error_);
-    std::lock_guard<std::mutex> lock(mu_);
-    return link(name, object);
   }
 
   const std::string& target_id() const { return target_id_; }
@@ -193,16 +197,31 @@ class Jit {
 
   // Called with mu_ held. Each kernel gets its own JITDylib: a kernel loaded a second time (after
   // KernelCache::clear) is no duplicate definition. Library symbols come from the main JITDylib.
-  absl::StatusOr<KernelFn> link(const std::string& name, const std::string& object) {
+  absl::Status link(const std::string& name, const std::string& object, bool split, CompiledKernel* out) {
     auto jd = jit_->createJITDylib("lf_kernel_" + std::to_string(dylibs_++));
     if (!jd) return absl::InternalError("LLJIT createJITDylib: " + to_string(jd.takeError()));
     jd->addToLinkOrder(jit_->getMainJITDylib());
     auto buffer = llvm::MemoryBuffer::getMemBufferCopy(object, name);
     if (auto err = jit_->addObjectFile(*jd, std::move(buffer)))
       return absl::InternalError("LLJIT addObjectFile: " + to_string(std::move(err)));
-    auto sym = jit_->lookup(*jd, name);
-    if (!sym) return absl::InternalError("LLJIT lookup " + name + ": " + to_string(sym.takeError()));
-    return sym->toPtr<KernelFn>();
+    auto find = [&](const std::string& symbol) -> absl::StatusOr<llvm::orc::ExecutorAddr> {
+      auto sym = jit_->lookup(*jd, symbol);
+      if (!sym) return absl::InternalError("LLJIT lookup " + symbol + ": " + to_string(sym.takeError()));
+      return *sym;
+    };
+    auto fn = find(name);
+    if (!fn.ok()) return fn.status();
+    out->fn = fn->toPtr<KernelFn>();
+    if (!split) return absl::OkStatus();
+    auto part = find(name + "_part");
+    auto comb = find(name + "_comb");
+    auto fin = find(name + "_fin");
+    for (auto* st : {&part, &comb, &fin})
+      if (!st->ok()) return st->status();
+    out->part = part->toPtr<PartFn>();
+    out->combine = comb->toPtr<CombineFn>();
+    out->finish = fin->toPtr<FinishFn>();
+    return absl::OkStatus();
   }
 
   void optimize(llvm::Module& m) {
@@ -266,19 +285,17 @@ absl::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kerne
     llvm::raw_string_ostream os(out->source);
     m->print(os, nullptr);
   }
-  auto fn = Jit::get().add(std::move(m), name, &out->binary);
-  if (!fn.ok()) return fn.status();
-  out->fn = *fn;
+  if (auto st = Jit::get().add(std::move(m), name, split_info(kernel).splittable, &out->binary, out.get()); !st.ok())
+    return st;
   out->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
 
-absl::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& object) {
-  auto fn = Jit::get().add_object(name, object);
-  if (!fn.ok()) return fn.status();
+absl::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& object,
+                                                     const kir::Kernel& kernel) {
   auto out = std::make_shared<CompiledKernel>();
   out->name = name;
-  out->fn = *fn;
+  if (auto st = Jit::get().add_object(name, object, split_info(kernel).splittable, out.get()); !st.ok()) return st;
   return out;
 }
 
@@ -295,20 +312,48 @@ absl::StatusOr<Inspection> inspect(const kir::Kernel& kernel, const std::string&
 
 const std::string& target_id() { return Jit::get().target_id(); }
 
+namespace {
+
+// Reduces every row in chunks of its outermost reduced dim, `chunks` per row (a function of the
+// sizes only), one parallel pass per reduction level, then combines each row's chunks in order.
+void launch_split(const CompiledKernel& k, const kir::Kernel& kernel, const int64_t* m, void* const* p, int64_t rows,
+                  int64_t len, int64_t chunks) {
+  SplitInfo info = split_info(kernel);
+  const int64_t slot_bytes = 16 * int64_t{info.reductions};
+  std::vector<std::byte> state(static_cast<size_t>(rows * slot_bytes));
+  std::vector<std::byte> parts(static_cast<size_t>(rows * chunks * slot_bytes));
+  for (int level = 0; level < info.levels; ++level) {
+    rt::parallel_for(rows * chunks, [&](int64_t c) {
+      int64_t r = c / chunks, j = c % chunks;
+      k.part(m, p, r, len * j / chunks, len * (j + 1) / chunks, level, state.data() + r * slot_bytes,
+             parts.data() + c * slot_bytes);
+    });
+    for (int64_t r = 0; r < rows; ++r)
+      k.combine(level, parts.data() + r * chunks * slot_bytes, chunks, state.data() + r * slot_bytes);
+  }
+  for (int64_t r = 0; r < rows; ++r) k.finish(m, p, r, state.data() + r * slot_bytes);
+}
+
+}  // namespace
+
 void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args) {
   std::vector<int64_t> meta = kir::pack_meta(kernel, args);
   int64_t rows = args.rows();
-  int64_t cols = args.sizes.back();
+  int64_t cols = args.sizes[static_cast<size_t>(args.outer_rank)];  // the first inner dim
   int64_t inner = args.inner_numel();
   if (rows == 0) return;
   if (!kernel.row && inner == 0) return;
+  const int64_t* m = meta.data();
+  void* const* p = args.pointers.data();
+  if (kernel.row && compiled.part && inner >= kSplitMinElements && cols > 1) {
+    int64_t chunks = std::min(cols, (inner + kSplitGrain - 1) / kSplitGrain);
+    return launch_split(compiled, kernel, m, p, rows, cols, chunks);
+  }
   // Chunks of at least kGrain elements, a few per thread for balance.
   constexpr int64_t kGrain = 1 << 15;
   int64_t threads = rt::num_cpu_threads();
   int64_t work = rows * std::max<int64_t>(inner, 1);
   int64_t chunks = std::clamp<int64_t>(work / kGrain, 1, threads * 4);
-  const int64_t* m = meta.data();
-  void* const* p = args.pointers.data();
   KernelFn fn = compiled.fn;
   if (kernel.row || rows >= chunks) {
     chunks = std::min(chunks, rows);
