@@ -1,12 +1,15 @@
 // Long CPU reductions split over threads (cpu::launch, SplitInfo): which kernels split, values
 // against the reference executor around the split threshold and at odd sizes, NaN and integer
 // semantics across chunk boundaries, two-level reductions (var, logsumexp), strided and
-// multi-dim rows, and determinism (chunks depend on the sizes, not on the threads).
+// multi-dim rows, and determinism (chunks depend on the sizes, not on the threads: child processes
+// with other LAZYFUSE_NUM_THREADS give the same bits).
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <string>
@@ -163,6 +166,43 @@ TEST(SplitReduce, RowsStridesAndDims) {
   expect_matches_reference(lf::sum(lf::randn({300000})), 300000, "a generated prologue");
   expect_matches_reference(lf::sum(lf::cast(vec(data(300000, 5)), DType::Float16)), 300000, "float16");
   expect_matches_reference(lf::sum(vec(data(300000, 6)), {0}, true) * 2 + 1, 300000, "an epilogue");
+}
+
+// Prints the bits of a few split reductions (run by the next test in child processes).
+TEST(SplitReduce, DISABLED_PrintBits) {
+  lf::manual_seed(7);
+  Tensor x = lf::randn({3000001});
+  Tensor y = lf::randn({5, 400003});
+  std::vector<float> v = {lf::sum(x * x).item<float>(), lf::var(x).item<float>(),
+                          lf::logsumexp(x, {0}).item<float>()};
+  for (float r : lf::sum(y, {1}).to_vector<float>()) v.push_back(r);
+  std::printf("bits:");
+  for (float r : v) std::printf(" %08x", std::bit_cast<uint32_t>(r));
+  std::printf("\n");
+}
+
+std::string bits_with_threads(int threads) {
+  std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::string cmd = "LAZYFUSE_NUM_THREADS=" + std::to_string(threads) + " '" + self +
+                    "' --gtest_also_run_disabled_tests --gtest_filter=SplitReduce.DISABLED_PrintBits 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return "popen failed";
+  std::string out;
+  char buf[256];
+  while (std::fgets(buf, sizeof buf, p)) {
+    std::string line = buf;
+    if (line.rfind("bits:", 0) == 0) out = line;
+  }
+  pclose(p);
+  return out;
+}
+
+// The chunks depend on the sizes only: 1, 2 and 7 threads give the same bits.
+TEST(SplitReduce, SameBitsForAnyThreadCount) {
+  std::string one = bits_with_threads(1);
+  ASSERT_NE(one.find("bits:"), std::string::npos) << one;
+  EXPECT_EQ(bits_with_threads(2), one);
+  EXPECT_EQ(bits_with_threads(7), one);
 }
 
 TEST(SplitReduce, DeterministicAcrossRuns) {
