@@ -120,7 +120,7 @@ class Body {
   }
   Value* exp_poly(Value* r) { return fma(horner(r, kExpP), r, c(1.0f)); }         // e^r
   Value* expm1_poly(Value* r) { return fma(horner(r, kExpm1Q), mul(r, r), r); }  // e^r - 1, accurate near 0
-  // 2^n for n in [-126, 127].
+  // 2^n for n in [-126, 127] (and 0 for n = -127).
   Value* pow2(Value* n) { return from_bits(b_.CreateShl(b_.CreateAdd(n, ci(127)), 23)); }
   // p 2^n for n in [-252, 254] with one rounding: subnormal and overflowing results come out right.
   Value* scale(Value* p, Value* n) {
@@ -194,37 +194,34 @@ Value* tanh_f32(Body& m, Value* x) {
 }
 
 // sigmoid(x) = 1 / (1 + e) for x >= 0 and e / (1 + e) below, with e = e^-|x| (which never
-// overflows). e = (p 2^n1) 2^n2: the last scaling is applied after the division's multiply, so a
-// subnormal result is rounded once.
-struct SigmoidParts {
-  Value* e_hi;  // p 2^n1 (normal)
-  Value* s2;    // 2^n2
-  Value* r;     // 1 / (1 + e)
-};
+// overflows). e is scaled by 2^n in one step, for n >= -127 (-|x| clamped to -88): results below
+// 2^-126 (x < -87.7) are 0 instead of subnormal, which saves the two-step scaling exp needs (the
+// reference's own 1 / (1 + e^-x) is 0 from -88.7 on).
+std::pair<Value*, Value*> sigmoid_parts(Body& m, Value* x) {
+  Value* z = m.at_least(m.b().CreateFNeg(m.fabs(x)), -88.0f);
+  auto [r, n] = m.exp_reduce(z);
+  Value* e = m.mul(m.exp_poly(r), m.pow2(n));  // 2^-127 comes out as 0
+  return {e, m.recip(m.add(e, m.c(1.0f)))};
+}
 
-// `lowest`: where e^-|x| (times |x|, for silu) is below half the smallest subnormal.
-SigmoidParts sigmoid_parts(Body& m, Value* x, float lowest) {
-  Value* z = m.at_least(m.b().CreateFNeg(m.fabs(x)), lowest);
+Value* sigmoid_f32(Body& m, Value* x) {
+  auto [e, r] = sigmoid_parts(m, x);
+  return m.b().CreateSelect(m.b().CreateFCmpOLT(x, m.c(0.0f)), m.mul(e, r), r);
+}
+
+// silu(x) = x sigmoid(x), whose tail x e^x stays normal well past sigmoid's flush: e = (p 2^n1) 2^n2
+// with the last scaling applied after the multiplies by x and 1 / (1 + e), so a subnormal result
+// is rounded once. Below -113 it is x * 0: -0, or NaN for -inf like the reference's x / (1 + e^-x).
+Value* silu_f32(Body& m, Value* x) {
+  Value* z = m.at_least(m.b().CreateFNeg(m.fabs(x)), -113.0f);
   auto [r, n] = m.exp_reduce(z);
   Value* n1 = m.b().CreateAShr(n, 1);
   Value* e_hi = m.mul(m.exp_poly(r), m.pow2(n1));
   Value* s2 = m.pow2(m.b().CreateSub(n, n1));
-  return {e_hi, s2, m.recip(m.add(m.mul(e_hi, s2), m.c(1.0f)))};
-}
-
-Value* sigmoid_f32(Body& m, Value* x) {
-  SigmoidParts s = sigmoid_parts(m, x, -104.0f);
-  Value* below = m.mul(m.mul(s.e_hi, s.r), s.s2);
-  return m.b().CreateSelect(m.b().CreateFCmpOLT(x, m.c(0.0f)), below, s.r);
-}
-
-// silu(x) = x sigmoid(x); below -113 it is x * 0: -0, or NaN for -inf like the reference's
-// x / (1 + e^-x).
-Value* silu_f32(Body& m, Value* x) {
-  SigmoidParts s = sigmoid_parts(m, x, -113.0f);
-  Value* below = m.mul(m.mul(m.mul(x, s.e_hi), s.r), s.s2);
+  Value* q = m.recip(m.add(m.mul(e_hi, s2), m.c(1.0f)));
+  Value* below = m.mul(m.mul(m.mul(x, e_hi), q), s2);
   below = m.b().CreateSelect(m.b().CreateFCmpOLT(x, m.c(-113.0f)), m.mul(x, m.c(0.0f)), below);
-  return m.b().CreateSelect(m.b().CreateFCmpOLT(x, m.c(0.0f)), below, m.mul(x, s.r));
+  return m.b().CreateSelect(m.b().CreateFCmpOLT(x, m.c(0.0f)), below, m.mul(x, q));
 }
 
 // erf: an odd polynomial near 0, else 1 - e^(-t^2) R(t) with t = |x| clamped to 4 (erf rounds to
