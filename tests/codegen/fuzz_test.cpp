@@ -38,6 +38,10 @@ struct Val {
   double rel = 0;          // estimated relative error budget from upstream rounding differences
   bool fuzzy = false;      // may differ in the last bits (transcendentals, float reductions)
   bool nan_fuzzy = false;  // NaN/inf positions may legitimately differ (domain edges of fuzzy values)
+  // A float sum of several terms (sum, mean, var, std): it may cancel to nearly 0, where a
+  // different summation order (vector width, split rows) changes it by any relative amount, so
+  // nothing divides by it.
+  bool cancels = false;
 };
 
 std::string shape_dtype(const Tensor& t) { return std::string(lf::dtype_name(t.dtype())) + lf::shape_str(t.shape()); }
@@ -295,6 +299,7 @@ class Graph {
       else if (op == "div") r = swap ? sc / a.t : a.t / sc;
       else if (op == "pow") r = lf::pow(a.t, sc), swap = false;
       else r = op == "maximum" ? lf::maximum(a.t, lf::scalar(s, a.t.dtype())) : lf::minimum(a.t, lf::scalar(s, a.t.dtype()));
+      if (a.cancels && swap && (op == "div" || op == "pow")) return;
       std::ostringstream what;
       what << op << "(" << (swap ? "" : a.name + ", ") << s << (as_int ? "i" : "") << (swap ? ", " + a.name : "") << ")";
       bool fl = is_floating(r.dtype());
@@ -304,6 +309,7 @@ class Graph {
     }
     const Val& b = operand_for(a.t.shape());
     Val bv = b;  // operand_for may grow vals_
+    if ((op == "div" || op == "atan2" || op == "pow") && (swap ? a.cancels : bv.cancels)) return;
     Tensor r = swap ? apply(bv.t, a.t) : apply(a.t, bv.t);
     bool fuzzy_in = a.fuzzy || bv.fuzzy;
     bool fl = is_floating(r.dtype());
@@ -435,6 +441,7 @@ class Graph {
       return;
     }
     add(r, what.str(), a.rel, a.fuzzy, a.nan_fuzzy);
+    vals_.back().cancels = a.cancels;
   }
 
   std::vector<int64_t> random_dims(int64_t rank, int64_t* len, const Shape& s) {
@@ -482,6 +489,7 @@ class Graph {
     // var/std subtract a fuzzy mean: their sign near 0 (and sqrt of it) is not defined by the oracle.
     bool nan_fuzzy = a.nan_fuzzy || (fuzzy && (op == "std" || op == "logsumexp"));
     add(r, what.str(), rel, fuzzy, nan_fuzzy);
+    vals_.back().cancels = fl && len > 1 && (op == "sum" || op == "mean" || op == "var" || op == "std");
   }
 
   void nn(const Val& a) {
