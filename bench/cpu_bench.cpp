@@ -79,6 +79,12 @@ lf::Tensor materialized(lf::Tensor t) {
 using RowArrayXXf = Eigen::Array<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using RowMatrixXf = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using ArrayXl = Eigen::Array<int64_t, Eigen::Dynamic, 1>;
+
+// A float32 [r, c] tensor's values as an Eigen row-major matrix.
+RowMatrixXf mat(const lf::Tensor& t, int64_t r, int64_t c) {
+  std::vector<float> v = t.to_vector<float>();
+  return RowMatrixXf(Eigen::Map<RowMatrixXf>(v.data(), r, c));
+}
 #endif
 
 struct Row {
@@ -428,10 +434,6 @@ int main(int argc, char** argv) {
     lf::Tensor a = materialized(lf::randn({n, n})), w = materialized(lf::randn({n, n})), b = materialized(lf::randn({n}));
     std::function<void()> eigen, eigen_separate;
 #ifdef LAZYFUSE_HAVE_EIGEN
-    auto mat = [](const lf::Tensor& t, int64_t r, int64_t c) {
-      std::vector<float> v = t.to_vector<float>();
-      return RowMatrixXf(Eigen::Map<RowMatrixXf>(v.data(), r, c));
-    };
     RowMatrixXf ea = mat(a, n, n), ew = mat(w, n, n), prod(n, n), ey(n, n);
     std::vector<float> bv = b.to_vector<float>();
     Eigen::RowVectorXf eb = Eigen::Map<Eigen::RowVectorXf>(bv.data(), n);
@@ -461,10 +463,6 @@ int main(int argc, char** argv) {
     lf::Tensor w3 = materialized(lf::randn({m.hidden, m.out}) * 0.05), b3 = materialized(lf::randn({m.out}) * 0.05);
     std::function<void()> eigen;
 #ifdef LAZYFUSE_HAVE_EIGEN
-    auto mat = [](const lf::Tensor& t, int64_t r, int64_t c) {
-      std::vector<float> v = t.to_vector<float>();
-      return RowMatrixXf(Eigen::Map<RowMatrixXf>(v.data(), r, c));
-    };
     auto rowv = [](const lf::Tensor& t) {
       std::vector<float> v = t.to_vector<float>();
       return Eigen::RowVectorXf(Eigen::Map<Eigen::RowVectorXf>(v.data(), Eigen::Index(v.size())));

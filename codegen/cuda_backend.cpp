@@ -209,6 +209,23 @@ absl::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, co
   return out;
 }
 
+// The first three parameters of every generated kernel (cuda_emit.h): metadata, operand
+// pointers, scratch for split rows. Never empty arrays: the kernel's structs have one entry at least.
+struct KernelParams {
+  KernelParams(const kir::Kernel& kernel, const kir::LaunchArgs& args)
+      : meta(kir::pack_meta(kernel, args)), ptrs(args.pointers) {
+    if (meta.empty()) meta.push_back(0);
+    if (ptrs.empty()) ptrs.push_back(nullptr);
+  }
+  std::vector<int64_t> meta;
+  std::vector<void*> ptrs;
+  struct Scratch {
+    void* partial = nullptr;
+    void* partial_index = nullptr;
+    unsigned* counters = nullptr;
+  } scratch;
+};
+
 void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args,
             const EmitOptions& options, int device) {
   int64_t rows = args.rows();
@@ -216,15 +233,7 @@ void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir
   if (rows == 0 || (!kernel.row && inner == 0)) return;
   rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
   const rt::cu::Api& cu = rt::cu::api();
-  std::vector<int64_t> meta = kir::pack_meta(kernel, args);
-  if (meta.empty()) meta.push_back(0);
-  std::vector<void*> ptrs = args.pointers;
-  if (ptrs.empty()) ptrs.push_back(nullptr);
-  struct Scratch {
-    void* partial = nullptr;
-    void* partial_index = nullptr;
-    unsigned* counters = nullptr;
-  } scratch;
+  KernelParams kp(kernel, args);
   int64_t sms = ctx.info.multiprocessors;
   unsigned grid_x, grid_y = 1;
   std::shared_ptr<rt::Storage> partial, partial_index, counters;
@@ -246,10 +255,10 @@ void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir
       counters = rt::Storage::allocate(dev, static_cast<size_t>(rows) * sizeof(unsigned));
       LF_CU_CHECK(cu.cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(counters->data()), 0,
                                      static_cast<size_t>(rows) * sizeof(unsigned), ctx.stream));
-      scratch = {partial->data(), partial_index->data(), static_cast<unsigned*>(counters->data())};
+      kp.scratch = {partial->data(), partial_index->data(), static_cast<unsigned*>(counters->data())};
     }
   }
-  void* params[] = {meta.data(), ptrs.data(), &scratch};
+  void* params[] = {kp.meta.data(), kp.ptrs.data(), &kp.scratch};
   LF_CU_CHECK(cu.cuLaunchKernel(static_cast<rt::cu::CUfunction>(compiled.function), grid_x, grid_y, 1,
                                 kBlockThreads, 1, 1, 0, ctx.stream, params, nullptr));
   // Scratch blocks go back to the allocator now: all work on this device is ordered on one
@@ -266,17 +275,9 @@ void launch_matmul(const CompiledKernel& compiled, const kir::Kernel& kernel, co
     throw Error("matmul: a " + std::to_string(gemm.m) + "x" + std::to_string(gemm.n) + " product in " +
                 std::to_string(batch) + " batches exceeds the generated kernel's grid (internal error: checked before)");
   rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
-  std::vector<int64_t> meta = kir::pack_meta(kernel, args);
-  if (meta.empty()) meta.push_back(0);
-  std::vector<void*> ptrs = args.pointers;
-  if (ptrs.empty()) ptrs.push_back(nullptr);
-  struct Scratch {
-    void* partial = nullptr;
-    void* partial_index = nullptr;
-    unsigned* counters = nullptr;
-  } scratch;
+  KernelParams kp(kernel, args);
   GemmParams g = gemm;
-  void* params[] = {meta.data(), ptrs.data(), &scratch, &g};
+  void* params[] = {kp.meta.data(), kp.ptrs.data(), &kp.scratch, &g};
   LF_CU_CHECK(rt::cu::api().cuLaunchKernel(static_cast<rt::cu::CUfunction>(compiled.function), static_cast<unsigned>(gx),
                                            static_cast<unsigned>(gy), static_cast<unsigned>(batch), kBlockThreads, 1, 1,
                                            0, ctx.stream, params, nullptr));

@@ -256,6 +256,16 @@ cpu::RowsDone epilogue_by_rows(const Prepared& k, const std::vector<int64_t>& me
   return nullptr;
 }
 
+// A matmul group's epilogue as a pointwise group of its own: every member but the matmul, with
+// the product read as an input (the members keep their partition index).
+fuse::Group epilogue_group(const fuse::Group& g) {
+  fuse::Group e = g;
+  e.kind = fuse::Group::Kind::Pointwise;
+  e.nodes.erase(e.nodes.begin());
+  std::erase(e.outputs, g.nodes[0]);
+  return e;
+}
+
 // The generated matmul kernel with the epilogue inside (GPU), when it is the better choice. The
 // cost rule compares it with cuBLASLt's product plus an epilogue pass, using rates measured on the
 // H100 (bench/RESULTS.md): cuBLASLt about 50 TFLOP/s in float32 and float64 and 600 in the 16-bit
@@ -296,10 +306,7 @@ bool run_generated_matmul(const fuse::Group& g, const fuse::Partition& p, int in
   auto stand_in = rt::Storage::allocate(device, dtype_size(mm->dtype));
   mm->storage = stand_in;
   mm->layout = ir::Layout{ir::contiguous_strides(mm->shape), 0};
-  fuse::Group e = g;
-  e.kind = fuse::Group::Kind::Pointwise;
-  e.nodes.erase(e.nodes.begin());
-  Prepared k = prepare(e, p, index, opt, stats, /*keep_last_dim=*/true, stand_in->data());
+  Prepared k = prepare(epilogue_group(g), p, index, opt, stats, /*keep_last_dim=*/true, stand_in->data());
   mm->storage = nullptr;
   mm->layout = ir::Layout{};
   if (!k.entry->kernel) return false;  // reported by prepare(); the other path runs it
@@ -396,10 +403,7 @@ void run_matmul_group(const fuse::Group& g, const fuse::Partition& p, int index,
   // The epilogue, lowered while the product is a realized input of it.
   std::optional<Prepared> epilogue;
   if (g.nodes.size() > 1) {
-    fuse::Group e = g;
-    e.kind = fuse::Group::Kind::Pointwise;
-    e.nodes.erase(e.nodes.begin());
-    std::erase(e.outputs, mm);
+    fuse::Group e = epilogue_group(g);
     if (!e.outputs.empty()) epilogue = prepare(e, p, index, opt, stats, /*keep_last_dim=*/true);
   }
   bool epilogue_pending = epilogue && epilogue->entry->kernel;
