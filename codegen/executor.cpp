@@ -463,7 +463,7 @@ void run_matmul_group(const fuse::Group& g, const fuse::Partition& p, int index,
 // reference executor then computes the whole cat.
 bool run_cat(const fuse::Group& g, int index, const Options& opt, CacheStats& stats) {
   ir::Node* n = g.nodes[0];
-  std::vector<ir::NodePtr> inputs = n->inputs;
+  ir::Inputs inputs = n->inputs;
   for (const ir::NodePtr& in : inputs)
     if (!ir::resolve_views(in.get()).first->realized()) return false;
   auto storage = rt::Storage::allocate(n->device, static_cast<size_t>(n->numel()) * dtype_size(n->dtype));
@@ -473,7 +473,7 @@ bool run_cat(const fuse::Group& g, int index, const Options& opt, CacheStats& st
   for (const ir::NodePtr& in : inputs) {
     int64_t extent = in->shape[static_cast<size_t>(axis)];
     if (in->numel() > 0) {
-      ir::NodePtr copy = ir::make_node(ir::Op::Copy, n->dtype, n->device, in->shape, {in});
+      ir::NodePtr copy = ir::make_node(ir::Op::Copy, n->dtype, n->device, Shape(in->shape), {in});
       fuse::Group cg;
       cg.full = in->shape;
       cg.nodes = {copy.get()};

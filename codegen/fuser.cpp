@@ -31,7 +31,7 @@ int insert_reshape_copies(const std::vector<ir::Node*>& order) {
     if (!is_view(in->op) && !in->realized()) continue;  // a computed value is contiguous
     auto s = ir::view_of_chain(*source, chain);
     if (s && ir::reshape_strides(*s, n->shape)) continue;
-    n->inputs[0] = ir::make_node(ir::Op::Copy, in->dtype, in->device, in->shape, {n->inputs[0]});
+    n->inputs[0] = ir::make_node(ir::Op::Copy, in->dtype, in->device, Shape(in->shape), {n->inputs[0]});
     ++inserted;
   }
   return inserted;

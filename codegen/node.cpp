@@ -26,13 +26,73 @@ bool is_contiguous(const Shape& shape, const Layout& layout) {
 }
 
 namespace {
+
+// Node memory and shape buffers come from per-thread free lists: a flush frees thousands of nodes
+// at once, more than malloc's per-thread cache keeps, and the next trace would take them back
+// from malloc's slow path one by one. Memory freed on another thread goes to that thread's lists.
+// Sanitizer builds use plain new/delete so that a use after free is still caught.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr size_t kPoolCap = 0;
+#else
+constexpr size_t kPoolCap = size_t{1} << 15;
+#endif
+constexpr size_t kShapeCapacity = 8;  // recycled shape buffers hold this many dims
+
+struct FreeLists {
+  std::vector<void*> blocks;  // node blocks (a node and its reference counts), all of block_size
+  size_t block_size = 0;
+  std::vector<Shape> shapes;  // empty vectors with kShapeCapacity dims of storage
+  ~FreeLists();
+};
+thread_local bool t_free_lists_gone = false;  // set once the thread's lists are destroyed
+
+FreeLists::~FreeLists() {
+  for (void* p : blocks) ::operator delete(p);
+  t_free_lists_gone = true;
+}
+
+FreeLists* free_lists() {
+  if (t_free_lists_gone) return nullptr;
+  thread_local FreeLists lists;
+  return &lists;
+}
+
+void recycle_shape(Shape& shape) {
+  if (shape.capacity() != kShapeCapacity) return;
+  FreeLists* f = free_lists();
+  if (!f || f->shapes.size() >= kPoolCap) return;
+  shape.clear();
+  f->shapes.push_back(std::move(shape));
+}
+
 struct Graveyard {
   std::vector<NodePtr> queue;
   bool draining = false;
 };
+
 }  // namespace
 
+Shape recycled_shape(const Shape& like) {
+  if (like.size() <= kShapeCapacity) {
+    FreeLists* f = free_lists();
+    if (f && !f->shapes.empty()) {
+      Shape s = std::move(f->shapes.back());
+      f->shapes.pop_back();
+      s.assign(like.begin(), like.end());
+      return s;
+    }
+    if (kPoolCap > 0) {
+      Shape s;
+      s.reserve(kShapeCapacity);
+      s.assign(like.begin(), like.end());
+      return s;
+    }
+  }
+  return like;
+}
+
 Node::~Node() {
+  recycle_shape(shape);
   if (inputs.empty()) return;  // leaves (buffers, generators, realized nodes) free nothing more
   // Inputs that die with this node are queued and freed by the outermost destructor in a loop,
   // instead of each destructor recursing into its inputs.
@@ -49,16 +109,58 @@ Node::~Node() {
   g.draining = false;
 }
 
-NodePtr make_node(Op op, DType dtype, Device device, Shape shape, std::vector<NodePtr> inputs, Attrs attrs) {
-  static std::atomic<uint64_t> next_id{1};
-  auto n = std::make_shared<Node>();
-  n->op = op;
-  n->dtype = dtype;
-  n->device = device;
-  n->shape = std::move(shape);
-  n->inputs = std::move(inputs);
-  n->attrs = std::move(attrs);
-  n->id = next_id.fetch_add(1, std::memory_order_relaxed);
+namespace {
+
+// The allocator std::allocate_shared uses for a node and its reference counts (one block).
+template <typename T>
+struct NodeAllocator {
+  using value_type = T;
+  NodeAllocator() = default;
+  template <typename U>
+  NodeAllocator(const NodeAllocator<U>&) {}
+
+  T* allocate(size_t n) {
+    FreeLists* f = n == 1 ? free_lists() : nullptr;
+    if (f && !f->blocks.empty() && f->block_size == sizeof(T)) {
+      void* p = f->blocks.back();
+      f->blocks.pop_back();
+      return static_cast<T*>(p);
+    }
+    return static_cast<T*>(::operator new(n * sizeof(T)));
+  }
+  void deallocate(T* p, size_t n) {
+    FreeLists* f = n == 1 ? free_lists() : nullptr;
+    if (f) {
+      if (f->block_size == 0) f->block_size = sizeof(T);
+      if (f->block_size == sizeof(T) && f->blocks.size() < kPoolCap) {
+        f->blocks.push_back(p);
+        return;
+      }
+    }
+    ::operator delete(p);
+  }
+  template <typename U>
+  bool operator==(const NodeAllocator<U>&) const { return true; }
+};
+
+// Ids in creation order per thread, taken from the shared counter 4096 at a time.
+uint64_t next_node_id() {
+  static std::atomic<uint64_t> next_block{0};
+  constexpr uint64_t kBlock = 4096;
+  thread_local uint64_t next = 0, end = 0;
+  if (next == end) {
+    next = next_block.fetch_add(kBlock, std::memory_order_relaxed) + 1;
+    end = next + kBlock;
+  }
+  return next++;
+}
+
+}  // namespace
+
+NodePtr make_node(Op op, DType dtype, Device device, Shape&& shape, Inputs&& inputs, Attrs&& attrs) {
+  auto n = std::allocate_shared<Node>(NodeAllocator<Node>(), op, dtype, device, std::move(shape), std::move(inputs),
+                                     std::move(attrs));
+  n->id = next_node_id();
   return n;
 }
 

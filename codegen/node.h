@@ -3,10 +3,13 @@
 // its inputs, so the graph behind a computed value is freed.
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <initializer_list>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/op.h"
@@ -17,6 +20,58 @@ namespace lf::ir {
 
 struct Node;
 using NodePtr = std::shared_ptr<Node>;
+// A node's inputs: up to three (every op but cat) stored in the node itself, so that recording an
+// op allocates no list; more go to the heap.
+class Inputs {
+ public:
+  Inputs() = default;
+  Inputs(std::initializer_list<NodePtr> nodes) {
+    for (const NodePtr& n : nodes) push_back(n);
+  }
+  Inputs(const Inputs&) = default;
+  Inputs& operator=(const Inputs&) = default;
+  Inputs(Inputs&& o) noexcept
+      : inline_(std::move(o.inline_)), heap_(std::move(o.heap_)), size_(std::exchange(o.size_, 0)) {}
+  Inputs& operator=(Inputs&& o) noexcept {
+    inline_ = std::move(o.inline_);
+    heap_ = std::move(o.heap_);
+    size_ = std::exchange(o.size_, 0);
+    return *this;
+  }
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  NodePtr* begin() { return size_ <= kInline ? inline_.data() : heap_.data(); }
+  NodePtr* end() { return begin() + size_; }
+  const NodePtr* begin() const { return size_ <= kInline ? inline_.data() : heap_.data(); }
+  const NodePtr* end() const { return begin() + size_; }
+  NodePtr& operator[](size_t i) { return begin()[i]; }
+  const NodePtr& operator[](size_t i) const { return begin()[i]; }
+
+  void push_back(NodePtr n) {
+    if (size_ < kInline) {
+      inline_[size_++] = std::move(n);
+      return;
+    }
+    if (size_ == kInline) {
+      heap_.reserve(2 * kInline);
+      for (NodePtr& m : inline_) heap_.push_back(std::move(m));
+    }
+    heap_.push_back(std::move(n));
+    ++size_;
+  }
+  void clear() {
+    for (NodePtr& n : inline_) n.reset();
+    heap_.clear();
+    size_ = 0;
+  }
+
+ private:
+  static constexpr size_t kInline = 3;
+  std::array<NodePtr, kInline> inline_;
+  std::vector<NodePtr> heap_;  // all of them, when there are more than kInline
+  size_t size_ = 0;
+};
 
 struct Attrs {
   std::vector<int64_t> dims;  // reduce: sorted dims; permute: the permutation
@@ -45,7 +100,7 @@ struct Node {
   DType dtype;
   Device device;
   Shape shape;
-  std::vector<NodePtr> inputs;
+  Inputs inputs;
   Attrs attrs;
 
   // Set when realized (op becomes Buffer; inputs are released).
@@ -57,7 +112,9 @@ struct Node {
   std::atomic<int32_t> user_refs{0};
   uint64_t id = 0;  // creation order, for stable printing and topological ties
 
-  Node() = default;
+  Node(Op op, DType dtype, Device device, Shape&& shape, Inputs&& inputs, Attrs&& attrs)
+      : op(op), dtype(dtype), device(device), shape(std::move(shape)), inputs(std::move(inputs)),
+        attrs(std::move(attrs)) {}
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
   ~Node();  // frees a dropped chain iteratively: a 100,000-node chain must not recurse
@@ -67,7 +124,10 @@ struct Node {
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
 };
 
-NodePtr make_node(Op op, DType dtype, Device device, Shape shape, std::vector<NodePtr> inputs, Attrs attrs = {});
+NodePtr make_node(Op op, DType dtype, Device device, Shape&& shape, Inputs&& inputs, Attrs&& attrs = {});
+// A copy of `like` in a shape buffer a dead node of this thread left (no allocation when one is
+// free); nodes recycle their shapes when they die.
+Shape recycled_shape(const Shape& like);
 NodePtr make_buffer(std::shared_ptr<rt::Storage> storage, DType dtype, Shape shape, Layout layout);
 
 // Pending nodes reachable from `roots` (realized nodes are leaves), inputs before users. Iterative,

@@ -30,7 +30,7 @@ NodePtr dense(const std::vector<float>& data, Shape shape) {
   Layout l{lf::ir::contiguous_strides(shape), 0};
   return buffer(data, DType::Float32, std::move(shape), l);
 }
-NodePtr node(Op op, DType dtype, Shape shape, std::vector<NodePtr> inputs, Attrs attrs = {}) {
+NodePtr node(Op op, DType dtype, Shape shape, lf::ir::Inputs inputs, Attrs attrs = {}) {
   return lf::ir::make_node(op, dtype, lf::Device::cpu(), std::move(shape), std::move(inputs), std::move(attrs));
 }
 
