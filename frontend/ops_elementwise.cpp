@@ -27,16 +27,16 @@ Tensor unary(Op op, const Tensor& x) {
       if (d == DType::Bool) fail(name, "is not defined for bool tensors", {&x});
       if (rule == DTypeRule::kRounding && is_integral(d)) return x;  // already integral
       if (rule == DTypeRule::kFloat && is_integral(d)) return unary(op, detail::cast_to(x, DType::Float32));
-      return record(op, d, x.device(), x.shape(), {x.node()});
+      return record(op, d, x.device(), x.shape(), {&x});
     case DTypeRule::kPredicate:
       if (!is_floating(d)) {  // integers are never NaN or inf
         return detail::full_like_shape(x.shape(), op == Op::IsFinite, DType::Bool, x.device());
       }
-      return record(op, DType::Bool, x.device(), x.shape(), {x.node()});
+      return record(op, DType::Bool, x.device(), x.shape(), {&x});
     case DTypeRule::kLogical:
       if (d != DType::Bool) fail(name, "needs a bool tensor; compare first (x != 0)", {&x});
-      return record(op, DType::Bool, x.device(), x.shape(), {x.node()});
-    default: return record(op, d, x.device(), x.shape(), {x.node()});
+      return record(op, DType::Bool, x.device(), x.shape(), {&x});
+    default: return record(op, d, x.device(), x.shape(), {&x});
   }
 }
 
@@ -63,11 +63,14 @@ Tensor binary(Op op, const Tensor& a, const Tensor& b) {
   const char* name = op_info(op).name;
   detail::check_defined(name, {&a, &b});
   detail::check_same_device(name, {&a, &b});
-  Shape shape = detail::broadcast_shapes(name, a, b);
   auto [compute, out] = binary_dtypes(op, detail::promote(a.dtype(), b.dtype()), a, b);
+  // The common case needs neither a cast nor a broadcast: no temporary handles or shapes.
+  if (a.dtype() == compute && b.dtype() == compute && a.shape() == b.shape())
+    return record(op, out, a.device(), a.shape(), {&a, &b});
+  Shape shape = detail::broadcast_shapes(name, a, b);
   Tensor x = detail::broadcast_to(detail::cast_to(a, compute), shape);
   Tensor y = detail::broadcast_to(detail::cast_to(b, compute), shape);
-  return record(op, out, a.device(), std::move(shape), {x.node(), y.node()});
+  return record(op, out, a.device(), std::move(shape), {&x, &y});
 }
 
 // A C++ integer kept in an int32 result (int32 tensor + 2) must fit int32, as PyTorch checks.
@@ -93,10 +96,21 @@ Tensor binary(Op op, const Tensor& a, Scalar s, bool scalar_first) {
     // Like PyTorch, a 16-bit float tensor with a number computes in float32 and rounds once, so the
     // number is not first rounded to the 16-bit type (x * 1e-8 must not flush to 0 in float16).
     Tensor wide = detail::cast_to(a, DType::Float32);
-    Tensor c = detail::full_like_shape(a.shape(), s, DType::Float32, a.device());
+    Tensor c(detail::scalar_operand(a.shape(), s, DType::Float32, a.device()));
     return detail::cast_to(scalar_first ? binary(op, c, wide) : binary(op, wide, c), common);
   }
-  Tensor c = detail::full_like_shape(a.shape(), s, common, a.device());
+  const ir::NodePtr& number = detail::scalar_operand(a.shape(), s, common, a.device());
+  if (common == a.dtype()) {
+    // The common case: the number's node has a's dtype and shape; nothing to cast or broadcast.
+    auto [compute, out] = binary_dtypes(op, common, a, a);
+    if (compute == common) {
+      ir::NodePtr node = ir::make_node(op, out, a.device(), ir::recycled_shape(a.shape()), {});
+      node->inputs.push_back(scalar_first ? number : a.node());
+      node->inputs.push_back(scalar_first ? a.node() : number);
+      return detail::record_node(std::move(node));
+    }
+  }
+  Tensor c(number);
   return scalar_first ? binary(op, c, a) : binary(op, a, c);
 }
 
@@ -195,21 +209,21 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   Tensor c = detail::broadcast_to(cond, shape);
   Tensor x = detail::broadcast_to(detail::cast_to(a, d), shape);
   Tensor y = detail::broadcast_to(detail::cast_to(b, d), shape);
-  return record(Op::Where, d, a.device(), std::move(shape), {c.node(), x.node(), y.node()});
+  return record(Op::Where, d, a.device(), std::move(shape), {&c, &x, &y});
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, Scalar b) {
   detail::check_defined("where", {&cond, &a});
   DType d = detail::promote_scalar(a.dtype(), b.kind());
   check_scalar_fits("where", b, d, a);
-  return where(cond, a, detail::full_like_shape({}, b, d, a.device()));
+  return where(cond, a, Tensor(detail::scalar_operand({}, b, d, a.device())));
 }
 
 Tensor where(const Tensor& cond, Scalar a, const Tensor& b) {
   detail::check_defined("where", {&cond, &b});
   DType d = detail::promote_scalar(b.dtype(), a.kind());
   check_scalar_fits("where", a, d, b);
-  return where(cond, detail::full_like_shape({}, a, d, b.device()), b);
+  return where(cond, Tensor(detail::scalar_operand({}, a, d, b.device())), b);
 }
 
 Tensor cast(const Tensor& x, DType dtype) {

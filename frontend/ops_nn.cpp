@@ -112,7 +112,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   out.insert(out.end(), {m, n});
   x = detail::broadcast_to(detail::cast_to(x, d), xs);
   y = detail::broadcast_to(detail::cast_to(y, d), ys);
-  Tensor r = detail::record(ir::Op::Matmul, d, a.device(), out, {x.node(), y.node()});
+  Tensor r = detail::record(ir::Op::Matmul, d, a.device(), out, {&x, &y});
   if (a.dim() == 1) r = squeeze(r, -2);
   if (b.dim() == 1) r = squeeze(r, -1);
   return r;

@@ -61,7 +61,7 @@ Tensor reduce(Op op, const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
   ir::Attrs a;
   a.dims = dims;
   a.keepdim = keepdim;
-  return record(op, out, x.device(), reduced_shape(x.shape(), dims, keepdim), {in.node()}, a);
+  return record(op, out, x.device(), reduced_shape(x.shape(), dims, keepdim), {&in}, a);
 }
 
 Tensor arg_reduce(Op op, const Tensor& x, std::vector<int64_t> dims, bool keepdim) {

@@ -13,7 +13,7 @@ using detail::record;
 using ir::Op;
 
 Tensor view(Op op, const Tensor& x, Shape shape, ir::Attrs attrs = {}) {
-  return record(op, x.dtype(), x.device(), std::move(shape), {x.node()}, std::move(attrs));
+  return record(op, x.dtype(), x.device(), std::move(shape), {&x}, std::move(attrs));
 }
 
 }  // namespace
@@ -155,7 +155,7 @@ Tensor contiguous(const Tensor& x) {
   detail::check_defined("contiguous", {&x});
   const ir::Node& n = *x.node();
   if (n.realized() ? ir::is_contiguous(n.shape, n.layout) : !ir::is_view(n.op)) return x;
-  return record(Op::Copy, x.dtype(), x.device(), x.shape(), {x.node()});
+  return record(Op::Copy, x.dtype(), x.device(), x.shape(), {&x});
 }
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
@@ -180,11 +180,11 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     d = detail::promote(d, t.dtype());
   }
   if (tensors.size() == 1) return first;
-  std::vector<ir::NodePtr> inputs;
+  ir::Inputs inputs;
   for (const Tensor& t : tensors) inputs.push_back(detail::cast_to(t, d).node());
   ir::Attrs a;
   a.axis = dim;
-  return record(Op::Cat, d, first.device(), shape, std::move(inputs), a);
+  return detail::record_node(ir::make_node(Op::Cat, d, first.device(), std::move(shape), std::move(inputs), std::move(a)));
 }
 
 }  // namespace lf

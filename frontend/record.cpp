@@ -1,17 +1,25 @@
 #include "frontend/record.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <cstring>
 
 #include "frontend/trace.h"
 
 namespace lf::detail {
 
-Tensor record(Op op, DType dtype, Device device, Shape shape, std::vector<NodePtr> inputs, Attrs attrs) {
-  NodePtr node = ir::make_node(op, dtype, device, std::move(shape), std::move(inputs), std::move(attrs));
-  Tensor t(node);
-  trace_append(node);
+Tensor record_node(NodePtr node) {
+  Tensor t(std::move(node));  // held before trace_append, which may flush: a flush computes held nodes
+  trace_append(t.node());
   return t;
+}
+
+Tensor record(Op op, DType dtype, Device device, const Shape& shape, std::initializer_list<const Tensor*> inputs,
+              Attrs attrs) {
+  NodePtr node = ir::make_node(op, dtype, device, ir::recycled_shape(shape), {}, std::move(attrs));
+  for (const Tensor* t : inputs) node->inputs.push_back(t->node());
+  return record_node(std::move(node));
 }
 
 std::string describe(const Tensor& t) {
@@ -102,7 +110,7 @@ Shape broadcast_shapes(const char* op, const Shape& x, const Shape& y, std::init
 
 Tensor cast_to(const Tensor& x, DType dtype) {
   if (x.dtype() == dtype) return x;
-  return record(Op::Cast, dtype, x.device(), x.shape(), {x.node()});
+  return record(Op::Cast, dtype, x.device(), x.shape(), {&x});
 }
 
 Tensor broadcast_to(const Tensor& x, const Shape& shape) {
@@ -111,13 +119,15 @@ Tensor broadcast_to(const Tensor& x, const Shape& shape) {
   if (x.shape().size() < shape.size()) {
     Shape padded(shape.size() - x.shape().size(), 1);
     padded.insert(padded.end(), x.shape().begin(), x.shape().end());
-    cur = record(Op::Reshape, x.dtype(), x.device(), padded, {x.node()});
+    cur = record(Op::Reshape, x.dtype(), x.device(), padded, {&x});
   }
   if (cur.shape() == shape) return cur;
-  return record(Op::Expand, x.dtype(), x.device(), shape, {cur.node()});
+  return record(Op::Expand, x.dtype(), x.device(), shape, {&cur});
 }
 
-Tensor full_like_shape(const Shape& shape, Scalar value, DType dtype, Device device) {
+namespace {
+
+Attrs full_attrs(Scalar value, DType dtype) {
   Attrs a;
   a.value = value.to_double();
   // Scalar::to_int() casts a float number straight to int64, undefined for NaN, inf and |v| >= 2^63;
@@ -129,7 +139,35 @@ Tensor full_like_shape(const Shape& shape, Scalar value, DType dtype, Device dev
     a.ivalue = value.to_int();
   }
   if (dtype == DType::Bool) a.ivalue = value.to_double() != 0;
-  return record(Op::Full, dtype, device, shape, {}, a);
+  return a;
+}
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }  // NaN, -0.0
+
+}  // namespace
+
+Tensor full_like_shape(const Shape& shape, Scalar value, DType dtype, Device device) {
+  return record(Op::Full, dtype, device, shape, {}, full_attrs(value, dtype));
+}
+
+const NodePtr& scalar_operand(const Shape& shape, Scalar value, DType dtype, Device device) {
+  // A few recent operands, replaced round-robin. Only pending nodes are shared: a `full` node is
+  // a generator, computed inside each kernel that reads it; one that a flush materialized (a
+  // handle held it then) would make kernels read memory instead, and would hold that memory.
+  struct Recent {
+    std::array<NodePtr, 4> nodes;
+    size_t next = 0;
+  };
+  thread_local Recent recent;
+  Attrs a = full_attrs(value, dtype);
+  for (NodePtr& n : recent.nodes) {
+    if (n && n->op == Op::Full && !n->realized() && n->dtype == dtype && n->device == device &&
+        same_bits(n->attrs.value, a.value) && n->attrs.ivalue == a.ivalue && n->shape == shape)
+      return n;
+  }
+  NodePtr& slot = recent.nodes[recent.next++ % recent.nodes.size()];
+  slot = ir::make_node(Op::Full, dtype, device, ir::recycled_shape(shape), {}, std::move(a));
+  return slot;
 }
 
 }  // namespace lf::detail

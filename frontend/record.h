@@ -15,7 +15,10 @@ using ir::NodePtr;
 using ir::Op;
 
 // Records a pending node in this thread's trace (flushing first when the trace is too long).
-Tensor record(Op op, DType dtype, Device device, Shape shape, std::vector<NodePtr> inputs, Attrs attrs = {});
+Tensor record(Op op, DType dtype, Device device, const Shape& shape, std::initializer_list<const Tensor*> inputs,
+              Attrs attrs = {});
+// Records `node`, made by ir::make_node and not yet in the trace.
+Tensor record_node(NodePtr node);
 
 // "float32[2, 3]"
 std::string describe(const Tensor& t);
@@ -40,5 +43,11 @@ inline Shape broadcast_shapes(const char* op, const Tensor& a, const Tensor& b) 
 Tensor cast_to(const Tensor& x, DType dtype);           // no node when the dtype already matches
 Tensor broadcast_to(const Tensor& x, const Shape& shape);  // reshape + expand; no node when equal
 Tensor full_like_shape(const Shape& shape, Scalar value, DType dtype, Device device);
+// A C++ number used as an operand (x + 1): a `full` node like full_like_shape's, but a pending one
+// this thread made recently for the same shape, dtype, device and value is shared instead of
+// making another (a loop of `y = y * 2 + 1` records one node per op, not two). The node is not in
+// the trace (no handle ever holds it, so it is never a sync root). The reference stays valid until
+// this thread's next call.
+const NodePtr& scalar_operand(const Shape& shape, Scalar value, DType dtype, Device device);
 
 }  // namespace lf::detail

@@ -1,6 +1,7 @@
 // Sync points: the trace of pending nodes and realize(), which hands pending work to an executor.
 #include "frontend/trace.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -17,7 +18,9 @@ namespace lf::detail {
 namespace {
 
 struct Trace {
+  static constexpr size_t kMinPrune = 256;
   std::vector<std::weak_ptr<ir::Node>> pending;
+  size_t prune_at = kMinPrune;  // the list's size that triggers the next pruning
   bool flushing = false;
 };
 
@@ -41,15 +44,25 @@ std::vector<ir::NodePtr> live_pending(Trace& trace) {
 void trace_append(const ir::NodePtr& node) {
   Trace& trace = this_thread_trace();
   trace.pending.push_back(node);
-  int64_t limit = rt::config().trace_limit;
-  if (static_cast<int64_t>(trace.pending.size()) < limit || trace.flushing) return;
-  // Reads realize values without clearing the list: count only what is still pending. Flushing
-  // unless pruning freed half the list keeps this amortized O(1) per op.
-  std::erase_if(trace.pending, [](const std::weak_ptr<ir::Node>& w) {
-    ir::NodePtr n = w.lock();
-    return !n || n->realized();
-  });
-  if (static_cast<int64_t>(trace.pending.size()) >= limit / 2) {
+  if (trace.pending.size() < trace.prune_at || trace.flushing) return;
+  // Reads realize values without clearing the list, and most recorded nodes die young (dropped
+  // intermediates): drop what is no longer pending. A dead node's memory stays allocated while
+  // the list refers to it, so prune early (every kMinPrune nodes while the trace is short) and,
+  // to stay amortized O(1) per op, next when the list has doubled.
+  const size_t before = trace.pending.size();
+  const size_t limit = static_cast<size_t>(rt::config().trace_limit);
+  if (before < limit) {
+    // Early: drop the dead only (no atomic read-modify-write per entry, as lock() would do).
+    std::erase_if(trace.pending, [](const std::weak_ptr<ir::Node>& w) { return w.expired(); });
+  } else {
+    std::erase_if(trace.pending, [](const std::weak_ptr<ir::Node>& w) {
+      ir::NodePtr n = w.lock();
+      return !n || n->realized();
+    });
+  }
+  trace.prune_at = std::min(limit, std::max(Trace::kMinPrune, 2 * trace.pending.size()));
+  // Flush when the trace reached its limit, unless pruning freed half of it.
+  if (before >= limit && trace.pending.size() >= limit / 2) {
     if (rt::config().log_level >= 1) std::fprintf(stderr, "[lazyfuse] flush: trace reached %zu nodes\n", trace.pending.size());
     lf::sync();
   }
@@ -88,6 +101,7 @@ void sync() {
     throw;
   }
   trace.pending.clear();
+  trace.prune_at = detail::Trace::kMinPrune;
   trace.flushing = false;
 }
 
