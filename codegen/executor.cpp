@@ -16,6 +16,7 @@
 #include "codegen/cpu_gemm.h"
 #include "codegen/cuda_gemm.h"
 #include "codegen/cuda_backend.h"
+#include "codegen/flush_plan.h"
 #include "codegen/fuser.h"
 #include "codegen/kernel_cache.h"
 #include "codegen/lower.h"
@@ -492,7 +493,53 @@ bool run_cat(const fuse::Group& g, int index, const Options& opt, CacheStats& st
   return true;
 }
 
-void run_group(const fuse::Group& g, const fuse::Partition& p, int index, const Options& opt, CacheStats& stats) {
+// Records the launches of a flush as a plan (flush_plan.h) while the flush runs normally.
+struct Recorder {
+  const plan::Signature& sig;
+  plan::Plan plan;
+  bool ok = true;  // false once a group is something a plan cannot replay
+  std::unordered_map<const void*, int64_t> pointer_from;
+  int64_t slots = 0;
+
+  explicit Recorder(const plan::Signature& s) : sig(s) {
+    for (size_t l = 0; l < sig.leaves.size(); ++l)
+      pointer_from.emplace(sig.leaves[l]->storage->data(), static_cast<int64_t>(l));
+  }
+
+  void add(const Prepared& k) {
+    plan::Step s;
+    for (size_t i = 0; i < k.low.outputs.size() && ok; ++i) {
+      int position = sig.index.find(k.low.outputs[i]);
+      const void* data = k.low.out_storage[i]->data();
+      if (position < 0 || data == nullptr || pointer_from.count(data)) ok = false;
+      else s.outputs.push_back(position);
+      pointer_from.emplace(data, plan::from_output(slots++));
+    }
+    for (size_t o = 0; o < k.low.args.pointers.size() && ok; ++o) {
+      const void* ptr = k.low.args.pointers[o];
+      if (k.low.kernel.operands[o].kind == kir::Operand::Kind::Index) {
+        s.pointer_from.push_back(plan::kNoPointer);
+      } else if (auto it = pointer_from.find(ptr); ptr != nullptr && it != pointer_from.end()) {
+        s.pointer_from.push_back(it->second);
+      } else {
+        ok = false;  // memory neither a leaf nor written by this flush (or empty)
+      }
+    }
+    if (!ok) return;
+    s.entry = k.entry;
+    s.kernel = k.low.kernel;
+    s.args = k.low.args;
+    s.gpu = k.gpu;
+    s.cuda_options = k.cuda_options;
+    s.bytes = k.low.bytes;
+    plan.steps.push_back(std::move(s));
+  }
+};
+
+void run_group(const fuse::Group& g, const fuse::Partition& p, int index, const Options& opt, CacheStats& stats,
+               Recorder* rec) {
+  // Only plain fused kernels are replayed; anything else runs through this function every time.
+  if (rec && g.kind != fuse::Group::Kind::Pointwise && g.kind != fuse::Group::Kind::Row) rec->ok = false;
   size_t cat_inputs = g.nodes[0]->inputs.size();
   if (g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Cat && run_cat(g, index, opt, stats)) {
     if (opt.log_level >= 1)
@@ -509,9 +556,62 @@ void run_group(const fuse::Group& g, const fuse::Partition& p, int index, const 
   }
   if (g.kind == fuse::Group::Kind::Matmul) return run_matmul_group(g, p, index, opt, stats);
   Prepared k = prepare(g, p, index, opt, stats);
-  if (!k.entry->kernel) return run_fallback(k);
+  if (!k.entry->kernel) {
+    if (rec) rec->ok = false;
+    return run_fallback(k);
+  }
   launch(k, stats);
+  if (rec && rec->ok) rec->add(k);
   materialize_outputs(k);
+}
+
+// A held view of materialized data is just new strides over the same storage.
+void materialize_held_views(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted) {
+  for (ir::Node* n : order) {
+    if (!ir::is_view(n->op) || !wanted(*n)) continue;
+    auto [source, chain] = ir::resolve_views(n);
+    if (!source->realized()) continue;
+    if (auto v = ir::view_of_chain(*source, chain)) {
+      auto storage = source->storage;
+      materialize(*n, std::move(storage), ir::Layout{v->strides, v->offset});
+    }
+  }
+}
+
+// Runs a recorded plan on this flush's nodes and buffers (whose signature matched the plan's).
+void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::Signature& sig,
+            const std::function<bool(const ir::Node&)>& wanted, CacheStats& stats) {
+  materialize_held_views(order, wanted);
+  std::vector<std::shared_ptr<rt::Storage>> slots;
+  for (plan::Step& s : plan.steps) {
+    size_t first = slots.size();
+    for (int o : s.outputs) {
+      const ir::Node* n = order[static_cast<size_t>(o)];
+      slots.push_back(rt::Storage::allocate(n->device, static_cast<size_t>(n->numel()) * dtype_size(n->dtype)));
+    }
+    for (size_t i = 0; i < s.pointer_from.size(); ++i) {
+      int64_t from = s.pointer_from[i];
+      s.args.pointers[i] = from == plan::kNoPointer ? nullptr
+                           : from >= 0            ? sig.leaves[static_cast<size_t>(from)]->storage->data()
+                                                  : slots[static_cast<size_t>(plan::output_slot(from))]->data();
+    }
+    if (s.gpu) {
+      cuda::launch(static_cast<const cuda::CompiledKernel&>(*s.entry->kernel), s.kernel, s.args, s.cuda_options,
+                   order[static_cast<size_t>(s.outputs[0])]->device.index());
+    } else {
+      cpu::launch(static_cast<const cpu::CompiledKernel&>(*s.entry->kernel), s.kernel, s.args);
+    }
+    for (size_t k = 0; k < s.outputs.size(); ++k) {
+      ir::Node* n = order[static_cast<size_t>(s.outputs[k])];
+      materialize(*n, slots[first + k], ir::Layout{ir::contiguous_strides(n->shape), 0});
+    }
+    ++stats.hits;
+    ++stats.kernels_launched;
+    stats.bytes_moved += static_cast<uint64_t>(s.bytes);
+  }
+  ++stats.flushes;
+  ++stats.plans_replayed;
+  stats.nodes_executed += plan.nodes;
 }
 
 }  // namespace
@@ -525,17 +625,30 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
   std::vector<ir::Node*> order = ir::topo_order(roots);
   if (order.empty()) return;
   auto start = std::chrono::steady_clock::now();
-  if (fuse::insert_reshape_copies(order) > 0) order = ir::topo_order(roots);
-  // A held view of materialized data is just new strides over the same storage.
-  for (ir::Node* n : order) {
-    if (!ir::is_view(n->op) || !wanted(*n)) continue;
-    auto [source, chain] = ir::resolve_views(n);
-    if (!source->realized()) continue;
-    if (auto v = ir::view_of_chain(*source, chain)) {
-      auto storage = source->storage;
-      materialize(*n, std::move(storage), ir::Layout{v->strides, v->offset});
+  // Flush plans (flush_plan.h); off while logging, so that every flush shows its groups.
+  static std::mutex plans_mu;
+  static plan::PlanCache plans;
+  static plan::Signature signature;  // reused: its buffers keep their capacity
+  std::unique_lock<std::mutex> plans_lock(plans_mu, std::defer_lock);
+  const plan::Signature* sig = nullptr;
+  if (rt::config().flush_plans && opt.log_level == 0) {
+    plans_lock.lock();
+    plan::describe(order, wanted, opt.fusion, &signature);
+    sig = &signature;
+    if (plan::Plan* recorded = plans.find(*sig, cache::global_cache().generation())) {
+      return replay(*recorded, order, *sig, wanted, stats);
     }
   }
+  std::optional<Recorder> rec;
+  if (sig && plans.seen_before(*sig)) {
+    rec.emplace(*sig);
+    rec->plan.generation = cache::global_cache().generation();
+  }
+  if (fuse::insert_reshape_copies(order) > 0) {
+    order = ir::topo_order(roots);
+    rec.reset();  // the graph changed under the signature
+  }
+  materialize_held_views(order, wanted);
   std::erase_if(order, [](ir::Node* n) { return n->realized(); });
   fuse::Partition p = fuse::partition(order, wanted, opt.fusion);
   if (opt.log_level >= 1) {
@@ -545,9 +658,14 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
                                   static_cast<long long>(p.cuts[r]));
     std::fprintf(stderr, "\n");
   }
-  for (size_t i = 0; i < p.groups.size(); ++i) run_group(p.groups[i], p, static_cast<int>(i), opt, stats);
+  for (size_t i = 0; i < p.groups.size(); ++i)
+    run_group(p.groups[i], p, static_cast<int>(i), opt, stats, rec ? &*rec : nullptr);
   ++stats.flushes;
   stats.nodes_executed += order.size();
+  if (rec && rec->ok && !rec->plan.steps.empty()) {
+    rec->plan.nodes = order.size();
+    plans.store(*sig, std::move(rec->plan));
+  }
   if (opt.log_level >= 1) {
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::fprintf(stderr, "[lazyfuse] flush done in %.3f ms\n", ms);

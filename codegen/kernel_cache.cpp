@@ -110,6 +110,7 @@ size_t KernelCache::size() const {
 void KernelCache::clear() {
   std::lock_guard<std::mutex> lock(mu_);
   entries_.clear();
+  generation_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 KernelCache& global_cache() {

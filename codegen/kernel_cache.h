@@ -5,6 +5,8 @@
 // a kernel compiled here is stored there.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -44,9 +46,12 @@ class KernelCache {
                                               const DiskSpec* disk = nullptr);
   size_t size() const;
   void clear();
+  // Counts clear()s: whatever kept entries of an older generation must look them up again.
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
  private:
   mutable std::mutex mu_;
+  std::atomic<uint64_t> generation_{0};
   std::unordered_map<std::string, std::shared_future<std::shared_ptr<const Entry>>> entries_;
 };
 

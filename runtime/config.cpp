@@ -32,6 +32,7 @@ Config read_config() {
   c.fusion = env_int("LAZYFUSE_FUSION", 1, 0, 1) != 0;
   c.log_level = static_cast<int>(env_int("LAZYFUSE_LOG", 0, 0, 3));
   c.trace_limit = env_int("LAZYFUSE_TRACE_LIMIT", c.trace_limit, 1, int64_t{1} << 40);
+  c.flush_plans = env_int("LAZYFUSE_FLUSH_PLANS", 1, 0, 1) != 0;
   c.num_threads = static_cast<int>(env_int("LAZYFUSE_NUM_THREADS", 0, 0, 4096));
   if (auto dir = env("LAZYFUSE_CACHE_DIR")) {
     c.cache_dir = *dir == "off" ? "" : *dir;

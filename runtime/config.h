@@ -12,6 +12,7 @@ struct Config {
   bool fusion = true;                 // LAZYFUSE_FUSION=0 runs every op as its own kernel
   int log_level = 0;                  // LAZYFUSE_LOG: 0 quiet, 1 flushes and groups, 2 also generated code
   int64_t trace_limit = 16384;        // LAZYFUSE_TRACE_LIMIT: pending nodes that force a flush
+  bool flush_plans = true;            // LAZYFUSE_FLUSH_PLANS=0: fuse and lower every flush afresh
   int num_threads = 0;                // LAZYFUSE_NUM_THREADS: CPU worker threads (0: one per core)
   // LAZYFUSE_CACHE_DIR, else $XDG_CACHE_HOME/lazyfuse, else $HOME/.cache/lazyfuse; "off" (or no
   // home directory) leaves it empty: no persistent kernel cache.

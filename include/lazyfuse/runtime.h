@@ -38,6 +38,7 @@ struct CacheStats {
   double compile_ms = 0;
   uint64_t kernels_launched = 0;
   uint64_t bytes_moved = 0;      // bytes read and written by launched kernels
+  uint64_t plans_replayed = 0;   // flushes replayed from a recorded flush plan (no fusing or lowering)
 };
 CacheStats cache_stats();
 void reset_stats();

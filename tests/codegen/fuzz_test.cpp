@@ -540,16 +540,24 @@ int env_int(const char* name, int fallback) {
 void run_fuzz(uint64_t first_seed, int iters, bool fusion) {
   lf::test::FusionScope scope(fusion);
   int failures = 0;
+  // Each graph runs three times on fresh tensors: the second run records its flushes' plans and
+  // the third replays them (codegen/flush_plan.h), binding the new buffers.
+  const int repeats = env_int("LAZYFUSE_FUZZ_REPEATS", 3);
   for (int k = 0; k < iters && failures < 5; ++k) {
     uint64_t seed = first_seed + static_cast<uint64_t>(k);
     Graph g(seed, 5 + static_cast<int>(seed % 12));
     std::string r;
-    try {
-      r = g.run();
-    } catch (const std::exception& e) {
-      r = std::string("threw: ") + e.what();
+    for (int rep = 0; rep < repeats && r.empty(); ++rep) {
+      Graph again(seed, 5 + static_cast<int>(seed % 12));
+      Graph& run = rep == 0 ? g : again;
+      try {
+        r = run.run();
+      } catch (const std::exception& e) {
+        r = std::string("threw: ") + e.what();
+      }
+      if (!r.empty() && rep > 0) r = "run " + std::to_string(rep + 1) + " of the same graph: " + r;
+      lf::sync();
     }
-    lf::sync();
     if (env_int("LAZYFUSE_FUZZ_VERBOSE", 0)) std::printf("seed %llu:\n%s%s\n", static_cast<unsigned long long>(seed), g.description().c_str(), r.c_str());
     if (!r.empty()) {
       ++failures;

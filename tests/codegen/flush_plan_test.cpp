@@ -1,0 +1,149 @@
+// Flush plans: a flush with the structure of an earlier one replays its kernels on new buffers.
+// Every replay is checked against the reference executor, on data that changes each iteration.
+#include "codegen/flush_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "codegen/kernel_cache.h"
+#include "lazyfuse/lazyfuse.h"
+#include "runtime/config.h"
+#include "test_util.h"
+
+namespace {
+
+using lf::Tensor;
+
+std::vector<float> data(int64_t n, int iteration) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 37 + 11 * iteration) % 23) * 0.25f - 2.5f;
+  return v;
+}
+
+// Runs `body` (which returns the tensors to check) `iterations` times and compares each result with
+// the reference executor; returns how many flushes were replayed from a plan.
+uint64_t check_loop(int iterations, const std::function<std::vector<Tensor>(int)>& body) {
+  uint64_t before = lf::cache_stats().plans_replayed;
+  for (int it = 0; it < iterations; ++it) {
+    std::vector<Tensor> out = body(it);
+    std::vector<lf::test::Values> refs;
+    for (const Tensor& t : out) refs.push_back(lf::test::reference_values(t));
+    lf::sync();
+    for (size_t k = 0; k < out.size(); ++k) {
+      std::string diff = lf::test::compare(refs[k], lf::test::fused_values(out[k]),
+                                           lf::test::default_tolerance(out[k].dtype(), 64));
+      EXPECT_TRUE(diff.empty()) << "iteration " << it << ", output " << k << ":\n" << diff;
+    }
+  }
+  return lf::cache_stats().plans_replayed - before;
+}
+
+TEST(FlushPlan, ALoopReplaysOnNewData) {
+  uint64_t replayed = check_loop(6, [](int it) {
+    Tensor x = lf::from_vector(data(4096, it), {4096});
+    Tensor y = lf::relu(x * 2 + 1) * lf::sigmoid(x) - lf::tanh(x) / 3;
+    return std::vector<Tensor>{y};
+  });
+  // The first sighting runs normally, the second records a plan, the rest replay it.
+  EXPECT_EQ(replayed, 4u);
+}
+
+TEST(FlushPlan, RowKernelsAndSeveralOutputs) {
+  uint64_t replayed = check_loop(5, [](int it) {
+    Tensor x = lf::from_vector(data(64 * 33, it), {64, 33});
+    Tensor r = lf::from_vector(data(33, it + 1), {33});
+    Tensor h = x + r;
+    Tensor s = lf::softmax(h, -1);
+    Tensor m = lf::mean(h * h, {1});
+    return std::vector<Tensor>{h, s, m};
+  });
+  EXPECT_GE(replayed, 3u);
+}
+
+TEST(FlushPlan, OtherSizesValuesAndLayoutsNeverReplayAStrangersPlan) {
+  // Alternating structures: each one's plan must only ever run its own kind of flush.
+  check_loop(12, [](int it) {
+    int64_t n = it % 3 == 0 ? 100 : it % 3 == 1 ? 101 : 64;
+    Tensor base = lf::from_vector(data(2 * n, it), {2, n});
+    float c = it % 2 ? 0.25f : 0.75f;  // the number is a launch argument: part of the signature
+    Tensor a = it % 4 < 2 ? lf::slice(base, 1, 1, n) : lf::slice(base, 1, 0, n - 1);  // offset 1 or 0
+    Tensor b = it % 4 == 0 ? lf::transpose(lf::transpose(base, 0, 1), 0, 1) : base;
+    return std::vector<Tensor>{a * c + 1, lf::sum(b * b, {1})};
+  });
+}
+
+TEST(FlushPlan, ANewNumberIsANewPlan) {
+  check_loop(8, [](int it) {
+    Tensor x = lf::from_vector(data(256, it), {256});
+    return std::vector<Tensor>{x * (it % 2 ? 0.25f : 0.75f)};
+  });
+}
+
+TEST(FlushPlan, AliasedInputsStayAliased) {
+  check_loop(8, [](int it) {
+    Tensor p = lf::from_vector(data(256, it), {256});
+    Tensor q = lf::from_vector(data(256, it + 5), {256});
+    Tensor other = it % 2 ? q : p;  // the same buffer twice, or two buffers
+    return std::vector<Tensor>{p * 2 - other};
+  });
+}
+
+TEST(FlushPlan, AHeldIntermediateIsStored) {
+  check_loop(8, [](int it) {
+    Tensor x = lf::from_vector(data(512, it), {512});
+    Tensor mid = lf::exp(x * 0.5f);
+    Tensor y = mid + 1;
+    if (it % 2) return std::vector<Tensor>{y, mid};  // mid held: written too
+    return std::vector<Tensor>{y};
+  });
+}
+
+TEST(FlushPlan, AClearedKernelCacheDropsPlans) {
+  auto body = [](int it) {
+    Tensor x = lf::from_vector(data(300, it), {300});
+    return std::vector<Tensor>{lf::sqrt(lf::abs(x)) + 7};
+  };
+  EXPECT_GE(check_loop(4, body), 1u);
+  lf::cache::global_cache().clear();
+  lf::reset_stats();
+  EXPECT_EQ(check_loop(1, body), 0u);
+  EXPECT_EQ(lf::cache_stats().hits, 0u) << "a plan ran a kernel from before the cache was cleared";
+}
+
+TEST(FlushPlan, OffWhenDisabled) {
+  auto& config = lf::rt::mutable_config();
+  bool saved = config.flush_plans;
+  config.flush_plans = false;
+  uint64_t replayed = check_loop(4, [](int it) {
+    Tensor x = lf::from_vector(data(128, it), {128});
+    return std::vector<Tensor>{x * x};
+  });
+  config.flush_plans = saved;
+  EXPECT_EQ(replayed, 0u);
+}
+
+TEST(FlushPlan, SignaturesDifferWhereLoweringWould) {
+  auto signature_of = [](const Tensor& t) {
+    std::vector<lf::ir::Node*> order = lf::ir::topo_order({t.node().get()});
+    lf::plan::Signature sig;
+    lf::plan::describe(order, [](const lf::ir::Node&) { return true; }, true, &sig);
+    return sig.words;
+  };
+  Tensor x = lf::from_vector(data(64, 0), {64});
+  Tensor x2 = lf::from_vector(data(64, 1), {64});
+  Tensor x3 = lf::from_vector(data(65, 1), {65});
+  lf::sync();
+  EXPECT_EQ(signature_of(x + 1), signature_of(x2 + 1));  // new data, same structure
+  EXPECT_NE(signature_of(x + 1), signature_of(x + 1.5f));  // another number
+  EXPECT_NE(signature_of(x + 1), signature_of(x3 + 1));  // another size
+  EXPECT_NE(signature_of(x + 1), signature_of(x - 1));   // another op
+  EXPECT_NE(signature_of(x + x), signature_of(x + x2));  // one buffer twice, or two
+  Tensor s = lf::slice(x3, 0, 1, 65);
+  lf::sync();
+  EXPECT_NE(signature_of(s + 1), signature_of(x + 1));  // an offset view
+}
+
+}  // namespace
