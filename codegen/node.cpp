@@ -172,18 +172,53 @@ NodePtr make_buffer(std::shared_ptr<rt::Storage> storage, DType dtype, Shape sha
   return n;
 }
 
+void NodeIndex::reset(size_t expected) {
+  size_t cap = 16;
+  while (cap < 2 * expected) cap *= 2;
+  slots_.assign(cap, {nullptr, 0});
+  size_ = 0;
+}
+
+size_t NodeIndex::slot_of(const Node* n) const {
+  size_t mask = slots_.size() - 1;
+  size_t i = static_cast<size_t>((reinterpret_cast<uintptr_t>(n) >> 4) * 0x9e3779b97f4a7c15ull >> 20) & mask;
+  while (slots_[i].first != nullptr && slots_[i].first != n) i = (i + 1) & mask;
+  return i;
+}
+
+int NodeIndex::find(const Node* n) const {
+  const auto& s = slots_[slot_of(n)];
+  return s.first == n ? s.second : -1;
+}
+
+bool NodeIndex::insert(const Node* n, int value) {
+  if (2 * (size_ + 1) > slots_.size()) grow();
+  auto& s = slots_[slot_of(n)];
+  if (s.first == n) return false;
+  s = {n, value};
+  ++size_;
+  return true;
+}
+
+void NodeIndex::grow() {
+  std::vector<std::pair<const Node*, int>> old = std::move(slots_);
+  slots_.assign(old.size() * 2, {nullptr, 0});
+  for (const auto& s : old)
+    if (s.first) slots_[slot_of(s.first)] = s;
+}
+
 std::vector<Node*> topo_order(const std::vector<Node*>& roots) {
   std::vector<Node*> order;
-  std::unordered_set<Node*> visited;
+  NodeIndex visited;
   std::vector<std::pair<Node*, size_t>> stack;  // node, next input to visit
   for (Node* root : roots) {
-    if (root->realized() || !visited.insert(root).second) continue;
+    if (root->realized() || !visited.insert(root, 0)) continue;
     stack.emplace_back(root, 0);
     while (!stack.empty()) {
       auto& [node, next] = stack.back();
       if (next < node->inputs.size()) {
         Node* in = node->inputs[next++].get();
-        if (!in->realized() && visited.insert(in).second) stack.emplace_back(in, 0);
+        if (!in->realized() && visited.insert(in, 0)) stack.emplace_back(in, 0);
       } else {
         order.push_back(node);
         stack.pop_back();

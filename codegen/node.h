@@ -130,6 +130,23 @@ NodePtr make_node(Op op, DType dtype, Device device, Shape&& shape, Inputs&& inp
 Shape recycled_shape(const Shape& like);
 NodePtr make_buffer(std::shared_ptr<rt::Storage> storage, DType dtype, Shape shape, Layout layout);
 
+// Node -> int for the nodes of one flush: open addressing in one array (no allocation per entry,
+// unlike std::unordered_map; flushes on the hot path have a handful of nodes).
+class NodeIndex {
+ public:
+  explicit NodeIndex(size_t expected = 16) { reset(expected); }
+  void reset(size_t expected);  // empties it, with room for `expected` entries before it grows
+  int find(const Node* n) const;  // -1 when absent
+  bool insert(const Node* n, int value);  // false (and no change) when present
+  size_t size() const { return size_; }
+
+ private:
+  size_t slot_of(const Node* n) const;
+  void grow();
+  std::vector<std::pair<const Node*, int>> slots_;
+  size_t size_ = 0;
+};
+
 // Pending nodes reachable from `roots` (realized nodes are leaves), inputs before users. Iterative,
 // so a 100,000-node chain does not overflow the stack.
 std::vector<Node*> topo_order(const std::vector<Node*>& roots);

@@ -7,7 +7,6 @@
 #include <memory>
 #include <mutex>
 
-#include <unordered_set>
 
 #include "codegen/executor.h"
 #include "frontend/stats.h"
@@ -69,9 +68,10 @@ void trace_append(const ir::NodePtr& node) {
 }
 
 void realize(const std::vector<ir::Node*>& roots) {
-  std::unordered_set<const ir::Node*> root_set(roots.begin(), roots.end());
+  ir::NodeIndex root_set(roots.size());
+  for (const ir::Node* r : roots) root_set.insert(r, 1);
   auto wanted = [&](const ir::Node& n) {
-    return n.user_refs.load(std::memory_order_relaxed) > 0 || root_set.count(&n) > 0;
+    return n.user_refs.load(std::memory_order_relaxed) > 0 || root_set.find(&n) >= 0;
   };
   exec::Options options;
   options.fusion = rt::config().fusion;

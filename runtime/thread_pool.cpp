@@ -99,7 +99,9 @@ ThreadPool& pool() {
 int num_cpu_threads() {
   int n = config().num_threads;
   if (n > 0) return n;
-  return std::max(1u, std::thread::hardware_concurrency());
+  // hardware_concurrency() reads /sys on every call (glibc's get_nprocs): ask once.
+  static const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return cores;
 }
 
 void parallel_for(int64_t chunks, const std::function<void(int64_t)>& fn) {
