@@ -157,6 +157,12 @@ uint64_t next_node_id() {
 
 }  // namespace
 
+NodePtr make_node(Op op, DType dtype, Device device, Shape&& shape) {
+  auto n = std::allocate_shared<Node>(NodeAllocator<Node>(), op, dtype, device, std::move(shape));
+  n->id = next_node_id();
+  return n;
+}
+
 NodePtr make_node(Op op, DType dtype, Device device, Shape&& shape, Inputs&& inputs, Attrs&& attrs) {
   auto n = std::allocate_shared<Node>(NodeAllocator<Node>(), op, dtype, device, std::move(shape), std::move(inputs),
                                      std::move(attrs));

@@ -112,6 +112,7 @@ struct Node {
   std::atomic<int32_t> user_refs{0};
   uint64_t id = 0;  // creation order, for stable printing and topological ties
 
+  Node(Op op, DType dtype, Device device, Shape&& shape) : op(op), dtype(dtype), device(device), shape(std::move(shape)) {}
   Node(Op op, DType dtype, Device device, Shape&& shape, Inputs&& inputs, Attrs&& attrs)
       : op(op), dtype(dtype), device(device), shape(std::move(shape)), inputs(std::move(inputs)),
         attrs(std::move(attrs)) {}
@@ -125,6 +126,9 @@ struct Node {
 };
 
 NodePtr make_node(Op op, DType dtype, Device device, Shape&& shape, Inputs&& inputs, Attrs&& attrs = {});
+// A node with no inputs yet (push them onto node->inputs) and default attributes: the recording
+// fast path, which builds no temporaries.
+NodePtr make_node(Op op, DType dtype, Device device, Shape&& shape);
 // A copy of `like` in a shape buffer a dead node of this thread left (no allocation when one is
 // free); nodes recycle their shapes when they die.
 Shape recycled_shape(const Shape& like);

@@ -104,7 +104,7 @@ Tensor binary(Op op, const Tensor& a, Scalar s, bool scalar_first) {
     // The common case: the number's node has a's dtype and shape; nothing to cast or broadcast.
     auto [compute, out] = binary_dtypes(op, common, a, a);
     if (compute == common) {
-      ir::NodePtr node = ir::make_node(op, out, a.device(), ir::recycled_shape(a.shape()), {});
+      ir::NodePtr node = ir::make_node(op, out, a.device(), ir::recycled_shape(a.shape()));
       node->inputs.push_back(scalar_first ? number : a.node());
       node->inputs.push_back(scalar_first ? a.node() : number);
       return detail::record_node(std::move(node));

@@ -17,7 +17,8 @@ Tensor record_node(NodePtr node) {
 
 Tensor record(Op op, DType dtype, Device device, const Shape& shape, std::initializer_list<const Tensor*> inputs,
               Attrs attrs) {
-  NodePtr node = ir::make_node(op, dtype, device, ir::recycled_shape(shape), {}, std::move(attrs));
+  NodePtr node = ir::make_node(op, dtype, device, ir::recycled_shape(shape));
+  node->attrs = std::move(attrs);
   for (const Tensor* t : inputs) node->inputs.push_back(t->node());
   return record_node(std::move(node));
 }
