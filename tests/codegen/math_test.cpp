@@ -29,6 +29,17 @@ namespace {
 
 using lf::Tensor;
 
+// These tests measure the CPU backend's inline math (codegen/llvm_math.cpp): they run on the CPU
+// even where the default device is a GPU, whose math is CUDA's own (documented by NVIDIA).
+class InlineMath : public ::testing::Test {
+ protected:
+  void SetUp() override { lf::set_default_device(lf::Device::cpu()); }
+  void TearDown() override { lf::set_default_device(saved_); }
+
+ private:
+  lf::Device saved_ = lf::default_device();
+};
+
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
@@ -115,7 +126,7 @@ Sweep sweep(const Fn& fn, uint64_t step) {
   return s;
 }
 
-TEST(InlineMath, AccuracyOverADenseSweep) {
+TEST_F(InlineMath, AccuracyOverADenseSweep) {
   const char* env = std::getenv("LAZYFUSE_MATH_SWEEP_STEP");
   uint64_t step = env && *env ? std::strtoull(env, nullptr, 10) : 509;
   ASSERT_GE(step, 1u);
@@ -138,7 +149,7 @@ struct Special {
   float want;
 };
 
-TEST(InlineMath, SpecialValuesExactly) {
+TEST_F(InlineMath, SpecialValuesExactly) {
   const float kDenorm = 0x1p-140f, kMinDenorm = 0x1p-149f;
   const std::vector<Special> cases = {
       {"exp", kNaN, kNaN},
@@ -231,7 +242,7 @@ TEST(InlineMath, SpecialValuesExactly) {
 
 // Compositions built on the inline functions keep the reference executor's formulas: GELU's two
 // forms against libm's float erf and tanh (their cancellations included).
-TEST(InlineMath, GeluFormsMatchTheReferenceFormula) {
+TEST_F(InlineMath, GeluFormsMatchTheReferenceFormula) {
   std::vector<float> xs;
   for (float x = -12.0f; x <= 12.0f; x += 0.001953125f) xs.push_back(x);
   for (float x : {0.0f, -0.0f, kInf, -kInf, kNaN, 1e-30f, -1e-30f}) xs.push_back(x);
@@ -253,7 +264,7 @@ TEST(InlineMath, GeluFormsMatchTheReferenceFormula) {
 }
 
 // The kernels' inner loops vectorize to whole vector registers and no calls remain.
-TEST(InlineMath, KernelsVectorizeWithoutCalls) {
+TEST_F(InlineMath, KernelsVectorizeWithoutCalls) {
   bool avx512 = lf::cpu::target_id().find("+avx512f") != std::string::npos;
   bool x86 = lf::cpu::target_id().find("x86_64") != std::string::npos;
   if (!x86) GTEST_SKIP() << "checks x86 vector code; target " << lf::cpu::target_id();
