@@ -123,8 +123,12 @@ size_t cuda_round_size(size_t nbytes) {
 }
 
 cu::CUdeviceptr cuda_malloc(int device, size_t nbytes) {
-  const std::string where = device_name(device);
   const CudaStatus& st = cuda_status();
+  if (st.available && device >= 0 && device < static_cast<int>(st.devices.size())) {
+    // The common case, once per output of every launch: a cached block, no driver call.
+    if (cu::CUdeviceptr p = allocator().take(device, cuda_round_size(nbytes))) return p;
+  }
+  const std::string where = device_name(device);
   if (!st.available)
     throw Error("cannot allocate " + std::to_string(nbytes) + " bytes on " + where + ": CUDA is unavailable (" +
                 st.reason + ")");

@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
+
 #include <memory>
 #include <mutex>
 #include <string>
@@ -52,6 +54,7 @@ Loaded load() {
   need(d.cuGetErrorName, "cuGetErrorName");
   need(d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
   need(d.cuCtxSetCurrent, "cuCtxSetCurrent");
+  need(d.cuCtxGetCurrent, "cuCtxGetCurrent");
   need(d.cuCtxSynchronize, "cuCtxSynchronize");
   need(d.cuMemAlloc, "cuMemAlloc_v2");
   need(d.cuMemFree, "cuMemFree_v2");
@@ -138,28 +141,35 @@ void check(CUresult r, const std::string& call) {
 }
 
 DeviceContext& device_context(int device) {
-  static std::mutex mu;
-  static std::vector<std::unique_ptr<DeviceContext>> contexts;
   const Api& d = api();
   const CudaStatus& st = cuda_status();
-  if (device < 0 || device >= static_cast<int>(st.devices.size()))
-    throw Error("cuda:" + std::to_string(device) + " does not exist (" + std::to_string(st.devices.size()) +
-                " CUDA device(s))");
-  std::lock_guard<std::mutex> lock(mu);
-  if (contexts.size() < st.devices.size()) contexts.resize(st.devices.size());
-  auto& slot = contexts[device];
-  if (!slot) {
-    auto c = std::make_unique<DeviceContext>();
-    CUdevice dev;
-    LF_CU_CHECK(d.cuDeviceGet(&dev, device));
-    LF_CU_CHECK(d.cuDevicePrimaryCtxRetain(&c->ctx, dev));
-    LF_CU_CHECK(d.cuCtxSetCurrent(c->ctx));
-    LF_CU_CHECK(d.cuStreamCreate(&c->stream, /*CU_STREAM_NON_BLOCKING=*/1));
-    c->info = st.devices[device];
-    slot = std::move(c);
+  const int count = static_cast<int>(st.devices.size());
+  if (device < 0 || device >= count)
+    throw Error("cuda:" + std::to_string(device) + " does not exist (" + std::to_string(count) + " CUDA device(s))");
+  // Called several times a flush: a created context is found without a lock, and made current
+  // only when this thread's current context is another (cuCtxGetCurrent reads thread-local state;
+  // setting it costs a driver call).
+  static std::mutex mu;
+  static const std::unique_ptr<std::atomic<DeviceContext*>[]> contexts(new std::atomic<DeviceContext*>[count]());
+  DeviceContext* c = contexts[device].load(std::memory_order_acquire);
+  if (c == nullptr) {
+    std::lock_guard<std::mutex> lock(mu);
+    c = contexts[device].load(std::memory_order_relaxed);
+    if (c == nullptr) {
+      auto fresh = std::make_unique<DeviceContext>();
+      CUdevice dev;
+      LF_CU_CHECK(d.cuDeviceGet(&dev, device));
+      LF_CU_CHECK(d.cuDevicePrimaryCtxRetain(&fresh->ctx, dev));
+      LF_CU_CHECK(d.cuCtxSetCurrent(fresh->ctx));
+      LF_CU_CHECK(d.cuStreamCreate(&fresh->stream, /*CU_STREAM_NON_BLOCKING=*/1));
+      fresh->info = st.devices[device];
+      c = fresh.release();  // lives as long as the process: kernels and blocks refer to it
+      contexts[device].store(c, std::memory_order_release);
+    }
   }
-  LF_CU_CHECK(d.cuCtxSetCurrent(slot->ctx));
-  return *slot;
+  CUcontext current = nullptr;
+  if (d.cuCtxGetCurrent(&current) != 0 || current != c->ctx) LF_CU_CHECK(d.cuCtxSetCurrent(c->ctx));
+  return *c;
 }
 
 }  // namespace cu

@@ -52,6 +52,7 @@ struct Api {
   CUresult (*cuGetErrorName)(CUresult, const char**);
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
   CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxGetCurrent)(CUcontext*);
   CUresult (*cuCtxSynchronize)();
   CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
   CUresult (*cuMemFree)(CUdeviceptr);
