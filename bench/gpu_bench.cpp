@@ -51,6 +51,7 @@ struct Row {
   double bytes;
   double fused_ms, unfused_ms, first_ms;
   unsigned long long first_kernels;
+  double compile_ms;  // of the kernels the first call compiled (NVRTC + module load)
 };
 
 }  // namespace
@@ -88,6 +89,7 @@ int main(int argc, char** argv) {
     { lf::Tensor y = make(); lf::sync(); lf::device_synchronize(); }
     double first = std::chrono::duration<double, std::milli>(Clock::now() - s).count();
     unsigned long long kernels = lf::cache_stats().kernels_compiled;
+    double compile_ms = lf::cache_stats().compile_ms;
     auto call = [&] {
       lf::Tensor y = make();
       lf::sync();
@@ -96,7 +98,7 @@ int main(int argc, char** argv) {
     lf::set_fusion_enabled(false);
     double unfused = per_call_ms(call, std::max(2, reps / 4));
     lf::set_fusion_enabled(true);
-    rows.push_back({workload, size, label, bytes, fused, unfused, first, kernels});
+    rows.push_back({workload, size, label, bytes, fused, unfused, first, kernels, compile_ms});
     std::fprintf(stderr, "  measured %s %s\n", workload.c_str(), size.c_str());
   };
   const int kSmallReps = 2000;  // launch-bound rows: time per call over many queued calls
@@ -252,12 +254,12 @@ int main(int argc, char** argv) {
     lf::rt::mutable_config().matmul = "auto";
   }
 
-  std::printf("| workload | size | floor ms | fused ms | fused/floor | unfused ms | first call ms (kernels) |\n");
-  std::printf("|---|---|---|---|---|---|---|\n");
+  std::printf("| workload | size | floor ms | fused ms | fused/floor | unfused ms | first call ms (kernels) | compile ms |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows) {
     double floor_ms = r.bytes / (copy_gbps * 1e6);
-    std::printf("| %s | %s | %.4f | %.4f | %.2fx | %.4f | %.1f (%llu) |\n", r.label.c_str(), r.size.c_str(), floor_ms,
-                r.fused_ms, r.fused_ms / floor_ms, r.unfused_ms, r.first_ms, r.first_kernels);
+    std::printf("| %s | %s | %.4f | %.4f | %.2fx | %.4f | %.1f (%llu) | %.1f |\n", r.label.c_str(), r.size.c_str(),
+                floor_ms, r.fused_ms, r.fused_ms / floor_ms, r.unfused_ms, r.first_ms, r.first_kernels, r.compile_ms);
     if (csv) {
       const char* w = r.workload.c_str();
       const char* z = r.size.c_str();
