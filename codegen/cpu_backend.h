@@ -1,6 +1,7 @@
 // The CPU backend: kernel IR -> LLVM IR -> optimized (loop vectorizer, glibc's libmvec for vector
-// transcendentals) -> native code through LLVM ORC's LLJIT; and launching over the thread pool.
-// This header shows no LLVM types.
+// transcendentals) -> an object file, in the LLVM plugin (codegen/llvm_plugin.h, loaded on the
+// first compile); the object loaded by our own ELF loader (codegen/elf_loader.h, no LLVM); and
+// launching over the thread pool. This header shows no LLVM types.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,8 @@
 #include "codegen/kernel_ir.h"
 
 namespace lf::cpu {
+
+class LoadedObject;
 
 // Runs rows [row_begin, row_end); within each row, the first inner dim over [col_begin, col_end)
 // (a pointwise kernel's columns; a row kernel is called with the whole range).
@@ -29,20 +32,22 @@ struct CompiledKernel : lf::CompiledKernel {
   PartFn part = nullptr;
   CombineFn combine = nullptr;
   FinishFn finish = nullptr;
+  std::shared_ptr<const LoadedObject> image;  // the mapped code the functions point into
 };
 
 // Generates, optimizes and compiles `kernel` as function `name`.
 absl::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name);
 
-// Links an object file `compile` produced earlier for `kernel` (CompiledKernel::binary, from the
-// persistent cache) and finds its functions in it.
+// Loads an object file `compile` produced earlier for `kernel` (CompiledKernel::binary, from the
+// persistent cache) and finds its functions in it. Needs no LLVM.
 absl::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& object,
                                                      const kir::Kernel& kernel);
 
 // The LLVM IR `compile` would start from (for logs and golden files).
 std::string emit_ir(const kir::Kernel& kernel, const std::string& name);
 
-// What the generated code depends on besides the IR: LLVM version, CPU and its features.
+// What the generated code depends on besides the IR: the LLVM version the plugin is built with, the
+// CPU (the cpuid words LLVM reads to pick the CPU name and features) and libmvec. Needs no LLVM.
 const std::string& target_id();
 
 // Runs the kernel over all rows and columns, split over the CPU thread pool. Rows of at least

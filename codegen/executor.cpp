@@ -174,6 +174,10 @@ Prepared prepare(const fuse::Group& g, const fuse::Partition& p, int index, cons
     std::fprintf(stderr, "\n");
     if (opt.log_level >= 2 && !hit && entry.kernel) std::fprintf(stderr, "%s\n", entry.kernel->source.c_str());
   }
+  // No CPU compiler at all (the LLVM plugin is missing or broken) is an installation problem, not a
+  // kernel's: falling back would run every group unfused, silently slow.
+  if (!entry.kernel && !k.gpu && entry.status.code() == absl::StatusCode::kUnavailable)
+    throw Error(std::string(entry.status.message()));
   if (!entry.kernel && first_failure(k.key)) {
     std::string saved = save_failed_source(
         k.name, k.gpu ? cuda::emit_cuda(kernel, k.name, k.cuda_options) : cpu::emit_ir(kernel, k.name), k.gpu);

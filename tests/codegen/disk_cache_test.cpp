@@ -93,6 +93,26 @@ class DiskCacheTest : public testing::Test {
     return use->backends.at("cpu");
   }
 
+  // Starts the filler program on this test's cache directory, its stdout going to `out`; -1 if it
+  // could not be started.
+  pid_t spawn_filler(const std::string& out, bool report_llvm = false) const {
+    std::string env_dir = "LAZYFUSE_CACHE_DIR=" + dir_;
+    std::vector<char*> env;
+    env.push_back(env_dir.data());
+    for (char** e = environ; *e; ++e)
+      if (std::string(*e).rfind("LAZYFUSE_CACHE_DIR=", 0) != 0) env.push_back(*e);
+    env.push_back(nullptr);
+    char* argv[] = {const_cast<char*>(LF_CACHE_FILLER), const_cast<char*>(report_llvm ? "--report-llvm" : nullptr),
+                    nullptr};
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = -1;
+    if (posix_spawn(&pid, LF_CACHE_FILLER, &actions, nullptr, argv, env.data()) != 0) pid = -1;
+    posix_spawn_file_actions_destroy(&actions);
+    return pid;
+  }
+
   std::string root_, dir_;
   lf::rt::Config saved_;
   lf::Device saved_device_ = lf::Device::cpu();
@@ -326,6 +346,36 @@ TEST_F(DiskCacheTest, CollidingOrStaleEntryIsNotUsed) {
   EXPECT_EQ(decode(*read_file(entry), &why)->target, good->target);
 }
 
+// An intact entry whose object file the loader refuses (here: made for another machine) is
+// reported, compiled again and replaced.
+TEST_F(DiskCacheTest, ObjectThatDoesNotLoadIsReplaced) {
+  run_checked(reduction);
+  ASSERT_EQ(entries().size(), 1u);
+  fs::path entry = entries()[0];
+  std::string why;
+  auto r = decode(*read_file(entry), &why);
+  ASSERT_TRUE(r) << why;
+  ASSERT_GT(r->binary.size(), 20u);
+  r->binary[18] = static_cast<char>(183);  // e_machine: EM_AARCH64
+  std::ofstream(entry, std::ios::binary | std::ios::trunc) << encode(*r);
+  expect_replaced(this, entry, reduction, "did not load (object file: machine 183, not x86-64); recompiling it");
+}
+
+// A program whose kernels are all in the persistent cache never loads LLVM (the plugin is loaded
+// only to compile): the filler reports what /proc/self/maps says.
+TEST_F(DiskCacheTest, LoadingFromDiskNeedsNoLlvm) {
+  if (!std::filesystem::exists(LF_CACHE_FILLER)) GTEST_SKIP() << LF_CACHE_FILLER << " is not here";
+  for (const char* want : {"compiled=3 disk_hits=0 llvm=yes\n", "compiled=0 disk_hits=3 llvm=no\n"}) {
+    std::string out = root_ + "/out";
+    pid_t pid = spawn_filler(out, /*report_llvm=*/true);
+    ASSERT_GT(pid, 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    EXPECT_EQ(*read_file(out), want);
+  }
+}
+
 // An entry that exists but cannot be read (here: a directory in its place) is reported, and the
 // kernel is compiled; the process goes on.
 TEST_F(DiskCacheTest, UnreadableEntryIsReported) {
@@ -482,23 +532,11 @@ TEST_F(DiskCacheTest, EvictionRemovesHitCounts) {
 TEST_F(DiskCacheTest, ConcurrentProcesses) {
   // The filler program is found by its build-tree path (a binary carried elsewhere has none).
   if (!std::filesystem::exists(LF_CACHE_FILLER)) GTEST_SKIP() << LF_CACHE_FILLER << " is not here";
-  std::string env_dir = "LAZYFUSE_CACHE_DIR=" + dir_;
-  std::vector<char*> env;
-  env.push_back(env_dir.data());
-  for (char** e = environ; *e; ++e)
-    if (std::string(*e).rfind("LAZYFUSE_CACHE_DIR=", 0) != 0) env.push_back(*e);
-  env.push_back(nullptr);
   for (int round = 0; round < 2; ++round) {
     std::vector<pid_t> pids;
     for (int i = 0; i < 6; ++i) {
-      pid_t pid;
-      char* argv[] = {const_cast<char*>(LF_CACHE_FILLER), nullptr};
-      std::string out = root_ + "/out" + std::to_string(i);
-      posix_spawn_file_actions_t actions;
-      posix_spawn_file_actions_init(&actions);
-      posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      ASSERT_EQ(posix_spawn(&pid, LF_CACHE_FILLER, &actions, nullptr, argv, env.data()), 0);
-      posix_spawn_file_actions_destroy(&actions);
+      pid_t pid = spawn_filler(root_ + "/out" + std::to_string(i));
+      ASSERT_GT(pid, 0);
       pids.push_back(pid);
     }
     for (size_t i = 0; i < pids.size(); ++i) {

@@ -1,14 +1,31 @@
 // A small program that fills the persistent kernel cache as a user's program would: a few fused
 // computations on the CPU, each checked against plain C++ loops. Prints the counters, e.g.
 // "compiled=3 disk_hits=0", and exits non-zero if a value is wrong. The tests run it with
-// LAZYFUSE_CACHE_DIR pointing at a temporary directory.
+// LAZYFUSE_CACHE_DIR pointing at a temporary directory. With --report-llvm it adds whether LLVM
+// was loaded into the process (" llvm=yes" / " llvm=no", from /proc/self/maps).
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "lazyfuse/lazyfuse.h"
 
-int main() {
+namespace {
+
+bool llvm_mapped() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find("libLLVM") != std::string::npos || line.find("liblazyfuse-llvm") != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool report_llvm = argc > 1 && std::strcmp(argv[1], "--report-llvm") == 0;
   lf::set_default_device(lf::Device::cpu());
   constexpr int kRows = 8, kCols = 100;
   std::vector<float> xs(kRows * kCols), ys(kRows * kCols);
@@ -45,7 +62,9 @@ int main() {
     check("tanh(x)/y", (lf::tanh(x) / y).to_vector<float>(), want);
   }
   lf::CacheStats s = lf::cache_stats();
-  std::printf("compiled=%llu disk_hits=%llu\n", static_cast<unsigned long long>(s.kernels_compiled),
+  std::printf("compiled=%llu disk_hits=%llu", static_cast<unsigned long long>(s.kernels_compiled),
               static_cast<unsigned long long>(s.disk_hits));
+  if (report_llvm) std::printf(" llvm=%s", llvm_mapped() ? "yes" : "no");
+  std::printf("\n");
   return bad == 0 ? 0 : 1;
 }

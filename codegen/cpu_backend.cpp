@@ -1,0 +1,132 @@
+// The CPU backend's core half (cpu_backend.h): compiling goes through the LLVM plugin, loading and
+// launching need no LLVM.
+#include "codegen/cpu_backend.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "codegen/elf_loader.h"
+#include "codegen/llvm_emit.h"
+#include "codegen/llvm_plugin.h"
+#include "runtime/thread_pool.h"
+
+namespace lf::cpu {
+
+absl::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name) {
+  auto start = std::chrono::steady_clock::now();
+  auto api = plugin::get();
+  if (!api.ok()) return api.status();
+  std::string ir, object;
+  if (auto st = (*api)->compile(kernel, name, &ir, &object); !st.ok()) return st;
+  auto out = load(name, object, kernel);
+  if (!out.ok()) return out.status();
+  (*out)->source = std::move(ir);
+  (*out)->binary = std::move(object);
+  (*out)->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+absl::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& object,
+                                                     const kir::Kernel& kernel) {
+  auto image = load_object(object);
+  if (!image.ok()) return image.status();
+  auto out = std::make_shared<CompiledKernel>();
+  out->name = name;
+  auto find = [&](const std::string& symbol) -> absl::StatusOr<void*> {
+    void* p = (*image)->symbol(symbol);
+    if (!p) return absl::InvalidArgumentError("object file: no function " + symbol);
+    return p;
+  };
+  auto fn = find(name);
+  if (!fn.ok()) return fn.status();
+  out->fn = reinterpret_cast<KernelFn>(*fn);
+  if (split_info(kernel).splittable) {
+    auto part = find(name + "_part");
+    auto comb = find(name + "_comb");
+    auto fin = find(name + "_fin");
+    for (auto* st : {&part, &comb, &fin})
+      if (!st->ok()) return st->status();
+    out->part = reinterpret_cast<PartFn>(*part);
+    out->combine = reinterpret_cast<CombineFn>(*comb);
+    out->finish = reinterpret_cast<FinishFn>(*fin);
+  }
+  out->image = std::move(*image);
+  return out;
+}
+
+std::string emit_ir(const kir::Kernel& kernel, const std::string& name) {
+  auto api = plugin::get();
+  if (!api.ok()) return "; " + std::string(api.status().message()) + "\n";
+  return (*api)->emit_ir(kernel, name);
+}
+
+absl::StatusOr<Inspection> inspect(const kir::Kernel& kernel, const std::string& name) {
+  auto api = plugin::get();
+  if (!api.ok()) return api.status();
+  return (*api)->inspect(kernel, name);
+}
+
+namespace {
+
+// Reduces every row in chunks of its outermost reduced dim, `chunks` per row (a function of the
+// sizes only), one parallel pass per reduction level, then combines each row's chunks in order.
+void launch_split(const CompiledKernel& k, const kir::Kernel& kernel, const int64_t* m, void* const* p, int64_t rows,
+                  int64_t len, int64_t chunks) {
+  SplitInfo info = split_info(kernel);
+  const int64_t slot_bytes = 16 * int64_t{info.reductions};
+  std::vector<std::byte> state(static_cast<size_t>(rows * slot_bytes));
+  std::vector<std::byte> parts(static_cast<size_t>(rows * chunks * slot_bytes));
+  for (int level = 0; level < info.levels; ++level) {
+    rt::parallel_for(rows * chunks, [&](int64_t c) {
+      int64_t r = c / chunks, j = c % chunks;
+      k.part(m, p, r, len * j / chunks, len * (j + 1) / chunks, level, state.data() + r * slot_bytes,
+             parts.data() + c * slot_bytes);
+    });
+    for (int64_t r = 0; r < rows; ++r)
+      k.combine(level, parts.data() + r * chunks * slot_bytes, chunks, state.data() + r * slot_bytes);
+  }
+  for (int64_t r = 0; r < rows; ++r) k.finish(m, p, r, state.data() + r * slot_bytes);
+}
+
+}  // namespace
+
+void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args) {
+  std::vector<int64_t> meta = kir::pack_meta(kernel, args);
+  int64_t rows = args.rows();
+  int64_t cols = args.sizes[static_cast<size_t>(args.outer_rank)];  // the first inner dim
+  int64_t inner = args.inner_numel();
+  if (rows == 0) return;
+  if (!kernel.row && inner == 0) return;
+  const int64_t* m = meta.data();
+  void* const* p = args.pointers.data();
+  if (kernel.row && compiled.part && inner >= kSplitMinElements && cols > 1) {
+    int64_t chunks = std::min(cols, (inner + kSplitGrain - 1) / kSplitGrain);
+    return launch_split(compiled, kernel, m, p, rows, cols, chunks);
+  }
+  // Chunks of at least kGrain elements, a few per thread for balance.
+  constexpr int64_t kGrain = 1 << 15;
+  int64_t threads = rt::num_cpu_threads();
+  int64_t work = rows * std::max<int64_t>(inner, 1);
+  int64_t chunks = std::clamp<int64_t>(work / kGrain, 1, threads * 4);
+  KernelFn fn = compiled.fn;
+  if (kernel.row || rows >= chunks) {
+    chunks = std::min(chunks, rows);
+    rt::parallel_for(chunks, [&](int64_t c) {
+      int64_t r0 = rows * c / chunks, r1 = rows * (c + 1) / chunks;
+      fn(m, p, r0, r1, 0, cols);
+    });
+    return;
+  }
+  // Few long rows (a pointwise kernel over contiguous data is one row): split the columns.
+  int64_t per_row = (chunks + rows - 1) / rows;
+  rt::parallel_for(rows * per_row, [&](int64_t c) {
+    int64_t r = c / per_row, k = c % per_row;
+    int64_t c0 = cols * k / per_row, c1 = cols * (k + 1) / per_row;
+    fn(m, p, r, r + 1, c0, c1);
+  });
+}
+
+}  // namespace lf::cpu
