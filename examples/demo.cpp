@@ -150,7 +150,7 @@ int main() try {
               lf::cuda_available() ? "available" : "not available here");
   std::printf("Each computation runs twice: the first flush fuses the ops and compiles kernels (%s), the\n"
               "second reuses them from the cache. LAZYFUSE_LOG=1 shows the groups, LAZYFUSE_FUSION=0 runs unfused.\n\n",
-              device.is_cuda() ? "CUDA C via NVRTC" : "LLVM IR via ORC");
+              device.is_cuda() ? "CUDA C via NVRTC" : "LLVM IR via LLVM");
   lf::manual_seed(42);
 
   const int64_t n = int64_t{1} << 22;
