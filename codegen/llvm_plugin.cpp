@@ -35,7 +35,9 @@ absl::StatusOr<const Api*> load_from(const std::string& path) {
     return absl::UnavailableError("the CPU compiler (LLVM plugin " + path + ") cannot be loaded: " + why +
                                   "; it is built and installed with liblazyfuse.so and must sit next to it");
   };
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // RTLD_LAZY: binding all of libLLVM's symbols up front costs the first compile about 5 ms more;
+  // a plugin of another build is refused below before anything in it is called.
+  void* handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
   if (!handle) {
     const char* err = dlerror();
     return fail(err ? err : "dlopen failed");
