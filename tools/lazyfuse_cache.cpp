@@ -161,8 +161,8 @@ std::string json(const std::string& s) {
 
 std::string short_hash(const std::string& h) { return h.substr(0, 10); }
 
-// CPU targets read "llvm19.1.7/x86_64-pc-linux-gnu/znver3/+avx,...": the CPU name is what tells
-// entries apart. CUDA targets read "sm_90/nvrtc12.8/driver12080": the architecture.
+// CPU targets read "llvm19.1.7/x86_64/intel-6-207-2/cpuid-<hash>/+avx,...": the CPU's vendor,
+// family, model and stepping is what tells entries apart. CUDA targets read "sm_90/nvrtc12.8/driver12080": the architecture.
 std::string short_target(const disk::Record& r) {
   std::vector<std::string> parts;
   size_t at = 0;
