@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <random>
 #include <vector>
 
@@ -18,9 +19,11 @@ using lf::DType;
 using lf::Tensor;
 
 // Floats in the order of their values (-0 just below +0): the difference counts ulps between them.
-int64_t ordered(float f) {
-  int32_t i = std::bit_cast<int32_t>(f);
-  return i < 0 ? -static_cast<int64_t>(i & 0x7fffffff) - 1 : i;
+template <class T>
+int64_t ordered(T f) {
+  using I = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+  I i = std::bit_cast<I>(f);
+  return i < 0 ? -static_cast<int64_t>(i & std::numeric_limits<I>::max()) - 1 : i;
 }
 
 // A float of random sign, exponent and mantissa over the whole range, subnormals included.
@@ -28,13 +31,18 @@ float any_float(std::mt19937& rng) {
   uint32_t sign = rng() & 1u, exp = rng() % 255u, mant = rng() & 0x7fffffu;
   return std::bit_cast<float>(sign << 31 | exp << 23 | mant);
 }
+double any_double(std::mt19937_64& rng) {
+  uint64_t sign = rng() & 1u, exp = rng() % 2047u, mant = rng() & 0xfffffffffffffull;
+  return std::bit_cast<double>(sign << 63 | exp << 52 | mant);
+}
 
 // x / sum(w) per row, where each row of w holds one value (so the sum is that value exactly):
 // the fused kernel against the host's division of each element.
-void check_row_division(const std::vector<float>& x, const std::vector<float>& divisors, int64_t cols) {
+template <class T>
+void check_row_division(const std::vector<T>& x, const std::vector<T>& divisors, int64_t cols) {
   int64_t rows = static_cast<int64_t>(divisors.size());
-  std::vector<float> w(x.size(), 0.0f);
-  for (int64_t r = 0; r < rows; ++r) w[r * cols + r % cols] = divisors[r];
+  std::vector<T> w(x.size(), T(0));
+  for (int64_t r = 0; r < rows; ++r) w[static_cast<size_t>(r * cols + r % cols)] = divisors[static_cast<size_t>(r)];
   Tensor xt = lf::from_vector(x, {rows, cols}), wt = lf::from_vector(w, {rows, cols});
   lf::sync();
   lf::test::StatsDelta stats;
@@ -42,15 +50,16 @@ void check_row_division(const std::vector<float>& x, const std::vector<float>& d
   Tensor y = xt / s;
   lf::sync();
   EXPECT_EQ(stats.launched(), 1u) << "sum and division are one row kernel";
-  std::vector<float> sv = s.to_vector<float>(), got = y.to_vector<float>();
+  std::vector<T> sv = s.template to_vector<T>(), got = y.template to_vector<T>();
   int reported = 0;
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < cols; ++c) {
-      float a = x[r * cols + c], d = sv[r], want = a / d, g = got[r * cols + c];
+      T a = x[static_cast<size_t>(r * cols + c)], d = sv[static_cast<size_t>(r)], want = a / d;
+      T g = got[static_cast<size_t>(r * cols + c)];
       bool ok;
-      if (std::isnan(want) || std::isinf(want) || want == 0.0f || std::isnan(g)) {
-        ok = std::bit_cast<uint32_t>(g) == std::bit_cast<uint32_t>(want) || (std::isnan(want) && std::isnan(g));
-      } else if (std::fabs(want) >= std::numeric_limits<float>::min()) {
+      if (std::isnan(want) || std::isinf(want) || want == T(0) || std::isnan(g)) {
+        ok = ordered(g) == ordered(want) || (std::isnan(want) && std::isnan(g));
+      } else if (std::fabs(want) >= std::numeric_limits<T>::min()) {
         ok = g == want;  // correctly rounded
       } else {
         ok = std::llabs(ordered(g) - ordered(want)) <= 1;  // a subnormal quotient, rounded twice
@@ -88,6 +97,21 @@ TEST(RowDivision, MatchesTheDivisionOverTheWholeFloatRange) {
                         std::numeric_limits<float>::denorm_min(), 0x1p-100f, 0x1.fffffep-101f, 1.0f};
   for (int64_t r = 0; r < rows; ++r)
     for (size_t e = 0; e < std::size(edge); ++e) x[static_cast<size_t>(r * cols) + e * 7] = edge[e];
+  check_row_division(x, divisors, cols);
+}
+
+TEST(RowDivision, MatchesTheDivisionInFloat64) {
+  std::mt19937_64 rng(13);
+  const int64_t rows = 300, cols = 256;
+  std::vector<double> divisors(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    double m = 1.0 + static_cast<double>(rng() & 0xfffffffffffffull) * 0x1p-52;
+    divisors[static_cast<size_t>(r)] = std::ldexp(m, static_cast<int>(rng() % 1201) - 600) * ((rng() & 1) ? -1.0 : 1.0);
+  }
+  const double outside[] = {0.0, INFINITY, NAN, 0x1p-601, 0x1.0000000000001p600, 0x1p-1060};
+  for (size_t i = 0; i < std::size(outside); ++i) divisors[i] = outside[i];
+  std::vector<double> x(static_cast<size_t>(rows * cols));
+  for (double& v : x) v = any_double(rng);
   check_row_division(x, divisors, cols);
 }
 
