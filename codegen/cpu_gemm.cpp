@@ -223,7 +223,11 @@ class Gemm {
       for (int64_t p = 0; p < kc; ++p) {
         const S* row = base + (p0 + p) * sk + j0 * sn;
         int64_t j = 0;
-        for (; j < jn; ++j) dst[p * nr + j] = widen(row[j * sn]);
+        if (sn == 1) {  // the usual layout: a plain (vectorized) copy
+          for (; j < jn; ++j) dst[p * nr + j] = widen(row[j]);
+        } else {
+          for (; j < jn; ++j) dst[p * nr + j] = widen(row[j * sn]);
+        }
         for (; j < nr; ++j) dst[p * nr + j] = T(0);
       }
     }
@@ -234,6 +238,8 @@ class Gemm {
     size_t r = p_.batch.size();
     const S* base = src(p_.a) + batch_offset(p_.a, b);
     int64_t sm = p_.a.strides[r], sk = p_.a.strides[r + 1], mr = micro_.mr;
+    if (sk == 1 && mr == 12) return pack_a_rows<12>(dst, base + i0 * sm + p0, sm, mc, kc);
+    if (sk == 1 && mr == 4) return pack_a_rows<4>(dst, base + i0 * sm + p0, sm, mc, kc);
     for (int64_t ir = 0; ir < mc; ir += mr) {
       T* sliver = dst + ir * kc;
       for (int64_t i = 0; i < mr; ++i) {
@@ -244,6 +250,22 @@ class Gemm {
         const S* row = base + (i0 + ir + i) * sm + p0 * sk;
         for (int64_t p = 0; p < kc; ++p) sliver[p * mr + i] = widen(row[p * sk]);
       }
+    }
+  }
+
+  // pack_a for contiguous rows of A: each sliver written in order, one element of each of its
+  // MR rows in turn (the rows past mc read zeros), about twice as fast as a row at a time with
+  // stores MR apart.
+  template <int kMr>
+  static void pack_a_rows(T* dst, const S* first, int64_t sm, int64_t mc, int64_t kc) {
+    static const S zeros[kKc] = {};
+    for (int64_t ir = 0; ir < mc; ir += kMr) {
+      T* sliver = dst + ir * kc;
+      const S* rows[kMr];
+      for (int i = 0; i < kMr; ++i) rows[i] = ir + i < mc ? first + (ir + i) * sm : zeros;
+      for (int64_t p = 0; p < kc; ++p)
+#pragma GCC unroll 12
+        for (int i = 0; i < kMr; ++i) sliver[p * kMr + i] = widen(rows[i][p]);
     }
   }
 
