@@ -1,9 +1,11 @@
 // The CPU GEMM (see cpu_gemm.h). Structure, after Goto & van de Geijn and BLIS:
 //   B is packed once per batch into slabs of kKc rows, each slab cut into NR-column slivers;
-//   the rows of C are cut into blocks (tasks for the thread pool); a task packs its rows of A,
-//   slab by slab, into MR-row slivers and runs the micro-kernel for every (sliver of A, sliver of
-//   B) pair, accumulating an MR x NR tile of C in registers; then it rounds its rows of C to the
-//   output dtype and hands them to the epilogue while they are still in cache.
+//   the rows of C are cut into blocks of whole MR-row slivers, spread evenly over the tasks for
+//   the thread pool; a task packs its rows of A, slab by slab, into MR-row slivers and runs the
+//   micro-kernel for every (sliver of A, sliver of B) pair, accumulating an MR x NR tile in
+//   registers and storing it into C (the first slab) or adding it (the later ones), in C itself
+//   when C has the compute type, else in a buffer rounded to the output dtype at the end; then it
+//   hands its rows to the epilogue while they are still in cache.
 // The micro-kernel is AVX-512 (12 x 32 floats or 12 x 16 doubles of accumulators in 24 zmm
 // registers, fed by two vector loads and one broadcast per step) where the CPU has it, and a
 // portable loop nest that the compiler vectorizes for the baseline ISA elsewhere and for integers.
@@ -29,6 +31,7 @@ namespace {
 
 constexpr int64_t kKc = 256;        // rows of a B slab: an A sliver plus a B sliver fit in L1
 constexpr int64_t kMaxRowBlock = 192;  // rows of C per task: its packed A slab stays in L2
+constexpr int64_t kMaxTile = 12 * 32;  // the largest micro-kernel tile (MR x NR)
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
@@ -63,6 +66,7 @@ struct Avx512F32 {
   __attribute__((target("avx512f"), always_inline)) static void add_store(T* p, V v) {
     _mm512_storeu_ps(p, _mm512_add_ps(_mm512_loadu_ps(p), v));
   }
+  __attribute__((target("avx512f"), always_inline)) static void store(T* p, V v) { _mm512_storeu_ps(p, v); }
 };
 
 struct Avx512F64 {
@@ -76,12 +80,14 @@ struct Avx512F64 {
   __attribute__((target("avx512f"), always_inline)) static void add_store(T* p, V v) {
     _mm512_storeu_pd(p, _mm512_add_pd(_mm512_loadu_pd(p), v));
   }
+  __attribute__((target("avx512f"), always_inline)) static void store(T* p, V v) { _mm512_storeu_pd(p, v); }
 };
 
 // Two vectors of NR per row: 2 * kMr accumulators, 2 loads of B and kMr broadcasts of A per step.
+// The first slab of k stores the tile, later ones add to it (so C needs no zeroing).
 template <class X>
 __attribute__((target("avx512f"))) void micro_avx512(int64_t kc, const typename X::T* a, const typename X::T* b,
-                                                     typename X::T* c, int64_t ldc) {
+                                                     typename X::T* c, int64_t ldc, bool accumulate) {
   constexpr int kMr = X::kMr, kL = X::kLanes;
   typename X::V acc[kMr][2];
 #pragma GCC unroll 12
@@ -97,10 +103,18 @@ __attribute__((target("avx512f"))) void micro_avx512(int64_t kc, const typename 
     a += kMr;
     b += 2 * kL;
   }
+  if (accumulate) {
 #pragma GCC unroll 12
-  for (int i = 0; i < kMr; ++i) {
-    X::add_store(c + i * ldc, acc[i][0]);
-    X::add_store(c + i * ldc + kL, acc[i][1]);
+    for (int i = 0; i < kMr; ++i) {
+      X::add_store(c + i * ldc, acc[i][0]);
+      X::add_store(c + i * ldc + kL, acc[i][1]);
+    }
+  } else {
+#pragma GCC unroll 12
+    for (int i = 0; i < kMr; ++i) {
+      X::store(c + i * ldc, acc[i][0]);
+      X::store(c + i * ldc + kL, acc[i][1]);
+    }
   }
 }
 #endif
@@ -108,7 +122,7 @@ __attribute__((target("avx512f"))) void micro_avx512(int64_t kc, const typename 
 // Portable: the j loop is the vectorizable one. Integers multiply and add as uint64 (wrap-around,
 // no undefined overflow).
 template <class T, int kMr, int kNr>
-void micro_generic(int64_t kc, const T* a, const T* b, T* c, int64_t ldc) {
+void micro_generic(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, bool accumulate) {
   using A = std::conditional_t<std::is_integral_v<T>, uint64_t, T>;
   A acc[kMr][kNr] = {};
   for (int64_t p = 0; p < kc; ++p) {
@@ -120,11 +134,12 @@ void micro_generic(int64_t kc, const T* a, const T* b, T* c, int64_t ldc) {
     b += kNr;
   }
   for (int i = 0; i < kMr; ++i)
-    for (int j = 0; j < kNr; ++j) c[i * ldc + j] = static_cast<T>(static_cast<A>(c[i * ldc + j]) + acc[i][j]);
+    for (int j = 0; j < kNr; ++j)
+      c[i * ldc + j] = static_cast<T>(accumulate ? static_cast<A>(c[i * ldc + j]) + acc[i][j] : acc[i][j]);
 }
 
 template <class T>
-using MicroFn = void (*)(int64_t, const T*, const T*, T*, int64_t);
+using MicroFn = void (*)(int64_t, const T*, const T*, T*, int64_t, bool);
 
 template <class T>
 struct Micro {
@@ -160,19 +175,21 @@ class Gemm {
     int64_t batches = 1;
     for (int64_t s : p_.batch) batches *= s;
     if (batches == 0 || p_.m == 0 || p_.n == 0) return;
-    // Rows of C per task: enough tasks to keep every thread busy, few enough to amortize packing.
+    // Tasks per batch: enough to keep every thread busy, few enough to amortize packing, and a
+    // multiple of the thread count; their rows are whole MR-row slivers, spread evenly (tasks
+    // differ by one sliver at most, so no thread gets a whole extra block).
     int64_t threads = rt::num_cpu_threads();
+    slivers_ = (p_.m + micro_.mr - 1) / micro_.mr;
     int64_t per_batch = std::max<int64_t>(1, (p_.m + kMaxRowBlock - 1) / kMaxRowBlock);
-    if (batches * per_batch < threads) per_batch = std::min<int64_t>(p_.m, (threads + batches - 1) / batches);
+    if (batches * per_batch < threads) per_batch = (threads + batches - 1) / batches;
     if (per_batch > 1 && per_batch % threads) per_batch = round_up(per_batch, threads);
-    block_ = round_up((p_.m + per_batch - 1) / per_batch, micro_.mr);
-    per_batch = (p_.m + block_ - 1) / block_;
+    per_batch_ = std::min(per_batch, slivers_);
 
     int64_t packs = b_batch_broadcast_ ? 1 : batches;
     packed_b_.resize(static_cast<size_t>(packs * p_.k * npad_));
-    int64_t slivers = npad_ / micro_.nr;
-    rt::parallel_for(packs * slivers, [&](int64_t t) { pack_b(t / slivers, t % slivers); });
-    rt::parallel_for(batches * per_batch, [&](int64_t t) { run_block(t / per_batch, (t % per_batch) * block_); });
+    int64_t b_slivers = npad_ / micro_.nr;
+    rt::parallel_for(packs * b_slivers, [&](int64_t t) { pack_b(t / b_slivers, t % b_slivers); });
+    rt::parallel_for(batches * per_batch_, [&](int64_t t) { run_block(t / per_batch_, t % per_batch_); });
   }
 
  private:
@@ -206,7 +223,11 @@ class Gemm {
       for (int64_t p = 0; p < kc; ++p) {
         const S* row = base + (p0 + p) * sk + j0 * sn;
         int64_t j = 0;
-        for (; j < jn; ++j) dst[p * nr + j] = widen(row[j * sn]);
+        if (sn == 1) {  // the usual layout: a plain (vectorized) copy
+          for (; j < jn; ++j) dst[p * nr + j] = widen(row[j]);
+        } else {
+          for (; j < jn; ++j) dst[p * nr + j] = widen(row[j * sn]);
+        }
         for (; j < nr; ++j) dst[p * nr + j] = T(0);
       }
     }
@@ -217,6 +238,8 @@ class Gemm {
     size_t r = p_.batch.size();
     const S* base = src(p_.a) + batch_offset(p_.a, b);
     int64_t sm = p_.a.strides[r], sk = p_.a.strides[r + 1], mr = micro_.mr;
+    if (sk == 1 && mr == 12) return pack_a_rows<12>(dst, base + i0 * sm + p0, sm, mc, kc);
+    if (sk == 1 && mr == 4) return pack_a_rows<4>(dst, base + i0 * sm + p0, sm, mc, kc);
     for (int64_t ir = 0; ir < mc; ir += mr) {
       T* sliver = dst + ir * kc;
       for (int64_t i = 0; i < mr; ++i) {
@@ -230,38 +253,85 @@ class Gemm {
     }
   }
 
-  void run_block(int64_t b, int64_t i0) {
+  // pack_a for contiguous rows of A: each sliver written in order, one element of each of its
+  // MR rows in turn (the rows past mc read zeros), about twice as fast as a row at a time with
+  // stores MR apart.
+  template <int kMr>
+  static void pack_a_rows(T* dst, const S* first, int64_t sm, int64_t mc, int64_t kc) {
+    static const S zeros[kKc] = {};
+    for (int64_t ir = 0; ir < mc; ir += kMr) {
+      T* sliver = dst + ir * kc;
+      const S* rows[kMr];
+      for (int i = 0; i < kMr; ++i) rows[i] = ir + i < mc ? first + (ir + i) * sm : zeros;
+      for (int64_t p = 0; p < kc; ++p)
+#pragma GCC unroll 12
+        for (int i = 0; i < kMr; ++i) sliver[p * kMr + i] = widen(rows[i][p]);
+    }
+  }
+
+  // Task t of batch b: its rows of C, slab by slab of k. C is written in place when it has the
+  // compute type (the first slab stores, later ones add), else through a compute-type buffer.
+  void run_block(int64_t b, int64_t t) {
     thread_local std::vector<T> a_buf, c_buf;
-    int64_t mc = std::min(block_, p_.m - i0), mpad = round_up(mc, micro_.mr);
-    T* ct = scratch(c_buf, mpad * npad_);
-    std::fill(ct, ct + mpad * npad_, T(0));
+    int64_t mr = micro_.mr, nr = micro_.nr;
+    int64_t i0 = slivers_ * t / per_batch_ * mr, i1 = std::min(p_.m, slivers_ * (t + 1) / per_batch_ * mr);
+    int64_t mc = i1 - i0, mpad = round_up(mc, mr);
+    S* c = static_cast<S*>(p_.c) + (b * p_.m + i0) * p_.n;
+    constexpr bool kDirect = std::is_same_v<S, T>;
+    T* ct;
+    int64_t ldc, rows, cols;  // the tile target and how much of it is real (the rest is padding)
+    if constexpr (kDirect) {
+      ct = c, ldc = p_.n, rows = mc, cols = p_.n;
+    } else {
+      ct = scratch(c_buf, mpad * npad_), ldc = npad_, rows = mpad, cols = npad_;
+    }
+    if (p_.k == 0) {
+      for (int64_t i = 0; i < rows; ++i) std::fill(ct + i * ldc, ct + i * ldc + cols, T(0));
+    }
     T* ap = scratch(a_buf, mpad * kKc);
     const T* bp = packed_b_.data() + (b_batch_broadcast_ ? 0 : b * p_.k * npad_);
     for (int64_t p0 = 0; p0 < p_.k; p0 += kKc) {
       int64_t kc = std::min(kKc, p_.k - p0);
+      bool accumulate = p0 > 0;
       pack_a(ap, b, i0, mc, p0, kc);
       const T* slab = bp + p0 * npad_;
-      for (int64_t jr = 0; jr < npad_; jr += micro_.nr)
-        for (int64_t ir = 0; ir < mpad; ir += micro_.mr)
-          micro_.fn(kc, ap + ir * kc, slab + jr * kc, ct + ir * npad_ + jr, npad_);
-    }
-    S* c = static_cast<S*>(p_.c) + (b * p_.m + i0) * p_.n;
-    for (int64_t i = 0; i < mc; ++i) {
-      const T* from = ct + i * npad_;
-      S* to = c + i * p_.n;
-      if constexpr (std::is_same_v<S, T>) {
-        std::memcpy(to, from, static_cast<size_t>(p_.n) * sizeof(T));
-      } else {
-        for (int64_t j = 0; j < p_.n; ++j) to[j] = static_cast<S>(from[j]);
+      for (int64_t jr = 0; jr < npad_; jr += nr) {
+        for (int64_t ir = 0; ir < mpad; ir += mr) {
+          const T* as = ap + ir * kc;
+          const T* bs = slab + jr * kc;
+          if (ir + mr <= rows && jr + nr <= cols) {
+            micro_.fn(kc, as, bs, ct + ir * ldc + jr, ldc, accumulate);
+          } else {
+            edge_tile(kc, as, bs, ct + ir * ldc + jr, ldc, std::min(mr, rows - ir), std::min(nr, cols - jr), accumulate);
+          }
+        }
       }
     }
-    if (done_) done_(b * p_.m + i0, b * p_.m + i0 + mc);
+    if constexpr (!kDirect) {
+      for (int64_t i = 0; i < mc; ++i)
+        for (int64_t j = 0; j < p_.n; ++j) c[i * p_.n + j] = static_cast<S>(ct[i * npad_ + j]);
+    }
+    if (done_) done_(b * p_.m + i0, b * p_.m + i1);
+  }
+
+  // A tile that sticks out of C: computed aside, then its real part stored or added.
+  void edge_tile(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, int64_t rows, int64_t cols,
+                 bool accumulate) const {
+    alignas(64) T tile[kMaxTile];
+    int64_t nr = micro_.nr;
+    micro_.fn(kc, a, b, tile, nr, false);
+    using W = std::conditional_t<std::is_integral_v<T>, uint64_t, T>;  // integers wrap around
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        W v = static_cast<W>(tile[i * nr + j]);
+        c[i * ldc + j] = static_cast<T>(accumulate ? static_cast<W>(c[i * ldc + j]) + v : v);
+      }
   }
 
   const GemmProblem& p_;
   const RowsDone& done_;
   Micro<T> micro_;
-  int64_t npad_ = 0, block_ = 0;
+  int64_t npad_ = 0, slivers_ = 0, per_batch_ = 1;
   bool b_batch_broadcast_ = true;
   std::vector<T> packed_b_;
 };

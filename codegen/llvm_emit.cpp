@@ -16,9 +16,11 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "codegen/llvm_math.h"
 #include "lazyfuse/types.h"
@@ -34,7 +36,7 @@ using Op = ir::Op;
 class Emitter {
  public:
   Emitter(const kir::Kernel& k, const std::string& name, llvm::LLVMContext& ctx)
-      : k_(k), name_(name), ctx_(ctx), m_(std::make_unique<llvm::Module>(name, ctx)), b_(ctx), split_(split_info(k)) {
+      : k_(k), name_(name), ctx_(ctx), m_(std::make_unique<llvm::Module>(name, ctx)), b_(ctx), plan_(row_plan(k)), split_(split_info(k)) {
     rank_ = k.outer_rank + k.inner_rank;
     i64_ = b_.getInt64Ty();
   }
@@ -270,6 +272,8 @@ class Emitter {
 
   void emit_row(Value* row) {
     set_row_base(row);
+    cache_slot_ = plan_.keep;
+    cache_ready_.clear();
     for (size_t i = 0; i < k_.instrs.size(); ++i)
       if (k_.instrs[i].kind == InstrKind::Reduce) emit_reduction(static_cast<int>(i));
     // Element outputs: one pass writing every per-element output.
@@ -278,13 +282,105 @@ class Emitter {
       if (!k_.instrs[o.instr].row) elem_outs.push_back(&o);
     if (!elem_outs.empty()) {
       for (const kir::Output* o : elem_outs) emit_row_deps(o->instr);
-      emit_inner(0, row_base_, b_.getInt64(0), {}, [&](std::vector<Value*> c) {
-        for (const kir::Output* o : elem_outs)
-          store(o->slot, elem_off_[o->slot], k_.operands[o->slot].dtype, elem(o->instr));
-        return c;
-      });
+      if (plan_.row_divisions.empty()) {
+        emit_output_pass(elem_outs);
+      } else {
+        emit_output_pass_dividing(elem_outs);
+      }
     }
     store_row_outputs();
+  }
+
+  // One pass writing every per-element output.
+  void emit_output_pass(const std::vector<const kir::Output*>& elem_outs) {
+    emit_inner(0, row_base_, b_.getInt64(0), {}, [&](std::vector<Value*> c) {
+      // Every value first, then the stores: an output may hold a kept value (row_plan).
+      std::vector<Value*> vals;
+      for (const kir::Output* o : elem_outs) vals.push_back(elem(o->instr));
+      for (size_t j = 0; j < elem_outs.size(); ++j)
+        store(elem_outs[j]->slot, elem_off_[elem_outs[j]->slot], k_.operands[elem_outs[j]->slot].dtype, vals[j]);
+      return c;
+    });
+  }
+
+  // The output pass where elements are divided by row values (softmax's e / sum). Per row, the
+  // divisor d is scaled by a power of two into [1, 2), d' = d / S, and r = 1/d' rounded; per
+  // element q = a r is corrected by one remainder step, q' = q + (a - q d') r, and a / d = q' / S.
+  // q' is the correctly rounded a / d' (Markstein's theorem: r rounded to nearest, q within an
+  // ulp) when the remainder a - q d' is exact, which holds for |a| >= 2^-100 (float; 2^-960
+  // double): smaller dividends are first scaled up by 2^64 (2^200), and the result back down.
+  // |q| <= |a| never overflows, and the last multiply by a power of two is exact, or inf exactly
+  // where a / d overflows. So the result is the division's wherever a / d is normal; a subnormal
+  // result may be one unit off (rounded twice). a = 0, inf or NaN take q / S (the right signed
+  // zero, inf or NaN). Rows whose divisor is outside [2^-64, 2^64] in magnitude (float; [2^-600,
+  // 2^600] double), or zero, inf or NaN, take the plain pass with divisions.
+  void emit_output_pass_dividing(const std::vector<const kir::Output*>& elem_outs) {
+    recips_.clear();
+    Value* ok = b_.getTrue();
+    for (int i : plan_.row_divisions) {
+      int d = k_.instrs[i].args[1];
+      if (recips_.count(d)) continue;
+      Value* dv = rowv(d);
+      const DivConsts& k = div_consts(dv);
+      auto* it = b_.getIntNTy(k.bits);
+      Value* e = b_.CreateAnd(b_.CreateLShr(b_.CreateBitCast(dv, it), k.mant), k.emask);  // biased exponent
+      Value* inv_s = b_.CreateBitCast(b_.CreateShl(b_.CreateSub(llvm::ConstantInt::get(it, 2 * k.bias), e), k.mant),
+                                      dv->getType());  // 1/S = 2^-exponent
+      Value* ds = b_.CreateFMul(dv, inv_s);
+      recips_[d] = {ds, b_.CreateFDiv(fc(dv, 1.0), ds), inv_s, b_.CreateFMul(inv_s, fc(dv, std::ldexp(1.0, -k.tiny_scale)))};
+      Value* ad = unary_intrinsic(llvm::Intrinsic::fabs, dv);
+      ok = b_.CreateAnd(ok, b_.CreateAnd(b_.CreateFCmpOGE(ad, fc(dv, std::ldexp(1.0, -k.max_divisor_exp))),
+                                         b_.CreateFCmpOLE(ad, fc(dv, std::ldexp(1.0, k.max_divisor_exp)))));
+    }
+    auto* fast = llvm::BasicBlock::Create(ctx_, "fastdiv", fn_);
+    auto* slow = llvm::BasicBlock::Create(ctx_, "slowdiv", fn_);
+    auto* done = llvm::BasicBlock::Create(ctx_, "divdone", fn_);
+    b_.CreateCondBr(ok, fast, slow);
+    b_.SetInsertPoint(fast);
+    fast_div_ = true;
+    emit_output_pass(elem_outs);
+    fast_div_ = false;
+    b_.CreateBr(done);
+    b_.SetInsertPoint(slow);
+    emit_output_pass(elem_outs);
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+  }
+
+  struct DivConsts {
+    unsigned bits, mant;
+    uint64_t bias, emask;
+    int tiny_exp;         // dividends below 2^-tiny_exp are scaled up first
+    int tiny_scale;       // by 2^tiny_scale
+    int max_divisor_exp;  // the fast path's divisors: [2^-max, 2^max]
+  };
+  static const DivConsts& div_consts(Value* like) {
+    static const DivConsts f32{32, 23, 127, 0xff, 100, 64, 64}, f64{64, 52, 1023, 0x7ff, 960, 200, 600};
+    return like->getType()->isFloatTy() ? f32 : f64;
+  }
+
+  // a / d for row division i in the fast pass (see emit_output_pass_dividing).
+  Value* fast_row_div(int i) {
+    const Instr& in = k_.instrs[i];
+    Value* a = elem(in.args[0]);
+    auto [d, r, inv_s, inv_s_tiny] = recips_.at(in.args[1]);
+    const DivConsts& k = div_consts(a);
+    auto* it = b_.getIntNTy(k.bits);
+    auto fma = [&](Value* x, Value* y, Value* z) { return b_.CreateIntrinsic(llvm::Intrinsic::fma, {a->getType()}, {x, y, z}); };
+    auto bits_of = [&](int exp) {
+      double v = std::ldexp(1.0, exp);
+      return llvm::ConstantInt::get(it, k.bits == 32 ? uint64_t{std::bit_cast<uint32_t>(static_cast<float>(v))} : std::bit_cast<uint64_t>(v));
+    };
+    // Classes from the magnitude's bits, by unsigned compares: finite and not zero; below 2^-tiny.
+    Value* mag = b_.CreateAnd(b_.CreateBitCast(a, it), llvm::APInt::getSignedMaxValue(k.bits));
+    Value* inf_bits = k.bits == 32 ? llvm::ConstantInt::get(it, std::bit_cast<uint32_t>(INFINITY)) : llvm::ConstantInt::get(it, std::bit_cast<uint64_t>(double(INFINITY)));
+    Value* ordinary = b_.CreateICmpULT(b_.CreateSub(mag, llvm::ConstantInt::get(it, 1)), b_.CreateSub(inf_bits, llvm::ConstantInt::get(it, 1)));
+    Value* tiny = b_.CreateICmpULT(mag, bits_of(-k.tiny_exp));
+    Value* as = b_.CreateSelect(tiny, b_.CreateFMul(a, fc(a, std::ldexp(1.0, k.tiny_scale))), a);
+    Value* q = b_.CreateFMul(as, r);
+    Value* q1 = fma(fma(b_.CreateFNeg(q), d, as), r, q);
+    Value* back = b_.CreateSelect(tiny, inv_s_tiny, inv_s);
+    return round16(b_.CreateFMul(b_.CreateSelect(ordinary, q1, q), back), in.dtype);
   }
 
   void store_row_outputs() {
@@ -348,7 +444,15 @@ class Emitter {
     const Instr& in = k_.instrs[i];
     if (in.row) return row_vals_.at(i);
     if (auto it = elem_vals_.find(i); it != elem_vals_.end()) return it->second;
-    Value* v = compute(in, elem_off_, /*row=*/false);
+    Value* v;
+    if (cache_ready_.count(i)) {
+      int slot = cache_slot_.at(i);
+      v = load(slot, elem_off_[slot], k_.operands[slot].dtype);
+    } else if (fast_div_ && plan_.is_row_division(i)) {
+      v = fast_row_div(i);
+    } else {
+      v = compute(in, elem_off_, /*row=*/false);
+    }
     elem_vals_[i] = v;
     return v;
   }
@@ -650,9 +754,15 @@ class Emitter {
   std::vector<Value*> reduce_loop(int i) {
     const Instr& in = k_.instrs[i];
     emit_row_deps(in.args[0]);
-    return emit_inner(0, row_base_, b_.getInt64(0), reduce_init(i), [&](std::vector<Value*> c) {
-      return reduce_step(i, c, elem(in.args[0]), lin_, /*reassoc=*/true);
+    int v = in.args[0];
+    bool keep = cache_slot_.count(v) && !cache_ready_.count(v);
+    std::vector<Value*> acc = emit_inner(0, row_base_, b_.getInt64(0), reduce_init(i), [&](std::vector<Value*> c) {
+      Value* x = elem(v);
+      if (keep) store(cache_slot_.at(v), elem_off_[cache_slot_.at(v)], k_.instrs[v].dtype, x);
+      return reduce_step(i, c, x, lin_, /*reassoc=*/true);
     });
+    if (keep) cache_ready_.insert(v);
+    return acc;
   }
 
   void emit_reduction(int i) { row_vals_[i] = reduce_finish(i, reduce_loop(i)); }
@@ -705,6 +815,8 @@ class Emitter {
     col_begin_ = fn_->getArg(3);
     col_end_ = fn_->getArg(4);
     set_row_base(fn_->getArg(2));
+    cache_slot_.clear();  // split rows have no element outputs to keep values in
+    cache_ready_.clear();
     std::vector<Value*> base = row_base_;
     switch_levels(fn_->getArg(5), [&](int level) {
       row_base_ = base;
@@ -768,6 +880,13 @@ class Emitter {
   std::vector<Value*> row_base_, elem_off_;
   Value* lin_ = nullptr;
   std::unordered_map<int, Value*> row_vals_, elem_vals_;
+  RowPlan plan_;
+  std::unordered_map<int, int> cache_slot_;  // element value -> output operand that keeps it (plan_.keep)
+  std::unordered_set<int> cache_ready_;      // those already stored by an earlier pass
+  bool fast_div_ = false;  // emitting the fast pass of emit_output_pass_dividing
+  // In it: divisor row value -> (the divisor scaled into [1, 2), its reciprocal, 1/S, and 1/S for
+  // scaled-up tiny dividends).
+  std::unordered_map<int, std::tuple<Value*, Value*, Value*, Value*>> recips_;
   SplitInfo split_;
 };
 

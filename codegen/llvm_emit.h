@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "codegen/kernel_ir.h"
@@ -32,6 +33,18 @@ struct SplitInfo {
   std::vector<int> slot;   // per instruction: its accumulator slot, or -1
 };
 SplitInfo split_info(const kir::Kernel& kernel);
+
+// How a row's passes share work (llvm_row_plan.cpp): `keep` maps an element value that a
+// reduction pass computes, and the output pass needs again at some cost (a transcendental, a
+// division), to an element output of its dtype that holds it meanwhile (softmax's e^(x - max));
+// `row_divisions` are the float divisions of an element value by a row value that the output pass
+// computes (softmax's e / sum), which it may do with one reciprocal per row.
+struct RowPlan {
+  std::unordered_map<int, int> keep;  // element value -> output operand
+  std::vector<int> row_divisions;     // instructions
+  bool is_row_division(int i) const;
+};
+RowPlan row_plan(const kir::Kernel& kernel);
 
 // Builds module with function `name` of type KernelFn (see cpu_backend.h), and the split functions
 // when split_info(kernel).splittable.

@@ -17,6 +17,7 @@
 #include <initializer_list>
 #include <string>
 
+#include "codegen/cpu_backend.h"
 #include "lazyfuse/types.h"
 
 namespace lf::cpu {
@@ -70,7 +71,8 @@ constexpr float kMinNormal = 1.17549435e-38f;
 // Builds one function's body: float32 helpers over an IRBuilder.
 class Body {
  public:
-  explicit Body(llvm::Function* f) : b_(llvm::BasicBlock::Create(f->getContext(), "entry", f)) {
+  Body(llvm::Function* f, bool fine_estimate)
+      : b_(llvm::BasicBlock::Create(f->getContext(), "entry", f)), fine_estimate_(fine_estimate) {
     f32_ = b_.getFloatTy();
     i32_ = b_.getInt32Ty();
   }
@@ -98,14 +100,26 @@ class Body {
     return acc;
   }
 
-  // 1 / d for d >= 1 (finite) or NaN: the hardware estimate, refined by one cubic Newton step
-  // (relative error (1 - d r0)^3: below 2^-33 from a 12-bit estimate), instead of a division.
+  // 1 / d for d >= 1 (finite) or NaN: the hardware estimate refined by Newton steps instead of a
+  // division. AVX-512's estimate (vrcp14ps) has 14 bits, so one quadratic step leaves a relative
+  // error of (1 - d r0)^2 < 2^-28; the 12-bit estimates elsewhere (rcpps) take one cubic step,
+  // (1 - d r0)^3 < 2^-33.
   Value* recip(Value* d) {
     auto* est = llvm::cast<llvm::Instruction>(b_.CreateFDiv(c(1.0f), d));
     est->setHasAllowReciprocal(true);
     est->setHasNoInfs(true);  // true: d and 1/d are finite (or NaN)
     Value* e = fma(b_.CreateFNeg(d), est, c(1.0f));
-    return fma(est, fma(e, e, e), est);
+    return fma(est, fine_estimate_ ? e : fma(e, e, e), est);
+  }
+
+  // z = n ln2 + r as exp_reduce, for n in [-127, 127], returning r and 2^n (0 for n = -127): the
+  // rounding constant carries the exponent bias, so 2^n is the low bits shifted into place.
+  std::pair<Value*, Value*> exp_reduce_pow2(Value* z) {
+    constexpr float kMagicBiased = kRoundMagic + 127.0f;  // exact: below 2^24
+    Value* t = fma(z, c(kLog2e), c(kMagicBiased));
+    Value* nf = sub(t, c(kMagicBiased));
+    Value* r = fma(nf, c(-kLn2Lo), fma(nf, c(-kLn2Hi), z));
+    return {r, from_bits(b_.CreateShl(bits(t), 23))};  // the rounding constant's own bits shift out
   }
 
   // z = n ln2 + r with n = round(z / ln2), r in [-ln2/2, ln2/2]; for |z| < 2^21. Returns r and n
@@ -148,6 +162,7 @@ class Body {
 
  private:
   llvm::IRBuilder<> b_;
+  bool fine_estimate_;  // the reciprocal estimate has 14 bits (AVX-512), not 12
   llvm::Type* f32_;
   llvm::Type* i32_;
 };
@@ -184,8 +199,7 @@ Value* log2_f32(Body& m, Value* x) {
 // |x| is clamped to 10 (where tanh rounds to 1) and the sign is copied last, so tanh(-0) = -0.
 Value* tanh_f32(Body& m, Value* x) {
   Value* a = m.at_most(m.fabs(x), 10.0f);
-  auto [r, n] = m.exp_reduce(m.add(a, a));
-  Value* s = m.pow2(n);
+  auto [r, s] = m.exp_reduce_pow2(m.add(a, a));
   Value* u = m.fma(s, m.expm1_poly(r), m.sub(s, m.c(1.0f)));
   Value* q = m.recip(m.add(u, m.c(2.0f)));
   Value* near0 = m.b().CreateFCmpOLT(a, m.c(0.5493061443f));  // atanh(1/2)
@@ -199,8 +213,8 @@ Value* tanh_f32(Body& m, Value* x) {
 // reference's own 1 / (1 + e^-x) is 0 from -88.7 on).
 std::pair<Value*, Value*> sigmoid_parts(Body& m, Value* x) {
   Value* z = m.at_least(m.b().CreateFNeg(m.fabs(x)), -88.0f);
-  auto [r, n] = m.exp_reduce(z);
-  Value* e = m.mul(m.exp_poly(r), m.pow2(n));  // 2^-127 comes out as 0
+  auto [r, s] = m.exp_reduce_pow2(z);
+  Value* e = m.mul(m.exp_poly(r), s);  // 2^-127 comes out as 0
   return {e, m.recip(m.add(e, m.c(1.0f)))};
 }
 
@@ -270,7 +284,8 @@ llvm::Value* emit_inline_math(llvm::IRBuilderBase& b, ir::Op op, llvm::Value* x)
     f->addFnAttr(llvm::Attribute::WillReturn);
     f->addFnAttr(llvm::Attribute::Speculatable);
     f->setDoesNotAccessMemory();
-    Body body(f);
+    const std::string& target = target_id();
+    Body body(f, target.find("+avx512f") != std::string::npos && target.find("+avx512vl") != std::string::npos);
     body.b().CreateRet(impl(body, f->getArg(0)));
   }
   return b.CreateCall(f, {x});

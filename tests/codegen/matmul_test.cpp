@@ -252,3 +252,16 @@ TEST(Matmul, NewSizesReuseTheEpilogueKernel) {
 }
 
 }  // namespace
+
+namespace {
+
+// Several slabs of k in the dtypes that go through the compute-type buffer (float16, int32) or
+// add integer edge tiles with wrap-around (int64); float32 and float64 are above.
+TEST(Matmul, SeveralSlabsInTheOtherDtypes) {
+  for (DType d : {DType::Float16, DType::BFloat16, DType::Int32, DType::Int64}) {
+    Tensor a = random({197, 600}, 50, d), b = random({600, 45}, 51, d), c = random({45}, 52, d);
+    expect_matches(lf::matmul(a, b) + c, 600, std::string("197x45x600 ") + lf::dtype_name(d));
+  }
+}
+
+}  // namespace
