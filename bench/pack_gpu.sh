@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Builds what bench/run_gpu.sh runs, with LLVM linked statically into liblazyfuse.so (the GPU
-# machine has no LLVM 19), and gathers it, stripped, with the shared libraries it needs that the
+# Builds what bench/run_gpu.sh runs, with LLVM linked statically into the plugin liblazyfuse-llvm.so
+# (the GPU machine has no LLVM 19), and gathers it, stripped, with the shared libraries it needs that the
 # GPU machine lacks (abseil), into carry/gpu (ignored by git; name it in the device call's carry).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build-gpu}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAZYFUSE_LLVM_STATIC=ON >/dev/null
-ninja -C "$build" lazyfuse runtime_tests codegen_tests frontend_tests lazyfuse-bench-gpu lazyfuse-bench-cpu
+ninja -C "$build" lazyfuse lazyfuse-llvm runtime_tests codegen_tests frontend_tests lazyfuse-bench-gpu lazyfuse-bench-cpu
 rm -rf carry/gpu
 mkdir -p carry/gpu/lib
 cp "$build"/tests/{runtime_tests,codegen_tests,frontend_tests} "$build"/bench/lazyfuse-bench-{gpu,cpu} carry/gpu/
-cp -L "$build"/liblazyfuse.so.0 carry/gpu/lib/
+cp -L "$build"/liblazyfuse.so.0 "$build"/liblazyfuse-llvm.so carry/gpu/lib/  # the plugin sits next to the library
 for lib in $(ldd "$build/liblazyfuse.so" | awk '/libabsl_/ {print $3}'); do cp -L "$lib" carry/gpu/lib/; done
 strip --strip-unneeded carry/gpu/lib/*.so* carry/gpu/*_tests carry/gpu/lazyfuse-bench-*
 du -sh carry/gpu

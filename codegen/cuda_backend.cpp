@@ -158,6 +158,23 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
     while (k * kBlockThreads < inner) k *= 2;
     opt.row_cache = k;
   }
+  // Other row kernels stream their rows from memory: 16-byte loads where every per-element input
+  // is 4 bytes wide and contiguous along a single inner dim (or not read per element), aligned at
+  // every row start, rows a multiple of 4 long. (Scalar loads left sum(x*x) over 2^26 floats at
+  // 1.14x the copy floor on the H100, 16-byte ones at 1.06x: bench/RESULTS.md.)
+  if (kernel.row && opt.row_cache == 0 && kernel.inner_rank == 1 && inner % 4 == 0) {
+    bool vec = true;
+    for (const kir::Instr& in : kernel.instrs) {
+      if (in.kind != kir::InstrKind::Load || in.row) continue;
+      const kir::Operand& op = kernel.operands[in.slot];
+      if (op.strides.back() != kir::StrideClass::Unit) continue;  // read one element at a time
+      if (dtype_size(op.dtype) != 4 || reinterpret_cast<uintptr_t>(args.pointers[in.slot]) % 16 != 0) vec = false;
+      if (args.offsets[in.slot] % 4 != 0) vec = false;
+      for (int64_t d = 0; d + 1 < rank; ++d)
+        if (args.strides[in.slot * rank + d] % 4 != 0) vec = false;
+    }
+    opt.vec4 = vec;
+  }
   return opt;
 }
 
@@ -239,10 +256,15 @@ void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir
   std::shared_ptr<rt::Storage> partial, partial_index, counters;
   if (!kernel.row) {
     int64_t per_thread = options.vec4 ? 4 : 1;
+    // One block per 256 threads' share, not a grid-stride loop over a few waves of blocks: on the
+    // H100 the capped grid (32 blocks an SM) ran the elementwise chain at 1.07x the copy floor, the
+    // full grid at 1.01x (bench/RESULTS.md).
     int64_t blocks = (rows * inner / per_thread + kBlockThreads - 1) / kBlockThreads;
-    grid_x = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, sms * 32));
+    grid_x = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, INT32_MAX));
   } else {
-    grid_x = static_cast<unsigned>(std::clamp<int64_t>(rows, 1, sms * 32));
+    // A block per row up to 256 blocks an SM (32 waves); beyond that blocks loop over rows, so
+    // that millions of short rows do not each pay for a block.
+    grid_x = static_cast<unsigned>(std::clamp<int64_t>(rows, 1, sms * 256));
     if (will_split(kernel, args, sms)) {
       int64_t segs = std::min<int64_t>((8 * sms + rows - 1) / rows, inner / (16 * kBlockThreads));
       grid_y = static_cast<unsigned>(std::clamp<int64_t>(segs, 1, 65535));

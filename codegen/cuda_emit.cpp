@@ -214,6 +214,7 @@ class Emitter {
       os_ << indent << "}\n";
       return;
     }
+    if (opt_.vec4) return emit_pass_vec4(lo, hi, indent, element);
     os_ << indent << "{\n";
     os_ << indent << "  i64 jb_ = " << lo << " + threadIdx.x;\n";
     os_ << indent << "  for (; jb_ + 3 * (i64)blockDim.x < " << hi << "; jb_ += 4 * (i64)blockDim.x) {\n";
@@ -229,6 +230,54 @@ class Emitter {
     os_ << indent << "  }\n";
     os_ << indent << "}\n";
   }
+
+  // emit_pass for vec4 row kernels: each thread reads 4 consecutive elements of every contiguous
+  // per-element input with one 16-byte load, 4 such loads (16 elements) in flight a step, then
+  // whole vectors for the rest ([lo, hi) are multiples of 4). Lane u_ of vector g_ is L<o>[g_][u_].
+  void emit_pass_vec4(const std::string& lo, const std::string& hi, const std::string& indent,
+                      const std::function<void(const std::string&)>& element) {
+    std::vector<bool> vec(k_.operands.size(), false);
+    for (const Instr& in : k_.instrs)
+      if (in.kind == InstrKind::Load && !in.row && unit_inner(in.slot)) vec[in.slot] = true;
+    auto loads = [&](const std::string& base, int groups, const std::string& in) {
+      for (size_t o = 0; o < vec.size(); ++o) {
+        if (!vec[o]) continue;
+        DType d = k_.operands[o].dtype;
+        std::string L = "L" + std::to_string(o);
+        os_ << in << ctype(d) << " " << L << "[" << groups << "][4];\n";
+        if (groups > 1) os_ << in << "#pragma unroll\n" << in << "for (int g_ = 0; g_ < " << groups << "; ++g_) {\n";
+        else os_ << in << "{\n" << in << "  const int g_ = 0;\n";
+        os_ << in << "  const " << vec_type(d) << " t_ = __ldg((const " << vec_type(d) << "*)(p" << o << " + b" << o << " + "
+            << base << " + g_ * 4 * (i64)blockDim.x));\n";
+        os_ << in << "  " << L << "[g_][0] = t_.x; " << L << "[g_][1] = t_.y; " << L << "[g_][2] = t_.z; " << L << "[g_][3] = t_.w;\n";
+        os_ << in << "}\n";
+      }
+    };
+    auto lanes = [&](int groups, const std::string& in) {
+      os_ << in << "#pragma unroll\n" << in << "for (int g_ = 0; g_ < " << groups << "; ++g_) {\n";
+      os_ << in << "  #pragma unroll\n" << in << "  for (int u_ = 0; u_ < 4; ++u_) {\n";
+      os_ << in << "    const i64 j64 = jb_ + g_ * 4 * (i64)blockDim.x + u_;\n";
+      element(in + "    ");
+      os_ << in << "  }\n" << in << "}\n";
+    };
+    vec_lane_ = true;
+    lane_ = "[g_][u_]";
+    os_ << indent << "{\n";
+    os_ << indent << "  i64 jb_ = " << lo << " + 4 * (i64)threadIdx.x;\n";
+    os_ << indent << "  for (; jb_ + 12 * (i64)blockDim.x < " << hi << "; jb_ += 16 * (i64)blockDim.x) {\n";
+    loads("jb_", 4, indent + "    ");
+    lanes(4, indent + "    ");
+    os_ << indent << "  }\n";
+    os_ << indent << "  for (; jb_ < " << hi << "; jb_ += 4 * (i64)blockDim.x) {\n";
+    loads("jb_", 1, indent + "    ");
+    lanes(1, indent + "    ");
+    os_ << indent << "  }\n";
+    os_ << indent << "}\n";
+    vec_lane_ = false;
+    lane_ = "[u_]";
+  }
+
+  bool unit_inner(int slot) const { return k_.operands[slot].strides[rank_ - 1] == kir::StrideClass::Unit; }
 
   std::string load(int slot, const std::string& off, DType d) {
     std::string x = "p" + std::to_string(slot) + "[" + off + "]";
@@ -383,8 +432,7 @@ class Emitter {
       case InstrKind::Load:
         if (in.slot == opt_.matmul_product) return "mmv_";
         if (prefix == "e" && cached(in.slot)) return "c" + std::to_string(in.slot) + "[k_]";
-        if (prefix == "e" && vec_lane_ && k_.operands[in.slot].strides[rank_ - 1] == kir::StrideClass::Unit)
-          return "L" + std::to_string(in.slot) + "[u_]";
+        if (prefix == "e" && vec_lane_ && unit_inner(in.slot)) return "L" + std::to_string(in.slot) + lane_;
         return load(in.slot, prefix + std::to_string(in.slot), in.dtype);
       case InstrKind::Param: {
         std::string q = "q" + std::to_string(in.slot);
@@ -706,8 +754,10 @@ class Emitter {
     for (int d = k_.outer_rank; d < rank_; ++d) os_ << " * " << size(d);
     os_ << ";\n";
     // Split rows (blockIdx.y = segment) cover [seg_lo, seg_hi) of the inner range.
-    os_ << "  const " << idx_ << " seg_lo = (" << idx_ << ")(((i64)inner * blockIdx.y) / gridDim.y);\n";
-    os_ << "  const " << idx_ << " seg_hi = (" << idx_ << ")(((i64)inner * (blockIdx.y + 1)) / gridDim.y);\n";
+    // (vec4: at multiples of 4, so that every vector lies in one segment; inner is a multiple of 4.)
+    std::string inner = opt_.vec4 ? "(inner / 4)" : "inner", scale = opt_.vec4 ? "4 * " : "";
+    os_ << "  const " << idx_ << " seg_lo = " << scale << "(" << idx_ << ")(((i64)" << inner << " * blockIdx.y) / gridDim.y);\n";
+    os_ << "  const " << idx_ << " seg_hi = " << scale << "(" << idx_ << ")(((i64)" << inner << " * (blockIdx.y + 1)) / gridDim.y);\n";
     os_ << "  for (" << idx_ << " row = blockIdx.x; row < rows; row += gridDim.x) {\n";
     std::string in4 = "    ";
     emit_row_bases("row", in4);
@@ -808,7 +858,8 @@ class Emitter {
   std::ostringstream os_;
   std::vector<bool> row_done_;
   std::vector<bool> cache_;  // operands held in registers (row_cache)
-  bool vec_lane_ = false;    // emitting one of the 4 lanes of a vec4 pointwise kernel
+  bool vec_lane_ = false;    // emitting one lane of the 4-element vectors of a vec4 kernel
+  std::string lane_ = "[u_]";  // the lane's index into L<o> (pointwise: [u_]; row passes: [g_][u_])
 };
 
 }  // namespace

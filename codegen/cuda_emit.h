@@ -24,7 +24,9 @@ struct EmitOptions {
   int row_cache = 0;
   // Pointwise kernels: each thread handles 4 consecutive elements of a row with 16-byte loads and
   // stores (every per-element operand is 4 bytes wide, contiguous along the row and 16-byte
-  // aligned at each row start; rows a multiple of 4 long). Chosen by the host per launch.
+  // aligned at each row start; rows a multiple of 4 long). Row kernels without row_cache: their
+  // passes read 4 consecutive elements of each such input with one 16-byte load, 4 loads in
+  // flight a thread (inner rank 1). Chosen by the host per launch.
   bool vec4 = false;
   // >= 0: a matmul kernel (see below) whose epilogue is this pointwise kernel; input operand
   // `matmul_product` is the product, which stays in registers and is never read from memory.

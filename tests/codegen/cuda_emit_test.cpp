@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "codegen/cuda_backend.h"
 #include "codegen/fuser.h"
 #include "codegen/lower.h"
+#include "codegen/test_util.h"
 #include "codegen/view.h"
 #include "runtime/storage.h"
 
@@ -35,9 +38,18 @@ std::vector<std::string> cuda_sources(const Tensor& t, bool index32, int row_cac
     lf::cuda::EmitOptions opt;
     opt.index32 = index32;
     opt.row_cache = low.kernel.row ? row_cache : 0;
-    bool vec_ok = !low.kernel.row;  // the emitter takes vec4 for any pointwise kernel; the host decides when
-    for (const auto& o : low.kernel.operands)
-      vec_ok &= o.kind == lf::kir::Operand::Kind::Index || o.strides.back() != lf::kir::StrideClass::Any;
+    // The kernels the host would give vec4 (cuda::options_for) for suitable sizes and pointers.
+    bool vec_ok = true;
+    if (!low.kernel.row) {
+      for (const auto& o : low.kernel.operands)
+        vec_ok &= o.kind == lf::kir::Operand::Kind::Index || o.strides.back() != lf::kir::StrideClass::Any;
+    } else {
+      vec_ok = opt.row_cache == 0 && low.kernel.inner_rank == 1;
+      for (const auto& in : low.kernel.instrs)
+        if (in.kind == lf::kir::InstrKind::Load && !in.row &&
+            low.kernel.operands[in.slot].strides.back() == lf::kir::StrideClass::Unit)
+          vec_ok &= lf::dtype_size(low.kernel.operands[in.slot].dtype) == 4;
+    }
     opt.vec4 = vec4 && vec_ok;
     out.push_back(lf::cuda::emit_cuda(low.kernel, "k" + std::to_string(i), opt));
   }
@@ -116,6 +128,56 @@ TEST(CudaEmit, EveryKindOfKernelCompilesWithNvrtc) {
       }
     }
   }
+}
+
+TEST(CudaEmit, LongRowsReadSixteenBytesAtATime) {
+  // A row kernel streaming its rows (no register cache) reads each contiguous float or int32
+  // input as 16-byte vectors, four in flight a thread, and splits rows at multiples of 4.
+  std::vector<std::string> f32 = cuda_sources(lf::sum(input({50000}) * input({50000})), true, 0, true);
+  ASSERT_EQ(f32.size(), 1u);
+  EXPECT_NE(f32[0].find("__ldg((const float4*)(p0 + b0 + jb_"), std::string::npos) << f32[0];
+  EXPECT_NE(f32[0].find("__ldg((const float4*)(p1 + b1 + jb_"), std::string::npos) << f32[0];
+  EXPECT_NE(f32[0].find("jb_ += 16 * (i64)blockDim.x"), std::string::npos) << f32[0];
+  EXPECT_NE(f32[0].find("seg_lo = 4 * (int)(((i64)(inner / 4)"), std::string::npos) << f32[0];
+  EXPECT_EQ(f32[0].find("__ldg(&p0["), std::string::npos) << "no scalar loads of a vector input:\n" << f32[0];
+  std::vector<std::string> i32 = cuda_sources(lf::argmax(input({7, 5000}, DType::Int32), {1}), true, 0, true);
+  ASSERT_EQ(i32.size(), 1u);
+  EXPECT_NE(i32[0].find("__ldg((const int4*)(p0 + b0 + jb_"), std::string::npos) << i32[0];
+  // Without vec4 (host's choice: odd lengths, misaligned views) the passes read element by element.
+  std::vector<std::string> scalar = cuda_sources(lf::sum(input({50000}) * input({50000})), true, 0, false);
+  EXPECT_NE(scalar[0].find("__ldg(&p0["), std::string::npos) << scalar[0];
+  EXPECT_EQ(scalar[0].find("float4"), std::string::npos) << scalar[0];
+}
+
+// Values of vec4 row kernels on the default device (the GPU where there is one): whole vectors
+// and the scalar tail of the step, NaN and ties inside a vector, the split across blocks, rows
+// that are not a multiple of 4 or not aligned (scalar loads), int32.
+TEST(CudaEmit, LongRowsMatchTheReference) {
+  using lf::test::expect_matches_reference;
+  const int64_t n = 16 * 256 * 37 + 4 * 9;  // whole 16-element steps, then 9 single vectors
+  Tensor x = input({n});
+  expect_matches_reference(lf::sum(x * x), n, "sum(x*x)");
+  expect_matches_reference(lf::max(x * 2 + 1), 1, "max");
+  Tensor rows = input({3, n});
+  expect_matches_reference(lf::sum(rows, {1}), n, "3 long rows");
+  expect_matches_reference(lf::softmax(rows, -1), n, "softmax of long rows");
+  expect_matches_reference(lf::layer_norm(rows + rows, 1), n, "layer_norm of long rows");
+  expect_matches_reference(lf::sum(lf::slice(rows, 1, 1, n - 3), {1}), n, "rows starting at an odd offset");
+  expect_matches_reference(lf::sum(lf::slice(rows, 1, 4, n), {1}), n, "rows starting 16 bytes in");
+  expect_matches_reference(lf::sum(input({3, n + 1}), {1}), n, "rows of odd length");
+  std::vector<float> v(static_cast<size_t>(n), 1.0f);
+  v[4 * 100 + 2] = 7.0f;  // lane 2 of a vector, tied with a later one
+  v[static_cast<size_t>(n) - 3] = 7.0f;
+  Tensor ties = lf::from_vector(v, {n});
+  EXPECT_EQ(lf::argmax(ties).item<int64_t>(), 4 * 100 + 2);
+  v[4 * 2000 + 1] = std::numeric_limits<float>::quiet_NaN();
+  Tensor nan = lf::from_vector(v, {n});
+  EXPECT_EQ(lf::argmax(nan).item<int64_t>(), 4 * 2000 + 1);
+  EXPECT_TRUE(std::isnan(lf::sum(nan).item<float>()));
+  Tensor ints = lf::cast(input({2, n}) * 100, DType::Int32);
+  lf::sync();  // stored as int32, so that the rows read int4 vectors
+  expect_matches_reference(lf::sum(ints, {1}), n, "int32 rows");
+  expect_matches_reference(lf::argmin(ints, {1}), 1, "int32 argmin");
 }
 
 TEST(CudaEmit, SourceDependsOnStructureNotSizes) {
