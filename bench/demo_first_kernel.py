@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-GROUP = re.compile(r"^\[lazyfuse\]\s+group \d+: .*\((compiled in [0-9.]+ ms|loaded from the disk cache)\)")
+GROUP = re.compile(r"^\[lazyfuse\]\s+group \d+: .*\((compiled in [0-9.]+ ms[^)]*|loaded from the disk cache)\)")
 
 
 def run_demo(demo, cache_dir):

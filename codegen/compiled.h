@@ -10,7 +10,8 @@ struct CompiledKernel {
   std::string name;
   std::string source;  // LLVM IR or CUDA C, as generated
   std::string log;     // compiler messages, if any
-  double compile_ms = 0;
+  double compile_ms = 0;   // generating, compiling and loading it
+  double compiler_ms = 0;  // of which the compiler alone (NVRTC, LLVM)
   std::string binary;  // object file or cubin, for the persistent cache (emptied once stored)
 };
 

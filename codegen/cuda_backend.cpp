@@ -157,6 +157,7 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
     int k = 1;
     while (k * kBlockThreads < inner) k *= 2;
     opt.row_cache = k;
+    opt.row_full = inner == k * kBlockThreads;
   }
   // Other row kernels stream their rows from memory: 16-byte loads where every per-element input
   // is 4 bytes wide and contiguous along a single inner dim (or not read per element), aligned at
@@ -199,8 +200,10 @@ absl::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kerne
   }
   rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
   std::string arch = "sm_" + std::to_string(ctx.info.sm_major) + std::to_string(ctx.info.sm_minor);
+  auto compiler_start = std::chrono::steady_clock::now();
   auto cubin = nvrtc_compile(out->source, name, arch, &out->log);
   if (!cubin.ok()) return cubin.status();
+  out->compiler_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compiler_start).count();
   auto loaded = load(name, std::string(cubin->data(), cubin->size()), device);
   if (!loaded.ok()) return loaded.status();
   out->module = (*loaded)->module;

@@ -209,7 +209,7 @@ class Emitter {
       os_ << indent << "#pragma unroll\n";
       os_ << indent << "for (int k_ = 0; k_ < " << opt_.row_cache << "; ++k_) {\n";
       os_ << indent << "  const i64 j64 = (i64)threadIdx.x + (i64)k_ * " << kBlockThreads << ";\n";
-      os_ << indent << "  if (j64 >= " << hi << ") break;\n";
+      if (!opt_.row_full) os_ << indent << "  if (j64 >= " << hi << ") break;\n";
       element(indent + "  ");
       os_ << indent << "}\n";
       return;
@@ -735,7 +735,7 @@ class Emitter {
     os_ << indent << "#pragma unroll\n";
     os_ << indent << "for (int k_ = 0; k_ < " << opt_.row_cache << "; ++k_) {\n";
     os_ << indent << "  const i64 j64 = (i64)threadIdx.x + (i64)k_ * " << kBlockThreads << ";\n";
-    os_ << indent << "  if (j64 >= inner) break;\n";
+    if (!opt_.row_full) os_ << indent << "  if (j64 >= inner) break;\n";
     os_ << indent << "  const " << idx_ << " j = (" << idx_ << ")j64;\n";
     emit_element_offsets("j", indent + "  ");
     for (size_t o = 0; o < cache_.size(); ++o)

@@ -22,6 +22,10 @@ struct EmitOptions {
   // registers (rows up to row_cache * kBlockThreads long), so each pass after the first reads
   // registers instead of memory: one trip through memory per row.
   int row_cache = 0;
+  // With row_cache: rows exactly row_cache * kBlockThreads long, so the unrolled loops need no
+  // bounds checks (each check is an exit from the unrolled loop: NVRTC took about a third longer
+  // over softmax's kernel with them).
+  bool row_full = false;
   // Pointwise kernels: each thread handles 4 consecutive elements of a row with 16-byte loads and
   // stores (every per-element operand is 4 bytes wide, contiguous along the row and 16-byte
   // aligned at each row start; rows a multiple of 4 long). Row kernels without row_cache: their

@@ -127,10 +127,11 @@ Prepared prepare(const fuse::Group& g, const fuse::Partition& p, int index, cons
       k.cuda_options.matmul_product = static_cast<int>(std::find(ptrs.begin(), ptrs.end(), matmul_product) - ptrs.begin());
       k.cuda_options.vec4 = false;
       k.cuda_options.row_cache = 0;
+      k.cuda_options.row_full = false;
       mm = "|mm" + std::to_string(k.cuda_options.matmul_product);
     }
     k.key = "cuda|" + std::string(codegen_fingerprint()) + "|" + cuda::target_id(device.index()) +
-            (k.cuda_options.index32 ? "|i32" : "|i64") + "|rc" + std::to_string(k.cuda_options.row_cache) +
+            (k.cuda_options.index32 ? "|i32" : "|i64") + "|rc" + std::to_string(k.cuda_options.row_cache) + (k.cuda_options.row_full ? "f" : "") +
             (k.cuda_options.vec4 ? "|v4" : "|v1") + mm + "|" + kernel.key();
   } else {
     k.key = cpu_cache_key(kernel);
@@ -170,6 +171,8 @@ Prepared prepare(const fuse::Group& g, const fuse::Partition& p, int index, cons
                  kernel.row ? "row " : "", kernel.outer_rank, kernel.inner_rank, kernel.operands.size(),
                  k.name.c_str(), hit ? "hit" : "miss");
     if (!hit && entry.from_disk) std::fprintf(stderr, " (loaded from the disk cache)");
+    else if (!hit && entry.kernel && entry.kernel->compiler_ms > 0)
+      std::fprintf(stderr, " (compiled in %.1f ms, %.1f in the compiler)", entry.kernel->compile_ms, entry.kernel->compiler_ms);
     else if (!hit && entry.kernel) std::fprintf(stderr, " (compiled in %.1f ms)", entry.kernel->compile_ms);
     std::fprintf(stderr, "\n");
     if (opt.log_level >= 2 && !hit && entry.kernel) std::fprintf(stderr, "%s\n", entry.kernel->source.c_str());

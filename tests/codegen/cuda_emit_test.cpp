@@ -27,7 +27,8 @@ using lf::Tensor;
 
 // Partitions the graph behind `t` (CPU tensors; the kernel IR does not depend on the device) and
 // returns the CUDA source of every kernel group.
-std::vector<std::string> cuda_sources(const Tensor& t, bool index32, int row_cache = 0, bool vec4 = false) {
+std::vector<std::string> cuda_sources(const Tensor& t, bool index32, int row_cache = 0, bool vec4 = false,
+                                      bool row_full = false) {
   std::vector<lf::ir::Node*> roots{t.node().get()};
   auto order = lf::ir::topo_order(roots);
   auto p = lf::fuse::partition(order, [&](const lf::ir::Node& n) { return &n == roots[0]; }, true);
@@ -38,6 +39,7 @@ std::vector<std::string> cuda_sources(const Tensor& t, bool index32, int row_cac
     lf::cuda::EmitOptions opt;
     opt.index32 = index32;
     opt.row_cache = low.kernel.row ? row_cache : 0;
+    opt.row_full = opt.row_cache > 0 && row_full;
     // The kernels the host would give vec4 (cuda::options_for) for suitable sizes and pointers.
     bool vec_ok = true;
     if (!low.kernel.row) {
@@ -116,14 +118,16 @@ TEST(CudaEmit, EveryKindOfKernelCompilesWithNvrtc) {
       bool index32;
       int row_cache;
       bool vec4;
+      bool row_full = false;
     };
-    for (auto [index32, row_cache, vec4] : {Variant{true, 0, false}, Variant{false, 0, false}, Variant{true, 4, false},
-                                            Variant{true, 0, true}}) {
-      std::vector<std::string> sources = cuda_sources(t, index32, row_cache, vec4);
+    for (auto [index32, row_cache, vec4, row_full] :
+         {Variant{true, 0, false}, Variant{false, 0, false}, Variant{true, 4, false}, Variant{true, 4, false, true},
+          Variant{true, 0, true}}) {
+      std::vector<std::string> sources = cuda_sources(t, index32, row_cache, vec4, row_full);
       ASSERT_FALSE(sources.empty()) << c.name;
       for (size_t i = 0; i < sources.size(); ++i) {
         absl::Status s = lf::cuda::check_compiles(sources[i], "k" + std::to_string(i), "sm_90");
-        EXPECT_TRUE(s.ok()) << c.name << " (index32=" << index32 << ", row_cache=" << row_cache << ", vec4=" << vec4 << ") kernel " << i << ":\n"
+        EXPECT_TRUE(s.ok()) << c.name << " (index32=" << index32 << ", row_cache=" << row_cache << ", vec4=" << vec4 << ", row_full=" << row_full << ") kernel " << i << ":\n"
                             << s.message() << "\n----- source -----\n" << sources[i];
       }
     }
@@ -174,10 +178,25 @@ TEST(CudaEmit, LongRowsMatchTheReference) {
   Tensor nan = lf::from_vector(v, {n});
   EXPECT_EQ(lf::argmax(nan).item<int64_t>(), 4 * 2000 + 1);
   EXPECT_TRUE(std::isnan(lf::sum(nan).item<float>()));
+  // Register-cached rows that fill their unrolled loops exactly (no bounds checks), and not.
+  for (int64_t len : {256, 1024, 4096, 1000}) {
+    Tensor r = input({5, len});
+    expect_matches_reference(lf::softmax(r, -1), len, "softmax, rows of " + std::to_string(len));
+    expect_matches_reference(lf::layer_norm(r * 2, 1), len, "layer_norm, rows of " + std::to_string(len));
+    expect_matches_reference(lf::argmax(r, {1}), 1, "argmax, rows of " + std::to_string(len));
+  }
   Tensor ints = lf::cast(input({2, n}) * 100, DType::Int32);
   lf::sync();  // stored as int32, so that the rows read int4 vectors
   expect_matches_reference(lf::sum(ints, {1}), n, "int32 rows");
   expect_matches_reference(lf::argmin(ints, {1}), 1, "int32 argmin");
+}
+
+TEST(CudaEmit, FullRegisterCachedRowsHaveNoBoundsChecks) {
+  Tensor x = input({4, 1024});
+  std::string full = cuda_sources(lf::softmax(x, -1), true, 4, false, true).at(0);
+  std::string partial = cuda_sources(lf::softmax(x, -1), true, 4, false, false).at(0);
+  EXPECT_EQ(full.find("break;"), std::string::npos) << full;
+  EXPECT_NE(partial.find("if (j64 >= inner) break;"), std::string::npos) << partial;
 }
 
 TEST(CudaEmit, SourceDependsOnStructureNotSizes) {
