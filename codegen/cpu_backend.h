@@ -50,6 +50,9 @@ std::string emit_ir(const kir::Kernel& kernel, const std::string& name);
 // CPU (the cpuid words LLVM reads to pick the CPU name and features) and libmvec. Needs no LLVM.
 const std::string& target_id();
 
+// Whether the host runs AVX-512F code: the CPU has it and the OS saves its registers.
+bool host_has_avx512f();
+
 // Runs the kernel over all rows and columns, split over the CPU thread pool. Rows of at least
 // kSplitMinElements elements of a kernel with split functions are reduced in chunks of about
 // kSplitGrain elements, combined in chunk order: the chunks depend on the sizes only, so a result

@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "codegen/cpu_backend.h"
 #include "codegen/dtype_dispatch.h"
 #include "runtime/thread_pool.h"
 
@@ -37,7 +38,9 @@ int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 bool cpu_has_avx512() {
 #if LF_GEMM_X86
-  static const bool has = __builtin_cpu_supports("avx512f");
+  // Not __builtin_cpu_supports: it links libgcc's cpuid scan in as a static constructor that every
+  // program pays for at start-up (each cpuid traps to the hypervisor in a VM).
+  static const bool has = cpu::host_has_avx512f();
   return has;
 #else
   return false;

@@ -108,6 +108,18 @@ std::string compute() { return "unknown-cpu"; }
 
 }  // namespace
 
+bool host_has_avx512f() {
+#if defined(__x86_64__)
+  Regs one = cpuid(1);
+  if (!(one.c & (1u << 27)) || cpuid(0).a < 7) return false;  // no OSXSAVE, no leaf 7
+  uint32_t xcr0 = 0, hi = 0;
+  __asm__("xgetbv" : "=a"(xcr0), "=d"(hi) : "c"(0));
+  return (xcr0 & 0xe6) == 0xe6 && (cpuid(7).b & (1u << 16));
+#else
+  return false;
+#endif
+}
+
 const std::string& target_id() {
   // The plugin uses libmvec's vector functions when it can load them (llvm_jit.cpp).
   static const std::string id = [] {
