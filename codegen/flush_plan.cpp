@@ -15,13 +15,20 @@ void push_dims(std::vector<int64_t>& w, const Shape& dims) {
 
 int64_t device_word(Device d) { return (d.is_cuda() ? int64_t{1} << 32 : 0) | static_cast<uint32_t>(d.index()); }
 
+// Four independent lanes, so that their multiplies overlap: a signature is hundreds of words, and
+// one serial chain of multiplies was the largest single cost of a replayed flush. (Equal hashes are
+// confirmed by comparing the words.)
 uint64_t hash_words(const std::vector<int64_t>& words) {
-  uint64_t h = 0x9e3779b97f4a7c15ull ^ words.size();
-  for (int64_t w : words) {
-    h ^= static_cast<uint64_t>(w) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    h *= 0xff51afd7ed558ccdull;
-  }
-  return h ^ (h >> 33);
+  constexpr uint64_t kMul = 0xff51afd7ed558ccdull;
+  uint64_t h[4] = {0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull, 0x27d4eb2f165667c5ull};
+  const size_t n = words.size();
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int l = 0; l < 4; ++l) h[l] = std::rotl((h[l] ^ static_cast<uint64_t>(words[i + l])) * kMul, 31);
+  for (int l = 0; i < n; ++i, ++l) h[l] = std::rotl((h[l] ^ static_cast<uint64_t>(words[i])) * kMul, 31);
+  uint64_t r = n;
+  for (uint64_t x : h) r = (r ^ x) * kMul;
+  return r ^ (r >> 33);
 }
 
 }  // namespace
