@@ -134,6 +134,15 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
   }
   EmitOptions opt;
   opt.index32 = fits;
+  // Operand o can be read 16 bytes at a time along the inner dim: 4-byte elements, aligned at
+  // every row start.
+  auto vector_aligned = [&](size_t o) {
+    if (dtype_size(kernel.operands[o].dtype) != 4 || reinterpret_cast<uintptr_t>(args.pointers[o]) % 16 != 0) return false;
+    if (args.offsets[o] % 4 != 0) return false;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      if (args.strides[o * rank + d] % 4 != 0) return false;
+    return true;
+  };
   if (!kernel.row) {
     // 16-byte vectors along rows: 4-byte operands, contiguous or broadcast along the row, aligned
     // at every row start; outputs are contiguous by construction.
@@ -144,10 +153,7 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
       kir::StrideClass inner_class = op.strides.back();
       if (inner_class == kir::StrideClass::Any) vec = false;
       if (op.kind == kir::Operand::Kind::Index || inner_class == kir::StrideClass::Zero) continue;
-      if (dtype_size(op.dtype) != 4 || reinterpret_cast<uintptr_t>(args.pointers[o]) % 16 != 0) vec = false;
-      if (args.offsets[o] % 4 != 0) vec = false;
-      for (int64_t d = 0; d + 1 < rank; ++d)
-        if (args.strides[o * rank + d] % 4 != 0) vec = false;
+      if (!vector_aligned(o)) vec = false;
     }
     opt.vec4 = vec;
   }
@@ -167,12 +173,8 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
     bool vec = true;
     for (const kir::Instr& in : kernel.instrs) {
       if (in.kind != kir::InstrKind::Load || in.row) continue;
-      const kir::Operand& op = kernel.operands[in.slot];
-      if (op.strides.back() != kir::StrideClass::Unit) continue;  // read one element at a time
-      if (dtype_size(op.dtype) != 4 || reinterpret_cast<uintptr_t>(args.pointers[in.slot]) % 16 != 0) vec = false;
-      if (args.offsets[in.slot] % 4 != 0) vec = false;
-      for (int64_t d = 0; d + 1 < rank; ++d)
-        if (args.strides[in.slot * rank + d] % 4 != 0) vec = false;
+      if (kernel.operands[in.slot].strides.back() != kir::StrideClass::Unit) continue;  // read one element at a time
+      if (!vector_aligned(static_cast<size_t>(in.slot))) vec = false;
     }
     opt.vec4 = vec;
   }

@@ -260,7 +260,6 @@ class Emitter {
       element(in + "    ");
       os_ << in << "  }\n" << in << "}\n";
     };
-    vec_lane_ = true;
     lane_ = "[g_][u_]";
     os_ << indent << "{\n";
     os_ << indent << "  i64 jb_ = " << lo << " + 4 * (i64)threadIdx.x;\n";
@@ -273,8 +272,7 @@ class Emitter {
     lanes(1, indent + "    ");
     os_ << indent << "  }\n";
     os_ << indent << "}\n";
-    vec_lane_ = false;
-    lane_ = "[u_]";
+    lane_.clear();
   }
 
   bool unit_inner(int slot) const { return k_.operands[slot].strides[rank_ - 1] == kir::StrideClass::Unit; }
@@ -432,7 +430,7 @@ class Emitter {
       case InstrKind::Load:
         if (in.slot == opt_.matmul_product) return "mmv_";
         if (prefix == "e" && cached(in.slot)) return "c" + std::to_string(in.slot) + "[k_]";
-        if (prefix == "e" && vec_lane_ && unit_inner(in.slot)) return "L" + std::to_string(in.slot) + lane_;
+        if (prefix == "e" && !lane_.empty() && unit_inner(in.slot)) return "L" + std::to_string(in.slot) + lane_;
         return load(in.slot, prefix + std::to_string(in.slot), in.dtype);
       case InstrKind::Param: {
         std::string q = "q" + std::to_string(in.slot);
@@ -620,7 +618,7 @@ class Emitter {
     for (const kir::Output& o : k_.outputs) roots.push_back(o.instr);
     for (const kir::Output& o : k_.outputs) os_ << "    " << ctype(k_.operands[o.slot].dtype) << " R" << o.slot << "[4];\n";
     row_done_.assign(k_.instrs.size(), false);
-    vec_lane_ = true;
+    lane_ = "[u_]";
     os_ << "    #pragma unroll\n";
     os_ << "    for (int u_ = 0; u_ < 4; ++u_) {\n";
     for (size_t o = 0; o < k_.operands.size(); ++o)
@@ -628,7 +626,7 @@ class Emitter {
     emit_element_values(roots, "      ");
     for (const kir::Output& o : k_.outputs) os_ << "      R" << o.slot << "[u_] = " << v(o.instr) << ";\n";
     os_ << "    }\n";
-    vec_lane_ = false;
+    lane_.clear();
     for (const kir::Output& o : k_.outputs) {
       const char* vt = vec_type(k_.operands[o.slot].dtype);
       os_ << "    *(" << vt << "*)(p" << o.slot << " + eb" << o.slot << ") = make_" << vt << "(R" << o.slot << "[0], R"
@@ -858,8 +856,9 @@ class Emitter {
   std::ostringstream os_;
   std::vector<bool> row_done_;
   std::vector<bool> cache_;  // operands held in registers (row_cache)
-  bool vec_lane_ = false;    // emitting one lane of the 4-element vectors of a vec4 kernel
-  std::string lane_ = "[u_]";  // the lane's index into L<o> (pointwise: [u_]; row passes: [g_][u_])
+  // While emitting one lane of a vec4 kernel's 4-element vectors: the lane's index into L<o>
+  // (pointwise: [u_]; row passes: [g_][u_]); empty otherwise.
+  std::string lane_;
 };
 
 }  // namespace
