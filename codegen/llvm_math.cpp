@@ -71,8 +71,7 @@ constexpr float kMinNormal = 1.17549435e-38f;
 // Builds one function's body: float32 helpers over an IRBuilder.
 class Body {
  public:
-  Body(llvm::Function* f, bool fine_estimate)
-      : b_(llvm::BasicBlock::Create(f->getContext(), "entry", f)), fine_estimate_(fine_estimate) {
+  explicit Body(llvm::Function* f) : b_(llvm::BasicBlock::Create(f->getContext(), "entry", f)) {
     f32_ = b_.getFloatTy();
     i32_ = b_.getInt32Ty();
   }
@@ -100,16 +99,17 @@ class Body {
     return acc;
   }
 
-  // 1 / d for d >= 1 (finite) or NaN: the hardware estimate refined by Newton steps instead of a
-  // division. AVX-512's estimate (vrcp14ps) has 14 bits, so one quadratic step leaves a relative
-  // error of (1 - d r0)^2 < 2^-28; the 12-bit estimates elsewhere (rcpps) take one cubic step,
-  // (1 - d r0)^3 < 2^-33.
+  // 1 / d for d >= 1 (finite) or NaN: the hardware estimate refined by a Newton step instead of a
+  // division. The step is cubic, (1 - d r0)^3 < 2^-33, because the estimate may have 12 bits: LLVM
+  // (19) uses AVX-512's 14-bit vrcp14ps for 512-bit vectors only, and rcpss / rcpps (12 bits) for
+  // scalars and narrower vectors even where AVX-512VL has their 14-bit forms; a quadratic step
+  // would leave 2^-24 there.
   Value* recip(Value* d) {
     auto* est = llvm::cast<llvm::Instruction>(b_.CreateFDiv(c(1.0f), d));
     est->setHasAllowReciprocal(true);
     est->setHasNoInfs(true);  // true: d and 1/d are finite (or NaN)
     Value* e = fma(b_.CreateFNeg(d), est, c(1.0f));
-    return fma(est, fine_estimate_ ? e : fma(e, e, e), est);
+    return fma(est, fma(e, e, e), est);
   }
 
   // z = n ln2 + r as exp_reduce, for n in [-127, 127], returning r and 2^n (0 for n = -127): the
@@ -162,7 +162,6 @@ class Body {
 
  private:
   llvm::IRBuilder<> b_;
-  bool fine_estimate_;  // the reciprocal estimate has 14 bits (AVX-512), not 12
   llvm::Type* f32_;
   llvm::Type* i32_;
 };
@@ -284,8 +283,7 @@ llvm::Value* emit_inline_math(llvm::IRBuilderBase& b, ir::Op op, llvm::Value* x)
     f->addFnAttr(llvm::Attribute::WillReturn);
     f->addFnAttr(llvm::Attribute::Speculatable);
     f->setDoesNotAccessMemory();
-    const std::string& target = target_id();
-    Body body(f, target.find("+avx512f") != std::string::npos && target.find("+avx512vl") != std::string::npos);
+    Body body(f);
     body.b().CreateRet(impl(body, f->getArg(0)));
   }
   return b.CreateCall(f, {x});
