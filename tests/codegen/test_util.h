@@ -100,15 +100,14 @@ inline std::string compare(const Values& ref, const Values& got, const Tolerance
   size_t n = compares_as_int(ref.dtype) ? ref.i.size() : ref.f.size();
   size_t n_got = compares_as_int(ref.dtype) ? got.i.size() : got.f.size();
   if (n != n_got) return "element count differs";
+  os.precision(17);
   for (size_t k = 0; k < n && bad < 5; ++k) {
-    bool ok;
-    std::string a, b;
     if (compares_as_int(ref.dtype)) {
-      ok = ref.i[k] == got.i[k];
-      a = std::to_string(ref.i[k]);
-      b = std::to_string(got.i[k]);
+      if (ref.i[k] == got.i[k]) continue;
+      os << "  [" << k << "] reference " << ref.i[k] << ", fused " << got.i[k] << "\n";
     } else {
       double r = ref.f[k], g = got.f[k];
+      bool ok;
       if (std::isnan(r) || std::isnan(g)) {
         ok = (std::isnan(r) && std::isnan(g)) || !tol.nan_exact;
       } else if (std::isinf(r) || std::isinf(g)) {
@@ -116,18 +115,10 @@ inline std::string compare(const Values& ref, const Values& got, const Tolerance
       } else {
         ok = std::fabs(r - g) <= tol.atol + tol.rtol * std::fabs(r);
       }
-      std::ostringstream sa, sb;
-      sa.precision(17);
-      sb.precision(17);
-      sa << r;
-      sb << g;
-      a = sa.str();
-      b = sb.str();
+      if (ok) continue;
+      os << "  [" << k << "] reference " << r << ", fused " << g << "\n";
     }
-    if (!ok) {
-      os << "  [" << k << "] reference " << a << ", fused " << b << "\n";
-      ++bad;
-    }
+    ++bad;
   }
   return os.str();
 }
