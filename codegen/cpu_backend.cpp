@@ -93,7 +93,70 @@ void launch_split(const CompiledKernel& k, const kir::Kernel& kernel, const int6
 
 }  // namespace
 
+namespace {
+
+// The element outputs' addresses modulo 64 agree, and they are all of one storage size; that size,
+// or 0 when they are not.
+size_t congruent_outputs(const kir::Kernel& kernel, const kir::LaunchArgs& args) {
+  size_t size = 0;
+  uintptr_t residue = 0;
+  for (const kir::Output& o : kernel.outputs) {
+    if (kernel.instrs[static_cast<size_t>(o.instr)].row) continue;
+    size_t s = dtype_size(kernel.operands[static_cast<size_t>(o.slot)].dtype);
+    uintptr_t at = reinterpret_cast<uintptr_t>(args.pointers[static_cast<size_t>(o.slot)]) +
+                   static_cast<uintptr_t>(args.offsets[static_cast<size_t>(o.slot)]) * s;
+    if (size == 0) {
+      size = s;
+      residue = at % 64;
+    } else if (s != size || at % 64 != residue) {
+      return 0;
+    }
+  }
+  return size;
+}
+
+// Whether an element value is a transcendental function (or a normal random number, which takes
+// a log and a sine): a kernel computing one per element is bound by arithmetic on 2 cores, not by
+// memory, and ran 3-6% slower with streaming stores (bench/experiments/streaming_ab.cpp: the chain
+// and gelu over 2^24 floats), where memory-bound kernels ran 1.4-2.2x faster.
+bool transcendental_elements(const kir::Kernel& kernel) {
+  using ir::Op;
+  for (const kir::Instr& in : kernel.instrs) {
+    if (in.row || (in.kind != kir::InstrKind::Op && in.kind != kir::InstrKind::Gen)) continue;
+    switch (in.op) {
+      case Op::Randn: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2: case Op::Log1p: case Op::Expm1:
+      case Op::Sin: case Op::Cos: case Op::Tan: case Op::Asin: case Op::Acos: case Op::Atan: case Op::Sinh:
+      case Op::Cosh: case Op::Tanh: case Op::Sigmoid: case Op::Gelu: case Op::GeluTanh: case Op::Silu:
+      case Op::Erf: case Op::Pow: case Op::Atan2:
+        return true;
+      default: break;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool wants_streaming_stores(const kir::Kernel& kernel, const kir::LaunchArgs& args) {
+#if defined(__x86_64__)
+  if (kernel.inner_rank != 1) return false;
+  size_t size = congruent_outputs(kernel, args);
+  if (size == 0 || (kernel.row && !row_plan(kernel).keep.empty()) || transcendental_elements(kernel)) return false;
+  int64_t elements = args.rows() * args.inner_numel(), outputs = 0;
+  for (const kir::Output& o : kernel.outputs) outputs += kernel.instrs[static_cast<size_t>(o.instr)].row ? 0 : 1;
+  return elements * outputs * static_cast<int64_t>(size) >= kStreamMinBytes;
+#else
+  (void)kernel;
+  (void)args;
+  return false;
+#endif
+}
+
 void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args) {
+  // A streaming kernel's middle loop assumes every output as aligned as output 0 (emit_module).
+  if (kernel.stream_stores && congruent_outputs(kernel, args) == 0)
+    throw Error("internal error: kernel " + compiled.name + " (" + kernel.summary() +
+                ") writes with streaming stores, but its outputs' addresses do not agree modulo 64");
   std::vector<int64_t> meta = kir::pack_meta(kernel, args);
   int64_t rows = args.rows();
   int64_t cols = args.sizes[static_cast<size_t>(args.outer_rank)];  // the first inner dim

@@ -134,6 +134,7 @@ Prepared prepare(const fuse::Group& g, const fuse::Partition& p, int index, cons
             (k.cuda_options.index32 ? "|i32" : "|i64") + "|rc" + std::to_string(k.cuda_options.row_cache) + (k.cuda_options.row_full ? "f" : "") +
             (k.cuda_options.vec4 ? "|v4" : "|v1") + mm + "|" + kernel.key();
   } else {
+    k.low.kernel.stream_stores = cpu::wants_streaming_stores(kernel, k.low.args);
     k.key = cpu_cache_key(kernel);
   }
   k.name = "lf_" + short_hash(k.key);

@@ -63,6 +63,7 @@ std::string Kernel::key() const {
     put(s, o.slot);
     s += ' ';
   }
+  if (stream_stores) s += "|nt";
   return s;
 }
 

@@ -13,6 +13,7 @@
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
@@ -52,6 +53,11 @@ class Emitter {
       emit_row(row);
       return carried;
     });
+#if defined(__x86_64__)
+    // Streaming stores are weakly ordered: fence them before the thread pool reports this part
+    // done, so that whoever reads the outputs next sees them.
+    if (k_.stream_stores) b_.CreateIntrinsic(llvm::Intrinsic::x86_sse_sfence, {}, {});
+#endif
     b_.CreateRetVoid();
     if (split_.splittable) {
       emit_part();
@@ -161,6 +167,7 @@ class Emitter {
     // Inner loops are long and heavy in arithmetic (inline math): let the vectorizer use whole
     // AVX-512 registers where the CPU has them (x86 tuning otherwise prefers 256-bit vectors).
     fn_->addFnAttr("prefer-vector-width", "512");
+    if (k_.stream_stores) fn_->addFnAttr(kStreamingAttr);
     for (unsigned i = 0; i < params.size(); ++i)
       if (params[i]->isPointerTy()) fn_->addParamAttr(i, llvm::Attribute::NoAlias);
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
@@ -202,7 +209,8 @@ class Emitter {
   using Body = std::function<std::vector<Value*>(Value* index, std::vector<Value*> carried)>;
 
   // A counted loop [lo, hi) in rotated form (guard, body, latch), carrying values through.
-  std::vector<Value*> emit_loop(Value* lo, Value* hi, std::vector<Value*> init, const char* name, const Body& body) {
+  std::vector<Value*> emit_loop(Value* lo, Value* hi, std::vector<Value*> init, const char* name, const Body& body,
+                                bool vectorize = true) {
     llvm::BasicBlock* pre = b_.GetInsertBlock();
     auto* loop = llvm::BasicBlock::Create(ctx_, name, fn_);
     auto* exit = llvm::BasicBlock::Create(ctx_, std::string(name) + ".exit", fn_);
@@ -224,7 +232,7 @@ class Emitter {
     i->addIncoming(inext, latch);
     for (size_t c = 0; c < phis.size(); ++c) phis[c]->addIncoming(next[c], latch);
     llvm::BranchInst* back = b_.CreateCondBr(b_.CreateICmpSLT(inext, hi), loop, exit);
-    if (std::string(name) == "part") no_vectorize(back);
+    if (!vectorize) no_vectorize(back);
     b_.SetInsertPoint(exit);
     std::vector<Value*> out;
     for (size_t c = 0; c < init.size(); ++c) {
@@ -236,7 +244,8 @@ class Emitter {
     return out;
   }
 
-  // A short loop over a few values (a row's chunk accumulators): not worth vectorizer work.
+  // A short loop (a row's chunk accumulators, a streaming pass's head and tail): not worth
+  // vectorizer work.
   void no_vectorize(llvm::BranchInst* back) {
     llvm::Metadata* hint[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.enable"),
                               llvm::ConstantAsMetadata::get(b_.getFalse())};
@@ -265,7 +274,7 @@ class Emitter {
       lin_ = next_lin;
       elem_vals_.clear();
       return body(c);
-    });
+    }, !(innermost && scalar_columns_));
   }
 
   // ---- one row
@@ -293,14 +302,60 @@ class Emitter {
 
   // One pass writing every per-element output.
   void emit_output_pass(const std::vector<const kir::Output*>& elem_outs) {
-    emit_inner(0, row_base_, b_.getInt64(0), {}, [&](std::vector<Value*> c) {
+    ElementBody body = [&](std::vector<Value*> c) {
       // Every value first, then the stores: an output may hold a kept value (row_plan).
       std::vector<Value*> vals;
       for (const kir::Output* o : elem_outs) vals.push_back(elem(o->instr));
       for (size_t j = 0; j < elem_outs.size(); ++j)
         store(elem_outs[j]->slot, elem_off_[elem_outs[j]->slot], k_.operands[elem_outs[j]->slot].dtype, vals[j]);
       return c;
-    });
+    };
+    if (k_.stream_stores) return emit_streaming_columns(elem_outs, body);
+    emit_inner(0, row_base_, b_.getInt64(0), {}, body);
+  }
+
+  // The output pass of a stream_stores kernel: one inner dim, element outputs of one storage size
+  // whose addresses agree modulo 64 (cpu::launch checks). Columns [col_begin, col_end) run as a
+  // scalar head up to output 0's next 64-byte boundary, a middle of whole 64-byte blocks, and a
+  // scalar tail. x86 has no unaligned streaming vector store (LLVM splits one into 8-byte movnti),
+  // and the loop vectorizer will not widen a non-temporal scalar store it cannot prove aligned to
+  // the vector's size. So the middle loop's stores are plain, addressed from a pointer to each
+  // output's first aligned element whose low bits are masked (llvm.ptrmask: known zero); after
+  // vectorization LLVM's alignment inference marks the vector stores aligned, and
+  // mark_streaming_stores makes them non-temporal.
+  void emit_streaming_columns(const std::vector<const kir::Output*>& elem_outs, const ElementBody& body) {
+    Value* lo = col_begin_;
+    Value* hi = col_end_;
+    int first = elem_outs[0]->slot;
+    DType dt = k_.operands[first].dtype;
+    const uint64_t size = dtype_size(dt), per_block = 64 / size;
+    Value* addr = b_.CreatePtrToInt(b_.CreateGEP(stype(dt), ptrs_[first], b_.CreateAdd(row_base_[first], lo)), i64_);
+    Value* to_boundary = b_.CreateLShr(b_.CreateAnd(b_.CreateNeg(addr), b_.getInt64(63)), std::countr_zero(size));
+    Value* a = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, hi, b_.CreateAdd(lo, to_boundary));
+    Value* b = b_.CreateAdd(a, b_.CreateAnd(b_.CreateSub(hi, a), b_.getInt64(-static_cast<int64_t>(per_block))));
+    auto columns = [&](Value* from, Value* to, bool middle) {
+      col_begin_ = from;
+      col_end_ = to;
+      scalar_columns_ = !middle;
+      std::vector<Value*> base = row_base_;
+      std::vector<Value*> ptrs = ptrs_;
+      if (middle) {
+        for (const kir::Output* o : elem_outs) {
+          // Masking the low bits of an address already aligned changes nothing but tells LLVM.
+          Value* p = b_.CreateGEP(stype(k_.operands[o->slot].dtype), ptrs_[o->slot], b_.CreateAdd(row_base_[o->slot], a));
+          ptrs_[o->slot] = b_.CreateIntrinsic(llvm::Intrinsic::ptrmask, {p->getType(), i64_}, {p, b_.getInt64(~int64_t{63})});
+          base[o->slot] = b_.CreateNeg(a);
+        }
+      }
+      emit_inner(0, base, b_.getInt64(0), {}, body);
+      ptrs_ = ptrs;
+    };
+    columns(lo, a, false);
+    columns(a, b, true);
+    columns(b, hi, false);
+    col_begin_ = lo;
+    col_end_ = hi;
+    scalar_columns_ = false;
   }
 
   // The output pass where elements are divided by row values (softmax's e / sum). Per row, the
@@ -848,7 +903,8 @@ class Emitter {
                                               Value* p = b_.CreateGEP(b_.getInt8Ty(), parts, b_.CreateMul(j, stride));
                                               std::vector<Value*> x = load_acc(p, ii);
                                               return reduce_step(ii, cur, x[0], x.size() > 1 ? x[1] : nullptr, false);
-                                            });
+                                            },
+                                            /*vectorize=*/false);
         store_acc(fn_->getArg(3), ii, acc);
       }
     });
@@ -884,6 +940,7 @@ class Emitter {
   std::unordered_map<int, int> cache_slot_;  // element value -> output operand that keeps it (plan_.keep)
   std::unordered_set<int> cache_ready_;      // those already stored by an earlier pass
   bool fast_div_ = false;  // emitting the fast pass of emit_output_pass_dividing
+  bool scalar_columns_ = false;  // the innermost loops now emitted are not to be vectorized
   // In it: divisor row value -> (the divisor scaled into [1, 2), its reciprocal, 1/S, and 1/S for
   // scaled-up tiny dividends).
   std::unordered_map<int, std::tuple<Value*, Value*, Value*, Value*>> recips_;
@@ -894,6 +951,26 @@ class Emitter {
 
 std::unique_ptr<llvm::Module> emit_module(const kir::Kernel& kernel, const std::string& name, llvm::LLVMContext& ctx) {
   return Emitter(kernel, name, ctx).run();
+}
+
+int mark_streaming_stores(llvm::Module& m) {
+  int marked = 0;
+  for (llvm::Function& f : m) {
+    if (!f.hasFnAttribute(kStreamingAttr)) continue;
+    for (llvm::BasicBlock& bb : f) {
+      for (llvm::Instruction& i : bb) {
+        auto* st = llvm::dyn_cast<llvm::StoreInst>(&i);
+        if (!st || !st->getValueOperand()->getType()->isVectorTy()) continue;
+        uint64_t bytes = m.getDataLayout().getTypeStoreSize(st->getValueOperand()->getType());
+        if (st->getAlign().value() < std::min<uint64_t>(bytes, 64)) continue;
+        st->setMetadata(llvm::LLVMContext::MD_nontemporal,
+                        llvm::MDNode::get(m.getContext(), llvm::ConstantAsMetadata::get(
+                                                              llvm::ConstantInt::get(llvm::Type::getInt32Ty(m.getContext()), 1))));
+        ++marked;
+      }
+    }
+  }
+  return marked;
 }
 
 }  // namespace lf::cpu

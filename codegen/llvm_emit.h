@@ -50,4 +50,12 @@ RowPlan row_plan(const kir::Kernel& kernel);
 // when split_info(kernel).splittable.
 std::unique_ptr<llvm::Module> emit_module(const kir::Kernel& kernel, const std::string& name, llvm::LLVMContext& ctx);
 
+// The function attribute of a kernel emitted with kir::Kernel::stream_stores.
+inline constexpr const char* kStreamingAttr = "lazyfuse-streaming-stores";
+
+// After optimization: in functions with kStreamingAttr, the vector stores LLVM knows to be aligned
+// to their size (up to 64 bytes) become non-temporal; returns how many. Only the middle loops of
+// their output passes have such stores (see the emitter's emit_streaming_columns).
+int mark_streaming_stores(llvm::Module& m);
+
 }  // namespace lf::cpu

@@ -197,6 +197,7 @@ class Jit {
     pb.crossRegisterProxies(lam, fam, cgam, mam);
     llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
     mpm.run(m, mam);
+    mark_streaming_stores(m);
   }
 
   std::mutex mu_;
