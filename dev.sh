@@ -11,7 +11,7 @@ BUILD_DIR=${BUILD_DIR:-build}
 JOBS=$(nproc)
 
 # Debian 12 packages the build needs (the same list as the README).
-PACKAGES=(cmake ninja-build g++ libgtest-dev libbenchmark-dev llvm-19-dev libabsl-dev libeigen3-dev
+PACKAGES=(cmake ninja-build g++ libgtest-dev libbenchmark-dev llvm-19-dev libeigen3-dev
   zlib1g-dev libzstd-dev python3)
 
 log() { echo "[dev.sh] $*"; }

@@ -550,7 +550,7 @@ int main(int argc, char** argv) {
     auto low = lf::lower::lower_group(p.groups[0], p, 0, lf::Device::cpu());
     lf::cache::KernelCache cache;
     bool hit = false;
-    auto compile = []() -> absl::StatusOr<std::shared_ptr<lf::CompiledKernel>> {
+    auto compile = []() -> lf::StatusOr<std::shared_ptr<lf::CompiledKernel>> {
       return std::make_shared<lf::CompiledKernel>();
     };
     cache.get_or_compile(low.kernel.key(), compile, &hit);

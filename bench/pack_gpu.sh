@@ -11,6 +11,5 @@ rm -rf carry/gpu
 mkdir -p carry/gpu/lib
 cp "$build"/tests/{runtime_tests,codegen_tests,frontend_tests} "$build"/bench/lazyfuse-bench-{gpu,cpu} carry/gpu/
 cp -L "$build"/liblazyfuse.so.0 "$build"/liblazyfuse-llvm.so carry/gpu/lib/  # the plugin sits next to the library
-for lib in $(ldd "$build/liblazyfuse.so" | awk '/libabsl_/ {print $3}'); do cp -L "$lib" carry/gpu/lib/; done
 strip --strip-unneeded carry/gpu/lib/*.so* carry/gpu/*_tests carry/gpu/lazyfuse-bench-*
 du -sh carry/gpu

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "absl/status/status.h"
+#include "runtime/status.h"
 #include "codegen/elf_loader.h"
 #include "codegen/llvm_emit.h"
 #include "codegen/llvm_plugin.h"
@@ -15,7 +15,7 @@
 
 namespace lf::cpu {
 
-absl::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name) {
+lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name) {
   auto start = std::chrono::steady_clock::now();
   auto api = plugin::get();
   if (!api.ok()) return api.status();
@@ -29,15 +29,15 @@ absl::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kerne
   return out;
 }
 
-absl::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& object,
+lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& object,
                                                      const kir::Kernel& kernel) {
   auto image = load_object(object);
   if (!image.ok()) return image.status();
   auto out = std::make_shared<CompiledKernel>();
   out->name = name;
-  auto find = [&](const std::string& symbol) -> absl::StatusOr<void*> {
+  auto find = [&](const std::string& symbol) -> lf::StatusOr<void*> {
     void* p = (*image)->symbol(symbol);
-    if (!p) return absl::InvalidArgumentError("object file: no function " + symbol);
+    if (!p) return lf::InvalidArgumentError("object file: no function " + symbol);
     return p;
   };
   auto fn = find(name);
@@ -63,7 +63,7 @@ std::string emit_ir(const kir::Kernel& kernel, const std::string& name) {
   return (*api)->emit_ir(kernel, name);
 }
 
-absl::StatusOr<Inspection> inspect(const kir::Kernel& kernel, const std::string& name) {
+lf::StatusOr<Inspection> inspect(const kir::Kernel& kernel, const std::string& name) {
   auto api = plugin::get();
   if (!api.ok()) return api.status();
   return (*api)->inspect(kernel, name);

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "absl/status/statusor.h"
+#include "runtime/status.h"
 #include "codegen/compiled.h"
 #include "codegen/kernel_ir.h"
 
@@ -36,11 +36,11 @@ struct CompiledKernel : lf::CompiledKernel {
 };
 
 // Generates, optimizes and compiles `kernel` as function `name`.
-absl::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name);
+lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name);
 
 // Loads an object file `compile` produced earlier for `kernel` (CompiledKernel::binary, from the
 // persistent cache) and finds its functions in it. Needs no LLVM.
-absl::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& object,
+lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& object,
                                                      const kir::Kernel& kernel);
 
 // The LLVM IR `compile` would start from (for logs and golden files).
@@ -79,6 +79,6 @@ struct Inspection {
   std::string optimized_ir;
   std::string assembly;
 };
-absl::StatusOr<Inspection> inspect(const kir::Kernel& kernel, const std::string& name);
+lf::StatusOr<Inspection> inspect(const kir::Kernel& kernel, const std::string& name);
 
 }  // namespace lf::cpu

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <vector>
 
-#include "absl/status/status.h"
+#include "runtime/status.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/storage.h"
 
@@ -69,22 +69,22 @@ const Nvrtc& nvrtc() {
   return n;
 }
 
-absl::Status nvrtc_check(nvrtcResult r, const char* call) {
-  if (r == 0) return absl::OkStatus();
-  return absl::InternalError(std::string(call) + " failed: " + nvrtc().nvrtcGetErrorString(r));
+lf::Status nvrtc_check(nvrtcResult r, const char* call) {
+  if (r == 0) return lf::OkStatus();
+  return lf::InternalError(std::string(call) + " failed: " + nvrtc().nvrtcGetErrorString(r));
 }
 
 #define LF_NVRTC_RETURN_IF_ERROR(call)                   \
   do {                                                   \
-    absl::Status s_ = nvrtc_check((call), #call);        \
+    lf::Status s_ = nvrtc_check((call), #call);        \
     if (!s_.ok()) return s_;                             \
   } while (0)
 
 // Source -> cubin for `arch`; the compiler's log goes to *log.
-absl::StatusOr<std::vector<char>> nvrtc_compile(const std::string& source, const std::string& name,
+lf::StatusOr<std::vector<char>> nvrtc_compile(const std::string& source, const std::string& name,
                                                const std::string& arch, std::string* log) {
   const Nvrtc& n = nvrtc();
-  if (!n.error.empty()) return absl::UnavailableError(n.error);
+  if (!n.error.empty()) return lf::UnavailableError(n.error);
   std::string arch_flag = "--gpu-architecture=" + arch;
   const char* opts[] = {arch_flag.c_str(), "-std=c++17", "-default-device", "--restrict"};
   nvrtcProgram prog = nullptr;
@@ -97,7 +97,7 @@ absl::StatusOr<std::vector<char>> nvrtc_compile(const std::string& source, const
   while (!log->empty() && (log->back() == '\0' || log->back() == '\n')) log->pop_back();
   if (compiled != 0) {
     n.nvrtcDestroyProgram(&prog);
-    return absl::InternalError("NVRTC could not compile " + name + ": " + n.nvrtcGetErrorString(compiled) + "\n" + *log);
+    return lf::InternalError("NVRTC could not compile " + name + ": " + n.nvrtcGetErrorString(compiled) + "\n" + *log);
   }
   size_t cubin_size = 0;
   LF_NVRTC_RETURN_IF_ERROR(n.nvrtcGetCUBINSize(prog, &cubin_size));
@@ -109,10 +109,10 @@ absl::StatusOr<std::vector<char>> nvrtc_compile(const std::string& source, const
 
 }  // namespace
 
-absl::Status check_compiles(const std::string& source, const std::string& name, const std::string& arch) {
+lf::Status check_compiles(const std::string& source, const std::string& name, const std::string& arch) {
   std::string log;
   auto cubin = nvrtc_compile(source, name, arch, &log);
-  return cubin.ok() ? absl::OkStatus() : cubin.status();
+  return cubin.ok() ? lf::OkStatus() : cubin.status();
 }
 
 namespace {
@@ -188,17 +188,17 @@ std::string target_id(int device) {
          std::to_string(rt::cuda_status().driver_version);
 }
 
-absl::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name,
+lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name,
                                                         const EmitOptions& options, int device) {
   auto start = std::chrono::steady_clock::now();
   const Nvrtc& n = nvrtc();
-  if (!n.error.empty()) return absl::UnavailableError(n.error);
+  if (!n.error.empty()) return lf::UnavailableError(n.error);
   auto out = std::make_shared<CompiledKernel>();
   out->name = name;
   try {
     out->source = emit_cuda(kernel, name, options);
   } catch (const std::exception& e) {
-    return absl::InternalError(e.what());
+    return lf::InternalError(e.what());
   }
   rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
   std::string arch = "sm_" + std::to_string(ctx.info.sm_major) + std::to_string(ctx.info.sm_minor);
@@ -215,15 +215,15 @@ absl::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kerne
   return out;
 }
 
-absl::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& cubin, int device) {
+lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& cubin, int device) {
   rt::cu::device_context(device);  // makes the device's context current
   const rt::cu::Api& cu = rt::cu::api();
   rt::cu::CUmodule module = nullptr;
   rt::cu::CUfunction fn = nullptr;
   if (rt::cu::CUresult r = cu.cuModuleLoadData(&module, cubin.data()); r != 0)
-    return absl::InternalError("cuModuleLoadData(" + name + "): " + rt::cu::error_text(r));
+    return lf::InternalError("cuModuleLoadData(" + name + "): " + rt::cu::error_text(r));
   if (rt::cu::CUresult r = cu.cuModuleGetFunction(&fn, module, name.c_str()); r != 0)
-    return absl::InternalError("cuModuleGetFunction(" + name + "): " + rt::cu::error_text(r));
+    return lf::InternalError("cuModuleGetFunction(" + name + "): " + rt::cu::error_text(r));
   auto out = std::make_shared<CompiledKernel>();
   out->name = name;
   out->module = module;

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "absl/status/statusor.h"
+#include "runtime/status.h"
 #include "codegen/compiled.h"
 #include "codegen/cuda_emit.h"
 #include "codegen/kernel_ir.h"
@@ -21,16 +21,16 @@ struct CompiledKernel : lf::CompiledKernel {
 // Options that change the generated code for these launch arguments (part of the cache key).
 EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, int device);
 
-absl::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name,
+lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name,
                                                         const EmitOptions& options, int device);
 
 // Loads a cubin `compile` produced earlier (CompiledKernel::binary, from the persistent cache) on
 // `device` and finds `name` in it.
-absl::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& cubin, int device);
+lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& cubin, int device);
 
 // Compiles CUDA source with NVRTC for `arch` (e.g. "sm_90") without loading it: works on a
 // machine with NVRTC but no GPU, which is how the tests check generated code without one.
-absl::Status check_compiles(const std::string& source, const std::string& name, const std::string& arch);
+lf::Status check_compiles(const std::string& source, const std::string& name, const std::string& arch);
 
 // "sm_90/nvrtc13.0/driver13000": what the cubin depends on besides the IR.
 std::string target_id(int device);

@@ -93,13 +93,13 @@ const Lt& lt() {
   return l;
 }
 
-absl::Status lt_check(LtStatus s, const char* call) {
-  if (s == 0) return absl::OkStatus();
-  return absl::InternalError(std::string(call) + " failed: cublasStatus " + std::to_string(s));
+lf::Status lt_check(LtStatus s, const char* call) {
+  if (s == 0) return lf::OkStatus();
+  return lf::InternalError(std::string(call) + " failed: cublasStatus " + std::to_string(s));
 }
 #define LF_LT_RETURN_IF_ERROR(call)                              \
   do {                                                           \
-    if (absl::Status s_ = lt_check((call), #call); !s_.ok()) return s_; \
+    if (lf::Status s_ = lt_check((call), #call); !s_.ok()) return s_; \
   } while (0)
 
 // A matrix as cuBLASLt sees it: column-major rows x cols with leading dimension ld, maybe
@@ -240,24 +240,24 @@ std::string lt_status() {
   return "cuBLASLt " + std::to_string(l.version());
 }
 
-absl::Status lt_supports(const cpu::GemmProblem& p) {
+lf::Status lt_supports(const cpu::GemmProblem& p) {
   const Lt& l = lt();
-  if (!l.error.empty()) return absl::UnavailableError(l.error);
+  if (!l.error.empty()) return lf::UnavailableError(l.error);
   Types t;
-  if (!lt_types(p.dtype, &t)) return absl::UnimplementedError(std::string("cuBLASLt: no ") + dtype_name(p.dtype));
+  if (!lt_types(p.dtype, &t)) return lf::UnimplementedError(std::string("cuBLASLt: no ") + dtype_name(p.dtype));
   size_t r = p.batch.size();
   LtMatrix unused;
   if (!as_lt_matrix(p.k, p.n, p.b.strides[r], p.b.strides[r + 1], &unused) ||
       !as_lt_matrix(p.m, p.k, p.a.strides[r], p.a.strides[r + 1], &unused))
-    return absl::UnimplementedError("cuBLASLt: an operand has no unit stride in its last two dims");
+    return lf::UnimplementedError("cuBLASLt: an operand has no unit stride in its last two dims");
   int64_t stride = 0;
   if (!single_batch_stride(p.batch, p.a.strides, &stride) || !single_batch_stride(p.batch, p.b.strides, &stride))
-    return absl::UnimplementedError("cuBLASLt: batch dims that are not one stride");
-  return absl::OkStatus();
+    return lf::UnimplementedError("cuBLASLt: batch dims that are not one stride");
+  return lf::OkStatus();
 }
 
-absl::Status lt_matmul(const cpu::GemmProblem& p, LtEpilogue epilogue, const void* bias, int device) {
-  if (absl::Status s = lt_supports(p); !s.ok()) return s;
+lf::Status lt_matmul(const cpu::GemmProblem& p, LtEpilogue epilogue, const void* bias, int device) {
+  if (lf::Status s = lt_supports(p); !s.ok()) return s;
   const Lt& l = lt();
   Types t;
   lt_types(p.dtype, &t);
@@ -270,7 +270,7 @@ absl::Status lt_matmul(const cpu::GemmProblem& p, LtEpilogue epilogue, const voi
   for (int64_t s : p.batch) batch *= s;
   single_batch_stride(p.batch, p.a.strides, &a_stride);
   single_batch_stride(p.batch, p.b.strides, &b_stride);
-  if (batch > 1 && bias) return absl::UnimplementedError("cuBLASLt: a batched bias epilogue");
+  if (batch > 1 && bias) return lf::UnimplementedError("cuBLASLt: a batched bias epilogue");
 
   static std::mutex mu;
   static std::map<int, PerDevice> devices;
@@ -323,7 +323,7 @@ absl::Status lt_matmul(const cpu::GemmProblem& p, LtEpilogue epilogue, const voi
     LF_LT_RETURN_IF_ERROR(l.pref_set(pref, kPrefMaxWorkspace, &ws, sizeof ws));
     int found = 0;
     LF_LT_RETURN_IF_ERROR(l.heuristic(dev.handle, plan.desc, plan.a, plan.b, plan.d, plan.d, pref, 1, &plan.algo, &found));
-    if (found == 0) return absl::UnimplementedError("cuBLASLt: no algorithm for this problem");
+    if (found == 0) return lf::UnimplementedError("cuBLASLt: no algorithm for this problem");
     it = dev.plans.emplace(key, plan).first;
   }
   Plan& plan = it->second;
@@ -335,7 +335,7 @@ absl::Status lt_matmul(const cpu::GemmProblem& p, LtEpilogue epilogue, const voi
   const void* beta = f64 ? static_cast<const void*>(&zero64) : &zero32;
   LF_LT_RETURN_IF_ERROR(l.matmul(dev.handle, plan.desc, alpha, b, plan.a, a, plan.b, beta, p.c, plan.d, p.c, plan.d,
                                  &plan.algo.algo, dev.workspace->data(), kWorkspaceBytes, ctx.stream));
-  return absl::OkStatus();
+  return lf::OkStatus();
 }
 
 }  // namespace lf::cuda

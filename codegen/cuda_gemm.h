@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "absl/status/status.h"
+#include "runtime/status.h"
 #include "codegen/cpu_gemm.h"
 #include "codegen/fuser.h"
 
@@ -31,10 +31,10 @@ LtMatch match_lt_epilogue(const fuse::Group& group);
 // D = epilogue(A @ B) on `device`'s stream; problem.a/b/c hold device addresses and D is
 // problem.c (contiguous). A Status says why cuBLASLt cannot take it (library missing, a dtype or
 // layout it does not support, no algorithm): the caller then uses another path.
-absl::Status lt_matmul(const cpu::GemmProblem& problem, LtEpilogue epilogue, const void* bias, int device);
+lf::Status lt_matmul(const cpu::GemmProblem& problem, LtEpilogue epilogue, const void* bias, int device);
 
 // Whether lt_matmul can take the problem's dtype and layout (without calling the library).
-absl::Status lt_supports(const cpu::GemmProblem& problem);
+lf::Status lt_supports(const cpu::GemmProblem& problem);
 
 // "cuBLASLt 130100" when loaded, else why not (for logs and the README's claims).
 std::string lt_status();

@@ -15,12 +15,12 @@
 #include <map>
 #include <vector>
 
-#include "absl/status/status.h"
+#include "runtime/status.h"
 
 namespace lf::cpu {
 namespace {
 
-absl::Status bad(const std::string& why) { return absl::InvalidArgumentError("object file: " + why); }
+lf::Status bad(const std::string& why) { return lf::InvalidArgumentError("object file: " + why); }
 
 // Sections LLVM puts in a kernel's object that running it does not need: unwind tables (nothing
 // unwinds through a kernel) and notes.
@@ -59,7 +59,7 @@ bool in_file(std::string_view file, uint64_t offset, uint64_t size) {
   return offset <= file.size() && size <= file.size() - offset;
 }
 
-absl::StatusOr<Parsed> parse(std::string_view file) {
+lf::StatusOr<Parsed> parse(std::string_view file) {
   Parsed p;
   p.file = file;
   if (file.size() < sizeof(Elf64_Ehdr)) return bad("truncated (" + std::to_string(file.size()) + " bytes)");
@@ -95,7 +95,7 @@ absl::StatusOr<Parsed> parse(std::string_view file) {
   return p;
 }
 
-absl::StatusOr<std::string> symbol_name(const Parsed& p, const Elf64_Sym& s) {
+lf::StatusOr<std::string> symbol_name(const Parsed& p, const Elf64_Sym& s) {
   if (s.st_name >= p.strings.size()) return bad("a symbol name lies outside its string table");
   size_t end = p.strings.find('\0', s.st_name);
   if (end == std::string_view::npos) return bad("an unterminated symbol name");
@@ -110,12 +110,12 @@ struct Layout {
   uint64_t stubs = 0, got = 0, writable = 0, size = 0, text_end = 0, ro_end = 0;
 };
 
-absl::StatusOr<Layout> lay_out(const Parsed& p, size_t slots) {
+lf::StatusOr<Layout> lay_out(const Parsed& p, size_t slots) {
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   Layout l;
   l.offset.assign(p.sections.size(), -1);
   uint64_t at = 0;
-  auto place = [&](bool exec, bool write) -> absl::Status {
+  auto place = [&](bool exec, bool write) -> lf::Status {
     for (size_t i = 0; i < p.sections.size(); ++i) {
       const Elf64_Shdr& s = p.sections[i];
       if (!(s.sh_flags & SHF_ALLOC) || skipped(s)) continue;
@@ -130,7 +130,7 @@ absl::StatusOr<Layout> lay_out(const Parsed& p, size_t slots) {
       l.offset[i] = static_cast<int64_t>(at);
       at += s.sh_size;
     }
-    return absl::OkStatus();
+    return lf::OkStatus();
   };
   if (auto st = place(true, false); !st.ok()) return st;
   l.stubs = align_up(at, 16);
@@ -170,7 +170,7 @@ void* LoadedObject::symbol(const std::string& name) const {
   return it == symbols_.end() ? nullptr : it->second;
 }
 
-absl::StatusOr<std::unique_ptr<LoadedObject>> load_object(std::string_view object, const SymbolResolver& resolve) {
+lf::StatusOr<std::unique_ptr<LoadedObject>> load_object(std::string_view object, const SymbolResolver& resolve) {
   auto parsed = parse(object);
   if (!parsed.ok()) return parsed.status();
   const Parsed& p = *parsed;
@@ -201,7 +201,7 @@ absl::StatusOr<std::unique_ptr<LoadedObject>> load_object(std::string_view objec
   const Layout& l = *layout;
 
   void* base = mmap(nullptr, l.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (base == MAP_FAILED) return absl::ResourceExhaustedError("mmap of " + std::to_string(l.size) + " bytes failed");
+  if (base == MAP_FAILED) return lf::ResourceExhaustedError("mmap of " + std::to_string(l.size) + " bytes failed");
   std::unique_ptr<LoadedObject> out(new LoadedObject());
   out->base_ = base;
   out->size_ = l.size;
@@ -216,7 +216,7 @@ absl::StatusOr<std::unique_ptr<LoadedObject>> load_object(std::string_view objec
   // Symbol addresses: defined ones in their loaded section, undefined ones from the resolver.
   std::vector<uint64_t> address(p.symbols.size(), 0);
   std::vector<bool> known(p.symbols.size(), false);
-  auto symbol_address = [&](uint32_t index) -> absl::StatusOr<uint64_t> {
+  auto symbol_address = [&](uint32_t index) -> lf::StatusOr<uint64_t> {
     if (known[index]) return address[index];
     const Elf64_Sym& s = p.symbols[index];
     uint64_t a = 0;
@@ -315,7 +315,7 @@ absl::StatusOr<std::unique_ptr<LoadedObject>> load_object(std::string_view objec
 
   if (mprotect(base, l.text_end, PROT_READ | PROT_EXEC) != 0 ||
       (l.ro_end > l.text_end && mprotect(mem + l.text_end, l.ro_end - l.text_end, PROT_READ) != 0))
-    return absl::InternalError("mprotect of a loaded kernel failed");
+    return lf::InternalError("mprotect of a loaded kernel failed");
   return out;
 }
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "absl/status/statusor.h"
+#include "runtime/status.h"
 
 namespace lf::cpu {
 
@@ -33,7 +33,7 @@ class LoadedObject {
   size_t mapped_bytes() const { return size_; }
 
  private:
-  friend absl::StatusOr<std::unique_ptr<LoadedObject>> load_object(std::string_view, const SymbolResolver&);
+  friend lf::StatusOr<std::unique_ptr<LoadedObject>> load_object(std::string_view, const SymbolResolver&);
   LoadedObject() = default;
   void* base_ = nullptr;
   size_t size_ = 0;
@@ -45,7 +45,7 @@ class LoadedObject {
 // code); calls and GOT entries of external symbols go through a GOT and stubs placed after the
 // code. Anything else (another machine or class, a truncated or inconsistent file, an unknown
 // relocation, an unresolved symbol) is an error, never a crash.
-absl::StatusOr<std::unique_ptr<LoadedObject>> load_object(std::string_view object,
+lf::StatusOr<std::unique_ptr<LoadedObject>> load_object(std::string_view object,
                                                           const SymbolResolver& resolve = resolve_process_symbol);
 
 }  // namespace lf::cpu

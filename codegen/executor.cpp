@@ -142,13 +142,13 @@ Prepared prepare(const fuse::Group& g, const fuse::Partition& p, int index, cons
   cache::DiskSpec disk;
   disk.kernel = &kernel;
   disk.load = [&](const std::string& kname, const std::string& binary)
-      -> absl::StatusOr<std::shared_ptr<CompiledKernel>> {
+      -> lf::StatusOr<std::shared_ptr<CompiledKernel>> {
     if (k.gpu) return cuda::load(kname, binary, device.index());
     return cpu::load(kname, binary, kernel);
   };
   k.entry = cache::global_cache().get_or_compile(
       k.key,
-      [&]() -> absl::StatusOr<std::shared_ptr<CompiledKernel>> {
+      [&]() -> lf::StatusOr<std::shared_ptr<CompiledKernel>> {
         if (k.gpu) return cuda::compile(kernel, k.name, k.cuda_options, device.index());
         return cpu::compile(kernel, k.name);
       },
@@ -180,7 +180,7 @@ Prepared prepare(const fuse::Group& g, const fuse::Partition& p, int index, cons
   }
   // No CPU compiler at all (the LLVM plugin is missing or broken) is an installation problem, not a
   // kernel's: falling back would run every group unfused, silently slow.
-  if (!entry.kernel && !k.gpu && entry.status.code() == absl::StatusCode::kUnavailable)
+  if (!entry.kernel && !k.gpu && entry.status.code() == lf::StatusCode::kUnavailable)
     throw Error(std::string(entry.status.message()));
   if (!entry.kernel && first_failure(k.key)) {
     std::string saved = save_failed_source(
@@ -296,7 +296,7 @@ bool run_generated_matmul(const fuse::Group& g, const fuse::Partition& p, int in
   if (batch > 65535 || (problem.m + cuda::kGemmTile - 1) / cuda::kGemmTile > 65535) return false;
   double flop = 2.0 * static_cast<double>(batch * problem.m) * static_cast<double>(problem.n) * static_cast<double>(problem.k);
   double out_bytes = static_cast<double>(batch * problem.m * problem.n) * static_cast<double>(dtype_size(mm->dtype));
-  absl::Status lt = cuda::lt_supports(problem);
+  lf::Status lt = cuda::lt_supports(problem);
   double lt_rate = dtype_size(mm->dtype) == 2 ? 600e12 : 50e12;
   double t_lt = flop / lt_rate + 2 * out_bytes / 3e12 + 5e-6;
   double tiles = static_cast<double>(batch) * static_cast<double>((problem.m + cuda::kGemmTile - 1) / cuda::kGemmTile) *
@@ -391,7 +391,7 @@ void run_matmul_group(const fuse::Group& g, const fuse::Partition& p, int index,
       problem.c = out->data();
       const void* bias = nullptr;
       if (match.bias) bias = static_cast<const char*>(match.bias->storage->data()) + match.bias_offset * static_cast<int64_t>(esize);
-      absl::Status st = problem.m * problem.n == 0 ? absl::OkStatus() : cuda::lt_matmul(problem, match.epilogue, bias, device.index());
+      lf::Status st = problem.m * problem.n == 0 ? lf::OkStatus() : cuda::lt_matmul(problem, match.epilogue, bias, device.index());
       if (st.ok()) {
         ++stats.kernels_launched;
         stats.bytes_moved += gemm_bytes;
@@ -436,7 +436,7 @@ void run_matmul_group(const fuse::Group& g, const fuse::Partition& p, int index,
       epilogue_pending = false;
     }
   } else {
-    absl::Status st = problem.m * problem.n == 0 ? absl::OkStatus()
+    lf::Status st = problem.m * problem.n == 0 ? lf::OkStatus()
                                                  : cuda::lt_matmul(problem, cuda::LtEpilogue::kNone, nullptr, device.index());
     if (st.ok()) {
       how = "cuBLASLt (" + cuda::lt_status() + ")";

@@ -94,7 +94,7 @@ std::shared_ptr<const Entry> KernelCache::get_or_compile(const std::string& key,
     }
   } catch (const std::exception& e) {
     entry->kernel.reset();
-    entry->status = absl::InternalError(e.what());
+    entry->status = lf::InternalError(e.what());
   }
   promise.set_value(entry);
   // After the waiting threads have their kernel: the bookkeeping takes a lock other processes share.

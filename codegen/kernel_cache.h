@@ -14,14 +14,14 @@
 #include <unordered_map>
 #include <future>
 
-#include "absl/status/statusor.h"
+#include "runtime/status.h"
 #include "codegen/compiled.h"
 #include "codegen/kernel_ir.h"
 
 namespace lf::cache {
 
 struct Entry {
-  absl::Status status;  // not ok: compiling failed; the group runs unfused
+  lf::Status status;  // not ok: compiling failed; the group runs unfused
   std::shared_ptr<CompiledKernel> kernel;  // the backend's subclass
   bool from_disk = false;                  // loaded from the persistent cache, not compiled
 };
@@ -31,13 +31,13 @@ struct Entry {
 // "<backend>|<codegen fingerprint>|<target>|".
 struct DiskSpec {
   const kir::Kernel* kernel = nullptr;
-  std::function<absl::StatusOr<std::shared_ptr<CompiledKernel>>(const std::string& name, const std::string& binary)>
+  std::function<lf::StatusOr<std::shared_ptr<CompiledKernel>>(const std::string& name, const std::string& binary)>
       load;
 };
 
 class KernelCache {
  public:
-  using Compile = std::function<absl::StatusOr<std::shared_ptr<CompiledKernel>>()>;
+  using Compile = std::function<lf::StatusOr<std::shared_ptr<CompiledKernel>>()>;
 
   // `hit` says whether the kernel was already there (or being compiled by another thread).
   // With `disk`, a memory miss tries the persistent cache before compiling, and a compiled kernel

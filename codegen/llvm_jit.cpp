@@ -23,7 +23,7 @@
 #include <mutex>
 #include <vector>
 
-#include "absl/status/status.h"
+#include "runtime/status.h"
 #include "codegen/llvm_emit.h"
 #include "codegen/llvm_plugin.h"
 #include "runtime/config.h"
@@ -61,8 +61,8 @@ class Jit {
   }
 
   // Optimizes and compiles the module to an object file.
-  absl::StatusOr<std::string> compile(llvm::Module& m) {
-    if (!tm_) return absl::UnavailableError("LLVM target machine unavailable: " + init_error_);
+  lf::StatusOr<std::string> compile(llvm::Module& m) {
+    if (!tm_) return lf::UnavailableError("LLVM target machine unavailable: " + init_error_);
     std::lock_guard<std::mutex> lock(mu_);
     if (auto st = prepare(m); !st.ok()) return st;
     if (rt::config().log_level >= 3) m.print(llvm::errs(), nullptr);
@@ -71,23 +71,23 @@ class Jit {
 
   // Compiles the module as it is (no optimization); `pic`: position-independent code, as kernels,
   // else the static relocation model.
-  absl::StatusOr<std::string> compile_unoptimized(llvm::Module& m, bool pic) {
-    if (!tm_) return absl::UnavailableError("LLVM target machine unavailable: " + init_error_);
+  lf::StatusOr<std::string> compile_unoptimized(llvm::Module& m, bool pic) {
+    if (!tm_) return lf::UnavailableError("LLVM target machine unavailable: " + init_error_);
     std::lock_guard<std::mutex> lock(mu_);
     m.setDataLayout(*layout_);
     m.setTargetTriple(triple_.str());
-    if (llvm::verifyModule(m, &llvm::errs())) return absl::InvalidArgumentError("LLVM IR does not verify");
+    if (llvm::verifyModule(m, &llvm::errs())) return lf::InvalidArgumentError("LLVM IR does not verify");
     if (pic) return emit(*tm_, m, llvm::CodeGenFileType::ObjectFile);
     llvm::orc::JITTargetMachineBuilder jtmb = *jtmb_;
     jtmb.setRelocationModel(llvm::Reloc::Static);
     auto tm = jtmb.createTargetMachine();
-    if (!tm) return absl::InternalError(to_string(tm.takeError()));
+    if (!tm) return lf::InternalError(to_string(tm.takeError()));
     return emit(**tm, m, llvm::CodeGenFileType::ObjectFile);
   }
 
   // The optimized IR and assembly of a module, for inspection.
-  absl::StatusOr<Inspection> inspect(std::unique_ptr<llvm::Module> m) {
-    if (!tm_) return absl::UnavailableError("LLVM target machine unavailable: " + init_error_);
+  lf::StatusOr<Inspection> inspect(std::unique_ptr<llvm::Module> m) {
+    if (!tm_) return lf::UnavailableError("LLVM target machine unavailable: " + init_error_);
     std::lock_guard<std::mutex> lock(mu_);
     if (auto st = prepare(*m); !st.ok()) return st;
     Inspection out;
@@ -159,21 +159,21 @@ class Jit {
   }
 
   // Called with mu_ held: verifies and optimizes for this CPU.
-  absl::Status prepare(llvm::Module& m) {
+  lf::Status prepare(llvm::Module& m) {
     m.setDataLayout(*layout_);
     m.setTargetTriple(triple_.str());
-    if (llvm::verifyModule(m, &llvm::errs())) return absl::InternalError("generated LLVM IR does not verify");
+    if (llvm::verifyModule(m, &llvm::errs())) return lf::InternalError("generated LLVM IR does not verify");
     optimize(m);
-    return absl::OkStatus();
+    return lf::OkStatus();
   }
 
   // Called with mu_ held.
-  absl::StatusOr<std::string> emit(llvm::TargetMachine& tm, llvm::Module& m, llvm::CodeGenFileType type) {
+  lf::StatusOr<std::string> emit(llvm::TargetMachine& tm, llvm::Module& m, llvm::CodeGenFileType type) {
     llvm::SmallVector<char, 0> buffer;
     llvm::raw_svector_ostream os(buffer);
     llvm::legacy::PassManager pm;
     if (tm.addPassesToEmitFile(pm, os, nullptr, type))
-      return absl::InternalError("LLVM target machine cannot emit this file type");
+      return lf::InternalError("LLVM target machine cannot emit this file type");
     pm.run(m);
     return std::string(buffer.data(), buffer.size());
   }
@@ -223,14 +223,14 @@ std::string kernel_ir(const kir::Kernel& kernel, const std::string& name) {
   return s;
 }
 
-absl::Status compile_kernel(const kir::Kernel& kernel, const std::string& name, std::string* ir,
+lf::Status compile_kernel(const kir::Kernel& kernel, const std::string& name, std::string* ir,
                             std::string* object) {
   auto ctx = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> m;
   try {
     m = emit_module(kernel, name, *ctx);
   } catch (const std::exception& e) {
-    return absl::InternalError(e.what());
+    return lf::InternalError(e.what());
   }
   {
     llvm::raw_string_ostream os(*ir);
@@ -239,21 +239,21 @@ absl::Status compile_kernel(const kir::Kernel& kernel, const std::string& name, 
   auto obj = Jit::get().compile(*m);
   if (!obj.ok()) return obj.status();
   *object = std::move(*obj);
-  return absl::OkStatus();
+  return lf::OkStatus();
 }
 
-absl::StatusOr<Inspection> inspect_kernel(const kir::Kernel& kernel, const std::string& name) {
+lf::StatusOr<Inspection> inspect_kernel(const kir::Kernel& kernel, const std::string& name) {
   auto ctx = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> m;
   try {
     m = emit_module(kernel, name, *ctx);
   } catch (const std::exception& e) {
-    return absl::InternalError(e.what());
+    return lf::InternalError(e.what());
   }
   return Jit::get().inspect(std::move(m));
 }
 
-absl::StatusOr<std::string> compile_ir(const std::string& ir, bool pic) {
+lf::StatusOr<std::string> compile_ir(const std::string& ir, bool pic) {
   llvm::LLVMContext ctx;
   llvm::SMDiagnostic diag;
   auto m = llvm::parseIR(llvm::MemoryBufferRef(ir, "ir"), diag, ctx);
@@ -261,7 +261,7 @@ absl::StatusOr<std::string> compile_ir(const std::string& ir, bool pic) {
     std::string s;
     llvm::raw_string_ostream os(s);
     diag.print("ir", os);
-    return absl::InvalidArgumentError("LLVM IR does not parse: " + s);
+    return lf::InvalidArgumentError("LLVM IR does not parse: " + s);
   }
   return Jit::get().compile_unoptimized(*m, pic);
 }

@@ -30,9 +30,9 @@ std::string plugin_path() {
 
 }  // namespace
 
-absl::StatusOr<const Api*> load_from(const std::string& path) {
+lf::StatusOr<const Api*> load_from(const std::string& path) {
   auto fail = [&](const std::string& why) {
-    return absl::UnavailableError("the CPU compiler (LLVM plugin " + path + ") cannot be loaded: " + why +
+    return lf::UnavailableError("the CPU compiler (LLVM plugin " + path + ") cannot be loaded: " + why +
                                   "; it is built and installed with liblazyfuse.so and must sit next to it");
   };
   // RTLD_LAZY: binding all of libLLVM's symbols up front costs the first compile about 5 ms more;
@@ -55,8 +55,8 @@ absl::StatusOr<const Api*> load_from(const std::string& path) {
   return api;  // never unloaded: compiled kernels do not point into it, but its LLVM state lives on
 }
 
-absl::StatusOr<const Api*> get() {
-  static const absl::StatusOr<const Api*> api = load_from(plugin_path());
+lf::StatusOr<const Api*> get() {
+  static const lf::StatusOr<const Api*> api = load_from(plugin_path());
   return api;
 }
 

@@ -7,34 +7,34 @@
 
 #include <string>
 
-#include "absl/status/statusor.h"
+#include "runtime/status.h"
 #include "codegen/cpu_backend.h"
 
 namespace lf::cpu::plugin {
 
 // Bumped whenever Api changes; a plugin of another version is refused.
-inline constexpr int kAbiVersion = 1;
+inline constexpr int kAbiVersion = 2;  // 2: lf::Status in place of absl::Status
 
 struct Api {
   int abi = 0;                      // kAbiVersion
   const char* build = nullptr;      // the codegen fingerprint of the build the plugin belongs to
   const char* llvm_version = nullptr;
   // The kernel's LLVM IR before optimization (*ir) and its optimized object file (*object).
-  absl::Status (*compile)(const kir::Kernel& kernel, const std::string& name, std::string* ir,
+  lf::Status (*compile)(const kir::Kernel& kernel, const std::string& name, std::string* ir,
                           std::string* object) = nullptr;
-  absl::StatusOr<Inspection> (*inspect)(const kir::Kernel& kernel, const std::string& name) = nullptr;
+  lf::StatusOr<Inspection> (*inspect)(const kir::Kernel& kernel, const std::string& name) = nullptr;
   std::string (*emit_ir)(const kir::Kernel& kernel, const std::string& name) = nullptr;
   // Textual LLVM IR to an object file for this host, unoptimized; `pic`: position-independent
   // (as kernels are), else the static relocation model. For the loader's tests.
-  absl::StatusOr<std::string> (*compile_ir)(const std::string& ir, bool pic) = nullptr;
+  lf::StatusOr<std::string> (*compile_ir)(const std::string& ir, bool pic) = nullptr;
 };
 
 // The plugin, loaded at the first call; an error (kUnavailable) says which file could not be loaded
 // and why, at every call.
-absl::StatusOr<const Api*> get();
+lf::StatusOr<const Api*> get();
 
 // Loads the plugin at `path` and checks that it belongs to this build (tests: the error paths).
-absl::StatusOr<const Api*> load_from(const std::string& path);
+lf::StatusOr<const Api*> load_from(const std::string& path);
 
 // Whether the plugin has been loaded into this process (tests).
 bool loaded();

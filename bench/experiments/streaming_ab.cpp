@@ -2,7 +2,7 @@
 // twice, with plain and with streaming stores, launched alternately on the same data, median time
 // of each. Built by hand against the build tree (it uses internal headers):
 //   g++ -std=c++20 -O2 -I. -Iinclude bench/experiments/streaming_ab.cpp -Lbuild -llazyfuse \
-//       -Wl,-rpath,$PWD/build -labsl_status -labsl_statusor -o /tmp/streaming_ab && /tmp/streaming_ab
+//       -Wl,-rpath,$PWD/build -o /tmp/streaming_ab && /tmp/streaming_ab
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

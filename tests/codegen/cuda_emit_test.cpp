@@ -126,7 +126,7 @@ TEST(CudaEmit, EveryKindOfKernelCompilesWithNvrtc) {
       std::vector<std::string> sources = cuda_sources(t, index32, row_cache, vec4, row_full);
       ASSERT_FALSE(sources.empty()) << c.name;
       for (size_t i = 0; i < sources.size(); ++i) {
-        absl::Status s = lf::cuda::check_compiles(sources[i], "k" + std::to_string(i), "sm_90");
+        lf::Status s = lf::cuda::check_compiles(sources[i], "k" + std::to_string(i), "sm_90");
         EXPECT_TRUE(s.ok()) << c.name << " (index32=" << index32 << ", row_cache=" << row_cache << ", vec4=" << vec4 << ", row_full=" << row_full << ") kernel " << i << ":\n"
                             << s.message() << "\n----- source -----\n" << sources[i];
       }
@@ -235,7 +235,7 @@ TEST(CudaEmit, MatmulWithEpilogueCompilesWithNvrtc) {
       ASSERT_LT(opt.matmul_product, static_cast<int>(ptrs.size()));
       std::string source = lf::cuda::emit_cuda(low.kernel, "mm", opt);
       EXPECT_NE(source.find("const Gemm g"), std::string::npos);
-      absl::Status s = lf::cuda::check_compiles(source, "mm", "sm_90");
+      lf::Status s = lf::cuda::check_compiles(source, "mm", "sm_90");
       EXPECT_TRUE(s.ok()) << lf::dtype_name(d) << ":\n" << s.message() << "\n----- source -----\n" << source;
     }
     EXPECT_EQ(found, 1) << lf::dtype_name(d);

@@ -258,7 +258,7 @@ TEST(ElfLoader, CorruptedObjectNeverCrashes) {
 TEST(LlvmPlugin, LoadErrorsSayWhatAndWhere) {
   auto missing = lf::cpu::plugin::load_from("/nonexistent/liblazyfuse-llvm.so");
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(missing.status().code(), lf::StatusCode::kUnavailable);
   EXPECT_NE(missing.status().message().find("/nonexistent/liblazyfuse-llvm.so"), std::string::npos)
       << missing.status();
   auto not_plugin = lf::cpu::plugin::load_from("libm.so.6");

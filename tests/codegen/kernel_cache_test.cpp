@@ -45,7 +45,7 @@ TEST(KernelCache, EightThreadsCompileOnce) {
       bool hit = false;
       got[static_cast<size_t>(t)] = cache.get_or_compile(
           "key-a",
-          [&]() -> absl::StatusOr<std::shared_ptr<CompiledKernel>> {
+          [&]() -> lf::StatusOr<std::shared_ptr<CompiledKernel>> {
             ++calls;
             std::this_thread::sleep_for(std::chrono::milliseconds(50));  // others arrive meanwhile
             return fake_kernel("a");
@@ -70,7 +70,7 @@ TEST(KernelCache, HitsAndDistinctKeys) {
   KernelCache cache;
   int calls = 0;
   auto compile = [&](const std::string& name) {
-    return [&, name]() -> absl::StatusOr<std::shared_ptr<CompiledKernel>> {
+    return [&, name]() -> lf::StatusOr<std::shared_ptr<CompiledKernel>> {
       ++calls;
       return fake_kernel(name);
     };
@@ -99,13 +99,13 @@ TEST(KernelCache, HitsAndDistinctKeys) {
 }
 
 // Failing compiles throw here: the test binary does not link abseil (the library links it
-// privately), so it cannot construct a non-ok absl::Status itself; the cache turns an exception into
+// privately), so it cannot construct a non-ok lf::Status itself; the cache turns an exception into
 // an InternalError entry, the same not-ok entry a failing StatusOr gives.
 TEST(KernelCache, FailedCompileIsCachedAsNotOk) {
   KernelCache cache;
   int calls = 0;
   bool hit = true;
-  auto failing = [&]() -> absl::StatusOr<std::shared_ptr<CompiledKernel>> {
+  auto failing = [&]() -> lf::StatusOr<std::shared_ptr<CompiledKernel>> {
     ++calls;
     throw std::runtime_error("llvm said no");
   };
@@ -130,7 +130,7 @@ TEST(KernelCache, ThreadsWaitingOnAFailedCompileSeeTheFailure) {
       bool hit = false;
       auto e = cache.get_or_compile(
           "bad",
-          [&]() -> absl::StatusOr<std::shared_ptr<CompiledKernel>> {
+          [&]() -> lf::StatusOr<std::shared_ptr<CompiledKernel>> {
             ++calls;
             std::this_thread::sleep_for(std::chrono::milliseconds(30));
             throw std::runtime_error("no");
@@ -169,7 +169,7 @@ TEST(KernelCache, ExecutorFallsBackWhenCompileFailed) {
   std::string key = lf::exec::cpu_cache_key(low.kernel);
   bool hit = false;
   auto planted = lf::cache::global_cache().get_or_compile(
-      key, []() -> absl::StatusOr<std::shared_ptr<CompiledKernel>> { throw std::runtime_error("planted failure"); },
+      key, []() -> lf::StatusOr<std::shared_ptr<CompiledKernel>> { throw std::runtime_error("planted failure"); },
       &hit);
   if (hit) GTEST_SKIP() << "this kernel was already compiled by an earlier test";
   ASSERT_FALSE(planted->status.ok());
