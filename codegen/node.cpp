@@ -78,7 +78,8 @@ Shape recycled_shape(const Shape& like) {
     if (f && !f->shapes.empty()) {
       Shape s = std::move(f->shapes.back());
       f->shapes.pop_back();
-      s.assign(like.begin(), like.end());
+      s.resize(like.size());  // within the capacity; a loop, not a memmove call, for a few dims
+      for (size_t i = 0; i < like.size(); ++i) s[i] = like[i];
       return s;
     }
     if (kPoolCap > 0) {
@@ -97,7 +98,15 @@ Node::~Node() {
   // Inputs that die with this node are queued and freed by the outermost destructor in a loop,
   // instead of each destructor recursing into its inputs.
   thread_local Graveyard g;
-  for (NodePtr& in : inputs) g.queue.push_back(std::move(in));
+  for (NodePtr& in : inputs) {
+    // An input someone else still holds does not die here: drop it now, no queueing. (If the other
+    // holder lets go at this very moment on another thread, this reset frees the input one level
+    // down, which queues its own inputs: still no deep recursion.)
+    if (in.use_count() > 1)
+      in.reset();
+    else
+      g.queue.push_back(std::move(in));
+  }
   inputs.clear();
   if (g.draining) return;
   g.draining = true;

@@ -48,7 +48,14 @@ class Inputs {
   NodePtr& operator[](size_t i) { return begin()[i]; }
   const NodePtr& operator[](size_t i) const { return begin()[i]; }
 
-  void push_back(NodePtr n) {
+  void push_back(const NodePtr& n) {  // the recording path: one reference count increment, no temporary
+    if (size_ < kInline) {
+      inline_[size_++] = n;
+      return;
+    }
+    push_back(NodePtr(n));
+  }
+  void push_back(NodePtr&& n) {
     if (size_ < kInline) {
       inline_[size_++] = std::move(n);
       return;

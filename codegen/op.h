@@ -39,7 +39,19 @@ struct OpInfo {
   DTypeRule rule;
 };
 
-const OpInfo& op_info(Op op);
+// The table itself is a constexpr array in the header so that op_info is a load, not a call: it
+// is asked on every recorded op and many times a node in the fuser.
+inline constexpr OpInfo kOpTable[] = {
+#define LF_GENERATOR(Name, str) {str, OpKind::Generator, DTypeRule::kNone},
+#define LF_UNARY(Name, str, rule, expr) {str, OpKind::Unary, DTypeRule::rule},
+#define LF_BINARY(Name, str, rule, expr) {str, OpKind::Binary, DTypeRule::rule},
+#define LF_REDUCE(Name, str) {str, OpKind::Reduce, DTypeRule::kNone},
+#define LF_VIEW(Name, str) {str, OpKind::View, DTypeRule::kNone},
+#define LF_SPECIAL(Name, str) {str, OpKind::Special, DTypeRule::kNone},
+#include "codegen/ops.inc"
+};
+
+inline const OpInfo& op_info(Op op) { return kOpTable[static_cast<int>(op)]; }
 inline const char* op_name(Op op) { return op_info(op).name; }
 inline bool is_elementwise(Op op) {
   OpKind k = op_info(op).kind;

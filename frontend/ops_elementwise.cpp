@@ -84,11 +84,23 @@ void check_scalar_fits(const char* name, Scalar s, DType dtype, const Tensor& t)
 // A C++ number operand becomes a `full` node of the tensor's shape; its value is data, not code,
 // so a loop that changes the number reuses the same kernel.
 Tensor binary(Op op, const Tensor& a, Scalar s, bool scalar_first) {
-  const char* name = op_info(op).name;
-  detail::check_defined(name, {&a});
-  DType common = detail::promote_scalar(a.dtype(), s.kind());
-  DTypeRule rule = op_info(op).rule;
-  if (rule == DTypeRule::kArith && a.dtype() == DType::Bool && s.kind() == Scalar::Kind::Bool)
+  const ir::OpInfo& info = op_info(op);
+  if (!a.defined()) fail(info.name, "an argument is an empty Tensor (default-constructed, never assigned)");
+  const ir::Node& an = *a.node();
+  DType common = detail::promote_scalar(an.dtype, s.kind());
+  // The common case, first and with no temporaries (it is most of a loop like `y = y * 2 + 1`):
+  // arithmetic whose number keeps the tensor's dtype, which is neither bool nor a 16-bit float.
+  if (info.rule == DTypeRule::kArith && common == an.dtype && common != DType::Bool && common != DType::Float16 &&
+      common != DType::BFloat16 && (common != DType::Int32 || s.kind() != Scalar::Kind::Int)) {
+    const ir::NodePtr& number = detail::scalar_operand(an.shape, s, common, an.device);
+    ir::NodePtr node = ir::make_node(op, common, an.device, ir::recycled_shape(an.shape));
+    node->inputs.push_back(scalar_first ? number : a.node());
+    node->inputs.push_back(scalar_first ? a.node() : number);
+    return detail::record_node(std::move(node));
+  }
+  const char* name = info.name;
+  DTypeRule rule = info.rule;
+  if (rule == DTypeRule::kArith && an.dtype == DType::Bool && s.kind() == Scalar::Kind::Bool)
     fail(name, "is not defined for two bool operands; use || and &&", {&a});
   check_scalar_fits(name, s, common, a);
   if ((common == DType::Float16 || common == DType::BFloat16) &&
@@ -101,7 +113,7 @@ Tensor binary(Op op, const Tensor& a, Scalar s, bool scalar_first) {
   }
   const ir::NodePtr& number = detail::scalar_operand(a.shape(), s, common, a.device());
   if (common == a.dtype()) {
-    // The common case: the number's node has a's dtype and shape; nothing to cast or broadcast.
+    // The number's node has a's dtype and shape; nothing to cast or broadcast.
     auto [compute, out] = binary_dtypes(op, common, a, a);
     if (compute == common) {
       ir::NodePtr node = ir::make_node(op, out, a.device(), ir::recycled_shape(a.shape()));

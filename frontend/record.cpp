@@ -128,22 +128,32 @@ Tensor broadcast_to(const Tensor& x, const Shape& shape) {
 
 namespace {
 
+// The integer a `full` node of `dtype` holds for `value` (Attrs::ivalue). Scalar::to_int() casts a
+// float number straight to int64, undefined for NaN, inf and |v| >= 2^63; saturate instead (NaN to
+// 0) like the casts do. Only integer dtypes read ivalue.
+int64_t full_ivalue(Scalar value, DType dtype) {
+  if (dtype == DType::Bool) return value.to_double() != 0;
+  if (value.kind() != Scalar::Kind::Float) return value.to_int();
+  double v = value.to_double();
+  return v != v ? 0 : v >= 0x1p63 ? INT64_MAX : v <= -0x1p63 ? INT64_MIN : static_cast<int64_t>(v);
+}
+
 Attrs full_attrs(Scalar value, DType dtype) {
   Attrs a;
   a.value = value.to_double();
-  // Scalar::to_int() casts a float number straight to int64, undefined for NaN, inf and |v| >= 2^63;
-  // saturate instead (NaN to 0) like the casts do. Only integer dtypes read ivalue.
-  if (value.kind() == Scalar::Kind::Float) {
-    double v = value.to_double();
-    a.ivalue = v != v ? 0 : v >= 0x1p63 ? INT64_MAX : v <= -0x1p63 ? INT64_MIN : static_cast<int64_t>(v);
-  } else {
-    a.ivalue = value.to_int();
-  }
-  if (dtype == DType::Bool) a.ivalue = value.to_double() != 0;
+  a.ivalue = full_ivalue(value, dtype);
   return a;
 }
 
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }  // NaN, -0.0
+
+// Shape equality without a memcmp call: shapes have a few dims.
+bool same_shape(const Shape& a, const Shape& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
 
 }  // namespace
 
@@ -160,12 +170,17 @@ const NodePtr& scalar_operand(const Shape& shape, Scalar value, DType dtype, Dev
     size_t next = 0;
   };
   thread_local Recent recent;
-  Attrs a = full_attrs(value, dtype);
+  // Called on every `x + 1`: compare the cheap fields first and build the attributes only on a miss.
+  const double v = value.to_double();
+  const int64_t iv = full_ivalue(value, dtype);
   for (NodePtr& n : recent.nodes) {
-    if (n && n->op == Op::Full && !n->realized() && n->dtype == dtype && n->device == device &&
-        same_bits(n->attrs.value, a.value) && n->attrs.ivalue == a.ivalue && n->shape == shape)
+    if (n && n->dtype == dtype && n->device == device && same_bits(n->attrs.value, v) && n->attrs.ivalue == iv &&
+        same_shape(n->shape, shape) && n->op == Op::Full && !n->realized())
       return n;
   }
+  Attrs a;
+  a.value = v;
+  a.ivalue = iv;
   NodePtr& slot = recent.nodes[recent.next++ % recent.nodes.size()];
   slot = ir::make_node(Op::Full, dtype, device, ir::recycled_shape(shape), {}, std::move(a));
   return slot;
