@@ -52,6 +52,8 @@ const std::string& target_id();
 
 // Whether the host runs AVX-512F code: the CPU has it and the OS saves its registers.
 bool host_has_avx512f();
+// Whether the host runs AVX2 and FMA code (256-bit vectors), likewise.
+bool host_has_avx2_fma();
 
 // Whether a launch of `kernel` with `args` should write its element outputs with streaming stores
 // (kir::Kernel::stream_stores): on x86-64, for at least kStreamMinBytes of element outputs, one

@@ -7,8 +7,10 @@
 //   when C has the compute type, else in a buffer rounded to the output dtype at the end; then it
 //   hands its rows to the epilogue while they are still in cache.
 // The micro-kernel is AVX-512 (12 x 32 floats or 12 x 16 doubles of accumulators in 24 zmm
-// registers, fed by two vector loads and one broadcast per step) where the CPU has it, and a
-// portable loop nest that the compiler vectorizes for the baseline ISA elsewhere and for integers.
+// registers, fed by two vector loads and one broadcast per step) where the CPU has it, else AVX2
+// with FMA (6 x 16 floats or 6 x 8 doubles in 12 ymm registers, the same shape of step: BLIS's
+// Haswell kernel), and a portable loop nest that the compiler vectorizes for the baseline ISA
+// elsewhere and for integers.
 #include "codegen/cpu_gemm.h"
 
 #include <algorithm>
@@ -41,6 +43,15 @@ bool cpu_has_avx512() {
   // Not __builtin_cpu_supports: it links libgcc's cpuid scan in as a static constructor that every
   // program pays for at start-up (each cpuid traps to the hypervisor in a VM).
   static const bool has = cpu::host_has_avx512f();
+  return has;
+#else
+  return false;
+#endif
+}
+
+bool cpu_has_avx2_fma() {
+#if LF_GEMM_X86
+  static const bool has = cpu::host_has_avx2_fma();
   return has;
 #else
   return false;
@@ -86,40 +97,66 @@ struct Avx512F64 {
   __attribute__((target("avx512f"), always_inline)) static void store(T* p, V v) { _mm512_storeu_pd(p, v); }
 };
 
+#define LF_AVX2 __attribute__((target("avx2,fma"), always_inline))
+struct Avx2F32 {
+  using T = float;
+  using V = __m256;
+  static constexpr int kMr = 6, kLanes = 8;
+  LF_AVX2 static V zero() { return _mm256_setzero_ps(); }
+  LF_AVX2 static V load(const T* p) { return _mm256_loadu_ps(p); }
+  LF_AVX2 static V bcast(T x) { return _mm256_set1_ps(x); }
+  LF_AVX2 static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  LF_AVX2 static void add_store(T* p, V v) { _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), v)); }
+  LF_AVX2 static void store(T* p, V v) { _mm256_storeu_ps(p, v); }
+};
+
+struct Avx2F64 {
+  using T = double;
+  using V = __m256d;
+  static constexpr int kMr = 6, kLanes = 4;
+  LF_AVX2 static V zero() { return _mm256_setzero_pd(); }
+  LF_AVX2 static V load(const T* p) { return _mm256_loadu_pd(p); }
+  LF_AVX2 static V bcast(T x) { return _mm256_set1_pd(x); }
+  LF_AVX2 static V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
+  LF_AVX2 static void add_store(T* p, V v) { _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), v)); }
+  LF_AVX2 static void store(T* p, V v) { _mm256_storeu_pd(p, v); }
+};
+#undef LF_AVX2
+
 // Two vectors of NR per row: 2 * kMr accumulators, 2 loads of B and kMr broadcasts of A per step.
-// The first slab of k stores the tile, later ones add to it (so C needs no zeroing).
-template <class X>
-__attribute__((target("avx512f"))) void micro_avx512(int64_t kc, const typename X::T* a, const typename X::T* b,
-                                                     typename X::T* c, int64_t ldc, bool accumulate) {
-  constexpr int kMr = X::kMr, kL = X::kLanes;
-  typename X::V acc[kMr][2];
-#pragma GCC unroll 12
-  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = X::zero();
-  for (int64_t p = 0; p < kc; ++p) {
-    typename X::V b0 = X::load(b), b1 = X::load(b + kL);
-#pragma GCC unroll 12
-    for (int i = 0; i < kMr; ++i) {
-      typename X::V ai = X::bcast(a[i]);
-      acc[i][0] = X::fma(ai, b0, acc[i][0]);
-      acc[i][1] = X::fma(ai, b1, acc[i][1]);
-    }
-    a += kMr;
-    b += 2 * kL;
+// The first slab of k stores the tile, later ones add to it (so C needs no zeroing). One body,
+// stamped out once per instruction set (GCC inlines target-specific intrinsics only into a
+// function of that target).
+#define LF_MICRO_KERNEL(NAME, TARGET)                                                                   \
+  template <class X>                                                                                    \
+  __attribute__((target(TARGET))) void NAME(int64_t kc, const typename X::T* a, const typename X::T* b, \
+                                            typename X::T* c, int64_t ldc, bool accumulate) {           \
+    constexpr int kMr = X::kMr, kL = X::kLanes;                                                         \
+    typename X::V acc[kMr][2];                                                                          \
+    _Pragma("GCC unroll 12") for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = X::zero();          \
+    for (int64_t p = 0; p < kc; ++p) {                                                                  \
+      typename X::V b0 = X::load(b), b1 = X::load(b + kL);                                              \
+      _Pragma("GCC unroll 12") for (int i = 0; i < kMr; ++i) {                                          \
+        typename X::V ai = X::bcast(a[i]);                                                              \
+        acc[i][0] = X::fma(ai, b0, acc[i][0]);                                                          \
+        acc[i][1] = X::fma(ai, b1, acc[i][1]);                                                          \
+      }                                                                                                 \
+      a += kMr;                                                                                         \
+      b += 2 * kL;                                                                                      \
+    }                                                                                                   \
+    _Pragma("GCC unroll 12") for (int i = 0; i < kMr; ++i) {                                           \
+      if (accumulate) {                                                                                 \
+        X::add_store(c + i * ldc, acc[i][0]);                                                           \
+        X::add_store(c + i * ldc + kL, acc[i][1]);                                                      \
+      } else {                                                                                          \
+        X::store(c + i * ldc, acc[i][0]);                                                               \
+        X::store(c + i * ldc + kL, acc[i][1]);                                                          \
+      }                                                                                                 \
+    }                                                                                                   \
   }
-  if (accumulate) {
-#pragma GCC unroll 12
-    for (int i = 0; i < kMr; ++i) {
-      X::add_store(c + i * ldc, acc[i][0]);
-      X::add_store(c + i * ldc + kL, acc[i][1]);
-    }
-  } else {
-#pragma GCC unroll 12
-    for (int i = 0; i < kMr; ++i) {
-      X::store(c + i * ldc, acc[i][0]);
-      X::store(c + i * ldc + kL, acc[i][1]);
-    }
-  }
-}
+LF_MICRO_KERNEL(micro_avx512, "avx512f")
+LF_MICRO_KERNEL(micro_avx2, "avx2,fma")
+#undef LF_MICRO_KERNEL
 #endif
 
 // Portable: the j loop is the vectorizable one. Integers multiply and add as uint64 (wrap-around,
@@ -156,8 +193,10 @@ Micro<T> pick_micro() {
 #if LF_GEMM_X86
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_has_avx512()) return {micro_avx512<Avx512F32>, 12, 32, "avx512 12x32 float"};
+    if (cpu_has_avx2_fma()) return {micro_avx2<Avx2F32>, 6, 16, "avx2 6x16 float"};
   } else if constexpr (std::is_same_v<T, double>) {
     if (cpu_has_avx512()) return {micro_avx512<Avx512F64>, 12, 16, "avx512 12x16 double"};
+    if (cpu_has_avx2_fma()) return {micro_avx2<Avx2F64>, 6, 8, "avx2 6x8 double"};
   }
 #endif
   if constexpr (std::is_integral_v<T>) return {micro_generic<T, 4, 8>, 4, 8, "portable 4x8 int64"};
@@ -242,6 +281,7 @@ class Gemm {
     const S* base = src(p_.a) + batch_offset(p_.a, b);
     int64_t sm = p_.a.strides[r], sk = p_.a.strides[r + 1], mr = micro_.mr;
     if (sk == 1 && mr == 12) return pack_a_rows<12>(dst, base + i0 * sm + p0, sm, mc, kc);
+    if (sk == 1 && mr == 6) return pack_a_rows<6>(dst, base + i0 * sm + p0, sm, mc, kc);
     if (sk == 1 && mr == 4) return pack_a_rows<4>(dst, base + i0 * sm + p0, sm, mc, kc);
     for (int64_t ir = 0; ir < mc; ir += mr) {
       T* sliver = dst + ir * kc;

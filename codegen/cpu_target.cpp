@@ -120,6 +120,19 @@ bool host_has_avx512f() {
 #endif
 }
 
+bool host_has_avx2_fma() {
+#if defined(__x86_64__)
+  Regs one = cpuid(1);
+  constexpr uint32_t kFma = 1u << 12, kOsxsave = 1u << 27, kAvx = 1u << 28;
+  if ((one.c & (kFma | kOsxsave | kAvx)) != (kFma | kOsxsave | kAvx) || cpuid(0).a < 7) return false;
+  uint32_t xcr0 = 0, hi = 0;
+  __asm__("xgetbv" : "=a"(xcr0), "=d"(hi) : "c"(0));
+  return (xcr0 & 0x6) == 0x6 && (cpuid(7).b & (1u << 5));  // the OS saves ymm; AVX2
+#else
+  return false;
+#endif
+}
+
 const std::string& target_id() {
   // The plugin uses libmvec's vector functions when it can load them (llvm_jit.cpp).
   static const std::string id = [] {
