@@ -426,7 +426,6 @@ class Emitter {
   // The expression of instruction i; offsets come from `prefix` ("e" for elements, "b" for rows).
   std::string compute(int i, const std::string& prefix) {
     const Instr& in = k_.instrs[i];
-    if (prefix == "e" && kept_ready_.size() > static_cast<size_t>(i) && kept_ready_[i]) return "t" + std::to_string(i) + "[k_]";
     switch (in.kind) {
       case InstrKind::Load:
         if (in.slot == opt_.matmul_product) return "mmv_";
@@ -463,7 +462,6 @@ class Emitter {
       if (k_.instrs[i].row != row) continue;
       out.push_back(i);
       if (k_.instrs[i].kind == InstrKind::Reduce) continue;
-      if (!row && kept_ready_.size() > static_cast<size_t>(i) && kept_ready_[i]) continue;  // read from registers
       for (int a : k_.instrs[i].args) stack.push_back(a);
     }
     std::sort(out.begin(), out.end());
@@ -488,55 +486,8 @@ class Emitter {
   }
 
   void emit_element_values(const std::vector<int>& roots, const std::string& indent) {
-    for (int i : cone(roots, false)) {
+    for (int i : cone(roots, false))
       os_ << indent << "const " << ctype(k_.instrs[i].dtype) << " " << v(i) << " = " << compute(i, "e") << ";\n";
-      if (kept_.size() > static_cast<size_t>(i) && kept_[i] && !kept_ready_[i]) os_ << indent << "t" << i << "[k_] = " << v(i) << ";\n";
-    }
-  }
-
-  // Register-cached rows make one pass per reduction, then one that writes the outputs; each pass
-  // recomputes the element values it needs from the cached inputs. An expensive value (a
-  // transcendental, a division) that a later pass needs again is kept in registers instead:
-  // softmax's e^(x - max) is computed once, not twice. That halves the math NVRTC compiles in such
-  // kernels (they are unrolled row_cache times a pass) and the work the kernel does; the values
-  // are the same bits either way.
-  static bool expensive(const Instr& in) {
-    if (in.kind != InstrKind::Op) return false;
-    switch (in.op) {
-      case Op::Neg: case Op::Abs: case Op::Relu: case Op::Floor: case Op::Ceil: case Op::Round: case Op::Sign:
-      case Op::Square: case Op::IsNan: case Op::IsInf: case Op::IsFinite: case Op::LogicalNot: case Op::Copy:
-      case Op::Add: case Op::Sub: case Op::Mul: case Op::Maximum: case Op::Minimum: case Op::Eq: case Op::Ne:
-      case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::LogicalAnd: case Op::LogicalOr: case Op::Where:
-      case Op::Cast:
-        return false;
-      default: return true;
-    }
-  }
-
-  // The element roots of each pass of a register-cached row kernel, in order; marks in kept_ the
-  // expensive element values computed by a pass and needed again by a later one.
-  void plan_kept_values(const std::vector<std::vector<int>>& passes) {
-    kept_.assign(k_.instrs.size(), false);
-    kept_ready_.assign(k_.instrs.size(), false);
-    std::vector<int> first_pass(k_.instrs.size(), -1);
-    for (size_t p = 0; p < passes.size(); ++p) {
-      for (int i : cone(passes[p], false)) {
-        if (first_pass[i] < 0) {
-          first_pass[i] = static_cast<int>(p);
-        } else if (expensive(k_.instrs[i])) {
-          kept_[i] = true;
-        }
-      }
-    }
-    // A kept value's own inputs are not recomputed later, so they need not be kept for it; keep
-    // only what a later pass still reaches once the kept values are leaves.
-    std::vector<bool> needed(k_.instrs.size(), false);
-    kept_ready_ = kept_;
-    for (size_t p = 1; p < passes.size(); ++p)
-      for (int i : cone(passes[p], false))
-        if (kept_[i]) needed[i] = true;
-    kept_ = needed;
-    kept_ready_.assign(k_.instrs.size(), false);
   }
 
   // ---- pointwise
@@ -809,20 +760,7 @@ class Emitter {
     std::string in4 = "    ";
     emit_row_bases("row", in4);
     row_done_.assign(k_.instrs.size(), false);
-    std::vector<int> elem_roots, row_roots;
-    for (const kir::Output& o : k_.outputs) (k_.instrs[o.instr].row ? row_roots : elem_roots).push_back(o.instr);
-    kept_.clear();
-    kept_ready_.clear();
-    if (opt_.row_cache > 0) {
-      emit_row_cache(in4);
-      std::vector<std::vector<int>> passes;
-      for (const Instr& in : k_.instrs)
-        if (in.kind == InstrKind::Reduce) passes.push_back({in.args[0]});
-      if (!elem_roots.empty()) passes.push_back(elem_roots);
-      plan_kept_values(passes);
-      for (size_t i = 0; i < kept_.size(); ++i)
-        if (kept_[i]) os_ << in4 << ctype(k_.instrs[i].dtype) << " t" << i << "[" << opt_.row_cache << "];\n";
-    }
+    if (opt_.row_cache > 0) emit_row_cache(in4);
     for (size_t i = 0; i < k_.instrs.size(); ++i) {
       const Instr& in = k_.instrs[i];
       if (in.kind != InstrKind::Reduce) continue;
@@ -843,12 +781,6 @@ class Emitter {
           os_ << ind << acc << " = " << combine(in, src, acc, v(in.args[0])) << ";\n";
         }
       });
-      // Values this pass kept are in registers from here on (a pass that did not reach one leaves
-      // it for the pass that does: only passes after its first computation read it).
-      if (!kept_.empty()) {
-        for (int e : cone({in.args[0]}, false))
-          if (kept_[e]) kept_ready_[e] = true;
-      }
       emit_block_reduce(in, src, acc, acc_i, in4);
       // Split rows: publish this segment's partial; the last block of the row combines them in order.
       // (Never for register-cached rows, which the host does not split: no code for it there.)
@@ -892,6 +824,8 @@ class Emitter {
           << (arg ? result : (is_floating(in.dtype) ? round16(result, in.dtype) : convert(result, src, in.dtype))) << ";\n";
       row_done_[i] = true;
     }
+    std::vector<int> elem_roots, row_roots;
+    for (const kir::Output& o : k_.outputs) (k_.instrs[o.instr].row ? row_roots : elem_roots).push_back(o.instr);
     if (!elem_roots.empty()) {
       emit_row_values(elem_roots, in4);
       emit_pass("0", "inner", in4, [&](const std::string& ind) {
@@ -922,8 +856,6 @@ class Emitter {
   std::ostringstream os_;
   std::vector<bool> row_done_;
   std::vector<bool> cache_;  // operands held in registers (row_cache)
-  std::vector<bool> kept_;        // element values kept in registers t<i>[] between passes (row_cache)
-  std::vector<bool> kept_ready_;  // ... and already stored by an earlier pass
   // While emitting one lane of a vec4 kernel's 4-element vectors: the lane's index into L<o>
   // (pointwise: [u_]; row passes: [g_][u_]); empty otherwise.
   std::string lane_;

@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
     std::vector<const char*> extra;
   };
   std::vector<Flags> flag_sets = {
-      {"now", {}},
+      {"base", {}},
       {"-minimal", {"-minimal"}},
       {"-Xptxas -O1", {"--ptxas-options=-O1"}},
       {"-minimal -Xptxas -O1", {"-minimal", "--ptxas-options=-O1"}},
