@@ -101,6 +101,15 @@ int main(int argc, char** argv) {
          Tensor put = k * lf::exp(-r * t) * cdf(-d2) - s * cdf(-d1);
          return call + put;  // one output keeps this a single group; the kernel computes both
        }, pointwise},
+      {"black_scholes, scalar access", [] {
+         Tensor s = input({1024}) * 10 + 100, k = input({1024}) * 10 + 100, t = lf::abs(input({1024})) + 0.5;
+         const float r = 0.02f, v = 0.3f;
+         Tensor d1 = (lf::log(s / k) + (r + 0.5f * v * v) * t) / (v * lf::sqrt(t));
+         Tensor d2 = d1 - v * lf::sqrt(t);
+         auto cdf = [](const Tensor& x) { return 0.5f * (1.0f + lf::erf(x * 0.70710678f)); };
+         return s * cdf(d1) - k * lf::exp(-r * t) * cdf(d2) + k * lf::exp(-r * t) * cdf(-d2) - s * cdf(-d1);
+       }, lf::cuda::EmitOptions{}},
+      {"chain, scalar access", [] { Tensor x = input({1024}); return lf::relu(x * 2 + 1) * lf::sigmoid(x) - lf::tanh(x) / 3; }, lf::cuda::EmitOptions{}},
   };
   struct Flags {
     const char* name;
