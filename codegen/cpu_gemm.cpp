@@ -189,14 +189,16 @@ struct Micro {
 };
 
 template <class T>
-Micro<T> pick_micro() {
+Micro<T> pick_micro(GemmIsa isa = GemmIsa::kBest) {
 #if LF_GEMM_X86
+  const bool avx512 = cpu_has_avx512() && (isa == GemmIsa::kBest || isa == GemmIsa::kAvx512);
+  const bool avx2 = cpu_has_avx2_fma() && (isa == GemmIsa::kBest || isa == GemmIsa::kAvx2);
   if constexpr (std::is_same_v<T, float>) {
-    if (cpu_has_avx512()) return {micro_avx512<Avx512F32>, 12, 32, "avx512 12x32 float"};
-    if (cpu_has_avx2_fma()) return {micro_avx2<Avx2F32>, 6, 16, "avx2 6x16 float"};
+    if (avx512) return {micro_avx512<Avx512F32>, 12, 32, "avx512 12x32 float"};
+    if (avx2) return {micro_avx2<Avx2F32>, 6, 16, "avx2 6x16 float"};
   } else if constexpr (std::is_same_v<T, double>) {
-    if (cpu_has_avx512()) return {micro_avx512<Avx512F64>, 12, 16, "avx512 12x16 double"};
-    if (cpu_has_avx2_fma()) return {micro_avx2<Avx2F64>, 6, 8, "avx2 6x8 double"};
+    if (avx512) return {micro_avx512<Avx512F64>, 12, 16, "avx512 12x16 double"};
+    if (avx2) return {micro_avx2<Avx2F64>, 6, 8, "avx2 6x8 double"};
   }
 #endif
   if constexpr (std::is_integral_v<T>) return {micro_generic<T, 4, 8>, 4, 8, "portable 4x8 int64"};
@@ -208,7 +210,7 @@ Micro<T> pick_micro() {
 template <class S, class T>
 class Gemm {
  public:
-  Gemm(const GemmProblem& p, const RowsDone& done) : p_(p), done_(done), micro_(pick_micro<T>()) {
+  Gemm(const GemmProblem& p, const RowsDone& done, GemmIsa isa) : p_(p), done_(done), micro_(pick_micro<T>(isa)) {
     npad_ = round_up(p.n, micro_.nr);
     for (size_t d = 0; d < p.batch.size(); ++d) b_batch_broadcast_ &= p.b.strides[d] == 0;
   }
@@ -381,7 +383,15 @@ class Gemm {
 
 }  // namespace
 
-void gemm(const GemmProblem& problem, const RowsDone& rows_done) {
+bool gemm_isa_available(GemmIsa isa) {
+  switch (isa) {
+    case GemmIsa::kAvx2: return cpu_has_avx2_fma();
+    case GemmIsa::kAvx512: return cpu_has_avx512();
+    default: return true;
+  }
+}
+
+void gemm(const GemmProblem& problem, const RowsDone& rows_done, GemmIsa isa) {
   dispatch(problem.dtype, [&](auto tag) {
     using S = typename decltype(tag)::storage_t;
     using C = typename decltype(tag)::compute_t;
@@ -389,7 +399,7 @@ void gemm(const GemmProblem& problem, const RowsDone& rows_done) {
       throw Error("matmul: bool operands are not supported (internal error: the frontend rejects them)");
     } else {
       using T = std::conditional_t<std::is_integral_v<C>, int64_t, C>;
-      Gemm<S, T>(problem, rows_done).run();
+      Gemm<S, T>(problem, rows_done, isa).run();
     }
   });
 }
