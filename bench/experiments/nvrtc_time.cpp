@@ -84,32 +84,29 @@ int main(int argc, char** argv) {
     std::function<Tensor()> make;
     lf::cuda::EmitOptions opt;
   };
+  auto chain = [] { Tensor x = input({1024}); return lf::relu(x * 2 + 1) * lf::sigmoid(x) - lf::tanh(x) / 3; };
+  auto black_scholes = [] {
+    Tensor s = input({1024}) * 10 + 100, k = input({1024}) * 10 + 100, t = lf::abs(input({1024})) + 0.5;
+    const float r = 0.02f, v = 0.3f;
+    Tensor d1 = (lf::log(s / k) + (r + 0.5f * v * v) * t) / (v * lf::sqrt(t));
+    Tensor d2 = d1 - v * lf::sqrt(t);
+    auto cdf = [](const Tensor& x) { return 0.5f * (1.0f + lf::erf(x * 0.70710678f)); };
+    Tensor call = s * cdf(d1) - k * lf::exp(-r * t) * cdf(d2);
+    Tensor put = k * lf::exp(-r * t) * cdf(-d2) - s * cdf(-d1);
+    return call + put;  // one output keeps this a single group; the kernel computes both
+  };
+  // "scalar access": one element a thread instead of 16-byte vectors of 4 (tried for math-heavy
+  // pointwise kernels: it compiles faster and runs slower, bench/RESULTS.md).
   std::vector<Work> works = {
-      {"chain", [] { Tensor x = input({1024}); return lf::relu(x * 2 + 1) * lf::sigmoid(x) - lf::tanh(x) / 3; }, pointwise},
+      {"chain", chain, pointwise},
       {"gelu(x+b)", [] { return lf::gelu(input({16, 64}) + input({64})); }, pointwise},
       {"softmax", [] { return lf::softmax(input({16, 64}), -1); }, row16},
       {"layer_norm(x+r)", [] { return lf::layer_norm(input({16, 64}) + input({16, 64}), 1); }, row16},
       {"standardize", [] { Tensor x = input({16, 64}); return (x - x.mean({1}, true)) / (x.std({1}, true) + 1e-5); }, row16},
       {"sum(x*x)", [] { Tensor x = input({1 << 12}); return lf::sum(x * x); }, stream},
-      {"black_scholes", [] {
-         Tensor s = input({1024}) * 10 + 100, k = input({1024}) * 10 + 100, t = lf::abs(input({1024})) + 0.5;
-         const float r = 0.02f, v = 0.3f;
-         Tensor d1 = (lf::log(s / k) + (r + 0.5f * v * v) * t) / (v * lf::sqrt(t));
-         Tensor d2 = d1 - v * lf::sqrt(t);
-         auto cdf = [](const Tensor& x) { return 0.5f * (1.0f + lf::erf(x * 0.70710678f)); };
-         Tensor call = s * cdf(d1) - k * lf::exp(-r * t) * cdf(d2);
-         Tensor put = k * lf::exp(-r * t) * cdf(-d2) - s * cdf(-d1);
-         return call + put;  // one output keeps this a single group; the kernel computes both
-       }, pointwise},
-      {"black_scholes, scalar access", [] {
-         Tensor s = input({1024}) * 10 + 100, k = input({1024}) * 10 + 100, t = lf::abs(input({1024})) + 0.5;
-         const float r = 0.02f, v = 0.3f;
-         Tensor d1 = (lf::log(s / k) + (r + 0.5f * v * v) * t) / (v * lf::sqrt(t));
-         Tensor d2 = d1 - v * lf::sqrt(t);
-         auto cdf = [](const Tensor& x) { return 0.5f * (1.0f + lf::erf(x * 0.70710678f)); };
-         return s * cdf(d1) - k * lf::exp(-r * t) * cdf(d2) + k * lf::exp(-r * t) * cdf(-d2) - s * cdf(-d1);
-       }, lf::cuda::EmitOptions{}},
-      {"chain, scalar access", [] { Tensor x = input({1024}); return lf::relu(x * 2 + 1) * lf::sigmoid(x) - lf::tanh(x) / 3; }, lf::cuda::EmitOptions{}},
+      {"black_scholes", black_scholes, pointwise},
+      {"black_scholes, scalar access", black_scholes, lf::cuda::EmitOptions{}},
+      {"chain, scalar access", chain, lf::cuda::EmitOptions{}},
   };
   struct Flags {
     const char* name;
