@@ -125,3 +125,50 @@ Tensor logsumexp(const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
 }
 
 }  // namespace lf
+
+// The Tensor&& forms: move the temporary into a local (a const lvalue, so the call below takes the
+// const Tensor& form), whose handle is released when the function returns.
+namespace lf {
+
+Tensor sum(Tensor&& x, std::vector<int64_t> dims, bool keepdim) {
+  const Tensor t = std::move(x);
+  return sum(t, std::move(dims), keepdim);
+}
+Tensor mean(Tensor&& x, std::vector<int64_t> dims, bool keepdim) {
+  const Tensor t = std::move(x);
+  return mean(t, std::move(dims), keepdim);
+}
+Tensor prod(Tensor&& x, std::vector<int64_t> dims, bool keepdim) {
+  const Tensor t = std::move(x);
+  return prod(t, std::move(dims), keepdim);
+}
+Tensor max(Tensor&& x, std::vector<int64_t> dims, bool keepdim) {
+  const Tensor t = std::move(x);
+  return max(t, std::move(dims), keepdim);
+}
+Tensor min(Tensor&& x, std::vector<int64_t> dims, bool keepdim) {
+  const Tensor t = std::move(x);
+  return min(t, std::move(dims), keepdim);
+}
+Tensor argmax(Tensor&& x, std::vector<int64_t> dims, bool keepdim) {
+  const Tensor t = std::move(x);
+  return argmax(t, std::move(dims), keepdim);
+}
+Tensor argmin(Tensor&& x, std::vector<int64_t> dims, bool keepdim) {
+  const Tensor t = std::move(x);
+  return argmin(t, std::move(dims), keepdim);
+}
+Tensor var(Tensor&& x, std::vector<int64_t> dims, bool keepdim, int64_t correction) {
+  const Tensor t = std::move(x);
+  return var(t, std::move(dims), keepdim, correction);
+}
+Tensor std(Tensor&& x, std::vector<int64_t> dims, bool keepdim, int64_t correction) {
+  const Tensor t = std::move(x);
+  return std(t, std::move(dims), keepdim, correction);
+}
+Tensor logsumexp(Tensor&& x, std::vector<int64_t> dims, bool keepdim) {
+  const Tensor t = std::move(x);
+  return logsumexp(t, std::move(dims), keepdim);
+}
+
+}  // namespace lf

@@ -165,22 +165,40 @@ Tensor Tensor::to(Device device) const {
   return Tensor(ir::make_buffer(std::move(storage), n.dtype, n.shape, ir::Layout{ir::contiguous_strides(n.shape), 0}));
 }
 
-Tensor Tensor::sum(std::vector<int64_t> dims, bool keepdim) const { return lf::sum(*this, std::move(dims), keepdim); }
-Tensor Tensor::mean(std::vector<int64_t> dims, bool keepdim) const { return lf::mean(*this, std::move(dims), keepdim); }
-Tensor Tensor::prod(std::vector<int64_t> dims, bool keepdim) const { return lf::prod(*this, std::move(dims), keepdim); }
-Tensor Tensor::max(std::vector<int64_t> dims, bool keepdim) const { return lf::max(*this, std::move(dims), keepdim); }
-Tensor Tensor::min(std::vector<int64_t> dims, bool keepdim) const { return lf::min(*this, std::move(dims), keepdim); }
-Tensor Tensor::argmax(std::vector<int64_t> dims, bool keepdim) const { return lf::argmax(*this, std::move(dims), keepdim); }
-Tensor Tensor::argmin(std::vector<int64_t> dims, bool keepdim) const { return lf::argmin(*this, std::move(dims), keepdim); }
-Tensor Tensor::var(std::vector<int64_t> dims, bool keepdim, int64_t correction) const {
+Tensor Tensor::sum(std::vector<int64_t> dims, bool keepdim) const& { return lf::sum(*this, std::move(dims), keepdim); }
+Tensor Tensor::mean(std::vector<int64_t> dims, bool keepdim) const& { return lf::mean(*this, std::move(dims), keepdim); }
+Tensor Tensor::prod(std::vector<int64_t> dims, bool keepdim) const& { return lf::prod(*this, std::move(dims), keepdim); }
+Tensor Tensor::max(std::vector<int64_t> dims, bool keepdim) const& { return lf::max(*this, std::move(dims), keepdim); }
+Tensor Tensor::min(std::vector<int64_t> dims, bool keepdim) const& { return lf::min(*this, std::move(dims), keepdim); }
+Tensor Tensor::argmax(std::vector<int64_t> dims, bool keepdim) const& { return lf::argmax(*this, std::move(dims), keepdim); }
+Tensor Tensor::argmin(std::vector<int64_t> dims, bool keepdim) const& { return lf::argmin(*this, std::move(dims), keepdim); }
+Tensor Tensor::var(std::vector<int64_t> dims, bool keepdim, int64_t correction) const& {
   return lf::var(*this, std::move(dims), keepdim, correction);
 }
-Tensor Tensor::std(std::vector<int64_t> dims, bool keepdim, int64_t correction) const {
+Tensor Tensor::std(std::vector<int64_t> dims, bool keepdim, int64_t correction) const& {
   return lf::std(*this, std::move(dims), keepdim, correction);
 }
-Tensor Tensor::logsumexp(std::vector<int64_t> dims, bool keepdim) const {
+Tensor Tensor::logsumexp(std::vector<int64_t> dims, bool keepdim) const& {
   return lf::logsumexp(*this, std::move(dims), keepdim);
 }
+
+// On a temporary: move it into a local, so that its handle is gone when the reduction returns.
+Tensor Tensor::sum(std::vector<int64_t> dims, bool keepdim) && { const Tensor self = std::move(*this); return self.sum(std::move(dims), keepdim); }
+Tensor Tensor::mean(std::vector<int64_t> dims, bool keepdim) && { const Tensor self = std::move(*this); return self.mean(std::move(dims), keepdim); }
+Tensor Tensor::prod(std::vector<int64_t> dims, bool keepdim) && { const Tensor self = std::move(*this); return self.prod(std::move(dims), keepdim); }
+Tensor Tensor::max(std::vector<int64_t> dims, bool keepdim) && { const Tensor self = std::move(*this); return self.max(std::move(dims), keepdim); }
+Tensor Tensor::min(std::vector<int64_t> dims, bool keepdim) && { const Tensor self = std::move(*this); return self.min(std::move(dims), keepdim); }
+Tensor Tensor::argmax(std::vector<int64_t> dims, bool keepdim) && { const Tensor self = std::move(*this); return self.argmax(std::move(dims), keepdim); }
+Tensor Tensor::argmin(std::vector<int64_t> dims, bool keepdim) && { const Tensor self = std::move(*this); return self.argmin(std::move(dims), keepdim); }
+Tensor Tensor::var(std::vector<int64_t> dims, bool keepdim, int64_t correction) && {
+  const Tensor self = std::move(*this);
+  return self.var(std::move(dims), keepdim, correction);
+}
+Tensor Tensor::std(std::vector<int64_t> dims, bool keepdim, int64_t correction) && {
+  const Tensor self = std::move(*this);
+  return self.std(std::move(dims), keepdim, correction);
+}
+Tensor Tensor::logsumexp(std::vector<int64_t> dims, bool keepdim) && { const Tensor self = std::move(*this); return self.logsumexp(std::move(dims), keepdim); }
 
 Tensor Tensor::reshape(Shape shape) const { return lf::reshape(*this, std::move(shape)); }
 Tensor Tensor::flatten() const { return lf::flatten(*this); }

@@ -118,6 +118,20 @@ Tensor argmin(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = fa
 Tensor var(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false, int64_t correction = 1);
 Tensor std(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false, int64_t correction = 1);
 Tensor logsumexp(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+// The same, consuming a temporary: the argument's handle is released before the reduction returns.
+// C++ keeps a temporary until the end of its full expression, and a read stores every value a
+// handle still holds, so without these `lf::sum(x * x).item<float>()` would also compute and
+// store x * x. A named tensor (an lvalue) takes the overloads above and is never released.
+Tensor sum(Tensor&& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor mean(Tensor&& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor prod(Tensor&& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor max(Tensor&& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor min(Tensor&& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor argmax(Tensor&& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor argmin(Tensor&& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor var(Tensor&& x, std::vector<int64_t> dims = {}, bool keepdim = false, int64_t correction = 1);
+Tensor std(Tensor&& x, std::vector<int64_t> dims = {}, bool keepdim = false, int64_t correction = 1);
+Tensor logsumexp(Tensor&& x, std::vector<int64_t> dims = {}, bool keepdim = false);
 
 // ---- Views: index math, never a copy unless the layout forces one.
 Tensor reshape(const Tensor& x, Shape shape);  // one -1 allowed

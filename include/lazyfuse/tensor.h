@@ -44,17 +44,28 @@ class Tensor {
   Tensor to(Device device) const;
   Tensor to(DType dtype) const;
 
-  // Reductions, as members (see the free functions for the meaning of the arguments).
-  Tensor sum(std::vector<int64_t> dims = {}, bool keepdim = false) const;
-  Tensor mean(std::vector<int64_t> dims = {}, bool keepdim = false) const;
-  Tensor prod(std::vector<int64_t> dims = {}, bool keepdim = false) const;
-  Tensor max(std::vector<int64_t> dims = {}, bool keepdim = false) const;
-  Tensor min(std::vector<int64_t> dims = {}, bool keepdim = false) const;
-  Tensor argmax(std::vector<int64_t> dims = {}, bool keepdim = false) const;
-  Tensor argmin(std::vector<int64_t> dims = {}, bool keepdim = false) const;
-  Tensor var(std::vector<int64_t> dims = {}, bool keepdim = false, int64_t correction = 1) const;
-  Tensor std(std::vector<int64_t> dims = {}, bool keepdim = false, int64_t correction = 1) const;
-  Tensor logsumexp(std::vector<int64_t> dims = {}, bool keepdim = false) const;
+  // Reductions, as members (see the free functions for the meaning of the arguments). On a
+  // temporary (`(x * x).sum()`) they release its handle, like the free functions' Tensor&& forms.
+  Tensor sum(std::vector<int64_t> dims = {}, bool keepdim = false) const&;
+  Tensor sum(std::vector<int64_t> dims = {}, bool keepdim = false) &&;
+  Tensor mean(std::vector<int64_t> dims = {}, bool keepdim = false) const&;
+  Tensor mean(std::vector<int64_t> dims = {}, bool keepdim = false) &&;
+  Tensor prod(std::vector<int64_t> dims = {}, bool keepdim = false) const&;
+  Tensor prod(std::vector<int64_t> dims = {}, bool keepdim = false) &&;
+  Tensor max(std::vector<int64_t> dims = {}, bool keepdim = false) const&;
+  Tensor max(std::vector<int64_t> dims = {}, bool keepdim = false) &&;
+  Tensor min(std::vector<int64_t> dims = {}, bool keepdim = false) const&;
+  Tensor min(std::vector<int64_t> dims = {}, bool keepdim = false) &&;
+  Tensor argmax(std::vector<int64_t> dims = {}, bool keepdim = false) const&;
+  Tensor argmax(std::vector<int64_t> dims = {}, bool keepdim = false) &&;
+  Tensor argmin(std::vector<int64_t> dims = {}, bool keepdim = false) const&;
+  Tensor argmin(std::vector<int64_t> dims = {}, bool keepdim = false) &&;
+  Tensor var(std::vector<int64_t> dims = {}, bool keepdim = false, int64_t correction = 1) const&;
+  Tensor var(std::vector<int64_t> dims = {}, bool keepdim = false, int64_t correction = 1) &&;
+  Tensor std(std::vector<int64_t> dims = {}, bool keepdim = false, int64_t correction = 1) const&;
+  Tensor std(std::vector<int64_t> dims = {}, bool keepdim = false, int64_t correction = 1) &&;
+  Tensor logsumexp(std::vector<int64_t> dims = {}, bool keepdim = false) const&;
+  Tensor logsumexp(std::vector<int64_t> dims = {}, bool keepdim = false) &&;
 
   // Views, as members.
   Tensor reshape(Shape shape) const;

@@ -12,6 +12,7 @@
 #include <lazyfuse/lazyfuse.h>
 
 #include "frontend/test_util.h"
+#include "runtime/config.h"
 
 namespace {
 
@@ -454,6 +455,43 @@ TEST(ReduceMembers, ForwardToFreeFunctions) {
   expect_close(x.std({0}, false, 0), {0.5, 5, 6});
   expect_close(x.logsumexp({0}), {std::log(std::exp(3.0) + std::exp(2.0)), std::log(std::exp(-1.0) + std::exp(9.0)),
                                    std::log(std::exp(7.0) + std::exp(-5.0))});
+}
+
+
+// A read stores every pending value a handle holds. The Tensor&& forms release a temporary
+// argument's handle, so `lf::sum(x * x).item<float>()` reads x once and stores nothing but the
+// sum, while a named product is still stored.
+TEST(ReduceSemantics, ATemporaryArgumentIsNotStoredByARead) {
+  if (!lf::rt::config().fusion) GTEST_SKIP() << "fusion is off";
+  const int64_t n = 1 << 14;
+  lf::Tensor x = lf::randn({n});
+  lf::sync();
+  const uint64_t input_bytes = 4 * n;
+
+  lf::reset_stats();
+  float free_form = lf::sum(x * x).item<float>();
+  EXPECT_LT(lf::cache_stats().bytes_moved, input_bytes + 1024) << "the product was stored";
+
+  lf::reset_stats();
+  float member_form = (x * x).sum().item<float>();
+  EXPECT_LT(lf::cache_stats().bytes_moved, input_bytes + 1024) << "the product was stored";
+
+  for (auto reduce : std::vector<std::function<lf::Tensor(lf::Tensor&&)>>{
+           [](lf::Tensor&& t) { return lf::mean(std::move(t)); }, [](lf::Tensor&& t) { return lf::max(std::move(t)); },
+           [](lf::Tensor&& t) { return lf::var(std::move(t)); }, [](lf::Tensor&& t) { return lf::logsumexp(std::move(t)); },
+           [](lf::Tensor&& t) { return std::move(t).std(); }, [](lf::Tensor&& t) { return std::move(t).argmin(); }}) {
+    lf::reset_stats();
+    (void)reduce(x * 2).item<double>();
+    EXPECT_LT(lf::cache_stats().bytes_moved, 2 * input_bytes + 1024) << "the product was stored";
+  }
+
+  lf::reset_stats();
+  lf::Tensor product = x * x;  // named: held, so the read stores it
+  float named = lf::sum(product).item<float>();
+  EXPECT_TRUE(product.is_materialized());
+  EXPECT_GE(lf::cache_stats().bytes_moved, 2 * input_bytes);
+  EXPECT_FLOAT_EQ(free_form, named);
+  EXPECT_FLOAT_EQ(member_form, named);
 }
 
 }  // namespace
