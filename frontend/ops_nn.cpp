@@ -119,3 +119,30 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 }  // namespace lf
+
+// The Tensor&& forms: the temporary moves into a const local, whose handle is released when the
+// function returns (see ops_reduce.cpp).
+namespace lf {
+
+Tensor softmax(Tensor&& x, int64_t dim) {
+  const Tensor t = std::move(x);
+  return softmax(t, dim);
+}
+Tensor log_softmax(Tensor&& x, int64_t dim) {
+  const Tensor t = std::move(x);
+  return log_softmax(t, dim);
+}
+Tensor layer_norm(Tensor&& x, int64_t normalized_dims, const Tensor& weight, const Tensor& bias, double eps) {
+  const Tensor t = std::move(x);
+  return layer_norm(t, normalized_dims, weight, bias, eps);
+}
+Tensor layer_norm(Tensor&& x, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias, double eps) {
+  const Tensor t = std::move(x);
+  return layer_norm(t, normalized_shape, weight, bias, eps);
+}
+Tensor rms_norm(Tensor&& x, const Tensor& weight, double eps) {
+  const Tensor t = std::move(x);
+  return rms_norm(t, weight, eps);
+}
+
+}  // namespace lf

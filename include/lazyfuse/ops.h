@@ -154,6 +154,15 @@ Tensor layer_norm(const Tensor& x, int64_t normalized_dims, const Tensor& weight
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {},
                   const Tensor& bias = {}, double eps = 1e-5);
 Tensor rms_norm(const Tensor& x, const Tensor& weight = {}, double eps = 1e-6);  // over the last dim
+// The same, consuming a temporary `x` (see the reductions' Tensor&& forms): in
+// `lf::softmax(x * 2, -1).to_vector<float>()` the product is not stored.
+Tensor softmax(Tensor&& x, int64_t dim);
+Tensor log_softmax(Tensor&& x, int64_t dim);
+Tensor layer_norm(Tensor&& x, int64_t normalized_dims, const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-5);
+Tensor layer_norm(Tensor&& x, const Shape& normalized_shape, const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-5);
+Tensor rms_norm(Tensor&& x, const Tensor& weight = {}, double eps = 1e-6);
 Tensor matmul(const Tensor& a, const Tensor& b);  // numpy's 1-D / 2-D / batched rules
 
 }  // namespace lf

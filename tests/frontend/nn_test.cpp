@@ -12,6 +12,7 @@
 #include <lazyfuse/lazyfuse.h>
 
 #include "frontend/test_util.h"
+#include "runtime/config.h"
 
 namespace {
 
@@ -369,6 +370,45 @@ TEST(NNMatmul, Errors) {
   expect_error([] { lf::matmul(lf::scalar(1), lf::zeros({2})); }, {"matmul"});
   expect_error([] { lf::matmul(lf::ones({2}, lf::DType::Bool), lf::ones({2}, lf::DType::Bool)); }, {"matmul", "bool"});
   expect_error([] { lf::matmul(lf::zeros({2}), lf::Tensor()); }, {"matmul"});
+}
+
+
+// The Tensor&& forms release a temporary input, so a read in the same expression stores only the
+// result: bytes moved are one read of x and one write of the output, not also a write of x * 2.
+TEST(NnSemantics, ATemporaryInputIsNotStoredByARead) {
+  if (!lf::rt::config().fusion) GTEST_SKIP() << "fusion is off";
+  lf::Tensor x = lf::randn({64, 256});
+  lf::Tensor w = lf::randn({256});
+  lf::sync();
+  const uint64_t bytes = 4 * 64 * 256;  // one pass over x, or over the output
+  // Each read is in the same full expression as the temporary x * 2, which C++ keeps alive
+  // until the read is done.
+  std::vector<std::pair<const char*, std::function<std::vector<float>()>>> cases = {
+      {"softmax", [&] { return lf::softmax(x * 2, -1).to_vector<float>(); }},
+      {"log_softmax", [&] { return lf::log_softmax(x * 2, -1).to_vector<float>(); }},
+      {"layer_norm", [&] { return lf::layer_norm(x * 2, 1, w).to_vector<float>(); }},
+      {"layer_norm(shape)", [&] { return lf::layer_norm(x * 2, lf::Shape{256}).to_vector<float>(); }},
+      {"rms_norm", [&] { return lf::rms_norm(x * 2, w).to_vector<float>(); }},
+      // The const Tensor& form keeps the temporary: stored (what the others would do without
+      // their Tensor&& forms).
+      {"held", [&] { return lf::softmax(static_cast<const lf::Tensor&>(x * 2), -1).to_vector<float>(); }},
+  };
+  for (auto& [name, read] : cases) {
+    lf::reset_stats();
+    std::vector<float> out = read();
+    EXPECT_EQ(out.size(), 64u * 256u);
+    if (std::string(name) == "held") {
+      EXPECT_GE(lf::cache_stats().bytes_moved, 3 * bytes) << name;
+    } else {
+      EXPECT_LT(lf::cache_stats().bytes_moved, 2 * bytes + 4096) << name << ": the product was stored";
+    }
+  }
+  // A named input is held, and stored by the read.
+  lf::reset_stats();
+  lf::Tensor scaled = x * 2;
+  (void)lf::softmax(scaled, -1).to_vector<float>();
+  EXPECT_TRUE(scaled.is_materialized());
+  EXPECT_GE(lf::cache_stats().bytes_moved, 3 * bytes);
 }
 
 }  // namespace
