@@ -108,13 +108,22 @@ std::string compute() { return "unknown-cpu"; }
 
 }  // namespace
 
-bool host_has_avx512f() {
 #if defined(__x86_64__)
-  Regs one = cpuid(1);
-  if (!(one.c & (1u << 27)) || cpuid(0).a < 7) return false;  // no OSXSAVE, no leaf 7
+namespace {
+// Whether the CPU has XSAVE enabled by the OS (OSXSAVE), leaf 7, and the OS saves every register
+// state in `xcr0_mask` (XCR0 bits: 0x6 SSE and AVX; 0xe6 also the AVX-512 states).
+bool os_saves(uint32_t xcr0_mask) {
+  if (!(cpuid(1).c & (1u << 27)) || cpuid(0).a < 7) return false;
   uint32_t xcr0 = 0, hi = 0;
   __asm__("xgetbv" : "=a"(xcr0), "=d"(hi) : "c"(0));
-  return (xcr0 & 0xe6) == 0xe6 && (cpuid(7).b & (1u << 16));
+  return (xcr0 & xcr0_mask) == xcr0_mask;
+}
+}  // namespace
+#endif
+
+bool host_has_avx512f() {
+#if defined(__x86_64__)
+  return os_saves(0xe6) && (cpuid(7).b & (1u << 16));
 #else
   return false;
 #endif
@@ -122,12 +131,8 @@ bool host_has_avx512f() {
 
 bool host_has_avx2_fma() {
 #if defined(__x86_64__)
-  Regs one = cpuid(1);
-  constexpr uint32_t kFma = 1u << 12, kOsxsave = 1u << 27, kAvx = 1u << 28;
-  if ((one.c & (kFma | kOsxsave | kAvx)) != (kFma | kOsxsave | kAvx) || cpuid(0).a < 7) return false;
-  uint32_t xcr0 = 0, hi = 0;
-  __asm__("xgetbv" : "=a"(xcr0), "=d"(hi) : "c"(0));
-  return (xcr0 & 0x6) == 0x6 && (cpuid(7).b & (1u << 5));  // the OS saves ymm; AVX2
+  constexpr uint32_t kFma = 1u << 12, kAvx = 1u << 28;
+  return (cpuid(1).c & (kFma | kAvx)) == (kFma | kAvx) && os_saves(0x6) && (cpuid(7).b & (1u << 5));  // AVX2
 #else
   return false;
 #endif

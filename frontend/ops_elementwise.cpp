@@ -81,6 +81,15 @@ void check_scalar_fits(const char* name, Scalar s, DType dtype, const Tensor& t)
     fail(name, "the number " + std::to_string(v) + " does not fit the tensor's dtype int32", {&t});
 }
 
+// Records `op` over `a` and the number's `full` node of a's dtype and shape (no cast, no broadcast).
+Tensor record_with_number(Op op, DType out, const Tensor& a, const ir::NodePtr& number, bool scalar_first) {
+  const ir::NodePtr& an = a.node();
+  ir::NodePtr node = ir::make_node(op, out, an->device, ir::recycled_shape(an->shape));
+  node->inputs.push_back(scalar_first ? number : an);
+  node->inputs.push_back(scalar_first ? an : number);
+  return detail::record_node(std::move(node));
+}
+
 // A C++ number operand becomes a `full` node of the tensor's shape; its value is data, not code,
 // so a loop that changes the number reuses the same kernel.
 Tensor binary(Op op, const Tensor& a, Scalar s, bool scalar_first) {
@@ -92,11 +101,7 @@ Tensor binary(Op op, const Tensor& a, Scalar s, bool scalar_first) {
   // arithmetic whose number keeps the tensor's dtype, which is neither bool nor a 16-bit float.
   if (info.rule == DTypeRule::kArith && common == an.dtype && common != DType::Bool && common != DType::Float16 &&
       common != DType::BFloat16 && (common != DType::Int32 || s.kind() != Scalar::Kind::Int)) {
-    const ir::NodePtr& number = detail::scalar_operand(an.shape, s, common, an.device);
-    ir::NodePtr node = ir::make_node(op, common, an.device, ir::recycled_shape(an.shape));
-    node->inputs.push_back(scalar_first ? number : a.node());
-    node->inputs.push_back(scalar_first ? a.node() : number);
-    return detail::record_node(std::move(node));
+    return record_with_number(op, common, a, detail::scalar_operand(an.shape, s, common, an.device), scalar_first);
   }
   const char* name = info.name;
   DTypeRule rule = info.rule;
@@ -115,12 +120,7 @@ Tensor binary(Op op, const Tensor& a, Scalar s, bool scalar_first) {
   if (common == a.dtype()) {
     // The number's node has a's dtype and shape; nothing to cast or broadcast.
     auto [compute, out] = binary_dtypes(op, common, a, a);
-    if (compute == common) {
-      ir::NodePtr node = ir::make_node(op, out, a.device(), ir::recycled_shape(a.shape()));
-      node->inputs.push_back(scalar_first ? number : a.node());
-      node->inputs.push_back(scalar_first ? a.node() : number);
-      return detail::record_node(std::move(node));
-    }
+    if (compute == common) return record_with_number(op, out, a, number, scalar_first);
   }
   Tensor c(number);
   return scalar_first ? binary(op, c, a) : binary(op, a, c);

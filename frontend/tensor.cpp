@@ -182,23 +182,23 @@ Tensor Tensor::logsumexp(std::vector<int64_t> dims, bool keepdim) const& {
   return lf::logsumexp(*this, std::move(dims), keepdim);
 }
 
-// On a temporary: move it into a local, so that its handle is gone when the reduction returns.
-Tensor Tensor::sum(std::vector<int64_t> dims, bool keepdim) && { const Tensor self = std::move(*this); return self.sum(std::move(dims), keepdim); }
-Tensor Tensor::mean(std::vector<int64_t> dims, bool keepdim) && { const Tensor self = std::move(*this); return self.mean(std::move(dims), keepdim); }
-Tensor Tensor::prod(std::vector<int64_t> dims, bool keepdim) && { const Tensor self = std::move(*this); return self.prod(std::move(dims), keepdim); }
-Tensor Tensor::max(std::vector<int64_t> dims, bool keepdim) && { const Tensor self = std::move(*this); return self.max(std::move(dims), keepdim); }
-Tensor Tensor::min(std::vector<int64_t> dims, bool keepdim) && { const Tensor self = std::move(*this); return self.min(std::move(dims), keepdim); }
-Tensor Tensor::argmax(std::vector<int64_t> dims, bool keepdim) && { const Tensor self = std::move(*this); return self.argmax(std::move(dims), keepdim); }
-Tensor Tensor::argmin(std::vector<int64_t> dims, bool keepdim) && { const Tensor self = std::move(*this); return self.argmin(std::move(dims), keepdim); }
+// On a temporary: the free functions' Tensor&& forms release its handle.
+Tensor Tensor::sum(std::vector<int64_t> dims, bool keepdim) && { return lf::sum(std::move(*this), std::move(dims), keepdim); }
+Tensor Tensor::mean(std::vector<int64_t> dims, bool keepdim) && { return lf::mean(std::move(*this), std::move(dims), keepdim); }
+Tensor Tensor::prod(std::vector<int64_t> dims, bool keepdim) && { return lf::prod(std::move(*this), std::move(dims), keepdim); }
+Tensor Tensor::max(std::vector<int64_t> dims, bool keepdim) && { return lf::max(std::move(*this), std::move(dims), keepdim); }
+Tensor Tensor::min(std::vector<int64_t> dims, bool keepdim) && { return lf::min(std::move(*this), std::move(dims), keepdim); }
+Tensor Tensor::argmax(std::vector<int64_t> dims, bool keepdim) && { return lf::argmax(std::move(*this), std::move(dims), keepdim); }
+Tensor Tensor::argmin(std::vector<int64_t> dims, bool keepdim) && { return lf::argmin(std::move(*this), std::move(dims), keepdim); }
 Tensor Tensor::var(std::vector<int64_t> dims, bool keepdim, int64_t correction) && {
-  const Tensor self = std::move(*this);
-  return self.var(std::move(dims), keepdim, correction);
+  return lf::var(std::move(*this), std::move(dims), keepdim, correction);
 }
 Tensor Tensor::std(std::vector<int64_t> dims, bool keepdim, int64_t correction) && {
-  const Tensor self = std::move(*this);
-  return self.std(std::move(dims), keepdim, correction);
+  return lf::std(std::move(*this), std::move(dims), keepdim, correction);
 }
-Tensor Tensor::logsumexp(std::vector<int64_t> dims, bool keepdim) && { const Tensor self = std::move(*this); return self.logsumexp(std::move(dims), keepdim); }
+Tensor Tensor::logsumexp(std::vector<int64_t> dims, bool keepdim) && {
+  return lf::logsumexp(std::move(*this), std::move(dims), keepdim);
+}
 
 Tensor Tensor::reshape(Shape shape) const { return lf::reshape(*this, std::move(shape)); }
 Tensor Tensor::flatten() const { return lf::flatten(*this); }
