@@ -80,20 +80,28 @@ lf::Status nvrtc_check(nvrtcResult r, const char* call) {
     if (!s_.ok()) return s_;                             \
   } while (0)
 
-// Source -> cubin for `arch`; the compiler's log goes to *log.
+bool nvrtc_at_least(int major, int minor) {
+  const Nvrtc& n = nvrtc();
+  return n.major > major || (n.major == major && n.minor >= minor);
+}
+
+// Source -> cubin for `arch`; the compiler's log goes to *log. `quick`: optimize for compile time.
 lf::StatusOr<std::vector<char>> nvrtc_compile(const std::string& source, const std::string& name,
-                                               const std::string& arch, std::string* log) {
+                                               const std::string& arch, bool quick, std::string* log) {
   const Nvrtc& n = nvrtc();
   if (!n.error.empty()) return lf::UnavailableError(n.error);
   std::string arch_flag = "--gpu-architecture=" + arch;
+  std::vector<const char*> opts = {arch_flag.c_str(), "-std=c++17", "-default-device", "--restrict"};
   // -minimal (NVRTC 12.4 and later) leaves out texture, surface and device-runtime declarations,
   // which generated kernels never use: it cut NVRTC's fixed cost from about 55 to 37 ms a kernel
   // on the 2-core machine (bench/experiments/nvrtc_time.cpp).
-  const bool minimal = n.major > 12 || (n.major == 12 && n.minor >= 4);
-  const char* opts[] = {arch_flag.c_str(), "-std=c++17", "-default-device", "--restrict", "-minimal"};
+  if (nvrtc_at_least(12, 4)) opts.push_back("-minimal");
+  // The quick build of tiered compiling: about half the compile time, kernels up to 2.7x slower
+  // on the H100 (bench/RESULTS.md, 2026-11-23).
+  if (quick) opts.push_back("--Ofast-compile=mid");
   nvrtcProgram prog = nullptr;
   LF_NVRTC_RETURN_IF_ERROR(n.nvrtcCreateProgram(&prog, source.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr));
-  nvrtcResult compiled = n.nvrtcCompileProgram(prog, minimal ? 5 : 4, opts);
+  nvrtcResult compiled = n.nvrtcCompileProgram(prog, static_cast<int>(opts.size()), opts.data());
   size_t log_size = 0;
   n.nvrtcGetProgramLogSize(prog, &log_size);
   log->assign(log_size, '\0');
@@ -115,9 +123,11 @@ lf::StatusOr<std::vector<char>> nvrtc_compile(const std::string& source, const s
 
 lf::Status check_compiles(const std::string& source, const std::string& name, const std::string& arch) {
   std::string log;
-  auto cubin = nvrtc_compile(source, name, arch, &log);
+  auto cubin = nvrtc_compile(source, name, arch, /*quick=*/false, &log);
   return cubin.ok() ? lf::OkStatus() : cubin.status();
 }
+
+bool quick_builds_available() { return nvrtc().error.empty() && nvrtc_at_least(12, 8); }
 
 namespace {
 // Few long rows: each row is split over several blocks so that every SM has work.
@@ -192,8 +202,13 @@ std::string target_id(int device) {
          std::to_string(rt::cuda_status().driver_version);
 }
 
-lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name,
-                                                        const EmitOptions& options, int device) {
+std::string arch_of(int device) {
+  const auto& info = rt::cu::device_context(device).info;
+  return "sm_" + std::to_string(info.sm_major) + std::to_string(info.sm_minor);
+}
+
+lf::StatusOr<std::shared_ptr<CompiledKernel>> build(const kir::Kernel& kernel, const std::string& name,
+                                                      const EmitOptions& options, const std::string& arch, bool quick) {
   auto start = std::chrono::steady_clock::now();
   const Nvrtc& n = nvrtc();
   if (!n.error.empty()) return lf::UnavailableError(n.error);
@@ -204,19 +219,38 @@ lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel,
   } catch (const std::exception& e) {
     return lf::InternalError(e.what());
   }
-  rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
-  std::string arch = "sm_" + std::to_string(ctx.info.sm_major) + std::to_string(ctx.info.sm_minor);
+  quick = quick && quick_builds_available();
   auto compiler_start = std::chrono::steady_clock::now();
-  auto cubin = nvrtc_compile(out->source, name, arch, &out->log);
+  auto cubin = nvrtc_compile(out->source, name, arch, quick, &out->log);
+  if (!cubin.ok() && quick) {  // then the optimized build now, which is all that is needed
+    quick = false;
+    cubin = nvrtc_compile(out->source, name, arch, quick, &out->log);
+  }
   if (!cubin.ok()) return cubin.status();
-  out->compiler_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compiler_start).count();
-  auto loaded = load(name, std::string(cubin->data(), cubin->size()), device);
-  if (!loaded.ok()) return loaded.status();
-  out->module = (*loaded)->module;
-  out->function = (*loaded)->function;
+  auto end = std::chrono::steady_clock::now();
+  out->quick = quick;
+  out->compiler_ms = std::chrono::duration<double, std::milli>(end - compiler_start).count();
+  out->compile_ms = std::chrono::duration<double, std::milli>(end - start).count();
   out->binary.assign(cubin->data(), cubin->size());
-  out->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return out;
+}
+
+lf::Status load_into(CompiledKernel& built, int device) {
+  auto start = std::chrono::steady_clock::now();
+  auto loaded = load(built.name, built.binary, device);
+  if (!loaded.ok()) return loaded.status();
+  built.module = (*loaded)->module;
+  built.function = (*loaded)->function;
+  built.compile_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return lf::OkStatus();
+}
+
+lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name,
+                                                        const EmitOptions& options, int device, bool quick) {
+  auto built = build(kernel, name, options, arch_of(device), quick);
+  if (!built.ok()) return built.status();
+  if (lf::Status s = load_into(**built, device); !s.ok()) return s;
+  return built;
 }
 
 lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& cubin, int device) {

@@ -21,8 +21,22 @@ struct CompiledKernel : lf::CompiledKernel {
 // Options that change the generated code for these launch arguments (part of the cache key).
 EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, int device);
 
+// build() then load_into(). `quick`: the quick build of tiered compiling (kernel_cache.h), when
+// this NVRTC can make one (12.8 and later: --Ofast-compile); the result's `quick` says whether it is one.
 lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name,
-                                                        const EmitOptions& options, int device);
+                                                        const EmitOptions& options, int device, bool quick = false);
+
+// Generates and compiles for `arch` (arch_of(device)) without loading: no driver call, so it runs
+// on any thread (the kernel cache's background thread compiles optimized builds with it).
+lf::StatusOr<std::shared_ptr<CompiledKernel>> build(const kir::Kernel& kernel, const std::string& name,
+                                                      const EmitOptions& options, const std::string& arch, bool quick);
+// Loads a build's cubin on `device`: its module and function.
+lf::Status load_into(CompiledKernel& built, int device);
+// "sm_90": the device's own architecture.
+std::string arch_of(int device);
+
+// Whether compile(..., quick = true) can make a quick build.
+bool quick_builds_available();
 
 // Loads a cubin `compile` produced earlier (CompiledKernel::binary, from the persistent cache) on
 // `device` and finds `name` in it.

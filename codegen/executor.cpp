@@ -146,13 +146,25 @@ Prepared prepare(const fuse::Group& g, const fuse::Partition& p, int index, cons
     if (k.gpu) return cuda::load(kname, binary, device.index());
     return cpu::load(kname, binary, kernel);
   };
+  // Tiered compiling (GPU): a quick build first, the optimized one on the cache's background thread.
+  const bool tiered = k.gpu && rt::config().tiered_compile;
+  cache::KernelCache::MakeUpgrade upgrade;
+  if (tiered) {
+    upgrade = [&]() -> cache::KernelCache::Upgrade {
+      int dev = device.index();
+      return {[kernel, name = k.name, options = k.cuda_options, arch = cuda::arch_of(dev)] {
+                return cuda::build(kernel, name, options, arch, /*quick=*/false);
+              },
+              [dev](CompiledKernel& built) { return cuda::load_into(static_cast<cuda::CompiledKernel&>(built), dev); }};
+    };
+  }
   k.entry = cache::global_cache().get_or_compile(
       k.key,
       [&]() -> lf::StatusOr<std::shared_ptr<CompiledKernel>> {
-        if (k.gpu) return cuda::compile(kernel, k.name, k.cuda_options, device.index());
+        if (k.gpu) return cuda::compile(kernel, k.name, k.cuda_options, device.index(), tiered);
         return cpu::compile(kernel, k.name);
       },
-      &hit, &disk);
+      &hit, &disk, upgrade);
   const cache::Entry& entry = *k.entry;
   if (hit) {
     ++stats.hits;
@@ -163,6 +175,7 @@ Prepared prepare(const fuse::Group& g, const fuse::Partition& p, int index, cons
     } else if (entry.kernel) {
       ++stats.kernels_compiled;
       stats.compile_ms += entry.kernel->compile_ms;
+      if (entry.kernel->quick) ++stats.quick_builds;
       if (!rt::config().dump_dir.empty()) dump_source(*entry.kernel, k.gpu, kernel);
     }
   }
@@ -173,7 +186,8 @@ Prepared prepare(const fuse::Group& g, const fuse::Partition& p, int index, cons
                  k.name.c_str(), hit ? "hit" : "miss");
     if (!hit && entry.from_disk) std::fprintf(stderr, " (loaded from the disk cache)");
     else if (!hit && entry.kernel && entry.kernel->compiler_ms > 0)
-      std::fprintf(stderr, " (compiled in %.1f ms, %.1f in the compiler)", entry.kernel->compile_ms, entry.kernel->compiler_ms);
+      std::fprintf(stderr, " (compiled in %.1f ms, %.1f in the compiler%s)", entry.kernel->compile_ms,
+                   entry.kernel->compiler_ms, entry.kernel->quick ? "; a quick build, the optimized one follows" : "");
     else if (!hit && entry.kernel) std::fprintf(stderr, " (compiled in %.1f ms)", entry.kernel->compile_ms);
     std::fprintf(stderr, "\n");
     if (opt.log_level >= 2 && !hit && entry.kernel) std::fprintf(stderr, "%s\n", entry.kernel->source.c_str());
@@ -630,6 +644,7 @@ std::string cpu_cache_key(const kir::Kernel& kernel) {
 
 void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir::Node&)>& wanted,
          const Options& opt, CacheStats& stats) {
+  cache::global_cache().install_upgrades();  // optimized builds compiled since the last flush
   std::vector<ir::Node*> order = ir::topo_order(roots);
   if (order.empty()) return;
   auto start = std::chrono::steady_clock::now();

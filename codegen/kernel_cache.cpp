@@ -1,7 +1,12 @@
 #include "codegen/kernel_cache.h"
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -60,7 +65,7 @@ void store_on_disk(const std::string& key, const DiskSpec& spec, CompiledKernel&
 }  // namespace
 
 std::shared_ptr<const Entry> KernelCache::get_or_compile(const std::string& key, const Compile& compile, bool* hit,
-                                                         const DiskSpec* disk) {
+                                                         const DiskSpec* disk, const MakeUpgrade& upgrade) {
   std::promise<std::shared_ptr<const Entry>> promise;
   std::shared_future<std::shared_ptr<const Entry>> existing;
   {
@@ -79,6 +84,7 @@ std::shared_ptr<const Entry> KernelCache::get_or_compile(const std::string& key,
   *hit = false;
   auto entry = std::make_shared<Entry>();
   bool use_disk = disk != nullptr && disk::global_disk_cache().enabled();
+  std::optional<Job> job;
   try {
     if (use_disk) entry->kernel = load_from_disk(key, *disk);
     if (entry->kernel) {
@@ -87,7 +93,15 @@ std::shared_ptr<const Entry> KernelCache::get_or_compile(const std::string& key,
       auto compiled = compile();
       if (compiled.ok()) {
         entry->kernel = *std::move(compiled);
-        if (use_disk && !entry->kernel->binary.empty()) store_on_disk(key, *disk, *entry->kernel);
+        if (entry->kernel->quick && upgrade) {
+          job.emplace();
+          job->key = key;
+          job->upgrade = upgrade();
+          job->quick = entry;
+          if (use_disk && disk->kernel) job->kernel = std::make_shared<kir::Kernel>(*disk->kernel);
+        } else if (use_disk && !entry->kernel->binary.empty() && !entry->kernel->quick) {
+          store_on_disk(key, *disk, *entry->kernel);
+        }
       } else {
         entry->status = compiled.status();
       }
@@ -95,12 +109,185 @@ std::shared_ptr<const Entry> KernelCache::get_or_compile(const std::string& key,
   } catch (const std::exception& e) {
     entry->kernel.reset();
     entry->status = lf::InternalError(e.what());
+    job.reset();
   }
   promise.set_value(entry);
+  if (job) {
+    std::lock_guard<std::mutex> lock(up_mu_);
+    if (!stopped_) {
+      queue_.push_back(*std::move(job));
+      if (!worker_.joinable()) worker_ = std::thread([this] { run_upgrades(); });
+      if (stop_at_exit_) stop_before_exit();
+      up_cv_.notify_one();
+    }
+  }
   // After the waiting threads have their kernel: the bookkeeping takes a lock other processes share.
   if (use_disk && entry->kernel) disk::global_disk_cache().record_use(key, entry->from_disk);
   return entry;
 }
+
+// Exit must not tear down the compiler under a build in progress. glibc's exit() runs the exiting
+// thread's thread_local destructors before any atexit handler or static destructor (NVRTC's
+// included), so a guard in the main thread stops the background thread first. (Another thread's
+// guard does nothing when that thread ends: the background thread keeps serving the process.)
+void KernelCache::stop_before_exit() {
+  struct ExitGuard {
+    ~ExitGuard() {
+      if (gettid() == getpid()) global_cache().stop_at_exit();
+    }
+  };
+  static thread_local ExitGuard guard;
+  (void)guard;
+  // exit() from another thread: a handler registered after the first build has run (so after
+  // whatever the compiler set up lazily then, which exit tears down before it).
+  static std::once_flag registered;
+  if (built_once_.load(std::memory_order_acquire))
+    std::call_once(registered, [] { std::atexit([] { global_cache().stop_at_exit(); }); });
+}
+
+// The background thread: compiles queued optimized builds, one at a time, and hands them to
+// install_ready(). A build that fails is reported once and dropped: the quick build stays.
+void KernelCache::run_upgrades() {
+  std::unique_lock<std::mutex> lock(up_mu_);
+  for (;;) {
+    up_cv_.wait(lock, [&] { return stopped_ || !queue_.empty(); });
+    if (stopped_) break;
+    Job job = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    lock.unlock();
+    auto start = std::chrono::steady_clock::now();
+    lf::StatusOr<std::shared_ptr<CompiledKernel>> built = lf::InternalError("no optimized build");
+    try {
+      built = job.upgrade.build();
+    } catch (const std::exception& e) {
+      built = lf::InternalError(e.what());
+    }
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    bool ok = built.ok() && *built;
+    if (!ok) {
+      std::fprintf(stderr, "[lazyfuse] warning: the optimized build of kernel %s failed (%s); it keeps its quick build\n",
+                   job.quick->kernel->name.c_str(), built.ok() ? "no kernel" : std::string(built.status().message()).c_str());
+    }
+    built_once_.store(true, std::memory_order_release);
+    lock.lock();
+    busy_ = false;
+    if (ok) {
+      job.built = *std::move(built);
+      up_stats_.compile_ms += ms;
+      ready_.push_back(std::move(job));
+      has_ready_.store(true, std::memory_order_release);
+    } else {
+      ++up_stats_.failed;
+    }
+    if (queue_.empty()) idle_cv_.notify_all();
+  }
+}
+
+// On a flushing thread: loads each compiled optimized build and swaps it in, unless its quick entry
+// has left the cache meanwhile (clear()).
+void KernelCache::install_ready() {
+  std::deque<Job> ready;
+  {
+    std::lock_guard<std::mutex> lock(up_mu_);
+    ready.swap(ready_);
+    has_ready_.store(false, std::memory_order_release);
+  }
+  for (Job& job : ready) {
+    bool current;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = entries_.find(job.key);
+      current = it != entries_.end() && it->second.get() == job.quick;
+    }
+    if (!current) continue;
+    CompiledKernel& built = *job.built;
+    built.quick = false;
+    lf::Status loaded = lf::InternalError("no loader");
+    try {
+      loaded = job.upgrade.finish ? job.upgrade.finish(built) : lf::OkStatus();
+    } catch (const std::exception& e) {
+      loaded = lf::InternalError(e.what());
+    }
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "[lazyfuse] warning: the optimized build of kernel %s did not load (%s); it keeps its quick build\n",
+                   built.name.c_str(), std::string(loaded.message()).c_str());
+      std::lock_guard<std::mutex> lock(up_mu_);
+      ++up_stats_.failed;
+      continue;
+    }
+    auto entry = std::make_shared<Entry>();
+    entry->kernel = job.built;
+    std::promise<std::shared_ptr<const Entry>> promise;
+    promise.set_value(entry);
+    bool swapped = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = entries_.find(job.key);
+      if (it != entries_.end() && it->second.get() == job.quick) {
+        it->second = promise.get_future().share();
+        generation_.fetch_add(1, std::memory_order_acq_rel);
+        swapped = true;
+      }
+    }
+    if (!swapped) continue;
+    if (job.kernel && !built.binary.empty() && disk::global_disk_cache().enabled()) {
+      DiskSpec spec;
+      spec.kernel = job.kernel.get();
+      store_on_disk(job.key, spec, built);  // lookups never read the binary it moves out
+    }
+    std::lock_guard<std::mutex> lock(up_mu_);
+    ++up_stats_.upgraded;
+  }
+}
+
+void KernelCache::wait_for_upgrades() {
+  {
+    std::unique_lock<std::mutex> lock(up_mu_);
+    idle_cv_.wait(lock, [&] { return stopped_ || (queue_.empty() && !busy_); });
+  }
+  install_upgrades();
+}
+
+UpgradeStats KernelCache::upgrade_stats() const {
+  std::lock_guard<std::mutex> lock(up_mu_);
+  return up_stats_;
+}
+
+void KernelCache::reset_upgrade_stats() {
+  std::lock_guard<std::mutex> lock(up_mu_);
+  up_stats_ = UpgradeStats{};
+}
+
+void KernelCache::stop_upgrades() {
+  std::thread worker;
+  {
+    std::lock_guard<std::mutex> lock(up_mu_);
+    stopped_ = true;
+    queue_.clear();
+    worker = std::move(worker_);
+  }
+  up_cv_.notify_all();
+  idle_cv_.notify_all();
+  if (worker.joinable()) worker.join();  // after the build it is compiling, if any
+}
+
+// At exit: the build in progress is waited for, for a while (it only runs the compiler, which
+// exit does not tear down before this handler); a thread still compiling after that ends with the
+// process.
+void KernelCache::stop_at_exit() {
+  std::unique_lock<std::mutex> lock(up_mu_);
+  stopped_ = true;
+  queue_.clear();
+  up_cv_.notify_all();
+  bool idle = idle_cv_.wait_for(lock, std::chrono::seconds(5), [&] { return !busy_; });
+  std::thread worker = std::move(worker_);
+  lock.unlock();
+  if (idle && worker.joinable()) worker.join();
+  else if (worker.joinable()) worker.detach();
+}
+
+KernelCache::~KernelCache() { stop_upgrades(); }
 
 size_t KernelCache::size() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -108,13 +295,23 @@ size_t KernelCache::size() const {
 }
 
 void KernelCache::clear() {
+  {
+    std::lock_guard<std::mutex> lock(up_mu_);
+    queue_.clear();
+    ready_.clear();
+    has_ready_.store(false, std::memory_order_release);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   entries_.clear();
   generation_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 KernelCache& global_cache() {
-  static KernelCache* cache = new KernelCache();  // never destroyed: kernels may run at exit
+  static KernelCache* cache = [] {
+    auto* c = new KernelCache();  // never destroyed: kernels may run at exit
+    c->stop_at_exit_ = true;      // its background thread is stopped then instead
+    return c;
+  }();
   return *cache;
 }
 

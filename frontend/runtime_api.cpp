@@ -2,6 +2,7 @@
 #include <mutex>
 #include <optional>
 
+#include "codegen/kernel_cache.h"
 #include "frontend/stats.h"
 #include "lazyfuse/runtime.h"
 #include "runtime/config.h"
@@ -79,7 +80,19 @@ Stats& stats() {
 }
 }  // namespace detail
 
-CacheStats cache_stats() { return detail::stats(); }
-void reset_stats() { detail::stats() = CacheStats{}; }
+CacheStats cache_stats() {
+  CacheStats s = detail::stats();
+  cache::UpgradeStats up = cache::global_cache().upgrade_stats();
+  s.kernels_upgraded = up.upgraded;
+  s.upgrade_ms = up.compile_ms;
+  return s;
+}
+
+void reset_stats() {
+  detail::stats() = CacheStats{};
+  cache::global_cache().reset_upgrade_stats();
+}
+
+void finish_compiles() { cache::global_cache().wait_for_upgrades(); }
 
 }  // namespace lf

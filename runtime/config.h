@@ -23,6 +23,9 @@ struct Config {
   // "cublaslt" (cuBLASLt plus an epilogue pass unless cuBLASLt declines) or "generated" (the
   // generated kernel with the epilogue inside whenever it can run it).
   std::string matmul = "auto";
+  // LAZYFUSE_TIERED_COMPILE=0: a new GPU kernel is compiled fully optimized before its first
+  // launch, instead of a quick build first and the optimized build on a background thread.
+  bool tiered_compile = true;
 };
 
 // Read once, at first use. Malformed values throw lf::Error naming the variable.

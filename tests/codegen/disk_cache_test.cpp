@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -203,6 +204,47 @@ TEST(DiskUsageFormat, NewerIntactSlotWins) {
 
 // Each load from disk counts a hit of its entry; the programs record counts this process once as a
 // run, and every kernel it had to load or compile.
+// Tiered compiling: the quick build never reaches the disk; its optimized build does, once done.
+TEST_F(DiskCacheTest, OnlyTheOptimizedBuildIsStored) {
+  lf::cache::KernelCache cache;
+  lf::kir::Kernel kernel;
+  lf::cache::DiskSpec spec;
+  spec.kernel = &kernel;
+  spec.load = [](const std::string& name, const std::string& binary) -> lf::StatusOr<std::shared_ptr<lf::CompiledKernel>> {
+    auto k = std::make_shared<lf::CompiledKernel>();
+    k->name = name;
+    k->binary = binary;
+    return k;
+  };
+  auto build = [](const char* binary, bool quick) {
+    auto k = std::make_shared<lf::CompiledKernel>();
+    k->name = "lf_tiered";
+    k->binary = binary;
+    k->quick = quick;
+    return k;
+  };
+  const std::string key = "cpu|test|test|tiered";
+  bool hit = true;
+  std::mutex gate;  // held: the optimized build cannot finish before the first check
+  auto upgrade = [&]() -> lf::cache::KernelCache::Upgrade {
+    return {[&] {
+              std::lock_guard<std::mutex> wait(gate);
+              return lf::StatusOr<std::shared_ptr<lf::CompiledKernel>>(build("optimized bytes", false));
+            },
+            [](lf::CompiledKernel&) { return lf::OkStatus(); }};
+  };
+  {
+    std::lock_guard<std::mutex> hold(gate);
+    cache.get_or_compile(key, [&] { return lf::StatusOr<std::shared_ptr<lf::CompiledKernel>>(build("quick bytes", true)); },
+                         &hit, &spec, upgrade);
+    EXPECT_FALSE(lf::cache::disk::global_disk_cache().load(key)) << "a quick build was stored";
+  }
+  cache.wait_for_upgrades();
+  auto record = lf::cache::disk::global_disk_cache().load(key);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->binary, "optimized bytes");
+}
+
 TEST_F(DiskCacheTest, HitsAndProgramUseAreCounted) {
   run_checked(pointwise);
   run_checked(reduction);
@@ -578,6 +620,7 @@ TEST_F(DiskCacheTest, CudaSecondRunCompilesNothing) {
   auto make = [] { return lf::sum(lf::exp(input(-1)) * input(2) + 0.25, {-1}); };
   Counts first = run_checked(make);
   EXPECT_EQ(first.compiled, 1u);
+  lf::finish_compiles();  // a quick build is stored only once its optimized build replaced it
   bool found = false;
   for (const auto& p : entries()) {
     std::string why;

@@ -4,13 +4,17 @@
 #include "codegen/executor.h"
 #include "codegen/fingerprint.h"
 #include "codegen/cpu_backend.h"
+#include "codegen/cuda_backend.h"
 
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -142,6 +146,217 @@ TEST(KernelCache, ThreadsWaitingOnAFailedCompileSeeTheFailure) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(calls.load(), 1);
   EXPECT_EQ(not_ok.load(), 8);
+}
+
+// Tiered compiling: a quick build is what lookups get until its optimized build, compiled on the
+// cache's thread, replaces it.
+std::shared_ptr<CompiledKernel> quick_kernel(const std::string& name) {
+  auto k = fake_kernel(name);
+  k->quick = true;
+  return k;
+}
+
+// A gate the upgrade waits at, so that a test decides when the optimized build is done.
+struct Gate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = false;
+  void release() {
+    std::lock_guard<std::mutex> lock(mu);
+    open = true;
+    cv.notify_all();
+  }
+  void wait() {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return open; });
+  }
+};
+
+using Upgrade = KernelCache::Upgrade;
+using Built = lf::StatusOr<std::shared_ptr<CompiledKernel>>;
+
+// An upgrade whose build returns `name` (after `before`, if given) and whose finish succeeds.
+KernelCache::MakeUpgrade upgrade_to(const std::string& name, std::function<void()> before = nullptr) {
+  return [name, before]() -> Upgrade {
+    return {[name, before]() -> Built {
+              if (before) before();
+              return fake_kernel(name);
+            },
+            [](CompiledKernel&) { return lf::OkStatus(); }};
+  };
+}
+
+Built quick_build(const std::string& name) { return quick_kernel(name); }
+
+TEST(TieredCompile, QuickBuildIsReplacedByTheOptimizedOne) {
+  KernelCache cache;
+  Gate gate;
+  int made = 0;
+  std::thread::id built_on, finished_on;
+  auto upgrade = [&]() -> Upgrade {
+    ++made;
+    return {[&]() -> Built {
+              built_on = std::this_thread::get_id();
+              gate.wait();
+              return fake_kernel("optimized");
+            },
+            [&](CompiledKernel& k) {
+              finished_on = std::this_thread::get_id();
+              EXPECT_FALSE(k.quick);
+              return lf::OkStatus();
+            }};
+  };
+  auto compile = [] { return quick_build("quick"); };
+  bool hit = true;
+  uint64_t generation = cache.generation();
+  auto first = cache.get_or_compile("k", compile, &hit, nullptr, upgrade);
+  EXPECT_FALSE(hit);
+  EXPECT_EQ(first->kernel->name, "quick");
+  EXPECT_EQ(made, 1);
+  auto meanwhile = cache.get_or_compile("k", compile, &hit, nullptr, upgrade);
+  EXPECT_TRUE(hit);
+  EXPECT_EQ(meanwhile->kernel->name, "quick") << "the optimized build is not done yet";
+  gate.release();
+  // Compiled, but installed only by a flushing thread: until then lookups keep the quick build.
+  for (int i = 0; i < 2000 && cache.upgrade_stats().compile_ms == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_GT(cache.upgrade_stats().compile_ms, 0);
+  EXPECT_EQ(cache.get_or_compile("k", compile, &hit, nullptr, upgrade)->kernel->name, "quick");
+  EXPECT_EQ(cache.generation(), generation);
+  cache.install_upgrades();
+  auto after = cache.get_or_compile("k", compile, &hit, nullptr, upgrade);
+  EXPECT_TRUE(hit);
+  EXPECT_EQ(after->kernel->name, "optimized");
+  EXPECT_FALSE(after->kernel->quick);
+  EXPECT_EQ(cache.generation(), generation + 1) << "holders of the quick entry must look it up again";
+  EXPECT_EQ(first->kernel->name, "quick") << "a held entry stays valid";
+  EXPECT_NE(built_on, std::this_thread::get_id()) << "compiled on the background thread";
+  EXPECT_EQ(finished_on, std::this_thread::get_id()) << "loaded on the thread that installs";
+  EXPECT_EQ(made, 1);
+  EXPECT_EQ(cache.upgrade_stats().upgraded, 1u);
+  EXPECT_EQ(cache.upgrade_stats().failed, 0u);
+  EXPECT_EQ(cache.size(), 1u);
+}
+
+TEST(TieredCompile, OnlyQuickBuildsAreUpgraded) {
+  KernelCache cache;
+  int made = 0;
+  auto upgrade = [&]() -> Upgrade {
+    ++made;
+    return upgrade_to("optimized")();
+  };
+  bool hit = true;
+  auto e = cache.get_or_compile("k", [] { return Built(fake_kernel("full")); }, &hit, nullptr, upgrade);
+  cache.wait_for_upgrades();
+  EXPECT_EQ(e->kernel->name, "full");
+  EXPECT_EQ(made, 0) << "a kernel built optimized at once needs no upgrade";
+  EXPECT_EQ(cache.upgrade_stats().upgraded, 0u);
+}
+
+TEST(TieredCompile, FailedBuildKeepsTheQuickBuild) {
+  KernelCache cache;
+  bool hit = true;
+  uint64_t generation = cache.generation();
+  testing::internal::CaptureStderr();
+  cache.get_or_compile("k", [] { return quick_build("quick"); }, &hit, nullptr,
+                       upgrade_to("optimized", [] { throw std::runtime_error("nvrtc said no"); }));
+  cache.wait_for_upgrades();
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("optimized build of kernel quick failed (nvrtc said no)"), std::string::npos) << err;
+  auto e = cache.get_or_compile("k", [] { return Built(fake_kernel("x")); }, &hit);
+  EXPECT_TRUE(hit);
+  ASSERT_TRUE(e->kernel);
+  EXPECT_EQ(e->kernel->name, "quick");
+  EXPECT_EQ(cache.generation(), generation);
+  EXPECT_EQ(cache.upgrade_stats().failed, 1u);
+}
+
+TEST(TieredCompile, BuildThatDoesNotLoadKeepsTheQuickBuild) {
+  KernelCache cache;
+  bool hit = true;
+  auto upgrade = []() -> Upgrade {
+    return {[] { return Built(fake_kernel("optimized")); },
+            [](CompiledKernel&) { return lf::InternalError("cuModuleLoadData: no"); }};
+  };
+  testing::internal::CaptureStderr();
+  cache.get_or_compile("k", [] { return quick_build("quick"); }, &hit, nullptr, upgrade);
+  cache.wait_for_upgrades();
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("did not load (cuModuleLoadData: no)"), std::string::npos) << err;
+  EXPECT_EQ(cache.get_or_compile("k", [] { return Built(fake_kernel("x")); }, &hit)->kernel->name, "quick");
+  EXPECT_EQ(cache.upgrade_stats().failed, 1u);
+  EXPECT_EQ(cache.upgrade_stats().upgraded, 0u);
+}
+
+TEST(TieredCompile, ClearedEntryIsNotBroughtBack) {
+  KernelCache cache;
+  Gate gate;
+  bool hit = true;
+  cache.get_or_compile("k", [] { return quick_build("quick"); }, &hit, nullptr,
+                       upgrade_to("optimized", [&] { gate.wait(); }));
+  cache.clear();
+  gate.release();
+  cache.wait_for_upgrades();
+  EXPECT_EQ(cache.size(), 0u) << "an upgrade finishing after clear() must not re-insert its entry";
+  EXPECT_EQ(cache.upgrade_stats().upgraded, 0u);
+  auto e = cache.get_or_compile("k", [] { return Built(fake_kernel("new")); }, &hit);
+  EXPECT_FALSE(hit);
+  EXPECT_EQ(e->kernel->name, "new");
+}
+
+TEST(TieredCompile, StoppedCacheKeepsQuickBuildsAndDoesNotHang) {
+  KernelCache cache;
+  Gate gate;
+  std::atomic<int> ran{0};
+  auto upgrade = upgrade_to("optimized", [&] {
+    ++ran;
+    gate.wait();
+  });
+  bool hit = true;
+  cache.get_or_compile("a", [] { return quick_build("a"); }, &hit, nullptr, upgrade);
+  cache.get_or_compile("b", [] { return quick_build("b"); }, &hit, nullptr, upgrade);  // queued behind a
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    gate.release();
+  });
+  cache.stop_upgrades();  // waits for a's build; b's is dropped
+  release.join();
+  EXPECT_LE(ran.load(), 1);
+  cache.get_or_compile("c", [] { return quick_build("c"); }, &hit, nullptr, upgrade);
+  cache.wait_for_upgrades();  // returns at once once stopped
+  EXPECT_EQ(cache.get_or_compile("c", [] { return quick_build("x"); }, &hit)->kernel->name, "c");
+}
+
+// On a GPU: the quick build runs first and its optimized build takes over; both give the
+// reference values, NaN and inf included, and the flush plan recorded with the quick build
+// switches to the optimized one.
+TEST(TieredCompile, GpuBuildsAgreeWithTheReference) {
+  if (!lf::cuda_available()) GTEST_SKIP() << "no GPU";
+  if (!lf::cuda::quick_builds_available()) GTEST_SKIP() << "this NVRTC makes no quick builds";
+  lf::rt::Config saved = lf::rt::config();
+  lf::rt::mutable_config().tiered_compile = true;
+  lf::rt::mutable_config().cache_dir = "";  // a stored optimized build would be loaded instead
+  lf::cache::global_cache().clear();
+  std::vector<float> v = lf::test::iota_floats(4099, -40, 0.02f);
+  v[7] = NAN;
+  v[100] = INFINITY;
+  v[2000] = -INFINITY;
+  lf::Tensor x = lf::from_vector(v, {4099}).to(lf::Device::cuda(0));
+  lf::Tensor w = lf::from_vector(lf::test::iota_floats(4099, 3, -0.01f), {4099}).to(lf::Device::cuda(0));
+  auto make = [&] { return lf::relu(x * 2 + 1) * lf::sigmoid(x) - lf::tanh(w) / 3 + lf::exp(-lf::abs(x)); };
+  lf::reset_stats();
+  lf::test::expect_matches_reference(make(), 1, "quick build");
+  lf::CacheStats s = lf::cache_stats();
+  EXPECT_EQ(s.kernels_compiled, 1u);
+  EXPECT_EQ(s.quick_builds, 1u);
+  for (int i = 0; i < 3; ++i) lf::test::expect_matches_reference(make(), 1, "quick build, replayed");
+  lf::finish_compiles();
+  s = lf::cache_stats();
+  EXPECT_EQ(s.kernels_upgraded, 1u);
+  EXPECT_GT(s.upgrade_ms, 0);
+  for (int i = 0; i < 3; ++i) lf::test::expect_matches_reference(make(), 1, "optimized build");
+  EXPECT_EQ(lf::cache_stats().kernels_compiled, 1u) << "the optimized build is found, not compiled again";
+  lf::rt::mutable_config() = saved;
 }
 
 // End to end: the executor keys the global cache with "cpu|<target>|<kernel IR key>". Planting a
