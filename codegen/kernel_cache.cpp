@@ -62,6 +62,12 @@ void store_on_disk(const std::string& key, const DiskSpec& spec, CompiledKernel&
   disk::global_disk_cache().store(r);
 }
 
+// Whether `f` holds `entry`, without waiting: a future not ready yet is a compile in progress
+// (after a clear()), which is not the entry.
+bool holds(const std::shared_future<std::shared_ptr<const Entry>>& f, const std::shared_ptr<const Entry>& entry) {
+  return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready && f.get() == entry;
+}
+
 }  // namespace
 
 std::shared_ptr<const Entry> KernelCache::get_or_compile(const std::string& key, const Compile& compile, bool* hit,
@@ -198,7 +204,7 @@ void KernelCache::install_ready() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = entries_.find(job.key);
-      current = it != entries_.end() && it->second.get() == job.quick;
+      current = it != entries_.end() && holds(it->second, job.quick);
     }
     if (!current) continue;
     CompiledKernel& built = *job.built;
@@ -224,7 +230,7 @@ void KernelCache::install_ready() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = entries_.find(job.key);
-      if (it != entries_.end() && it->second.get() == job.quick) {
+      if (it != entries_.end() && holds(it->second, job.quick)) {
         it->second = promise.get_future().share();
         generation_.fetch_add(1, std::memory_order_acq_rel);
         swapped = true;
