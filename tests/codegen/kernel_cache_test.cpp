@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -357,6 +358,43 @@ TEST(TieredCompile, GpuBuildsAgreeWithTheReference) {
   for (int i = 0; i < 3; ++i) lf::test::expect_matches_reference(make(), 1, "optimized build");
   EXPECT_EQ(lf::cache_stats().kernels_compiled, 1u) << "the optimized build is found, not compiled again";
   lf::rt::mutable_config() = saved;
+}
+
+// Run by the next test in a child process: compiles several new GPU kernels and returns at once,
+// so that the process exits while their optimized builds are compiling.
+TEST(TieredCompile, DISABLED_ExitWithBuildsInFlight) {
+  lf::rt::mutable_config().cache_dir = "";
+  lf::Tensor x = lf::randn({1000}).to(lf::Device::cuda(0));
+  float total = 0;
+  for (int k = 1; k <= 6; ++k) {
+    lf::Tensor t = lf::exp(x * static_cast<double>(k)) + lf::sin(x) * k;
+    for (int j = 0; j < k; ++j) t = lf::tanh(t);  // a new kernel for each k
+    total += lf::sum(t).item<float>();
+  }
+  std::printf("quick builds: %llu, done %d\n", static_cast<unsigned long long>(lf::cache_stats().quick_builds),
+              std::isfinite(total) ? 1 : 0);
+}
+
+// A process that exits while optimized builds are compiling exits cleanly and promptly: the
+// build in progress is waited for before exit tears the compiler down (it once hung or crashed).
+TEST(TieredCompile, ProcessExitsCleanlyWithBuildsInFlight) {
+  if (!lf::cuda_available()) GTEST_SKIP() << "no GPU";
+  if (!lf::cuda::quick_builds_available()) GTEST_SKIP() << "this NVRTC makes no quick builds";
+  std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::string cmd = "timeout 60 '" + self +
+                    "' --gtest_also_run_disabled_tests --gtest_filter=TieredCompile.DISABLED_ExitWithBuildsInFlight 2>&1";
+  auto start = std::chrono::steady_clock::now();
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[256];
+  while (std::fgets(buf, sizeof buf, p)) out += buf;
+  int status = pclose(p);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status << ":\n" << out;
+  EXPECT_NE(out.find("done 1"), std::string::npos) << out;
+  EXPECT_EQ(out.find("quick builds: 0,"), std::string::npos) << "no build was left in flight: " << out;
+  EXPECT_LT(s, 30) << out;
 }
 
 // End to end: the executor keys the global cache with "cpu|<target>|<kernel IR key>". Planting a
