@@ -46,6 +46,7 @@ std::string encode(const Record& r) {
   put_field(s, ms);
   put_field(s, std::to_string(r.created));
   put_field(s, r.binary);
+  put_field(s, r.quick ? "1" : "0");
   put_u64(s, fnv1a64(s.data(), s.size()));
   return s;
 }
@@ -64,10 +65,10 @@ std::optional<Record> decode(const std::string& b, std::string* why) {
   size_t body = b.size() - 8;
   if (get_u64(b, body) != fnv1a64(b.data(), body)) return fail("checksum mismatch (truncated or corrupted)");
   Record r;
-  std::string ms, created;
+  std::string ms, created, quick;
   size_t at = 12;
   for (std::string* f : {&r.key, &r.backend, &r.target, &r.name, &r.summary, &r.io, &r.source, &r.log, &ms,
-                         &created, &r.binary}) {
+                         &created, &r.binary, &quick}) {
     if (at + 8 > body) return fail("truncated field");
     uint64_t n = get_u64(b, at);
     at += 8;
@@ -78,6 +79,8 @@ std::optional<Record> decode(const std::string& b, std::string* why) {
   if (at != body) return fail("trailing bytes after the last field");
   r.compile_ms = std::strtod(ms.c_str(), nullptr);
   r.created = std::strtoll(created.c_str(), nullptr, 10);
+  if (quick != "0" && quick != "1") return fail("bad quick-build flag");
+  r.quick = quick == "1";
   return r;
 }
 

@@ -12,7 +12,7 @@
 
 namespace lf::cache::disk {
 
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;  // 2: the `quick` field
 inline constexpr const char* kEntrySuffix = ".lfk";
 
 struct Record {
@@ -27,6 +27,7 @@ struct Record {
   double compile_ms = 0;
   int64_t created = 0;  // seconds since the epoch
   std::string binary;   // CPU: an object file; CUDA: a cubin
+  bool quick = false;   // a quick build (tiered compiling): a run that loads it compiles the optimized one
 };
 
 uint64_t fnv1a64(const void* data, size_t n, uint64_t h = 0xcbf29ce484222325ull);

@@ -41,6 +41,7 @@ std::shared_ptr<CompiledKernel> load_from_disk(const std::string& key, const Dis
   (*kernel)->source = std::move(record->source);
   (*kernel)->log = std::move(record->log);
   (*kernel)->compile_ms = record->compile_ms;
+  (*kernel)->quick = record->quick;
   return *kernel;
 }
 
@@ -56,6 +57,7 @@ void store_on_disk(const std::string& key, const DiskSpec& spec, CompiledKernel&
   r.source = kernel.source;
   r.log = kernel.log;
   r.compile_ms = kernel.compile_ms;
+  r.quick = kernel.quick;
   r.created = static_cast<int64_t>(std::time(nullptr));
   r.binary = std::move(kernel.binary);  // not needed in memory once stored
   kernel.binary.clear();
@@ -93,24 +95,27 @@ std::shared_ptr<const Entry> KernelCache::get_or_compile(const std::string& key,
   std::optional<Job> job;
   try {
     if (use_disk) entry->kernel = load_from_disk(key, *disk);
+    if (entry->kernel && entry->kernel->quick && !upgrade) entry->kernel.reset();  // wanted optimized now
     if (entry->kernel) {
       entry->from_disk = true;
     } else {
       auto compiled = compile();
       if (compiled.ok()) {
         entry->kernel = *std::move(compiled);
-        if (entry->kernel->quick && upgrade) {
-          job.emplace();
-          job->key = key;
-          job->upgrade = upgrade();
-          job->quick = entry;
-          if (use_disk && disk->kernel) job->kernel = std::make_shared<kir::Kernel>(*disk->kernel);
-        } else if (use_disk && !entry->kernel->binary.empty() && !entry->kernel->quick) {
-          store_on_disk(key, *disk, *entry->kernel);
-        }
+        // A quick build is stored too, so that a run that ends before its optimized build is in
+        // still starts the next one without compiling; the optimized build replaces it on disk.
+        if (use_disk && !entry->kernel->binary.empty()) store_on_disk(key, *disk, *entry->kernel);
       } else {
         entry->status = compiled.status();
       }
+    }
+    // A quick build, compiled now or stored by an earlier run: its optimized build is queued.
+    if (entry->kernel && entry->kernel->quick && upgrade) {
+      job.emplace();
+      job->key = key;
+      job->upgrade = upgrade();
+      job->quick = entry;
+      if (use_disk && disk->kernel) job->kernel = std::make_shared<kir::Kernel>(*disk->kernel);
     }
   } catch (const std::exception& e) {
     entry->kernel.reset();

@@ -8,9 +8,11 @@
 // for compile speed). The cache then compiles the caller's optimized build on its own background
 // thread, which only compiles (NVRTC): loading the result on the device and swapping it in happen
 // on a thread that flushes (install_upgrades(), at the start of every flush), so the background
-// thread never calls the driver. Until then lookups get the quick build; only the optimized one
-// goes to the persistent cache. A swap counts as a new generation, so whatever kept the old entry
-// (flush plans) looks it up again.
+// thread never calls the driver. Until then lookups get the quick build. The persistent cache
+// stores the quick build at once, marked as one, and the optimized build over it when it is in:
+// a run that loads a quick build queues its optimized build too (and a caller with no upgrade to
+// offer compiles instead of loading it). A swap counts as a new generation, so whatever kept the
+// old entry (flush plans) looks it up again.
 #pragma once
 
 #include <atomic>

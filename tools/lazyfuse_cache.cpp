@@ -246,9 +246,9 @@ int cmd_list(const std::string& dir, const Args& a) {
       if (it.record) {
         const disk::Record& r = *it.record;
         std::printf(", \"backend\": %s, \"target\": %s, \"name\": %s, \"summary\": %s, \"io\": %s, "
-                    "\"compile_ms\": %.3f, \"created\": %lld",
+                    "\"compile_ms\": %.3f, \"created\": %lld, \"quick\": %s",
                     json(r.backend).c_str(), json(r.target).c_str(), json(r.name).c_str(), json(r.summary).c_str(),
-                    json(r.io).c_str(), r.compile_ms, static_cast<long long>(r.created));
+                    json(r.io).c_str(), r.compile_ms, static_cast<long long>(r.created), r.quick ? "true" : "false");
       } else {
         std::printf(", \"error\": %s", json(it.why).c_str());
       }
@@ -290,20 +290,21 @@ int cmd_show(const std::string& dir, const Args& a) {
   if (a.json) {
     std::printf(
         "{\"hash\": %s, \"key\": %s, \"backend\": %s, \"target\": %s, \"name\": %s, \"summary\": %s, "
-        "\"io\": %s, \"compile_ms\": %.3f, \"created\": %lld, \"hits\": %llu, \"last_use\": %lld, "
+        "\"io\": %s, \"compile_ms\": %.3f, \"quick\": %s, \"created\": %lld, \"hits\": %llu, \"last_use\": %lld, "
         "\"size\": %llu, \"binary_bytes\": %zu, \"log\": %s, \"source\": %s}\n",
         json(it.hash).c_str(), json(r->key).c_str(), json(r->backend).c_str(), json(r->target).c_str(),
-        json(r->name).c_str(), json(r->summary).c_str(), json(r->io).c_str(), r->compile_ms,
+        json(r->name).c_str(), json(r->summary).c_str(), json(r->io).c_str(), r->compile_ms, r->quick ? "true" : "false",
         static_cast<long long>(r->created), static_cast<unsigned long long>(it.hits), static_cast<long long>(it.used),
         static_cast<unsigned long long>(it.size), r->binary.size(), json(r->log).c_str(), json(r->source).c_str());
     return 0;
   }
   std::printf(
       "hash:     %s\nfile:     %s\nkernel:   %s\nbackend:  %s\ntarget:   %s\nops:      %s\noperands: %s\n"
-      "compiled: %.1f ms, %s\nhits:     %llu (loads from disk by programs)\nlast use: %s\n"
+      "compiled: %.1f ms, %s%s\nhits:     %llu (loads from disk by programs)\nlast use: %s\n"
       "size:     %s (binary %zu bytes)\nkey:      %s\n",
       it.hash.c_str(), it.path.c_str(), r->name.c_str(), r->backend.c_str(), r->target.c_str(), r->summary.c_str(),
-      r->io.c_str(), r->compile_ms, when(r->created).c_str(), static_cast<unsigned long long>(it.hits),
+      r->io.c_str(), r->compile_ms, when(r->created).c_str(),
+      r->quick ? " (a quick build: the next run that loads it compiles the optimized one)" : "", static_cast<unsigned long long>(it.hits),
       when(it.used).c_str(), human(it.size).c_str(), r->binary.size(), r->key.c_str());
   std::printf("\n--- compile log ---\n%s\n", r->log.empty() ? "(empty)" : r->log.c_str());
   std::printf("\n--- source (%s) ---\n%s\n", r->backend == "cuda" ? "CUDA C" : "LLVM IR", r->source.c_str());

@@ -204,45 +204,84 @@ TEST(DiskUsageFormat, NewerIntactSlotWins) {
 
 // Each load from disk counts a hit of its entry; the programs record counts this process once as a
 // run, and every kernel it had to load or compile.
-// Tiered compiling: the quick build never reaches the disk; its optimized build does, once done.
-TEST_F(DiskCacheTest, OnlyTheOptimizedBuildIsStored) {
-  lf::cache::KernelCache cache;
+// Tiered compiling: the quick build is stored at once, marked as one, and its optimized build
+// over it; a later run that loads the quick build queues its optimized build, and a caller that
+// cannot upgrade compiles rather than use a quick build.
+TEST_F(DiskCacheTest, QuickBuildIsStoredThenReplacedByTheOptimizedOne) {
   lf::kir::Kernel kernel;
   lf::cache::DiskSpec spec;
   spec.kernel = &kernel;
-  spec.load = [](const std::string& name, const std::string& binary) -> lf::StatusOr<std::shared_ptr<lf::CompiledKernel>> {
+  std::string loaded;  // the binary the last load read
+  spec.load = [&](const std::string& name, const std::string& binary) -> lf::StatusOr<std::shared_ptr<lf::CompiledKernel>> {
     auto k = std::make_shared<lf::CompiledKernel>();
     k->name = name;
-    k->binary = binary;
+    loaded = binary;
     return k;
   };
+  using Built = lf::StatusOr<std::shared_ptr<lf::CompiledKernel>>;
   auto build = [](const char* binary, bool quick) {
     auto k = std::make_shared<lf::CompiledKernel>();
     k->name = "lf_tiered";
     k->binary = binary;
     k->quick = quick;
-    return k;
+    return Built(k);
   };
   const std::string key = "cpu|test|test|tiered";
   bool hit = true;
   std::mutex gate;  // held: the optimized build cannot finish before the first check
+  int upgrades = 0;
   auto upgrade = [&]() -> lf::cache::KernelCache::Upgrade {
+    ++upgrades;
     return {[&] {
               std::lock_guard<std::mutex> wait(gate);
-              return lf::StatusOr<std::shared_ptr<lf::CompiledKernel>>(build("optimized bytes", false));
+              return build("optimized bytes", false);
             },
             [](lf::CompiledKernel&) { return lf::OkStatus(); }};
   };
   {
-    std::lock_guard<std::mutex> hold(gate);
-    cache.get_or_compile(key, [&] { return lf::StatusOr<std::shared_ptr<lf::CompiledKernel>>(build("quick bytes", true)); },
-                         &hit, &spec, upgrade);
-    EXPECT_FALSE(lf::cache::disk::global_disk_cache().load(key)) << "a quick build was stored";
+    lf::cache::KernelCache cache;
+    {
+      std::lock_guard<std::mutex> hold(gate);
+      cache.get_or_compile(key, [&] { return build("quick bytes", true); }, &hit, &spec, upgrade);
+      auto record = lf::cache::disk::global_disk_cache().load(key);
+      ASSERT_TRUE(record);
+      EXPECT_EQ(record->binary, "quick bytes");
+      EXPECT_TRUE(record->quick);
+    }
+    cache.wait_for_upgrades();
+    auto record = lf::cache::disk::global_disk_cache().load(key);
+    ASSERT_TRUE(record);
+    EXPECT_EQ(record->binary, "optimized bytes");
+    EXPECT_FALSE(record->quick);
   }
-  cache.wait_for_upgrades();
-  auto record = lf::cache::disk::global_disk_cache().load(key);
-  ASSERT_TRUE(record);
-  EXPECT_EQ(record->binary, "optimized bytes");
+  // A run that stopped before its optimized build was in left the quick one: the next run loads
+  // it, launches it, and compiles the optimized build in the background.
+  lf::cache::disk::Record quick = *lf::cache::disk::global_disk_cache().load(key);
+  quick.binary = "quick bytes";
+  quick.quick = true;
+  lf::cache::disk::global_disk_cache().store(quick);
+  {
+    lf::cache::KernelCache cache;
+    int compiles = 0;
+    auto e = cache.get_or_compile(key, [&] { ++compiles; return build("x", false); }, &hit, &spec, upgrade);
+    EXPECT_EQ(compiles, 0);
+    EXPECT_TRUE(e->from_disk);
+    EXPECT_EQ(loaded, "quick bytes");
+    EXPECT_TRUE(e->kernel->quick);
+    EXPECT_EQ(upgrades, 2);
+    cache.wait_for_upgrades();
+    EXPECT_EQ(cache.get_or_compile(key, [&] { return build("x", false); }, &hit)->kernel->binary, "")
+        << "the optimized build is in, and stored (its bytes moved to disk)";
+    EXPECT_EQ(cache.upgrade_stats().upgraded, 1u);
+    EXPECT_FALSE(lf::cache::disk::global_disk_cache().load(key)->quick);
+  }
+  lf::cache::disk::global_disk_cache().store(quick);
+  {
+    lf::cache::KernelCache cache;
+    auto e = cache.get_or_compile(key, [&] { return build("optimized now", false); }, &hit, &spec);
+    EXPECT_FALSE(e->from_disk) << "no upgrade offered: a quick build on disk is compiled over";
+    EXPECT_EQ(lf::cache::disk::global_disk_cache().load(key)->binary, "optimized now");
+  }
 }
 
 TEST_F(DiskCacheTest, HitsAndProgramUseAreCounted) {
