@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <optional>
+#include <system_error>
 #include <tuple>
 #include <utility>
 
@@ -109,27 +110,36 @@ std::shared_ptr<const Entry> KernelCache::get_or_compile(const std::string& key,
         entry->status = compiled.status();
       }
     }
-    // A quick build, compiled now or stored by an earlier run: its optimized build is queued.
-    if (entry->kernel && entry->kernel->quick && upgrade) {
+  } catch (const std::exception& e) {
+    entry->kernel.reset();
+    entry->status = lf::InternalError(e.what());
+  }
+  // A quick build, compiled now or stored by an earlier run: its optimized build is queued. A
+  // failure to set that up leaves the quick build, which works.
+  if (entry->kernel && entry->kernel->quick && upgrade) {
+    try {
       job.emplace();
       job->key = key;
       job->upgrade = upgrade();
       job->quick = entry;
       if (use_disk && disk->kernel) job->kernel = std::make_shared<kir::Kernel>(*disk->kernel);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "[lazyfuse] warning: kernel %s keeps its quick build: %s\n", entry->kernel->name.c_str(), e.what());
+      job.reset();
     }
-  } catch (const std::exception& e) {
-    entry->kernel.reset();
-    entry->status = lf::InternalError(e.what());
-    job.reset();
   }
   promise.set_value(entry);
   if (job) {
     std::lock_guard<std::mutex> lock(up_mu_);
     if (!stopped_) {
-      queue_.push_back(*std::move(job));
-      if (!worker_.joinable()) worker_ = std::thread([this] { run_upgrades(); });
-      if (stop_at_exit_) stop_before_exit();
-      up_cv_.notify_one();
+      try {
+        if (!worker_.joinable()) worker_ = std::thread([this] { run_upgrades(); });
+        queue_.push_back(*std::move(job));
+        if (stop_at_exit_) stop_before_exit();
+        up_cv_.notify_one();
+      } catch (const std::system_error& e) {  // no thread: the quick build stays
+        std::fprintf(stderr, "[lazyfuse] warning: no thread for optimized builds (%s)\n", e.what());
+      }
     }
   }
   // After the waiting threads have their kernel: the bookkeeping takes a lock other processes share.
@@ -149,11 +159,11 @@ void KernelCache::stop_before_exit() {
   };
   static thread_local ExitGuard guard;
   (void)guard;
-  // exit() from another thread: a handler registered after the first build has run (so after
-  // whatever the compiler set up lazily then, which exit tears down before it).
+  // exit() from another thread (or a process whose flushes all ran on other threads): handlers,
+  // one now and one after the first build (so after whatever the compiler set up lazily then,
+  // which exit tears down before the handlers registered earlier). Whichever runs first stops it.
   static std::once_flag registered;
-  if (built_once_.load(std::memory_order_acquire))
-    std::call_once(registered, [] { std::atexit([] { global_cache().stop_at_exit(); }); });
+  std::call_once(registered, [] { std::atexit([] { global_cache().stop_at_exit(); }); });
 }
 
 // The background thread: compiles queued optimized builds, one at a time, and hands them to
@@ -180,7 +190,10 @@ void KernelCache::run_upgrades() {
       std::fprintf(stderr, "[lazyfuse] warning: the optimized build of kernel %s failed (%s); it keeps its quick build\n",
                    job.quick->kernel->name.c_str(), built.ok() ? "no kernel" : std::string(built.status().message()).c_str());
     }
-    built_once_.store(true, std::memory_order_release);
+    if (stop_at_exit_) {
+      static std::once_flag registered;
+      std::call_once(registered, [] { std::atexit([] { global_cache().stop_at_exit(); }); });
+    }
     lock.lock();
     busy_ = false;
     if (ok) {
@@ -205,51 +218,50 @@ void KernelCache::install_ready() {
     has_ready_.store(false, std::memory_order_release);
   }
   for (Job& job : ready) {
-    bool current;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = entries_.find(job.key);
-      current = it != entries_.end() && holds(it->second, job.quick);
-    }
-    if (!current) continue;
-    CompiledKernel& built = *job.built;
-    built.quick = false;
-    lf::Status loaded = lf::InternalError("no loader");
     try {
-      loaded = job.upgrade.finish ? job.upgrade.finish(built) : lf::OkStatus();
-    } catch (const std::exception& e) {
-      loaded = lf::InternalError(e.what());
+      install(job);
+    } catch (const std::exception& e) {  // this one stays quick; the others go on
+      std::fprintf(stderr, "[lazyfuse] warning: the optimized build of kernel %s was not installed (%s)\n",
+                   job.built->name.c_str(), e.what());
     }
-    if (!loaded.ok()) {
-      std::fprintf(stderr, "[lazyfuse] warning: the optimized build of kernel %s did not load (%s); it keeps its quick build\n",
-                   built.name.c_str(), std::string(loaded.message()).c_str());
-      std::lock_guard<std::mutex> lock(up_mu_);
-      ++up_stats_.failed;
-      continue;
-    }
-    auto entry = std::make_shared<Entry>();
-    entry->kernel = job.built;
-    std::promise<std::shared_ptr<const Entry>> promise;
-    promise.set_value(entry);
-    bool swapped = false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = entries_.find(job.key);
-      if (it != entries_.end() && holds(it->second, job.quick)) {
-        it->second = promise.get_future().share();
-        generation_.fetch_add(1, std::memory_order_acq_rel);
-        swapped = true;
-      }
-    }
-    if (!swapped) continue;
-    if (job.kernel && !built.binary.empty() && disk::global_disk_cache().enabled()) {
-      DiskSpec spec;
-      spec.kernel = job.kernel.get();
-      store_on_disk(job.key, spec, built);  // lookups never read the binary it moves out
-    }
-    std::lock_guard<std::mutex> lock(up_mu_);
-    ++up_stats_.upgraded;
   }
+}
+
+void KernelCache::install(Job& job) {
+  auto current = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(job.key);
+    return it != entries_.end() && holds(it->second, job.quick);
+  };
+  if (!current()) return;
+  CompiledKernel& built = *job.built;
+  built.quick = false;
+  if (lf::Status loaded = job.upgrade.finish ? job.upgrade.finish(built) : lf::OkStatus(); !loaded.ok()) {
+    std::fprintf(stderr, "[lazyfuse] warning: the optimized build of kernel %s did not load (%s); it keeps its quick build\n",
+                 built.name.c_str(), std::string(loaded.message()).c_str());
+    std::lock_guard<std::mutex> lock(up_mu_);
+    ++up_stats_.failed;
+    return;
+  }
+  // Stored before it is published: storing moves the binary out of the kernel.
+  if (job.kernel && !built.binary.empty() && disk::global_disk_cache().enabled()) {
+    DiskSpec spec;
+    spec.kernel = job.kernel.get();
+    store_on_disk(job.key, spec, built);
+  }
+  auto entry = std::make_shared<Entry>();
+  entry->kernel = job.built;
+  std::promise<std::shared_ptr<const Entry>> promise;
+  promise.set_value(entry);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(job.key);
+    if (it == entries_.end() || !holds(it->second, job.quick)) return;  // cleared meanwhile
+    it->second = promise.get_future().share();
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+  }
+  std::lock_guard<std::mutex> lock(up_mu_);
+  ++up_stats_.upgraded;
 }
 
 void KernelCache::wait_for_upgrades() {
@@ -291,6 +303,7 @@ void KernelCache::stop_at_exit() {
   stopped_ = true;
   queue_.clear();
   up_cv_.notify_all();
+  idle_cv_.notify_all();
   bool idle = idle_cv_.wait_for(lock, std::chrono::seconds(5), [&] { return !busy_; });
   std::thread worker = std::move(worker_);
   lock.unlock();
@@ -312,6 +325,7 @@ void KernelCache::clear() {
     ready_.clear();
     has_ready_.store(false, std::memory_order_release);
   }
+  idle_cv_.notify_all();  // a waiter for the dropped jobs
   std::lock_guard<std::mutex> lock(mu_);
   entries_.clear();
   generation_.fetch_add(1, std::memory_order_acq_rel);

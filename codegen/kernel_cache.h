@@ -105,6 +105,7 @@ class KernelCache {
   };
   void run_upgrades();
   void install_ready();
+  void install(Job& job);
   void stop_at_exit();
   void stop_before_exit();  // arranges stop_at_exit() at process exit
 
@@ -124,7 +125,6 @@ class KernelCache {
   UpgradeStats up_stats_;
   std::thread worker_;
   bool stop_at_exit_ = false;  // the global cache
-  std::atomic<bool> built_once_{false};
 
   friend KernelCache& global_cache();
 };
