@@ -271,14 +271,25 @@ lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, cons
 
 // The first three parameters of every generated kernel (cuda_emit.h): metadata, operand
 // pointers, scratch for split rows. Never empty arrays: the kernel's structs have one entry at least.
+// The arrays are per-thread buffers reused from launch to launch (cuLaunchKernel copies the
+// parameters before it returns), so a launch allocates nothing here.
 struct KernelParams {
-  KernelParams(const kir::Kernel& kernel, const kir::LaunchArgs& args)
-      : meta(kir::pack_meta(kernel, args)), ptrs(args.pointers) {
+  KernelParams(const kir::Kernel& kernel, const kir::LaunchArgs& args) : meta(meta_buffer()), ptrs(ptr_buffer()) {
+    kir::pack_meta(kernel, args, &meta);
+    ptrs.assign(args.pointers.begin(), args.pointers.end());
     if (meta.empty()) meta.push_back(0);
     if (ptrs.empty()) ptrs.push_back(nullptr);
   }
-  std::vector<int64_t> meta;
-  std::vector<void*> ptrs;
+  static std::vector<int64_t>& meta_buffer() {
+    thread_local std::vector<int64_t> b;
+    return b;
+  }
+  static std::vector<void*>& ptr_buffer() {
+    thread_local std::vector<void*> b;
+    return b;
+  }
+  std::vector<int64_t>& meta;
+  std::vector<void*>& ptrs;
   struct Scratch {
     void* partial = nullptr;
     void* partial_index = nullptr;

@@ -604,7 +604,8 @@ void materialize_held_views(const std::vector<ir::Node*>& order, const std::func
 void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::Signature& sig,
             const std::function<bool(const ir::Node&)>& wanted, CacheStats& stats) {
   materialize_held_views(order, wanted);
-  std::vector<std::shared_ptr<rt::Storage>> slots;
+  thread_local std::vector<std::shared_ptr<rt::Storage>> slots;  // its memory kept between replays
+  slots.clear();
   for (plan::Step& s : plan.steps) {
     size_t first = slots.size();
     for (int o : s.outputs) {
@@ -631,6 +632,7 @@ void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::S
     ++stats.kernels_launched;
     stats.bytes_moved += static_cast<uint64_t>(s.bytes);
   }
+  slots.clear();  // the nodes hold the buffers now
   ++stats.flushes;
   ++stats.plans_replayed;
   stats.nodes_executed += plan.nodes;

@@ -50,7 +50,8 @@ void describe(const std::vector<ir::Node*>& order, const std::function<bool(cons
     *w++ = static_cast<int64_t>(d.size());
     for (int64_t x : d) *w++ = x;
   };
-  ir::NodeIndex leaf_of(4);
+  ir::NodeIndex& leaf_of = out->leaf_of;  // kept in the signature: no allocation a flush
+  leaf_of.reset(4);
   *w++ = fusion;
   *w++ = static_cast<int64_t>(order.size());
   for (const ir::Node* n : order) {

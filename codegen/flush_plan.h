@@ -31,6 +31,7 @@ struct Signature {
   uint64_t hash = 0;
   std::vector<ir::Node*> leaves;                   // realized inputs, in first-use order
   ir::NodeIndex index;                             // pending node -> its position in the order
+  ir::NodeIndex leaf_of;                           // scratch: realized input -> its leaf number
 };
 
 // The signature of a flush over `order` (ir::topo_order of its roots).

@@ -93,16 +93,22 @@ int64_t LaunchArgs::inner_numel() const {
 }
 
 std::vector<int64_t> pack_meta(const Kernel& k, const LaunchArgs& a) {
-  size_t rank = a.sizes.size();
   std::vector<int64_t> meta;
-  meta.reserve(rank + k.operands.size() * (1 + rank) + a.params.size());  // one allocation a launch
+  pack_meta(k, a, &meta);
+  return meta;
+}
+
+void pack_meta(const Kernel& k, const LaunchArgs& a, std::vector<int64_t>* out) {
+  std::vector<int64_t>& meta = *out;
+  size_t rank = a.sizes.size();
+  meta.clear();
+  meta.reserve(rank + k.operands.size() * (1 + rank) + a.params.size());  // one allocation at most
   meta.insert(meta.end(), a.sizes.begin(), a.sizes.end());
   for (size_t o = 0; o < k.operands.size(); ++o) {
     meta.push_back(a.offsets[o]);
     for (size_t d = 0; d < rank; ++d) meta.push_back(a.strides[o * rank + d]);
   }
   meta.insert(meta.end(), a.params.begin(), a.params.end());
-  return meta;
 }
 
 }  // namespace lf::kir

@@ -85,5 +85,6 @@ struct LaunchArgs {
 
 // Flat int64 metadata as the generated code reads it: [sizes][offset, strides... per operand][params].
 std::vector<int64_t> pack_meta(const Kernel& k, const LaunchArgs& a);
+void pack_meta(const Kernel& k, const LaunchArgs& a, std::vector<int64_t>* out);  // into *out, replaced
 
 }  // namespace lf::kir

@@ -68,7 +68,8 @@ void trace_append(const ir::NodePtr& node) {
 }
 
 void realize(const std::vector<ir::Node*>& roots) {
-  ir::NodeIndex root_set(roots.size());
+  thread_local ir::NodeIndex root_set;  // keeps its memory from flush to flush
+  root_set.reset(roots.size());
   for (const ir::Node* r : roots) root_set.insert(r, 1);
   auto wanted = [&](const ir::Node& n) {
     return n.user_refs.load(std::memory_order_relaxed) > 0 || root_set.find(&n) >= 0;
