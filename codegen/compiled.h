@@ -14,7 +14,7 @@ struct CompiledKernel {
   double compiler_ms = 0;  // of which the compiler alone (NVRTC, LLVM)
   std::string binary;  // object file or cubin, for the persistent cache (emptied once stored)
   // Built for compile speed, not run speed (tiered compiling, kernel_cache.h): an optimized build
-  // is on its way and replaces this one; never stored in the persistent cache.
+  // is on its way and replaces this one, in memory and in the persistent cache.
   bool quick = false;
 };
 

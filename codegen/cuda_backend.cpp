@@ -195,16 +195,14 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
   return opt;
 }
 
-std::string target_id(int device) {
-  const auto& info = rt::cu::device_context(device).info;
-  return "sm_" + std::to_string(info.sm_major) + std::to_string(info.sm_minor) + "/nvrtc" +
-         std::to_string(nvrtc().major) + "." + std::to_string(nvrtc().minor) + "/driver" +
-         std::to_string(rt::cuda_status().driver_version);
-}
-
 std::string arch_of(int device) {
   const auto& info = rt::cu::device_context(device).info;
   return "sm_" + std::to_string(info.sm_major) + std::to_string(info.sm_minor);
+}
+
+std::string target_id(int device) {
+  return arch_of(device) + "/nvrtc" + std::to_string(nvrtc().major) + "." + std::to_string(nvrtc().minor) +
+         "/driver" + std::to_string(rt::cuda_status().driver_version);
 }
 
 lf::StatusOr<std::shared_ptr<CompiledKernel>> build(const kir::Kernel& kernel, const std::string& name,

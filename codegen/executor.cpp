@@ -147,12 +147,12 @@ Prepared prepare(const fuse::Group& g, const fuse::Partition& p, int index, cons
     return cpu::load(kname, binary, kernel);
   };
   // Tiered compiling (GPU): a quick build first, the optimized one on the cache's background thread.
+  // The closure is small enough for std::function's inline storage: every lookup builds it.
   const bool tiered = k.gpu && rt::config().tiered_compile;
   cache::KernelCache::MakeUpgrade upgrade;
   if (tiered) {
-    upgrade = [&]() -> cache::KernelCache::Upgrade {
-      int dev = device.index();
-      return {[kernel, name = k.name, options = k.cuda_options, arch = cuda::arch_of(dev)] {
+    upgrade = [&k, dev = device.index()]() -> cache::KernelCache::Upgrade {
+      return {[kernel = k.low.kernel, name = k.name, options = k.cuda_options, arch = cuda::arch_of(dev)] {
                 return cuda::build(kernel, name, options, arch, /*quick=*/false);
               },
               [dev](CompiledKernel& built) { return cuda::load_into(static_cast<cuda::CompiledKernel&>(built), dev); }};

@@ -163,8 +163,10 @@ void KernelCache::stop_before_exit() {
   // one now and one after the first build (so after whatever the compiler set up lazily then,
   // which exit tears down before the handlers registered earlier). Whichever runs first stops it.
   static std::once_flag registered;
-  std::call_once(registered, [] { std::atexit([] { global_cache().stop_at_exit(); }); });
+  std::call_once(registered, add_exit_handler);
 }
+
+void KernelCache::add_exit_handler() { std::atexit([] { global_cache().stop_at_exit(); }); }
 
 // The background thread: compiles queued optimized builds, one at a time, and hands them to
 // install_ready(). A build that fails is reported once and dropped: the quick build stays.
@@ -191,8 +193,8 @@ void KernelCache::run_upgrades() {
                    job.quick->kernel->name.c_str(), built.ok() ? "no kernel" : std::string(built.status().message()).c_str());
     }
     if (stop_at_exit_) {
-      static std::once_flag registered;
-      std::call_once(registered, [] { std::atexit([] { global_cache().stop_at_exit(); }); });
+      static std::once_flag registered;  // the second handler (see stop_before_exit)
+      std::call_once(registered, add_exit_handler);
     }
     lock.lock();
     busy_ = false;
@@ -282,33 +284,25 @@ void KernelCache::reset_upgrade_stats() {
   up_stats_ = UpgradeStats{};
 }
 
-void KernelCache::stop_upgrades() {
-  std::thread worker;
-  {
-    std::lock_guard<std::mutex> lock(up_mu_);
-    stopped_ = true;
-    queue_.clear();
-    worker = std::move(worker_);
-  }
-  up_cv_.notify_all();
-  idle_cv_.notify_all();
-  if (worker.joinable()) worker.join();  // after the build it is compiling, if any
-}
+void KernelCache::stop_upgrades() { stop(std::nullopt); }
 
 // At exit: the build in progress is waited for, for a while (it only runs the compiler, which
 // exit does not tear down before this handler); a thread still compiling after that ends with the
 // process.
-void KernelCache::stop_at_exit() {
+void KernelCache::stop_at_exit() { stop(std::chrono::seconds(5)); }
+
+void KernelCache::stop(std::optional<std::chrono::seconds> limit) {
   std::unique_lock<std::mutex> lock(up_mu_);
   stopped_ = true;
   queue_.clear();
   up_cv_.notify_all();
   idle_cv_.notify_all();
-  bool idle = idle_cv_.wait_for(lock, std::chrono::seconds(5), [&] { return !busy_; });
+  bool idle = !limit || idle_cv_.wait_for(lock, *limit, [&] { return !busy_; });
   std::thread worker = std::move(worker_);
   lock.unlock();
-  if (idle && worker.joinable()) worker.join();
-  else if (worker.joinable()) worker.detach();
+  if (!worker.joinable()) return;
+  if (idle) worker.join();  // after the build it is compiling, if any
+  else worker.detach();
 }
 
 KernelCache::~KernelCache() { stop_upgrades(); }

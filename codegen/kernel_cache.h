@@ -16,6 +16,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -23,6 +24,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -108,6 +110,9 @@ class KernelCache {
   void install(Job& job);
   void stop_at_exit();
   void stop_before_exit();  // arranges stop_at_exit() at process exit
+  static void add_exit_handler();
+  // stop_upgrades(), waiting at most `limit` for the build in progress (then leaving it to the process).
+  void stop(std::optional<std::chrono::seconds> limit);
 
   mutable std::mutex mu_;
   std::atomic<uint64_t> generation_{0};
