@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "runtime/config.h"
 #include "runtime/status.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/storage.h"
@@ -267,6 +268,8 @@ lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, cons
   return out;
 }
 
+namespace {
+
 // The first three parameters of every generated kernel (cuda_emit.h): metadata, operand
 // pointers, scratch for split rows. Never empty arrays: the kernel's structs have one entry at least.
 // The arrays are per-thread buffers reused from launch to launch (cuLaunchKernel copies the
@@ -295,48 +298,135 @@ struct KernelParams {
   } scratch;
 };
 
-void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args,
-            const EmitOptions& options, int device) {
+// The grid of a launch: a block per 256 threads' share of an elementwise kernel, a block per row
+// of a row kernel (with grid_y > 1 segments of split rows). `skip` when there is nothing to compute.
+struct Grid {
+  unsigned x = 1, y = 1;
+  bool skip = false;
+};
+
+Grid grid_of(const kir::Kernel& kernel, const kir::LaunchArgs& args, const EmitOptions& options, int64_t sms) {
   int64_t rows = args.rows();
   int64_t inner = args.inner_numel();
-  if (rows == 0 || (!kernel.row && inner == 0)) return;
-  rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
-  const rt::cu::Api& cu = rt::cu::api();
-  KernelParams kp(kernel, args);
-  int64_t sms = ctx.info.multiprocessors;
-  unsigned grid_x, grid_y = 1;
-  std::shared_ptr<rt::Storage> partial, partial_index, counters;
+  Grid g;
+  if (rows == 0 || (!kernel.row && inner == 0)) {
+    g.skip = true;
+    return g;
+  }
   if (!kernel.row) {
     int64_t per_thread = options.vec4 ? 4 : 1;
     // One block per 256 threads' share, not a grid-stride loop over a few waves of blocks: on the
     // H100 the capped grid (32 blocks an SM) ran the elementwise chain at 1.07x the copy floor, the
     // full grid at 1.01x (bench/RESULTS.md).
     int64_t blocks = (rows * inner / per_thread + kBlockThreads - 1) / kBlockThreads;
-    grid_x = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, INT32_MAX));
-  } else {
-    // A block per row up to 256 blocks an SM (32 waves); beyond that blocks loop over rows, so
-    // that millions of short rows do not each pay for a block.
-    grid_x = static_cast<unsigned>(std::clamp<int64_t>(rows, 1, sms * 256));
-    if (will_split(kernel, args, sms)) {
-      int64_t segs = std::min<int64_t>((8 * sms + rows - 1) / rows, inner / (16 * kBlockThreads));
-      grid_y = static_cast<unsigned>(std::clamp<int64_t>(segs, 1, 65535));
-    }
-    if (grid_y > 1) {
-      Device dev = Device::cuda(device);
-      size_t parts = static_cast<size_t>(rows) * grid_y;
-      partial = rt::Storage::allocate(dev, parts * 8);
-      partial_index = rt::Storage::allocate(dev, parts * 8);
-      counters = rt::Storage::allocate(dev, static_cast<size_t>(rows) * sizeof(unsigned));
-      LF_CU_CHECK(cu.cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(counters->data()), 0,
-                                     static_cast<size_t>(rows) * sizeof(unsigned), ctx.stream));
-      kp.scratch = {partial->data(), partial_index->data(), static_cast<unsigned*>(counters->data())};
-    }
+    g.x = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, INT32_MAX));
+    return g;
+  }
+  // A block per row up to 256 blocks an SM (32 waves); beyond that blocks loop over rows, so
+  // that millions of short rows do not each pay for a block.
+  g.x = static_cast<unsigned>(std::clamp<int64_t>(rows, 1, sms * 256));
+  if (will_split(kernel, args, sms)) {
+    int64_t segs = std::min<int64_t>((8 * sms + rows - 1) / rows, inner / (16 * kBlockThreads));
+    g.y = static_cast<unsigned>(std::clamp<int64_t>(segs, 1, 65535));
+  }
+  return g;
+}
+
+}  // namespace
+
+void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args,
+            const EmitOptions& options, int device) {
+  rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
+  Grid grid = grid_of(kernel, args, options, ctx.info.multiprocessors);
+  if (grid.skip) return;
+  const rt::cu::Api& cu = rt::cu::api();
+  KernelParams kp(kernel, args);
+  std::shared_ptr<rt::Storage> partial, partial_index, counters;
+  if (grid.y > 1) {
+    Device dev = Device::cuda(device);
+    int64_t rows = args.rows();
+    size_t parts = static_cast<size_t>(rows) * grid.y;
+    partial = rt::Storage::allocate(dev, parts * 8);
+    partial_index = rt::Storage::allocate(dev, parts * 8);
+    counters = rt::Storage::allocate(dev, static_cast<size_t>(rows) * sizeof(unsigned));
+    LF_CU_CHECK(cu.cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(counters->data()), 0,
+                                   static_cast<size_t>(rows) * sizeof(unsigned), ctx.stream));
+    kp.scratch = {partial->data(), partial_index->data(), static_cast<unsigned*>(counters->data())};
   }
   void* params[] = {kp.meta.data(), kp.ptrs.data(), &kp.scratch};
-  LF_CU_CHECK(cu.cuLaunchKernel(static_cast<rt::cu::CUfunction>(compiled.function), grid_x, grid_y, 1,
+  LF_CU_CHECK(cu.cuLaunchKernel(static_cast<rt::cu::CUfunction>(compiled.function), grid.x, grid.y, 1,
                                 kBlockThreads, 1, 1, 0, ctx.stream, params, nullptr));
   // Scratch blocks go back to the allocator now: all work on this device is ordered on one
   // stream, so a later use of the same block runs after this kernel.
+}
+
+// ---- LaunchGraph
+
+struct LaunchGraph::Node {
+  rt::cu::CUgraphNode node = nullptr;  // null: a launch with nothing to compute, left out
+  rt::cu::KernelNodeParams params{};
+  std::vector<int64_t> meta;
+  std::vector<void*> ptrs;  // as the executable graph has them
+  KernelParams::Scratch scratch;
+  void* param_ptrs[3] = {};
+};
+
+LaunchGraph::LaunchGraph(int device) : device_(device) {}
+
+LaunchGraph::~LaunchGraph() {
+  const rt::cu::Api& cu = rt::cu::api();
+  if (exec_) cu.cuGraphExecDestroy(static_cast<rt::cu::CUgraphExec>(exec_));
+  if (graph_) cu.cuGraphDestroy(static_cast<rt::cu::CUgraph>(graph_));
+}
+
+std::unique_ptr<LaunchGraph> LaunchGraph::build(const std::vector<Launch>& launches, int device) {
+  if (!rt::config().cuda_graphs || launches.empty()) return nullptr;
+  const rt::cu::Api& cu = rt::cu::api();
+  if (!cu.graphs) return nullptr;
+  rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
+  std::unique_ptr<LaunchGraph> g(new LaunchGraph(device));
+  rt::cu::CUgraph graph = nullptr;
+  if (cu.cuGraphCreate(&graph, 0) != 0) return nullptr;
+  g->graph_ = graph;
+  rt::cu::CUgraphNode last = nullptr;
+  g->nodes_.reserve(launches.size());
+  for (const Launch& l : launches) {
+    Grid grid = grid_of(*l.kernel, *l.args, *l.options, ctx.info.multiprocessors);
+    if (!grid.skip && grid.y > 1) return nullptr;  // split rows: scratch set up at each launch
+    Node& n = *g->nodes_.emplace_back(std::make_unique<Node>());
+    if (grid.skip) continue;
+    KernelParams kp(*l.kernel, *l.args);
+    n.meta = kp.meta;
+    n.ptrs = kp.ptrs;
+    n.param_ptrs[0] = n.meta.data();
+    n.param_ptrs[1] = n.ptrs.data();
+    n.param_ptrs[2] = &n.scratch;
+    n.params = {static_cast<rt::cu::CUfunction>(l.compiled->function), grid.x, grid.y, 1, kBlockThreads, 1, 1, 0,
+                n.param_ptrs, nullptr};
+    // Each kernel after the one before, as on the stream.
+    if (cu.cuGraphAddKernelNode(&n.node, graph, last ? &last : nullptr, last ? 1 : 0, &n.params) != 0) return nullptr;
+    last = n.node;
+  }
+  if (last == nullptr) return nullptr;  // nothing to launch
+  rt::cu::CUgraphExec exec = nullptr;
+  if (cu.cuGraphInstantiateWithFlags(&exec, graph, 0) != 0) return nullptr;
+  g->exec_ = exec;
+  return g;
+}
+
+bool LaunchGraph::set_pointers(size_t i, const std::vector<void*>& pointers) {
+  Node& n = *nodes_[i];
+  if (n.node == nullptr) return true;
+  bool same = true;
+  for (size_t k = 0; k < pointers.size(); ++k) same &= n.ptrs[k] == pointers[k];
+  if (same) return true;
+  std::copy(pointers.begin(), pointers.end(), n.ptrs.begin());
+  return rt::cu::api().cuGraphExecKernelNodeSetParams(static_cast<rt::cu::CUgraphExec>(exec_), n.node, &n.params) == 0;
+}
+
+void LaunchGraph::launch() {
+  rt::cu::DeviceContext& ctx = rt::cu::device_context(device_);
+  LF_CU_CHECK(rt::cu::api().cuGraphLaunch(static_cast<rt::cu::CUgraphExec>(exec_), ctx.stream));
 }
 
 void launch_matmul(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args,

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/status.h"
 #include "codegen/compiled.h"
@@ -51,6 +52,42 @@ std::string target_id(int device);
 
 void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args,
             const EmitOptions& options, int device);
+
+// A fixed sequence of kernel launches on one device, replayed many times (a flush plan's,
+// flush_plan.h), as one CUDA graph: one cuGraphLaunch for all of them instead of a cuLaunchKernel
+// each. On the H100 host a graph of one kernel took 1.2 us of host time to launch against 3.3 us
+// for the kernel through cuLaunchKernel (bench/experiments/launch_path.cpp). The operands' pointers
+// may change between launches; nothing else may.
+class LaunchGraph {
+ public:
+  struct Launch {
+    const CompiledKernel* compiled;
+    const kir::Kernel* kernel;
+    const kir::LaunchArgs* args;
+    const EmitOptions* options;
+  };
+  // The launches in order, each after the one before. Null when graphs are off
+  // (LAZYFUSE_CUDA_GRAPHS=0), the driver has none, a launch needs set-up of its own (a row
+  // reduction split over blocks clears its counters first) or the driver refuses the graph.
+  static std::unique_ptr<LaunchGraph> build(const std::vector<Launch>& launches, int device);
+  ~LaunchGraph();
+  LaunchGraph(const LaunchGraph&) = delete;
+  LaunchGraph& operator=(const LaunchGraph&) = delete;
+
+  // Launch i's operand pointers for the next launch (a driver call only when they changed). False
+  // when the driver refused the change: launch the kernels one by one instead.
+  bool set_pointers(size_t i, const std::vector<void*>& pointers);
+  // Launches every kernel on the device's stream.
+  void launch();
+
+ private:
+  struct Node;
+  explicit LaunchGraph(int device);
+  int device_;
+  void* graph_ = nullptr;  // CUgraph
+  void* exec_ = nullptr;   // CUgraphExec
+  std::vector<std::unique_ptr<Node>> nodes_;
+};
 
 // Launches a generated matmul kernel (options.matmul_product >= 0): one block per 128 x 128 tile
 // of the product, per batch. Throws lf::Error when the grid would be too large.

@@ -600,14 +600,39 @@ void materialize_held_views(const std::vector<ir::Node*>& order, const std::func
   }
 }
 
-// Runs a recorded plan on this flush's nodes and buffers (whose signature matched the plan's).
+// The device of a plan whose steps all run on one GPU; -1 otherwise.
+int single_gpu(const plan::Plan& plan, const std::vector<ir::Node*>& order) {
+  int device = -1;
+  for (const plan::Step& s : plan.steps) {
+    Device d = order[static_cast<size_t>(s.outputs[0])]->device;
+    if (!s.gpu || !d.is_cuda() || (device >= 0 && d.index() != device)) return -1;
+    device = d.index();
+  }
+  return device;
+}
+
+// A GPU plan's steps as one CUDA graph (cuda_backend.h), tried once per plan.
+void try_graph(plan::Plan& plan, const std::vector<ir::Node*>& order) {
+  plan.graph_tried = true;
+  int device = single_gpu(plan, order);
+  if (device < 0) return;
+  std::vector<cuda::LaunchGraph::Launch> launches;
+  for (const plan::Step& s : plan.steps)
+    launches.push_back({static_cast<const cuda::CompiledKernel*>(s.entry->kernel.get()), &s.kernel, &s.args,
+                        &s.cuda_options});
+  plan.graph = cuda::LaunchGraph::build(launches, device);
+}
+
+// Runs a recorded plan on this flush's nodes and buffers (whose signature matched the plan's):
+// allocates every output and binds every step's pointers, launches (one CUDA graph, or step by
+// step), then hands the outputs to their nodes.
 void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::Signature& sig,
             const std::function<bool(const ir::Node&)>& wanted, CacheStats& stats) {
   materialize_held_views(order, wanted);
+  if (!plan.graph_tried) try_graph(plan, order);
   thread_local std::vector<std::shared_ptr<rt::Storage>> slots;  // its memory kept between replays
   slots.clear();
   for (plan::Step& s : plan.steps) {
-    size_t first = slots.size();
     for (int o : s.outputs) {
       const ir::Node* n = order[static_cast<size_t>(o)];
       slots.push_back(rt::Storage::allocate(n->device, static_cast<size_t>(n->numel()) * dtype_size(n->dtype)));
@@ -618,15 +643,28 @@ void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::S
                            : from >= 0            ? sig.leaves[static_cast<size_t>(from)]->storage->data()
                                                   : slots[static_cast<size_t>(plan::output_slot(from))]->data();
     }
-    if (s.gpu) {
-      cuda::launch(static_cast<const cuda::CompiledKernel&>(*s.entry->kernel), s.kernel, s.args, s.cuda_options,
-                   order[static_cast<size_t>(s.outputs[0])]->device.index());
-    } else {
-      cpu::launch(static_cast<const cpu::CompiledKernel&>(*s.entry->kernel), s.kernel, s.args);
+  }
+  bool graph = plan.graph != nullptr;
+  for (size_t i = 0; i < plan.steps.size() && graph; ++i) graph = plan.graph->set_pointers(i, plan.steps[i].args.pointers);
+  if (plan.graph && !graph) plan.graph.reset();  // the driver refused an update: no graph from now on
+  if (graph) {
+    plan.graph->launch();
+    ++stats.graph_launches;
+  } else {
+    for (plan::Step& s : plan.steps) {
+      if (s.gpu) {
+        cuda::launch(static_cast<const cuda::CompiledKernel&>(*s.entry->kernel), s.kernel, s.args, s.cuda_options,
+                     order[static_cast<size_t>(s.outputs[0])]->device.index());
+      } else {
+        cpu::launch(static_cast<const cpu::CompiledKernel&>(*s.entry->kernel), s.kernel, s.args);
+      }
     }
-    for (size_t k = 0; k < s.outputs.size(); ++k) {
-      ir::Node* n = order[static_cast<size_t>(s.outputs[k])];
-      materialize(*n, slots[first + k], ir::Layout{ir::contiguous_strides(n->shape), 0});
+  }
+  size_t slot = 0;
+  for (plan::Step& s : plan.steps) {
+    for (int o : s.outputs) {
+      ir::Node* n = order[static_cast<size_t>(o)];
+      materialize(*n, slots[slot++], ir::Layout{ir::contiguous_strides(n->shape), 0});
     }
     ++stats.hits;
     ++stats.kernels_launched;
@@ -652,7 +690,8 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
   auto start = std::chrono::steady_clock::now();
   // Flush plans (flush_plan.h); off while logging, so that every flush shows its groups.
   static std::mutex plans_mu;
-  static plan::PlanCache plans;
+  // Never destroyed: a plan's CUDA graph must not be freed after the driver shut down at exit.
+  static plan::PlanCache& plans = *new plan::PlanCache;
   static plan::Signature signature;  // reused: its buffers keep their capacity
   std::unique_lock<std::mutex> plans_lock(plans_mu, std::defer_lock);
   const plan::Signature* sig = nullptr;

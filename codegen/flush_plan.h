@@ -19,6 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "codegen/cuda_backend.h"
 #include "codegen/cuda_emit.h"
 #include "codegen/kernel_cache.h"
 #include "codegen/kernel_ir.h"
@@ -60,6 +61,11 @@ struct Plan {
   uint64_t generation = 0;     // the kernel cache's generation then (a cleared cache drops plans)
   std::vector<Step> steps;
   uint64_t nodes = 0;          // nodes the flush computed (CacheStats::nodes_executed)
+  // GPU plans: the steps as one CUDA graph, built at the first replay (after `steps`, so that it
+  // goes first: it refers to their kernels). Null when there is none (graph_tried says whether
+  // one was tried).
+  std::unique_ptr<cuda::LaunchGraph> graph;
+  bool graph_tried = false;
 };
 
 // Plans by signature. A plan is recorded on a signature's second sighting, so that one-off flushes

@@ -26,6 +26,9 @@ struct Config {
   // LAZYFUSE_TIERED_COMPILE=0: a new GPU kernel is compiled fully optimized before its first
   // launch, instead of a quick build first and the optimized build on a background thread.
   bool tiered_compile = true;
+  // LAZYFUSE_CUDA_GRAPHS=0: a replayed flush plan on a GPU launches its kernels one by one instead
+  // of as one CUDA graph.
+  bool cuda_graphs = true;
 };
 
 // Read once, at first use. Malformed values throw lf::Error naming the variable.

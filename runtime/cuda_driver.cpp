@@ -75,6 +75,12 @@ Loaded load() {
   need(d.cuEventRecord, "cuEventRecord");
   need(d.cuEventSynchronize, "cuEventSynchronize");
   need(d.cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
+  // Optional: without graphs, replayed flush plans launch kernel by kernel.
+  d.graphs = bind(lib, d.cuGraphCreate, "cuGraphCreate") && bind(lib, d.cuGraphAddKernelNode, "cuGraphAddKernelNode") &&
+             bind(lib, d.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags") &&
+             bind(lib, d.cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams") &&
+             bind(lib, d.cuGraphLaunch, "cuGraphLaunch") && bind(lib, d.cuGraphExecDestroy, "cuGraphExecDestroy") &&
+             bind(lib, d.cuGraphDestroy, "cuGraphDestroy");
   if (!missing.empty()) {
     st.reason = "libcuda.so.1 lacks Driver API entry points: " + missing;
     return out;

@@ -5,12 +5,18 @@
 //   whole call       recorded, flushed (a replayed flush plan) and launched
 //   launch wrapper   cuda::launch of the chain's compiled kernel alone (meta packing + cuLaunchKernel)
 //   cuLaunchKernel   the driver call alone, arguments prepared once
+// Back to back, a call's time is the larger of its host time and the GPU's time per kernel. The
+// "behind a spin" lines tell the two apart: a spin kernel holds the stream for a few milliseconds
+// while the host queues a batch of calls (their host time alone), and events around the batch then
+// time the GPU running the queued kernels back to back (its time per kernel alone).
 // Built by hand against a build tree (it uses internal headers):
 //   g++ -std=c++20 -O2 -I. -Iinclude bench/experiments/launch_path.cpp -Lbuild-gpu -llazyfuse \
 //       -Wl,-rpath,'$ORIGIN/lib' -ldl -o carry/gpu/launch_path
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <dlfcn.h>
 #include <functional>
 #include <vector>
 
@@ -22,6 +28,64 @@
 #include "runtime/cuda_driver.h"
 
 namespace {
+
+namespace cu = lf::rt::cu;
+
+// Hand-written PTX (loaded through the driver's JIT): a kernel that spins for `cycles` clock
+// ticks, and an empty kernel.
+const char* kPtx = R"(.version 7.8
+.target sm_80
+.address_size 64
+.visible .entry spin(.param .u64 cycles) {
+  .reg .u64 %rd<5>;
+  .reg .pred %p;
+  ld.param.u64 %rd1, [cycles];
+  mov.u64 %rd2, %clock64;
+LOOP:
+  mov.u64 %rd3, %clock64;
+  sub.u64 %rd4, %rd3, %rd2;
+  setp.lt.u64 %p, %rd4, %rd1;
+  @%p bra LOOP;
+  ret;
+}
+.visible .entry empty() {
+  ret;
+}
+)";
+
+struct Split {
+  double host_us = 0, gpu_us = 0;
+};
+
+// Host and GPU time per call of `call` (which queues one kernel), told apart behind a spin kernel.
+// Median of 5 trials of `batch` calls.
+Split behind_spin(const std::function<void()>& call, cu::CUfunction spin, int batch = 256) {
+  const cu::Api& api = cu::api();
+  auto& ctx = cu::device_context(0);
+  cu::CUevent e0, e1;
+  LF_CU_CHECK(api.cuEventCreate(&e0, 0));
+  LF_CU_CHECK(api.cuEventCreate(&e1, 0));
+  std::vector<double> host, gpu;
+  for (int t = 0; t < 6; ++t) {
+    unsigned long long cycles = 20'000'000;  // about 10 ms at 2 GHz: longer than the batch's host time
+    void* sp[] = {&cycles};
+    LF_CU_CHECK(api.cuLaunchKernel(spin, 1, 1, 1, 1, 1, 1, 0, ctx.stream, sp, nullptr));
+    LF_CU_CHECK(api.cuEventRecord(e0, ctx.stream));
+    auto s = std::chrono::steady_clock::now();
+    for (int i = 0; i < batch; ++i) call();
+    double h = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - s).count() / batch;
+    LF_CU_CHECK(api.cuEventRecord(e1, ctx.stream));
+    LF_CU_CHECK(api.cuEventSynchronize(e1));
+    float ms = 0;
+    LF_CU_CHECK(api.cuEventElapsedTime(&ms, e0, e1));
+    if (t == 0) continue;  // warm-up
+    host.push_back(h);
+    gpu.push_back(ms * 1000.0 / batch);
+  }
+  std::sort(host.begin(), host.end());
+  std::sort(gpu.begin(), gpu.end());
+  return {host[2], gpu[2]};
+}
 
 double us_per_call(const std::function<void()>& call, int reps = 2000) {
   for (int i = 0; i < 200; ++i) call();
@@ -79,5 +143,92 @@ int main() {
   std::printf("| part | us per call |\n|---|---|\n");
   std::printf("| record only (8 ops) | %.2f |\n| whole call | %.2f |\n| launch wrapper | %.2f |\n| cuLaunchKernel | %.2f |\n",
               record, whole, wrapper, driver);
+
+  // Behind a spin: host time and GPU time apart.
+  cu::CUmodule mod;
+  LF_CU_CHECK(lf::rt::cu::api().cuModuleLoadData(&mod, kPtx));
+  cu::CUfunction spin, empty;
+  LF_CU_CHECK(lf::rt::cu::api().cuModuleGetFunction(&spin, mod, "spin"));
+  LF_CU_CHECK(lf::rt::cu::api().cuModuleGetFunction(&empty, mod, "empty"));
+  auto line = [](const char* what, Split s) { std::printf("| %s | %.2f | %.2f |\n", what, s.host_us, s.gpu_us); };
+  std::printf("\n| behind a spin (batch of 256) | host us a call | GPU us a kernel |\n|---|---|---|\n");
+  line("whole call", behind_spin([&] { lf::Tensor y = chain(); lf::sync(); }, spin));
+  line("cuLaunchKernel, the chain's kernel", behind_spin([&] {
+         lf::rt::cu::api().cuLaunchKernel(static_cast<cu::CUfunction>((*compiled)->function), grid, 1, 1, 256, 1, 1, 0,
+                                          ctx.stream, params, nullptr);
+       }, spin));
+  // The same, its parameters as one packed buffer (CU_LAUNCH_PARAM_BUFFER_POINTER) instead of an
+  // array of pointers the driver copies from one by one.
+  size_t nm = std::max<size_t>(meta.size(), 1), np = std::max<size_t>(ptrs.size(), 1);
+  std::vector<char> buf((nm + np + 3) * 8);
+  std::memcpy(buf.data(), meta.data(), meta.size() * 8);
+  std::memcpy(buf.data() + nm * 8, ptrs.data(), ptrs.size() * 8);
+  size_t buf_size = buf.size();
+  void* extra[] = {reinterpret_cast<void*>(1), buf.data(), reinterpret_cast<void*>(2), &buf_size, nullptr};
+  line("cuLaunchKernel, packed parameters", behind_spin([&] {
+         lf::rt::cu::api().cuLaunchKernel(static_cast<cu::CUfunction>((*compiled)->function), grid, 1, 1, 256, 1, 1, 0,
+                                          ctx.stream, nullptr, extra);
+       }, spin));
+  line("cuLaunchKernel, an empty kernel", behind_spin([&] {
+         lf::rt::cu::api().cuLaunchKernel(empty, grid, 1, 1, 256, 1, 1, 0, ctx.stream, nullptr, nullptr);
+       }, spin));
+  // The same kernel as a one-node CUDA graph, launched with cuGraphLaunch (entry points looked up
+  // here: the runtime does not use graphs).
+  {
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    struct NodeParams {
+      cu::CUfunction func;
+      unsigned gx, gy, gz, bx, by, bz, shared;
+      void** params;
+      void** extra;
+    };
+    using Graph = void*;
+    auto create = reinterpret_cast<int (*)(Graph*, unsigned)>(dlsym(lib, "cuGraphCreate"));
+    auto add = reinterpret_cast<int (*)(void**, Graph, const void*, size_t, const NodeParams*)>(
+        dlsym(lib, "cuGraphAddKernelNode"));
+    auto inst = reinterpret_cast<int (*)(void**, Graph, unsigned long long)>(dlsym(lib, "cuGraphInstantiateWithFlags"));
+    auto glaunch = reinterpret_cast<int (*)(void*, cu::CUstream)>(dlsym(lib, "cuGraphLaunch"));
+    auto upload = reinterpret_cast<int (*)(void*, cu::CUstream)>(dlsym(lib, "cuGraphUpload"));
+    if (create && add && inst && glaunch) {
+      Graph g = nullptr;
+      void* node = nullptr;
+      void* exec = nullptr;
+      NodeParams np{static_cast<cu::CUfunction>((*compiled)->function), grid, 1, 1, 256, 1, 1, 0, params, nullptr};
+      int r1 = create(&g, 0), r2 = add(&node, g, nullptr, 0, &np), r3 = inst(&exec, g, 0);
+      if (upload) upload(exec, ctx.stream);
+      auto set = reinterpret_cast<int (*)(void*, void*, const NodeParams*)>(dlsym(lib, "cuGraphExecKernelNodeSetParams"));
+      if (r1 == 0 && r2 == 0 && r3 == 0) {
+        line("cuGraphLaunch, a one-kernel graph", behind_spin([&] { glaunch(exec, ctx.stream); }, spin));
+        // Its output pointer changed before each launch (two buffers in turn), set on the executable graph.
+        std::vector<void*> ptrs2 = ptrs;
+        lf::Tensor other = lf::randn({4096});
+        lf::sync();
+        int turn = 0;
+        line("cuGraphExecKernelNodeSetParams + cuGraphLaunch", behind_spin([&] {
+               ptrs2[0] = (turn ^= 1) ? other.node()->storage->data() : ptrs[0];
+               void* p2[] = {meta.data(), ptrs2.data(), scratch};
+               NodeParams np2 = np;
+               np2.params = p2;
+               set(exec, node, &np2);
+               glaunch(exec, ctx.stream);
+             }, spin));
+        std::vector<double> inst_us;
+        for (int i = 0; i < 20; ++i) {
+          void* e2 = nullptr;
+          auto s0 = std::chrono::steady_clock::now();
+          inst(&e2, g, 0);
+          inst_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - s0).count());
+        }
+        std::sort(inst_us.begin(), inst_us.end());
+        std::printf("| cuGraphInstantiate (median of 20) | %.2f | |\n", inst_us[10]);
+      } else {
+        std::printf("graph setup failed: %d %d %d\n", r1, r2, r3);
+      }
+    } else {
+      std::printf("graph entry points not found\n");
+    }
+  }
+  line("record only", behind_spin([&] { lf::Tensor y = chain(); }, spin));
+  line("whole call (batch of 64)", behind_spin([&] { lf::Tensor y = chain(); lf::sync(); }, spin, 64));
   return 0;
 }

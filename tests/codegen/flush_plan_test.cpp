@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "codegen/kernel_cache.h"
@@ -144,6 +145,84 @@ TEST(FlushPlan, SignaturesDifferWhereLoweringWould) {
   Tensor s = lf::slice(x3, 0, 1, 65);
   lf::sync();
   EXPECT_NE(signature_of(s + 1), signature_of(x + 1));  // an offset view
+}
+
+// ---- CUDA graphs: on a GPU, a replayed plan launches its kernels as one graph (cuda_backend.h).
+
+uint64_t graph_launches() { return lf::cache_stats().graph_launches; }
+
+// check_loop after a first checked run whose optimized builds are in place: tiered compiling swaps
+// kernels in when they are ready, which drops the plans recorded before, so replay counts would
+// depend on the compiles' timing. (The check's reads compile kernels too: a cast to float64.)
+uint64_t check_loop_warm(int iterations, const std::function<std::vector<Tensor>(int)>& body) {
+  check_loop(1, [&](int) { return body(iterations); });
+  lf::finish_compiles();
+  return check_loop(iterations, body);
+}
+
+TEST(FlushPlanGraph, SamePointersChangedPointersAndSeveralKernels) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  // The same buffers each iteration: the output is dropped, so the allocator hands its block back.
+  Tensor fixed = lf::from_vector(data(4096, 0), {4096});
+  uint64_t before = graph_launches();
+  uint64_t replayed = check_loop_warm(6, [&](int) {
+    return std::vector<Tensor>{lf::relu(fixed * 2 + 1) * lf::sigmoid(fixed) - lf::tanh(fixed) / 3};
+  });
+  EXPECT_GE(replayed, 5u);
+  EXPECT_EQ(graph_launches() - before, replayed);
+  // Pointers that change each iteration: x = f(x) moves between buffers.
+  Tensor x = lf::from_vector(data(3000, 1), {3000});
+  before = graph_launches();
+  replayed = check_loop_warm(7, [&](int) {
+    x = x * 0.5f + 1;
+    return std::vector<Tensor>{x};
+  });
+  EXPECT_GE(replayed, 6u);
+  EXPECT_EQ(graph_launches() - before, replayed);
+  // Two kernels in one graph: rows scaled by their sums, then the columns' sums of that (a second
+  // kernel, which reads the first one's output). Values with NaN and inf, new each iteration.
+  auto two_kernels = [](int it) {
+    std::vector<float> v = data(48 * 40, it);
+    v[7] = std::numeric_limits<float>::quiet_NaN();
+    v[100] = std::numeric_limits<float>::infinity();
+    Tensor a = lf::from_vector(v, {48, 40});
+    Tensor c = a / lf::sum(a, {1}, true);
+    return std::vector<Tensor>{c, lf::sum(c, {0})};
+  };
+  before = graph_launches();
+  replayed = check_loop_warm(5, two_kernels);
+  EXPECT_GE(replayed, 4u);
+  EXPECT_EQ(graph_launches() - before, replayed);
+  lf::CacheStats s0 = lf::cache_stats();
+  { std::vector<Tensor> out = two_kernels(0); lf::sync(); }
+  lf::CacheStats s1 = lf::cache_stats();
+  EXPECT_EQ(s1.plans_replayed - s0.plans_replayed, 1u);
+  EXPECT_EQ(s1.graph_launches - s0.graph_launches, 1u);
+  EXPECT_EQ(s1.kernels_launched - s0.kernels_launched, 2u);
+}
+
+TEST(FlushPlanGraph, SplitRowsAndGraphsOffLaunchKernelByKernel) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  // Two rows of 2^20: each row is split over blocks, whose counters are cleared before every
+  // launch, so the plan launches step by step.
+  uint64_t before = graph_launches();
+  uint64_t replayed = check_loop_warm(4, [](int it) {
+    Tensor a = lf::from_vector(data(2 << 20, it), {2, 1 << 20});
+    return std::vector<Tensor>{lf::sum(a * a, {1})};
+  });
+  EXPECT_GE(replayed, 3u);
+  EXPECT_EQ(graph_launches(), before);
+  // LAZYFUSE_CUDA_GRAPHS=0 (a size no other test uses, so that its plan is new).
+  lf::rt::Config& config = lf::rt::mutable_config();
+  bool saved = config.cuda_graphs;
+  config.cuda_graphs = false;
+  replayed = check_loop_warm(4, [](int it) {
+    Tensor x = lf::from_vector(data(777, it), {777});
+    return std::vector<Tensor>{lf::exp(x) + x};
+  });
+  config.cuda_graphs = saved;
+  EXPECT_GE(replayed, 3u);
+  EXPECT_EQ(graph_launches(), before);
 }
 
 }  // namespace
