@@ -531,7 +531,7 @@ struct Recorder {
   void add(const Prepared& k) {
     plan::Step s;
     for (size_t i = 0; i < k.low.outputs.size() && ok; ++i) {
-      int position = sig.index.find(k.low.outputs[i]);
+      int position = plan::position(sig, k.low.outputs[i]);
       const void* data = k.low.out_storage[i]->data();
       if (position < 0 || data == nullptr || pointer_from.count(data)) ok = false;
       else s.outputs.push_back(position);
@@ -685,7 +685,9 @@ std::string cpu_cache_key(const kir::Kernel& kernel) {
 void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir::Node&)>& wanted,
          const Options& opt, CacheStats& stats) {
   cache::global_cache().install_upgrades();  // optimized builds compiled since the last flush
-  std::vector<ir::Node*> order = ir::topo_order(roots);
+  // Kept from flush to flush (flushes do not nest: the caller holds the flush lock).
+  thread_local std::vector<ir::Node*> order;
+  ir::flush_order(roots, &order);
   if (order.empty()) return;
   auto start = std::chrono::steady_clock::now();
   // Flush plans (flush_plan.h); off while logging, so that every flush shows its groups.
@@ -709,7 +711,7 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
     rec->plan.generation = cache::global_cache().generation();
   }
   if (fuse::insert_reshape_copies(order) > 0) {
-    order = ir::topo_order(roots);
+    ir::flush_order(roots, &order);
     rec.reset();  // the graph changed under the signature
   }
   materialize_held_views(order, wanted);

@@ -35,12 +35,14 @@ uint64_t hash_words(const std::vector<int64_t>& words) {
 
 void describe(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted, bool fusion,
               Signature* out) {
+  const uint64_t mark = ir::next_flush_mark();
+  out->mark = mark;
   out->leaves.clear();
-  out->index.reset(order.size());
   size_t bound = 2;  // words needed, at most: resize once, then write through a pointer
   for (size_t i = 0; i < order.size(); ++i) {
-    const ir::Node* n = order[i];
-    out->index.insert(n, static_cast<int>(i));
+    ir::Node* n = order[i];
+    n->flush_mark = mark;
+    n->flush_pos = static_cast<int32_t>(i);
     bound += 16 + n->shape.size() + n->attrs.dims.size() + n->inputs.size();
   }
   std::vector<int64_t>& words = out->words;
@@ -50,8 +52,6 @@ void describe(const std::vector<ir::Node*>& order, const std::function<bool(cons
     *w++ = static_cast<int64_t>(d.size());
     for (int64_t x : d) *w++ = x;
   };
-  ir::NodeIndex& leaf_of = out->leaf_of;  // kept in the signature: no allocation a flush
-  leaf_of.reset(4);
   *w++ = fusion;
   *w++ = static_cast<int64_t>(order.size());
   for (const ir::Node* n : order) {
@@ -65,18 +65,15 @@ void describe(const std::vector<ir::Node*>& order, const std::function<bool(cons
       *w++ = x;
     *w++ = static_cast<int64_t>(n->inputs.size());
     for (const ir::NodePtr& in : n->inputs) {
-      if (int i = out->index.find(in.get()); i >= 0) {
-        *w++ = i;
-        continue;
+      // Pending inputs are all in the order; a realized one is a leaf, numbered below the nodes
+      // (flush_pos -1 - leaf) at its first use.
+      ir::Node* i = in.get();
+      if (i->flush_mark != mark) {
+        i->flush_mark = mark;
+        i->flush_pos = -1 - static_cast<int32_t>(out->leaves.size());
+        out->leaves.push_back(i);
       }
-      // A realized input (pending inputs are all in the order): a leaf, numbered below the nodes.
-      int leaf = leaf_of.find(in.get());
-      if (leaf < 0) {
-        leaf = static_cast<int>(out->leaves.size());
-        leaf_of.insert(in.get(), leaf);
-        out->leaves.push_back(in.get());
-      }
-      *w++ = -1 - leaf;
+      *w++ = i->flush_pos;
     }
   }
   words.resize(static_cast<size_t>(w - words.data()));

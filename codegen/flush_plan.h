@@ -30,14 +30,19 @@ namespace lf::plan {
 struct Signature {
   std::vector<int64_t> words;
   uint64_t hash = 0;
-  std::vector<ir::Node*> leaves;                   // realized inputs, in first-use order
-  ir::NodeIndex index;                             // pending node -> its position in the order
-  ir::NodeIndex leaf_of;                           // scratch: realized input -> its leaf number
+  std::vector<ir::Node*> leaves;  // realized inputs, in first-use order
+  uint64_t mark = 0;              // the Node::flush_mark of its nodes
 };
 
-// The signature of a flush over `order` (ir::topo_order of its roots).
+// The signature of a flush over `order` (ir::topo_order of its roots). Numbers the nodes
+// (Node::flush_mark, flush_pos): call it under the flush lock, or where no other thread flushes.
 void describe(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted, bool fusion,
               Signature* out);
+
+// A pending node's position in the order `sig` describes; -1 when it is not there.
+inline int position(const Signature& sig, const ir::Node* n) {
+  return n->flush_mark == sig.mark && n->flush_pos >= 0 ? n->flush_pos : -1;
+}
 
 // Where a replayed launch takes an operand's pointer from.
 inline constexpr int64_t kNoPointer = -1;                      // an Index operand (generated, no memory)

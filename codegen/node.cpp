@@ -248,6 +248,38 @@ std::vector<Node*> topo_order(const std::vector<Node*>& roots) {
   return order;
 }
 
+uint64_t next_flush_mark() {
+  static std::atomic<uint64_t> marks{0};
+  return ++marks;
+}
+
+void flush_order(const std::vector<Node*>& roots, std::vector<Node*>* out) {
+  std::vector<Node*>& order = *out;
+  order.clear();
+  const uint64_t mark = next_flush_mark();
+  thread_local std::vector<std::pair<Node*, size_t>> stack;  // node, next input to visit
+  stack.clear();
+  auto visit = [mark](Node* n) {
+    if (n->realized() || n->flush_mark == mark) return false;
+    n->flush_mark = mark;
+    return true;
+  };
+  for (Node* root : roots) {
+    if (!visit(root)) continue;
+    stack.emplace_back(root, 0);
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      if (next < node->inputs.size()) {
+        Node* in = node->inputs[next++].get();
+        if (visit(in)) stack.emplace_back(in, 0);
+      } else {
+        order.push_back(node);
+        stack.pop_back();
+      }
+    }
+  }
+}
+
 std::string describe(const Node& n) {
   std::ostringstream os;
   os << '%' << n.id << " = " << op_name(n.op) << '(';

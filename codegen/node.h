@@ -117,6 +117,11 @@ struct Node {
   // Handles held by users (lf::Tensor); a pending node with none is a dead intermediate, never
   // materialized on its own. Nodes also hold their inputs, which does not count here.
   std::atomic<int32_t> user_refs{0};
+  // Scratch of plan::describe, which runs under the flush lock (flush_plan.h): the number of the
+  // flush that last numbered this node, and the node's number in it. A field read instead of a
+  // hash lookup for every edge of the trace.
+  int32_t flush_pos = 0;
+  uint64_t flush_mark = 0;
   uint64_t id = 0;  // creation order, for stable printing and topological ties
 
   Node(Op op, DType dtype, Device device, Shape&& shape) : op(op), dtype(dtype), device(device), shape(std::move(shape)) {}
@@ -161,6 +166,12 @@ class NodeIndex {
 // Pending nodes reachable from `roots` (realized nodes are leaves), inputs before users. Iterative,
 // so a 100,000-node chain does not overflow the stack.
 std::vector<Node*> topo_order(const std::vector<Node*>& roots);
+// The same into *order (emptied first; it keeps its memory), for the flush in progress, whose
+// caller holds the flush lock (one flush at a time in the process): visited nodes are marked
+// (Node::flush_mark) instead of kept in a hash set.
+void flush_order(const std::vector<Node*>& roots, std::vector<Node*>* order);
+// A fresh Node::flush_mark value.
+uint64_t next_flush_mark();
 
 // One line per node, for logs and test failure messages.
 std::string describe(const Node& node);

@@ -28,14 +28,12 @@ Trace& this_thread_trace() {
   return trace;
 }
 
-// Roots of a full sync: pending nodes that a user handle still holds.
-std::vector<ir::NodePtr> live_pending(Trace& trace) {
-  std::vector<ir::NodePtr> live;
+// Roots of a full sync: pending nodes that a user handle still holds, into `live`.
+void live_pending(Trace& trace, std::vector<ir::NodePtr>* live) {
   for (auto& w : trace.pending) {
     ir::NodePtr n = w.lock();
-    if (n && !n->realized() && n->user_refs.load(std::memory_order_relaxed) > 0) live.push_back(std::move(n));
+    if (n && !n->realized() && n->user_refs.load(std::memory_order_relaxed) > 0) live->push_back(std::move(n));
   }
-  return live;
 }
 
 }  // namespace
@@ -68,11 +66,17 @@ void trace_append(const ir::NodePtr& node) {
 }
 
 void realize(const std::vector<ir::Node*>& roots) {
+  // Wanted: held by a user, or a root. Roots are usually held (a sync's are, by definition), and
+  // then the root set is not needed.
   thread_local ir::NodeIndex root_set;  // keeps its memory from flush to flush
-  root_set.reset(roots.size());
-  for (const ir::Node* r : roots) root_set.insert(r, 1);
+  bool all_held = true;
+  for (const ir::Node* r : roots) all_held &= r->user_refs.load(std::memory_order_relaxed) > 0;
+  if (!all_held) {
+    root_set.reset(roots.size());
+    for (const ir::Node* r : roots) root_set.insert(r, 1);
+  }
   auto wanted = [&](const ir::Node& n) {
-    return n.user_refs.load(std::memory_order_relaxed) > 0 || root_set.find(&n) >= 0;
+    return n.user_refs.load(std::memory_order_relaxed) > 0 || (!all_held && root_set.find(&n) >= 0);
   };
   exec::Options options;
   options.fusion = rt::config().fusion;
@@ -91,16 +95,21 @@ void sync() {
   detail::Trace& trace = detail::this_thread_trace();
   if (trace.flushing) return;
   trace.flushing = true;
+  // Kept from sync to sync (their memory; not their contents): a sync allocates nothing here.
+  thread_local std::vector<ir::NodePtr> live;
+  thread_local std::vector<ir::Node*> roots;
   try {
-    std::vector<ir::NodePtr> live = detail::live_pending(trace);
-    std::vector<ir::Node*> roots;
-    roots.reserve(live.size());
+    detail::live_pending(trace, &live);
     for (auto& n : live) roots.push_back(n.get());
     detail::realize(roots);
   } catch (...) {
+    live.clear();
+    roots.clear();
     trace.flushing = false;
     throw;
   }
+  live.clear();
+  roots.clear();
   trace.pending.clear();
   trace.prune_at = detail::Trace::kMinPrune;
   trace.flushing = false;

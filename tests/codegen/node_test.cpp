@@ -60,3 +60,29 @@ TEST(Node, ALongChainFreesWithoutRecursion) {
   n.reset();
   EXPECT_TRUE(first.expired());
 }
+
+// flush_order marks nodes instead of keeping a visited set: it must give topo_order's order,
+// flush after flush, whatever marks earlier flushes left (diamonds, shared inputs, realized
+// leaves, several roots).
+TEST(Node, FlushOrderIsTopoOrderFlushAfterFlush) {
+  auto leaf = ir::make_buffer(rt::Storage::allocate(Device::cpu(), 16), DType::Float32, {4}, {{1}, 0});
+  auto node = [](ir::Op op, std::initializer_list<ir::NodePtr> in) {
+    return ir::make_node(op, DType::Float32, Device::cpu(), {4}, ir::Inputs(in));
+  };
+  ir::NodePtr a = node(ir::Op::Exp, {leaf});
+  ir::NodePtr b = node(ir::Op::Neg, {a});
+  ir::NodePtr c = node(ir::Op::Add, {a, b});     // a diamond
+  ir::NodePtr d = node(ir::Op::Mul, {c, leaf});  // the leaf again
+  ir::NodePtr e = node(ir::Op::Add, {b, b});     // one input twice
+  std::vector<std::vector<ir::Node*>> root_sets = {
+      {d.get()}, {e.get(), d.get()}, {b.get()}, {d.get(), e.get(), a.get()}, {leaf.get(), c.get()}};
+  std::vector<ir::Node*> order;
+  for (int round = 0; round < 2; ++round) {
+    for (const auto& roots : root_sets) {
+      ir::flush_order(roots, &order);
+      EXPECT_EQ(order, ir::topo_order(roots)) << "round " << round << ", " << roots.size() << " roots";
+    }
+  }
+  ir::flush_order({d.get()}, &order);
+  EXPECT_EQ(order.size(), 4u);  // a, b, c, d: each once, the leaf never
+}
