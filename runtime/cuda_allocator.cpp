@@ -21,7 +21,9 @@ namespace lf::rt {
 namespace {
 
 struct DeviceHeap {
-  std::multimap<size_t, cu::CUdeviceptr> free;  // size class -> block
+  // Size class -> free blocks. A class's list keeps its capacity when it empties, so that taking
+  // and giving back a block (every output of every launch) allocates no host memory.
+  std::map<size_t, std::vector<cu::CUdeviceptr>> free;
   CudaMemoryStats stats;
 };
 
@@ -33,9 +35,9 @@ class CudaAllocator {
     DeviceHeap& h = heaps_[device];
     ++h.stats.allocs;
     auto it = h.free.find(rounded);
-    if (it == h.free.end()) return 0;
-    cu::CUdeviceptr p = it->second;
-    h.free.erase(it);
+    if (it == h.free.end() || it->second.empty()) return 0;
+    cu::CUdeviceptr p = it->second.back();
+    it->second.pop_back();
     h.stats.cached -= rounded;
     ++h.stats.reuses;
     note_in_use(h, rounded);
@@ -48,7 +50,7 @@ class CudaAllocator {
   void give(int device, cu::CUdeviceptr p, size_t rounded) {
     std::lock_guard<std::mutex> lock(mu_);
     DeviceHeap& h = heaps_[device];
-    h.free.emplace(rounded, p);
+    h.free[rounded].push_back(p);
     h.stats.in_use -= rounded;
     h.stats.cached += rounded;
   }
@@ -59,7 +61,8 @@ class CudaAllocator {
     *bytes = 0;
     for (auto& [d, h] : heaps_) {
       if (device >= 0 && d != device) continue;
-      for (auto& [size, p] : h.free) out.emplace_back(d, p);
+      for (auto& [size, blocks] : h.free)
+        for (cu::CUdeviceptr p : blocks) out.emplace_back(d, p);
       *bytes += h.stats.cached;
       h.free.clear();
       h.stats.cached = 0;
