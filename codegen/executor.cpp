@@ -628,8 +628,12 @@ void try_graph(plan::Plan& plan, const std::vector<ir::Node*>& order) {
 // step), then hands the outputs to their nodes.
 void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::Signature& sig,
             const std::function<bool(const ir::Node&)>& wanted, CacheStats& stats) {
+  // The leaves' addresses first: storing a held view may free the node of the buffer it views
+  // (the view was its only holder; the view keeps the storage itself).
+  thread_local std::vector<void*> leaf_data;
+  leaf_data.clear();
+  for (const ir::Node* leaf : sig.leaves) leaf_data.push_back(leaf->storage->data());
   materialize_held_views(order, wanted);
-  if (!plan.graph_tried) try_graph(plan, order);
   thread_local std::vector<std::shared_ptr<rt::Storage>> slots;  // its memory kept between replays
   slots.clear();
   for (plan::Step& s : plan.steps) {
@@ -640,14 +644,16 @@ void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::S
     for (size_t i = 0; i < s.pointer_from.size(); ++i) {
       int64_t from = s.pointer_from[i];
       s.args.pointers[i] = from == plan::kNoPointer ? nullptr
-                           : from >= 0            ? sig.leaves[static_cast<size_t>(from)]->storage->data()
+                           : from >= 0            ? leaf_data[static_cast<size_t>(from)]
                                                   : slots[static_cast<size_t>(plan::output_slot(from))]->data();
     }
   }
-  bool graph = plan.graph != nullptr;
-  for (size_t i = 0; i < plan.steps.size() && graph; ++i) graph = plan.graph->set_pointers(i, plan.steps[i].args.pointers);
-  if (plan.graph && !graph) plan.graph.reset();  // the driver refused an update: no graph from now on
-  if (graph) {
+  if (!plan.graph_tried) try_graph(plan, order);  // with this replay's pointers: none to set below
+  bool pointers_set = plan.graph != nullptr;
+  for (size_t i = 0; i < plan.steps.size() && pointers_set; ++i)
+    pointers_set = plan.graph->set_pointers(i, plan.steps[i].args.pointers);
+  if (plan.graph && !pointers_set) plan.graph.reset();  // the driver refused an update: no graph from now on
+  if (plan.graph) {
     plan.graph->launch();
     ++stats.graph_launches;
   } else {

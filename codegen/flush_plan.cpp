@@ -108,7 +108,8 @@ bool PlanCache::seen_before(const Signature& sig) {
 void PlanCache::store(const Signature& sig, Plan plan) {
   if (plans_.size() >= kMaxPlans) plans_.clear();
   plan.words = sig.words;
-  plans_.insert_or_assign(sig.hash, std::move(plan));
+  plans_.erase(sig.hash);  // destroyed, not assigned over: its graph goes before its kernels
+  plans_.emplace(sig.hash, std::move(plan));
 }
 
 }  // namespace lf::plan

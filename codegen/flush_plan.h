@@ -30,7 +30,9 @@ namespace lf::plan {
 struct Signature {
   std::vector<int64_t> words;
   uint64_t hash = 0;
-  std::vector<ir::Node*> leaves;  // realized inputs, in first-use order
+  // Realized inputs, in first-use order. Read them before the flush stores its held views: that
+  // may free a leaf whose only holder was a view (the view keeps the leaf's storage).
+  std::vector<ir::Node*> leaves;
   uint64_t mark = 0;              // the Node::flush_mark of its nodes
 };
 

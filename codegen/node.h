@@ -117,9 +117,11 @@ struct Node {
   // Handles held by users (lf::Tensor); a pending node with none is a dead intermediate, never
   // materialized on its own. Nodes also hold their inputs, which does not count here.
   std::atomic<int32_t> user_refs{0};
-  // Scratch of plan::describe, which runs under the flush lock (flush_plan.h): the number of the
-  // flush that last numbered this node, and the node's number in it. A field read instead of a
-  // hash lookup for every edge of the trace.
+  // Scratch of the flush in progress, written by ir::flush_order and plan::describe and read by
+  // plan::position. Only exec::run calls them, and its one caller (detail::realize) holds the
+  // process's flush lock. flush_mark: a mark from next_flush_mark() (visited, or numbered);
+  // flush_pos: the node's number under describe's mark. A field read instead of a hash lookup for
+  // every edge of the trace.
   int32_t flush_pos = 0;
   uint64_t flush_mark = 0;
   uint64_t id = 0;  // creation order, for stable printing and topological ties

@@ -167,8 +167,8 @@ void cuda_free(int device, cu::CUdeviceptr ptr, size_t nbytes) noexcept {
   try {
     allocator().give(device, ptr, cuda_round_size(nbytes));
   } catch (...) {
-    // Out of host memory for the free list's node: the block leaks rather than calling the driver
-    // from a destructor, which may run after it has shut down.
+    // Out of host memory to grow the size class's list: the block leaks rather than calling the
+    // driver from a destructor, which may run after it has shut down.
   }
 }
 

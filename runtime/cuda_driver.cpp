@@ -75,7 +75,9 @@ Loaded load() {
   need(d.cuEventRecord, "cuEventRecord");
   need(d.cuEventSynchronize, "cuEventSynchronize");
   need(d.cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
-  // Optional: without graphs, replayed flush plans launch kernel by kernel.
+  // Optional: without graphs, replayed flush plans launch kernel by kernel. The unversioned names
+  // on purpose: they take CUDA_KERNEL_NODE_PARAMS v1 (KernelNodeParams), where CUDA 12's cuda.h
+  // maps the names to the _v2 entry points and their larger struct.
   d.graphs = bind(lib, d.cuGraphCreate, "cuGraphCreate") && bind(lib, d.cuGraphAddKernelNode, "cuGraphAddKernelNode") &&
              bind(lib, d.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags") &&
              bind(lib, d.cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams") &&
