@@ -55,8 +55,8 @@ void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir
 
 // A fixed sequence of kernel launches on one device, replayed many times (a flush plan's,
 // flush_plan.h), as one CUDA graph: one cuGraphLaunch for all of them instead of a cuLaunchKernel
-// each. On the H100 host a graph of one kernel took 1.2 us of host time to launch against 3.3 us
-// for the kernel through cuLaunchKernel (bench/experiments/launch_path.cpp). The operands' pointers
+// each. On the H100 hosts a graph of one kernel took 1.2-1.9 us of host time to launch, the kernel
+// through cuLaunchKernel 2.7-4.2 us (bench/experiments/launch_path.cpp, bench/RESULTS.md). The operands' pointers
 // may change between launches; nothing else may.
 class LaunchGraph {
  public:
