@@ -222,29 +222,41 @@ void NodeIndex::grow() {
     if (s.first) slots_[slot_of(s.first)] = s;
 }
 
-std::vector<Node*> topo_order(const std::vector<Node*>& roots) {
-  std::vector<Node*> order;
-  order.reserve(32);
-  // The visited set and the stack keep their memory from flush to flush (a flush of a few nodes
-  // spent a tenth of its host time in malloc and free here).
-  thread_local NodeIndex visited;
-  thread_local std::vector<std::pair<Node*, size_t>> stack;  // node, next input to visit
-  visited.reset(32);
+namespace {
+
+// Appends the pending nodes reachable from `roots` to `order`, inputs before users: a depth-first
+// walk with an explicit stack (a 100,000-node chain must not recurse). `first_visit(n)` says
+// whether n is seen for the first time, and remembers it.
+template <typename FirstVisit>
+void post_order(const std::vector<Node*>& roots, std::vector<Node*>& order, FirstVisit first_visit) {
+  thread_local std::vector<std::pair<Node*, size_t>> stack;  // node, next input to visit; keeps its memory
   stack.clear();
   for (Node* root : roots) {
-    if (root->realized() || !visited.insert(root, 0)) continue;
+    if (root->realized() || !first_visit(root)) continue;
     stack.emplace_back(root, 0);
     while (!stack.empty()) {
       auto& [node, next] = stack.back();
       if (next < node->inputs.size()) {
         Node* in = node->inputs[next++].get();
-        if (!in->realized() && visited.insert(in, 0)) stack.emplace_back(in, 0);
+        if (!in->realized() && first_visit(in)) stack.emplace_back(in, 0);
       } else {
         order.push_back(node);
         stack.pop_back();
       }
     }
   }
+}
+
+}  // namespace
+
+std::vector<Node*> topo_order(const std::vector<Node*>& roots) {
+  std::vector<Node*> order;
+  order.reserve(32);
+  // The visited set keeps its memory from flush to flush (a flush of a few nodes spent a tenth of
+  // its host time in malloc and free here).
+  thread_local NodeIndex visited;
+  visited.reset(32);
+  post_order(roots, order, [](Node* n) { return visited.insert(n, 0); });
   return order;
 }
 
@@ -253,31 +265,13 @@ uint64_t next_flush_mark() {
   return ++marks;
 }
 
-void flush_order(const std::vector<Node*>& roots, std::vector<Node*>* out) {
-  std::vector<Node*>& order = *out;
-  order.clear();
-  const uint64_t mark = next_flush_mark();
-  thread_local std::vector<std::pair<Node*, size_t>> stack;  // node, next input to visit
-  stack.clear();
-  auto visit = [mark](Node* n) {
-    if (n->realized() || n->flush_mark == mark) return false;
+void flush_order(const std::vector<Node*>& roots, std::vector<Node*>* order) {
+  order->clear();
+  post_order(roots, *order, [mark = next_flush_mark()](Node* n) {
+    if (n->flush_mark == mark) return false;
     n->flush_mark = mark;
     return true;
-  };
-  for (Node* root : roots) {
-    if (!visit(root)) continue;
-    stack.emplace_back(root, 0);
-    while (!stack.empty()) {
-      auto& [node, next] = stack.back();
-      if (next < node->inputs.size()) {
-        Node* in = node->inputs[next++].get();
-        if (visit(in)) stack.emplace_back(in, 0);
-      } else {
-        order.push_back(node);
-        stack.pop_back();
-      }
-    }
-  }
+  });
 }
 
 std::string describe(const Node& n) {

@@ -11,12 +11,11 @@
 // time the GPU running the queued kernels back to back (its time per kernel alone).
 // Built by hand against a build tree (it uses internal headers):
 //   g++ -std=c++20 -O2 -I. -Iinclude bench/experiments/launch_path.cpp -Lbuild-gpu -llazyfuse \
-//       -Wl,-rpath,'$ORIGIN/lib' -ldl -o carry/gpu/launch_path
+//       -Wl,-rpath,'$ORIGIN/lib' -o carry/gpu/launch_path
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <dlfcn.h>
 #include <functional>
 #include <vector>
 
@@ -191,61 +190,41 @@ int main() {
   line("cuLaunchKernel, an empty kernel", behind_spin([&] {
          lf::rt::cu::api().cuLaunchKernel(empty, grid, 1, 1, 256, 1, 1, 0, ctx.stream, nullptr, nullptr);
        }, spin));
-  // The same kernel as a one-node CUDA graph, launched with cuGraphLaunch (entry points looked up
-  // here: the runtime does not use graphs).
-  {
-    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    struct NodeParams {
-      cu::CUfunction func;
-      unsigned gx, gy, gz, bx, by, bz, shared;
-      void** params;
-      void** extra;
-    };
-    using Graph = void*;
-    auto create = reinterpret_cast<int (*)(Graph*, unsigned)>(dlsym(lib, "cuGraphCreate"));
-    auto add = reinterpret_cast<int (*)(void**, Graph, const void*, size_t, const NodeParams*)>(
-        dlsym(lib, "cuGraphAddKernelNode"));
-    auto inst = reinterpret_cast<int (*)(void**, Graph, unsigned long long)>(dlsym(lib, "cuGraphInstantiateWithFlags"));
-    auto glaunch = reinterpret_cast<int (*)(void*, cu::CUstream)>(dlsym(lib, "cuGraphLaunch"));
-    auto upload = reinterpret_cast<int (*)(void*, cu::CUstream)>(dlsym(lib, "cuGraphUpload"));
-    if (create && add && inst && glaunch) {
-      Graph g = nullptr;
-      void* node = nullptr;
-      void* exec = nullptr;
-      NodeParams np{static_cast<cu::CUfunction>((*compiled)->function), grid, 1, 1, 256, 1, 1, 0, params, nullptr};
-      int r1 = create(&g, 0), r2 = add(&node, g, nullptr, 0, &np), r3 = inst(&exec, g, 0);
-      if (upload) upload(exec, ctx.stream);
-      auto set = reinterpret_cast<int (*)(void*, void*, const NodeParams*)>(dlsym(lib, "cuGraphExecKernelNodeSetParams"));
-      if (r1 == 0 && r2 == 0 && r3 == 0) {
-        line("cuGraphLaunch, a one-kernel graph", behind_spin([&] { glaunch(exec, ctx.stream); }, spin));
-        // Its output pointer changed before each launch (two buffers in turn), set on the executable graph.
-        std::vector<void*> ptrs2 = ptrs;
-        lf::Tensor other = lf::randn({4096});
-        lf::sync();
-        int turn = 0;
-        line("cuGraphExecKernelNodeSetParams + cuGraphLaunch", behind_spin([&] {
-               ptrs2[0] = (turn ^= 1) ? other.node()->storage->data() : ptrs[0];
-               void* p2[] = {meta.data(), ptrs2.data(), scratch};
-               NodeParams np2 = np;
-               np2.params = p2;
-               set(exec, node, &np2);
-               glaunch(exec, ctx.stream);
-             }, spin));
-        std::vector<double> inst_us;
-        for (int i = 0; i < 20; ++i) {
-          void* e2 = nullptr;
-          auto s0 = std::chrono::steady_clock::now();
-          inst(&e2, g, 0);
-          inst_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - s0).count());
-        }
-        std::sort(inst_us.begin(), inst_us.end());
-        std::printf("| cuGraphInstantiate (median of 20) | %.2f | |\n", inst_us[10]);
-      } else {
-        std::printf("graph setup failed: %d %d %d\n", r1, r2, r3);
-      }
-    } else {
-      std::printf("graph entry points not found\n");
+  // The same kernel as a one-node CUDA graph, launched with cuGraphLaunch.
+  const cu::Api& api = cu::api();
+  if (api.graphs) {
+    cu::CUgraph g = nullptr;
+    cu::CUgraphNode node = nullptr;
+    cu::CUgraphExec exec = nullptr;
+    cu::KernelNodeParams np{static_cast<cu::CUfunction>((*compiled)->function), grid, 1, 1, 256, 1, 1, 0, params, nullptr};
+    LF_CU_CHECK(api.cuGraphCreate(&g, 0));
+    LF_CU_CHECK(api.cuGraphAddKernelNode(&node, g, nullptr, 0, &np));
+    LF_CU_CHECK(api.cuGraphInstantiateWithFlags(&exec, g, 0));
+    line("cuGraphLaunch, a one-kernel graph", behind_spin([&] { api.cuGraphLaunch(exec, ctx.stream); }, spin));
+    // Its output pointer changed before each launch (two buffers in turn), set on the executable graph.
+    std::vector<void*> ptrs2 = ptrs;
+    lf::Tensor other = lf::randn({4096});
+    lf::sync();
+    int turn = 0;
+    line("cuGraphExecKernelNodeSetParams + cuGraphLaunch", behind_spin([&] {
+           ptrs2[0] = (turn ^= 1) ? other.node()->storage->data() : ptrs[0];
+           void* p2[] = {meta.data(), ptrs2.data(), scratch};
+           cu::KernelNodeParams np2 = np;
+           np2.params = p2;
+           api.cuGraphExecKernelNodeSetParams(exec, node, &np2);
+           api.cuGraphLaunch(exec, ctx.stream);
+         }, spin));
+    std::vector<double> inst_us;
+    for (int i = 0; i < 20; ++i) {
+      cu::CUgraphExec e2 = nullptr;
+      auto s0 = std::chrono::steady_clock::now();
+      LF_CU_CHECK(api.cuGraphInstantiateWithFlags(&e2, g, 0));
+      inst_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - s0).count());
     }
+    std::sort(inst_us.begin(), inst_us.end());
+    std::printf("| cuGraphInstantiate (median of 20) | %.2f | |\n", inst_us[10]);
+  } else {
+    std::printf("this driver has no CUDA graphs\n");
   }
   line("record only", behind_spin([&] { lf::Tensor y = chain(); }, spin));
   line("whole call (batch of 64)", behind_spin([&] { lf::Tensor y = chain(); lf::sync(); }, spin, 64));
