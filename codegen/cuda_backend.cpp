@@ -138,7 +138,7 @@ bool will_split(const kir::Kernel& kernel, const kir::LaunchArgs& args, int64_t 
 }  // namespace
 
 EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, int device) {
-  int64_t sms = rt::cu::device_context(device).info.multiprocessors;
+  int64_t sms = rt::cu::context_of(device).info.multiprocessors;
   // 32-bit index math when every offset an operand can reach fits.
   int64_t rank = static_cast<int64_t>(args.sizes.size());
   bool fits = args.rows() * args.inner_numel() < INT32_MAX;
@@ -197,7 +197,7 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
 }
 
 std::string arch_of(int device) {
-  const auto& info = rt::cu::device_context(device).info;
+  const auto& info = rt::cu::context_of(device).info;
   return "sm_" + std::to_string(info.sm_major) + std::to_string(info.sm_minor);
 }
 
@@ -253,7 +253,7 @@ lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel,
 }
 
 lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& cubin, int device) {
-  rt::cu::device_context(device);  // makes the device's context current
+  rt::cu::context_of(device);  // makes the device's context current
   const rt::cu::Api& cu = rt::cu::api();
   rt::cu::CUmodule module = nullptr;
   rt::cu::CUfunction fn = nullptr;
@@ -374,6 +374,7 @@ struct LaunchGraph::Node {
 LaunchGraph::LaunchGraph(int device) : device_(device) {}
 
 LaunchGraph::~LaunchGraph() {
+  rt::cu::drain_launches(/*rethrow=*/false);  // a queued launch of this graph goes first
   const rt::cu::Api& cu = rt::cu::api();
   if (exec_) cu.cuGraphExecDestroy(static_cast<rt::cu::CUgraphExec>(exec_));
   if (graph_) cu.cuGraphDestroy(static_cast<rt::cu::CUgraph>(graph_));
@@ -385,6 +386,7 @@ std::unique_ptr<LaunchGraph> LaunchGraph::build(const std::vector<Launch>& launc
   if (!cu.graphs) return nullptr;
   rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
   std::unique_ptr<LaunchGraph> g(new LaunchGraph(device));
+  g->context_ = &ctx;
   rt::cu::CUgraph graph = nullptr;
   if (cu.cuGraphCreate(&graph, 0) != 0) return nullptr;
   g->graph_ = graph;
@@ -421,12 +423,12 @@ bool LaunchGraph::set_pointers(size_t i, const std::vector<void*>& pointers) {
   for (size_t k = 0; k < pointers.size(); ++k) same &= n.ptrs[k] == pointers[k];
   if (same) return true;
   std::copy(pointers.begin(), pointers.end(), n.ptrs.begin());
+  rt::cu::drain_launches();  // a launch still queued must not see the new pointers
   return rt::cu::api().cuGraphExecKernelNodeSetParams(static_cast<rt::cu::CUgraphExec>(exec_), n.node, &n.params) == 0;
 }
 
-void LaunchGraph::launch() {
-  rt::cu::DeviceContext& ctx = rt::cu::device_context(device_);
-  LF_CU_CHECK(rt::cu::api().cuGraphLaunch(static_cast<rt::cu::CUgraphExec>(exec_), ctx.stream));
+bool LaunchGraph::launch() {
+  return rt::cu::launch_graph(static_cast<rt::cu::CUgraphExec>(exec_), *context_);
 }
 
 void launch_matmul(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args,

@@ -12,6 +12,10 @@
 #include "codegen/cuda_emit.h"
 #include "codegen/kernel_ir.h"
 
+namespace lf::rt::cu {
+struct DeviceContext;
+}
+
 namespace lf::cuda {
 
 struct CompiledKernel : lf::CompiledKernel {
@@ -77,13 +81,15 @@ class LaunchGraph {
   // Launch i's operand pointers for the next launch (a driver call only when they changed). False
   // when the driver refused the change: launch the kernels one by one instead.
   bool set_pointers(size_t i, const std::vector<void*>& pointers);
-  // Launches every kernel on the device's stream.
-  void launch();
+  // Launches every kernel on the device's stream: on the launch thread when flushes come back to
+  // back (returns true: queued there), else here (rt::cu::launch_graph).
+  bool launch();
 
  private:
   struct Node;
   explicit LaunchGraph(int device);
   int device_;
+  const rt::cu::DeviceContext* context_ = nullptr;
   void* graph_ = nullptr;  // CUgraph
   void* exec_ = nullptr;   // CUgraphExec
   std::vector<std::unique_ptr<Node>> nodes_;

@@ -315,7 +315,7 @@ bool run_generated_matmul(const fuse::Group& g, const fuse::Partition& p, int in
   double t_lt = flop / lt_rate + 2 * out_bytes / 3e12 + 5e-6;
   double tiles = static_cast<double>(batch) * static_cast<double>((problem.m + cuda::kGemmTile - 1) / cuda::kGemmTile) *
                  static_cast<double>((problem.n + cuda::kGemmTile - 1) / cuda::kGemmTile);
-  double sms = rt::cu::device_context(mm->device.index()).info.multiprocessors;
+  double sms = rt::cu::context_of(mm->device.index()).info.multiprocessors;
   double t_gen = flop / (kGeneratedRate * std::min(1.0, tiles / std::max(sms, 1.0)));
   const std::string& choice = rt::config().matmul;  // LAZYFUSE_MATMUL
   std::string why;
@@ -654,7 +654,7 @@ void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::S
     pointers_set = plan.graph->set_pointers(i, plan.steps[i].args.pointers);
   if (plan.graph && !pointers_set) plan.graph.reset();  // the driver refused an update: no graph from now on
   if (plan.graph) {
-    plan.graph->launch();
+    if (plan.graph->launch()) ++stats.queued_launches;
     ++stats.graph_launches;
   } else {
     for (plan::Step& s : plan.steps) {
@@ -695,7 +695,8 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
   thread_local std::vector<ir::Node*> order;
   ir::flush_order(roots, &order);
   if (order.empty()) return;
-  auto start = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point start;  // read only for the log: a clock read costs on some hosts
+  if (opt.log_level >= 1) start = std::chrono::steady_clock::now();
   // Flush plans (flush_plan.h); off while logging, so that every flush shows its groups.
   static std::mutex plans_mu;
   // Never destroyed: a plan's CUDA graph must not be freed after the driver shut down at exit.

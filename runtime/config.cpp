@@ -45,6 +45,7 @@ Config read_config() {
   c.dump_dir = env("LAZYFUSE_DUMP_DIR").value_or("");
   c.tiered_compile = env_int("LAZYFUSE_TIERED_COMPILE", 1, 0, 1) != 0;
   c.cuda_graphs = env_int("LAZYFUSE_CUDA_GRAPHS", 1, 0, 1) != 0;
+  c.launch_thread = env_int("LAZYFUSE_LAUNCH_THREAD", 1, 0, 1) != 0;
   c.matmul = env("LAZYFUSE_MATMUL").value_or("auto");
   if (c.matmul != "auto" && c.matmul != "cublaslt" && c.matmul != "generated")
     throw Error("LAZYFUSE_MATMUL=" + c.matmul + ": expected auto, cublaslt or generated");

@@ -29,6 +29,9 @@ struct Config {
   // LAZYFUSE_CUDA_GRAPHS=0: a replayed flush plan on a GPU launches its kernels one by one instead
   // of as one CUDA graph.
   bool cuda_graphs = true;
+  // LAZYFUSE_LAUNCH_THREAD=0: CUDA graph launches are made on the flushing thread, never handed to
+  // the launch thread (runtime/launch_queue.h) when flushes come back to back.
+  bool launch_thread = true;
 };
 
 // Read once, at first use. Malformed values throw lf::Error naming the variable.

@@ -142,11 +142,11 @@ cu::CUdeviceptr cuda_malloc(int device, size_t nbytes) {
   if (cu::CUdeviceptr p = allocator().take(device, rounded)) return p;
 
   const cu::Api& d = cu::api();
-  cu::device_context(device);  // makes the device's context current on this thread
+  cu::context_of(device);  // makes the device's context current on this thread
   cu::CUdeviceptr p = 0;
   cu::CUresult r = d.cuMemAlloc(&p, rounded);
   if (r == cu::kOutOfMemory && release_cached(device) > 0) {
-    cu::device_context(device);
+    cu::context_of(device);
     r = d.cuMemAlloc(&p, rounded);
   }
   if (r == cu::kOutOfMemory) {

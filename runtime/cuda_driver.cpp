@@ -9,6 +9,8 @@
 #include <string>
 
 #include "lazyfuse/types.h"
+#include "runtime/config.h"
+#include "runtime/launch_queue.h"
 
 namespace lf::rt {
 namespace {
@@ -148,7 +150,78 @@ void check(CUresult r, const std::string& call) {
   if (r != 0) throw Error("CUDA driver call " + call + " failed: " + error_text(r));
 }
 
+namespace {
+
+// The launch thread's queue, made at the first graph launch; null until then and after exit
+// began (LaunchesAtExit's destructor submits what is left, then stops the thread).
+std::atomic<LaunchQueue*> g_launches{nullptr};
+
+std::string describe_failure(const char* what, int result) {
+  return std::string("CUDA driver call ") + what + " failed: " + error_text(result);
+}
+
+struct LaunchesAtExit {
+  std::unique_ptr<LaunchQueue> queue;
+  LaunchesAtExit() {
+    LaunchQueue::Options o;
+    o.describe = describe_failure;
+    queue = std::make_unique<LaunchQueue>(o);
+    g_launches.store(queue.get(), std::memory_order_release);
+  }
+  ~LaunchesAtExit() {
+    g_launches.store(nullptr, std::memory_order_release);
+    queue.reset();  // submits what is queued, then stops the thread
+  }
+};
+
+LaunchQueue& launch_queue() {
+  static LaunchesAtExit holder;
+  return *holder.queue;
+}
+
+// The launch a queued call makes, with the context current on whichever thread runs it.
+int graph_launch_call(void* exec, void* stream, void* ctx) {
+  const Api& d = loaded().api;
+  CUcontext current = nullptr;
+  if (d.cuCtxGetCurrent(&current) != 0 || current != ctx) {
+    if (CUresult r = d.cuCtxSetCurrent(static_cast<CUcontext>(ctx)); r != 0) return r;
+  }
+  return d.cuGraphLaunch(static_cast<CUgraphExec>(exec), static_cast<CUstream>(stream));
+}
+
+}  // namespace
+
+void drain_launches(bool rethrow) {
+  if (LaunchQueue* q = g_launches.load(std::memory_order_acquire)) q->drain(rethrow);
+}
+
+bool launch_graph(CUgraphExec exec, const DeviceContext& ctx) {
+  LaunchQueue::Call call;
+  call.fn = graph_launch_call;
+  call.a = exec;
+  call.b = ctx.stream;
+  call.c = ctx.ctx;
+  call.what = "cuGraphLaunch";
+  if (!config().launch_thread) {
+    drain_launches();
+    check(graph_launch_call(call.a, call.b, call.c), call.what);
+    return false;
+  }
+  return launch_queue().submit(call);
+}
+
+uint64_t queued_launches() {
+  LaunchQueue* q = g_launches.load(std::memory_order_acquire);
+  return q ? q->offloaded() : 0;
+}
+
 DeviceContext& device_context(int device) {
+  DeviceContext& c = context_of(device);
+  drain_launches();
+  return c;
+}
+
+DeviceContext& context_of(int device) {
   const Api& d = api();
   const CudaStatus& st = cuda_status();
   const int count = static_cast<int>(st.devices.size());

@@ -117,7 +117,23 @@ struct DeviceContext {
   CUstream stream = nullptr;
   CudaDeviceInfo info;
 };
+// Every caller that puts work on the stream gets it here, and this first waits for the launches
+// queued on the launch thread (launch_queue.h) to be submitted, so that the work lands after them;
+// it throws lf::Error when one of them failed.
 DeviceContext& device_context(int device);
+// The same without waiting for queued launches: for work off the stream (loading a module,
+// allocating, reading the device's facts), on any thread.
+DeviceContext& context_of(int device);
+
+// Launches a CUDA graph on `ctx`'s stream: on the launch thread when flushes come back to back
+// (returns true: queued), else here. LAZYFUSE_LAUNCH_THREAD=0 always launches here. Throws
+// lf::Error when the launch fails (or when a launch queued earlier failed).
+bool launch_graph(CUgraphExec exec, const DeviceContext& ctx);
+// Waits for the launches queued so far to be submitted (device_context() calls it). Does not
+// throw when `rethrow` is false: a failure is then reported later.
+void drain_launches(bool rethrow = true);
+// Launches queued on the launch thread since the process started.
+uint64_t queued_launches();
 
 }  // namespace cu
 }  // namespace lf::rt

@@ -24,6 +24,7 @@
 #include "codegen/cuda_backend.h"
 #include "codegen/fuser.h"
 #include "codegen/lower.h"
+#include "runtime/config.h"
 #include "runtime/cuda_driver.h"
 
 namespace {
@@ -229,10 +230,22 @@ int main() {
   line("record only", behind_spin([&] { lf::Tensor y = chain(); }, spin));
   line("whole call (batch of 64)", behind_spin([&] { lf::Tensor y = chain(); lf::sync(); }, spin, 64));
   auto last = as_the_benchmark();
-  std::printf("\nas the benchmark times it (5 trials of 2000 calls: us a call in all / to queue them):\n  first:");
-  for (auto [all, queue] : first) std::printf(" %.2f/%.2f", all, queue);
-  std::printf("\n  last: ");
-  for (auto [all, queue] : last) std::printf(" %.2f/%.2f", all, queue);
-  std::printf("\n");
+  // The same with every graph launch made on the flushing thread (LAZYFUSE_LAUNCH_THREAD=0).
+  lf::rt::mutable_config().launch_thread = false;
+  auto here = as_the_benchmark();
+  lf::rt::mutable_config().launch_thread = true;
+  auto again = as_the_benchmark();
+  std::printf("\nas the benchmark times it (5 trials of 2000 calls: us a call in all / to queue them):\n");
+  auto trials = [](const char* what, const std::vector<std::pair<double, double>>& t) {
+    std::printf("  %-32s", what);
+    for (auto [all, queue] : t) std::printf(" %.2f/%.2f", all, queue);
+    std::printf("\n");
+  };
+  trials("first:", first);
+  trials("last:", last);
+  trials("launch thread off:", here);
+  trials("launch thread on again:", again);
+  std::printf("graph launches queued on the launch thread: %llu\n",
+              static_cast<unsigned long long>(lf::cache_stats().queued_launches));
   return 0;
 }

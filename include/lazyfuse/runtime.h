@@ -47,6 +47,7 @@ struct CacheStats {
   uint64_t bytes_moved = 0;      // bytes read and written by launched kernels
   uint64_t plans_replayed = 0;   // flushes replayed from a recorded flush plan (no fusing or lowering)
   uint64_t graph_launches = 0;   // of those, GPU ones launched as one CUDA graph (LAZYFUSE_CUDA_GRAPHS)
+  uint64_t queued_launches = 0;  // of those, launches handed to the launch thread (LAZYFUSE_LAUNCH_THREAD)
   uint64_t quick_builds = 0;      // of kernels_compiled, quick builds (GPU tiered compiling)
   uint64_t kernels_upgraded = 0;  // quick builds replaced by their optimized build (background thread)
   double upgrade_ms = 0;          // the optimized builds' compile time, on the background thread

@@ -253,4 +253,62 @@ TEST(FlushPlanGraph, SplitRowsAndGraphsOffLaunchKernelByKernel) {
   EXPECT_EQ(r.graphs, 0u);
 }
 
+// ---- The launch thread (runtime/launch_queue.h): back-to-back replays hand their graph launch to
+// it; every other use of the stream waits for what it queued.
+
+// Runs `iterations` flushes of x = x + 1 back to back, keeping every result (each in its own
+// buffer, each launch reading the one before), with a read every 64th; checks every value and
+// returns the launches queued on the launch thread.
+uint64_t chained_increments(int iterations) {
+  std::vector<float> start(5000);
+  for (size_t i = 0; i < start.size(); ++i) start[i] = static_cast<float>(i);
+  Tensor x = lf::from_vector(start, {5000});
+  for (int i = 0; i < 3; ++i) {  // compile, record the plan, and swap in the optimized build first
+    x = x + 1;
+    lf::sync();
+  }
+  lf::finish_compiles();
+  uint64_t queued = lf::cache_stats().queued_launches;
+  std::vector<Tensor> kept;
+  for (int i = 0; i < iterations; ++i) {
+    x = x + 1;
+    lf::sync();
+    kept.push_back(x);
+    if (i % 64 == 63) EXPECT_EQ(x.to(lf::Device::cpu()).to_vector<float>()[4999], 4999.0f + 3 + i + 1);
+  }
+  queued = lf::cache_stats().queued_launches - queued;
+  int wrong = 0;
+  for (size_t k = 0; k < kept.size() && wrong < 5; ++k) {
+    std::vector<float> v = kept[k].to_vector<float>();
+    for (size_t i = 0; i < v.size(); i += 997) {
+      float expected = static_cast<float>(i) + 3 + static_cast<float>(k) + 1;
+      if (v[i] != expected) ++wrong;
+      EXPECT_EQ(v[i], expected) << "result " << k << ", element " << i;
+    }
+  }
+  return queued;
+}
+
+TEST(FlushPlanGraph, BackToBackReplaysLaunchFromTheLaunchThreadInOrder) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  EXPECT_GT(chained_increments(300), 0u);
+  // The benchmark's loop: the output dropped each time, so every launch writes the same block.
+  Tensor a = lf::from_vector(data(4096, 3), {4096});
+  for (int i = 0; i < 300; ++i) {
+    Tensor y = lf::relu(a * 2 + 1) * lf::sigmoid(a) - lf::tanh(a) / 3;
+    lf::sync();
+  }
+  check_loop(2, [&](int) { return std::vector<Tensor>{lf::relu(a * 2 + 1) * lf::sigmoid(a) - lf::tanh(a) / 3}; });
+}
+
+TEST(FlushPlanGraph, LaunchThreadOffLaunchesOnTheFlushingThread) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  lf::rt::Config& config = lf::rt::mutable_config();
+  bool saved = config.launch_thread;
+  config.launch_thread = false;
+  uint64_t queued = chained_increments(100);
+  config.launch_thread = saved;
+  EXPECT_EQ(queued, 0u);
+}
+
 }  // namespace

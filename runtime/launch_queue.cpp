@@ -1,0 +1,153 @@
+#include "runtime/launch_queue.h"
+
+#include <utility>
+
+#include "lazyfuse/types.h"
+
+namespace lf::rt {
+namespace {
+
+thread_local bool t_on_worker = false;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Waits for `done` to reach `target`: spins a while (the worker takes a call in microseconds), then
+// yields the core.
+void wait_until(const std::atomic<uint64_t>& done, uint64_t target) {
+  for (int spins = 0; done.load(std::memory_order_acquire) < target; ++spins) {
+    if (spins < 4096)
+      cpu_relax();
+    else
+      std::this_thread::yield();
+  }
+}
+
+}  // namespace
+
+LaunchQueue::LaunchQueue(Options options) : options_(options) {}
+
+LaunchQueue::~LaunchQueue() {
+  if (!worker_.joinable()) return;
+  stop_.store(true, std::memory_order_seq_cst);
+  state_.store(kAwake, std::memory_order_seq_cst);
+  state_.notify_one();
+  worker_.join();  // it runs what is queued first
+}
+
+bool LaunchQueue::submit(const Call& call) {
+  if (has_failure_.load(std::memory_order_acquire)) drain();  // throws the worker's failure
+  if (!options_.enabled) {
+    run_here(call);
+    return false;
+  }
+  const uint64_t tail = tail_.load(std::memory_order_relaxed);  // only submitters write it
+  const bool idle = state_.load(std::memory_order_acquire) == kAsleep && done_.load(std::memory_order_acquire) == tail;
+  if (idle) {
+    // Everything submitted before has returned, so running here keeps the order.
+    const auto now = std::chrono::steady_clock::now();
+    const bool burst = inline_runs_ > 0 && now - last_inline_ < options_.burst_gap;
+    last_inline_ = now;
+    if (!burst) {
+      run_here(call);
+      return false;
+    }
+  }
+  enqueue(call);
+  return true;
+}
+
+void LaunchQueue::run_here(const Call& call) {
+  ++inline_runs_;
+  if (int r = call.fn(call.a, call.b, call.c); r != 0)
+    throw Error(options_.describe ? options_.describe(call.what, r)
+                                  : std::string(call.what) + " failed with result " + std::to_string(r));
+}
+
+void LaunchQueue::enqueue(const Call& call) {
+  const uint64_t tail = tail_.load(std::memory_order_relaxed);
+  wait_until(done_, tail + 1 > kCapacity ? tail + 1 - kCapacity : 0);  // full: the worker is awake
+  ring_[tail % kCapacity] = call;
+  // seq_cst with the load below and the worker's going to sleep (store state, then load tail):
+  // either it sees this call, or this sees it asleep and wakes it.
+  tail_.store(tail + 1, std::memory_order_seq_cst);
+  if (state_.load(std::memory_order_seq_cst) == kAsleep) wake();
+}
+
+void LaunchQueue::wake() {
+  state_.store(kAwake, std::memory_order_seq_cst);
+  if (!worker_.joinable()) {
+    worker_ = std::thread([this] { worker_main(); });
+    return;
+  }
+  state_.notify_one();
+}
+
+void LaunchQueue::worker_main() {
+  t_on_worker = true;
+  uint64_t head = done_.load(std::memory_order_relaxed);
+  int spins = 0;
+  bool idle_timing = false;
+  std::chrono::steady_clock::time_point idle_since;
+  for (;;) {
+    if (head != tail_.load(std::memory_order_acquire)) {
+      const Call call = ring_[head % kCapacity];
+      if (int r = call.fn(call.a, call.b, call.c); r != 0) note_failure(call.what, r);
+      offloaded_.store(offloaded_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      done_.store(++head, std::memory_order_release);
+      spins = 0;
+      idle_timing = false;
+      continue;
+    }
+    if (stop_.load(std::memory_order_acquire)) return;
+    // Idle: spin for options_.idle_spin (reading the clock every 64 turns), then sleep.
+    if (++spins < 64) {
+      cpu_relax();
+      continue;
+    }
+    spins = 0;
+    const auto now = std::chrono::steady_clock::now();
+    if (!idle_timing) {
+      idle_timing = true;
+      idle_since = now;
+    }
+    if (now - idle_since < options_.idle_spin) continue;
+    state_.store(kAsleep, std::memory_order_seq_cst);
+    if (head == tail_.load(std::memory_order_seq_cst) && !stop_.load(std::memory_order_seq_cst))
+      state_.wait(kAsleep, std::memory_order_seq_cst);
+    state_.store(kAwake, std::memory_order_seq_cst);
+    idle_timing = false;
+  }
+}
+
+void LaunchQueue::drain(bool rethrow) {
+  if (t_on_worker) return;
+  wait_until(done_, tail_.load(std::memory_order_acquire));
+  if (rethrow && has_failure_.load(std::memory_order_acquire)) rethrow_failure();
+}
+
+void LaunchQueue::note_failure(const char* what, int result) {
+  std::lock_guard<std::mutex> lock(failure_mu_);
+  if (has_failure_.load(std::memory_order_relaxed)) return;  // the first one is the one to report
+  failure_ = options_.describe ? options_.describe(what, result)
+                               : std::string(what) + " failed with result " + std::to_string(result);
+  has_failure_.store(true, std::memory_order_release);
+}
+
+void LaunchQueue::rethrow_failure() {
+  std::string message;
+  {
+    std::lock_guard<std::mutex> lock(failure_mu_);
+    if (!has_failure_.load(std::memory_order_relaxed)) return;
+    message = std::move(failure_);
+    has_failure_.store(false, std::memory_order_relaxed);
+  }
+  throw Error(message + " (on LazyFuse's launch thread; reported at the next call that waits for it)");
+}
+
+}  // namespace lf::rt
