@@ -422,8 +422,10 @@ bool LaunchGraph::set_pointers(size_t i, const std::vector<void*>& pointers) {
   bool same = true;
   for (size_t k = 0; k < pointers.size(); ++k) same &= n.ptrs[k] == pointers[k];
   if (same) return true;
+  // A launch still queued must not see the new pointers; and if this throws (a queued launch
+  // failed), the recorded pointers must still be the graph's.
+  rt::cu::drain_launches();
   std::copy(pointers.begin(), pointers.end(), n.ptrs.begin());
-  rt::cu::drain_launches();  // a launch still queued must not see the new pointers
   return rt::cu::api().cuGraphExecKernelNodeSetParams(static_cast<rt::cu::CUgraphExec>(exec_), n.node, &n.params) == 0;
 }
 

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cstdlib>
 
 #include <memory>
 #include <mutex>
@@ -152,31 +153,29 @@ void check(CUresult r, const std::string& call) {
 
 namespace {
 
-// The launch thread's queue, made at the first graph launch; null until then and after exit
-// began (LaunchesAtExit's destructor submits what is left, then stops the thread).
+// The launch thread's queue, made at the first graph launch; null until then. Never destroyed
+// (a thread still flushing during exit may use it): an exit handler, registered after the driver
+// was initialized and so run before the driver's own, submits what is queued and stops the thread.
 std::atomic<LaunchQueue*> g_launches{nullptr};
 
 std::string describe_failure(const char* what, int result) {
   return std::string("CUDA driver call ") + what + " failed: " + error_text(result);
 }
 
-struct LaunchesAtExit {
-  std::unique_ptr<LaunchQueue> queue;
-  LaunchesAtExit() {
-    LaunchQueue::Options o;
-    o.describe = describe_failure;
-    queue = std::make_unique<LaunchQueue>(o);
-    g_launches.store(queue.get(), std::memory_order_release);
-  }
-  ~LaunchesAtExit() {
-    g_launches.store(nullptr, std::memory_order_release);
-    queue.reset();  // submits what is queued, then stops the thread
-  }
-};
+void stop_launch_thread() {
+  if (LaunchQueue* q = g_launches.load(std::memory_order_acquire)) q->shut_down();
+}
 
 LaunchQueue& launch_queue() {
-  static LaunchesAtExit holder;
-  return *holder.queue;
+  static LaunchQueue* queue = [] {
+    LaunchQueue::Options o;
+    o.describe = describe_failure;
+    auto* q = new LaunchQueue(o);
+    g_launches.store(q, std::memory_order_release);
+    std::atexit(stop_launch_thread);
+    return q;
+  }();
+  return *queue;
 }
 
 // The launch a queued call makes, with the context current on whichever thread runs it.

@@ -1,5 +1,6 @@
 #include "runtime/launch_queue.h"
 
+#include <system_error>
 #include <utility>
 
 #include "lazyfuse/types.h"
@@ -17,8 +18,8 @@ inline void cpu_relax() {
 #endif
 }
 
-// Waits for `done` to reach `target`: spins a while (the worker takes a call in microseconds), then
-// yields the core.
+// Waits for the worker to take calls off a full ring: it spins a while (the worker takes a call in
+// microseconds), then yields the core.
 void wait_until(const std::atomic<uint64_t>& done, uint64_t target) {
   for (int spins = 0; done.load(std::memory_order_acquire) < target; ++spins) {
     if (spins < 4096)
@@ -32,7 +33,9 @@ void wait_until(const std::atomic<uint64_t>& done, uint64_t target) {
 
 LaunchQueue::LaunchQueue(Options options) : options_(options) {}
 
-LaunchQueue::~LaunchQueue() {
+LaunchQueue::~LaunchQueue() { stop_worker(); }
+
+void LaunchQueue::stop_worker() {
   if (!worker_.joinable()) return;
   stop_.store(true, std::memory_order_seq_cst);
   state_.store(kAwake, std::memory_order_seq_cst);
@@ -40,9 +43,14 @@ LaunchQueue::~LaunchQueue() {
   worker_.join();  // it runs what is queued first
 }
 
+void LaunchQueue::shut_down() {
+  inline_only_.store(true, std::memory_order_seq_cst);
+  stop_worker();
+}
+
 bool LaunchQueue::submit(const Call& call) {
   if (has_failure_.load(std::memory_order_acquire)) drain();  // throws the worker's failure
-  if (!options_.enabled) {
+  if (!options_.enabled || inline_only_.load(std::memory_order_relaxed)) {
     run_here(call);
     return false;
   }
@@ -53,7 +61,8 @@ bool LaunchQueue::submit(const Call& call) {
     const auto now = std::chrono::steady_clock::now();
     const bool burst = inline_runs_ > 0 && now - last_inline_ < options_.burst_gap;
     last_inline_ = now;
-    if (!burst) {
+    // With no worker yet, nothing is queued: idle is true, and a failed start runs the call here.
+    if (!burst || (!worker_.joinable() && !start_worker())) {
       run_here(call);
       return false;
     }
@@ -69,6 +78,21 @@ void LaunchQueue::run_here(const Call& call) {
                                   : std::string(call.what) + " failed with result " + std::to_string(r));
 }
 
+bool LaunchQueue::start_worker() {
+  // Awake before it exists: the first enqueue needs no wake-up, and the worker spins at once.
+  state_.store(kAwake, std::memory_order_seq_cst);
+  worker_running_.store(true, std::memory_order_seq_cst);
+  try {
+    worker_ = std::thread([this] { worker_main(); });
+    return true;
+  } catch (const std::system_error&) {  // no thread to be had: every call runs here from now on
+    worker_running_.store(false, std::memory_order_seq_cst);
+    state_.store(kAsleep, std::memory_order_seq_cst);
+    inline_only_.store(true, std::memory_order_relaxed);
+    return false;
+  }
+}
+
 void LaunchQueue::enqueue(const Call& call) {
   const uint64_t tail = tail_.load(std::memory_order_relaxed);
   wait_until(done_, tail + 1 > kCapacity ? tail + 1 - kCapacity : 0);  // full: the worker is awake
@@ -76,16 +100,10 @@ void LaunchQueue::enqueue(const Call& call) {
   // seq_cst with the load below and the worker's going to sleep (store state, then load tail):
   // either it sees this call, or this sees it asleep and wakes it.
   tail_.store(tail + 1, std::memory_order_seq_cst);
-  if (state_.load(std::memory_order_seq_cst) == kAsleep) wake();
-}
-
-void LaunchQueue::wake() {
-  state_.store(kAwake, std::memory_order_seq_cst);
-  if (!worker_.joinable()) {
-    worker_ = std::thread([this] { worker_main(); });
-    return;
+  if (state_.load(std::memory_order_seq_cst) == kAsleep) {
+    state_.store(kAwake, std::memory_order_seq_cst);
+    state_.notify_one();
   }
-  state_.notify_one();
 }
 
 void LaunchQueue::worker_main() {
@@ -104,7 +122,10 @@ void LaunchQueue::worker_main() {
       idle_timing = false;
       continue;
     }
-    if (stop_.load(std::memory_order_acquire)) return;
+    if (stop_.load(std::memory_order_acquire)) {
+      worker_running_.store(false, std::memory_order_release);
+      return;
+    }
     // Idle: spin for options_.idle_spin (reading the clock every 64 turns), then sleep.
     if (++spins < 64) {
       cpu_relax();
@@ -127,8 +148,23 @@ void LaunchQueue::worker_main() {
 
 void LaunchQueue::drain(bool rethrow) {
   if (t_on_worker) return;
-  wait_until(done_, tail_.load(std::memory_order_acquire));
-  if (rethrow && has_failure_.load(std::memory_order_acquire)) rethrow_failure();
+  // (A worker that stopped at exit leaves nothing to wait for: calls queued after it are dropped.)
+  const uint64_t target = tail_.load(std::memory_order_acquire);
+  for (int spins = 0; done_.load(std::memory_order_acquire) < target && worker_running_.load(std::memory_order_acquire);
+       ++spins) {
+    if (spins < 4096)
+      cpu_relax();
+    else
+      std::this_thread::yield();
+  }
+  if (!rethrow || !has_failure_.load(std::memory_order_acquire)) return;
+  std::string message;
+  {
+    std::lock_guard<std::mutex> lock(failure_mu_);
+    message = failure_;
+  }
+  throw Error(message + " (on LazyFuse's launch thread, before the work queued after it; every later use of the "
+              "device reports it)");
 }
 
 void LaunchQueue::note_failure(const char* what, int result) {
@@ -137,17 +173,6 @@ void LaunchQueue::note_failure(const char* what, int result) {
   failure_ = options_.describe ? options_.describe(what, result)
                                : std::string(what) + " failed with result " + std::to_string(result);
   has_failure_.store(true, std::memory_order_release);
-}
-
-void LaunchQueue::rethrow_failure() {
-  std::string message;
-  {
-    std::lock_guard<std::mutex> lock(failure_mu_);
-    if (!has_failure_.load(std::memory_order_relaxed)) return;
-    message = std::move(failure_);
-    has_failure_.store(false, std::memory_order_relaxed);
-  }
-  throw Error(message + " (on LazyFuse's launch thread; reported at the next call that waits for it)");
 }
 
 }  // namespace lf::rt

@@ -51,10 +51,15 @@ class LaunchQueue {
   // failed call: this one when it ran here, or an earlier one the worker ran.
   bool submit(const Call& call);
 
-  // Returns once every call submitted so far has returned. Any thread; on the worker itself, at
-  // once. Throws lf::Error when a call the worker ran failed (rethrow = false keeps it for later:
-  // destructors).
+  // Returns once every call queued so far has returned (a call running on the submitting thread is
+  // that thread's own business). Any thread; on the worker itself, at once. Throws lf::Error when
+  // a call the worker ran failed: its outputs were handed out before it ran, so from then on every
+  // drain and submit throws it (rethrow = false: wait only, for destructors).
   void drain(bool rethrow = true);
+
+  // At process exit: runs what is queued and stops the worker; later calls run on the submitting
+  // thread. Calls queued by other threads still flushing at that moment may be dropped.
+  void shut_down();
 
   // Calls the worker ran, and calls run on the submitting thread.
   uint64_t offloaded() const { return offloaded_.load(std::memory_order_relaxed); }
@@ -66,11 +71,11 @@ class LaunchQueue {
   static constexpr int kAsleep = 0, kAwake = 1;
 
   void run_here(const Call& call);
+  bool start_worker();
   void enqueue(const Call& call);
-  void wake();
   void worker_main();
   void note_failure(const char* what, int result);
-  void rethrow_failure();
+  void stop_worker();
 
   const Options options_;
   Call ring_[kCapacity];
@@ -80,12 +85,14 @@ class LaunchQueue {
   alignas(64) std::atomic<uint64_t> done_{0};
   alignas(64) std::atomic<int> state_{kAsleep};
   std::atomic<bool> stop_{false};
+  std::atomic<bool> inline_only_{false};  // shut down, or the worker could not start
+  std::atomic<bool> worker_running_{false};
   std::atomic<bool> has_failure_{false};
   std::atomic<uint64_t> offloaded_{0};
   uint64_t inline_runs_ = 0;
   std::chrono::steady_clock::time_point last_inline_{};
   std::mutex failure_mu_;
-  std::string failure_;  // the first failed call's message, until thrown
+  std::string failure_;  // the first failed call's message (the worker's calls)
   std::thread worker_;   // started at the first burst
 };
 

@@ -2,7 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -13,6 +19,38 @@ namespace lf::rt {
 namespace {
 
 using std::chrono::microseconds;
+
+// A lost wake-up or a drain that waits for itself hangs instead of failing: abort with a message
+// if the test is still running after a minute.
+class Watchdog {
+ public:
+  Watchdog()
+      : thread_([this] {
+          std::unique_lock<std::mutex> lock(mu_);
+          if (!cv_.wait_for(lock, std::chrono::seconds(60), [this] { return done_; })) {
+            std::fprintf(stderr, "LaunchQueue test hung for 60 s (a lost wake-up, or a drain that never returns)\n");
+            std::abort();
+          }
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+class LaunchQueueTest : public ::testing::Test {
+  Watchdog watchdog_;
+};
 
 // A call that appends its number to a log: the log shows what ran, in which order.
 struct Log {
@@ -45,7 +83,7 @@ std::vector<uintptr_t> numbers(uintptr_t n) {
   return v;
 }
 
-TEST(LaunchQueue, CallsInABurstRunOnTheWorkerInOrder) {
+TEST_F(LaunchQueueTest, CallsInABurstRunOnTheWorkerInOrder) {
   LaunchQueue q(options(std::chrono::seconds(10)));  // every call after the first is in the burst
   Log log;
   const uintptr_t n = 5000;  // many times the ring: the submitter waits when it is full
@@ -56,7 +94,7 @@ TEST(LaunchQueue, CallsInABurstRunOnTheWorkerInOrder) {
   EXPECT_EQ(q.offloaded(), n - 1);
 }
 
-TEST(LaunchQueue, SparseCallsRunOnTheSubmittingThread) {
+TEST_F(LaunchQueueTest, SparseCallsRunOnTheSubmittingThread) {
   LaunchQueue q(options(microseconds(0)));  // no two calls are close enough to make a burst
   Log log;
   for (uintptr_t i = 0; i < 100; ++i) EXPECT_FALSE(q.submit(append_call(&log, i)));
@@ -65,7 +103,7 @@ TEST(LaunchQueue, SparseCallsRunOnTheSubmittingThread) {
   EXPECT_FALSE(q.worker_awake());
 }
 
-TEST(LaunchQueue, DisabledRunsEverythingHere) {
+TEST_F(LaunchQueueTest, DisabledRunsEverythingHere) {
   LaunchQueue::Options o = options(std::chrono::seconds(10));
   o.enabled = false;
   LaunchQueue q(o);
@@ -81,7 +119,7 @@ int slow_set(void* flag, void*, void*) {
   return 0;
 }
 
-TEST(LaunchQueue, DrainWaitsForTheCallInProgress) {
+TEST_F(LaunchQueueTest, DrainWaitsForTheCallInProgress) {
   LaunchQueue q(options(std::chrono::seconds(10)));
   Log log;
   q.submit(append_call(&log, 0));  // here
@@ -95,7 +133,7 @@ TEST(LaunchQueue, DrainWaitsForTheCallInProgress) {
   EXPECT_TRUE(done);
 }
 
-TEST(LaunchQueue, TheWorkerSleepsWhenIdleAndWakesForTheNextBurst) {
+TEST_F(LaunchQueueTest, TheWorkerSleepsWhenIdleAndWakesForTheNextBurst) {
   LaunchQueue q(options(std::chrono::seconds(10), microseconds(500)));
   Log log;
   q.submit(append_call(&log, 0));
@@ -115,7 +153,18 @@ TEST(LaunchQueue, TheWorkerSleepsWhenIdleAndWakesForTheNextBurst) {
 
 int fail_with_7(void*, void*, void*) { return 7; }
 
-TEST(LaunchQueue, AFailureOnTheWorkerIsThrownByTheNextDrain) {
+// Throws unless `fn` throws lf::Error saying `text`.
+template <typename F>
+void expect_error(F fn, const std::string& text) {
+  try {
+    fn();
+    ADD_FAILURE() << "no lf::Error saying \"" << text << "\"";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(LaunchQueueTest, AFailureOnTheWorkerIsThrownByEveryDrainAndSubmitAfter) {
   LaunchQueue q(options(std::chrono::seconds(10)));
   Log log;
   q.submit(append_call(&log, 0));
@@ -124,27 +173,27 @@ TEST(LaunchQueue, AFailureOnTheWorkerIsThrownByTheNextDrain) {
   bad.fn = fail_with_7;
   bad.what = "cuGraphLaunch";
   EXPECT_TRUE(q.submit(bad));
-  try {
-    q.drain();
-    FAIL() << "drain() did not report the failed call";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("cuGraphLaunch returned 7"), std::string::npos) << e.what();
-  }
-  q.drain();  // reported once
+  // Another thread waiting for the device sees it...
+  std::thread other([&] { expect_error([&] { q.drain(); }, "cuGraphLaunch returned 7"); });
+  other.join();
+  // ... and so does this one, however many times: the outputs of the failed launch were handed
+  // out before it ran, so nothing read after it can be trusted.
+  expect_error([&] { q.drain(); }, "cuGraphLaunch returned 7");
+  expect_error([&] { q.drain(); }, "cuGraphLaunch returned 7");
+  expect_error([&] { q.submit(append_call(&log, 2)); }, "cuGraphLaunch returned 7");
+  q.drain(/*rethrow=*/false);  // destructors wait without throwing
   EXPECT_EQ(log.ran, numbers(2));
 }
 
-TEST(LaunchQueue, AFailureHereIsThrownBySubmit) {
+TEST_F(LaunchQueueTest, AFailureHereIsThrownBySubmit) {
   LaunchQueue q(options(microseconds(0)));
   LaunchQueue::Call bad;
   bad.fn = fail_with_7;
   bad.what = "cuGraphLaunch";
-  try {
-    q.submit(bad);
-    FAIL() << "submit() did not report the failed call";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("cuGraphLaunch returned 7"), std::string::npos) << e.what();
-  }
+  expect_error([&] { q.submit(bad); }, "cuGraphLaunch returned 7");
+  Log log;
+  EXPECT_FALSE(q.submit(append_call(&log, 0)));  // the caller saw it: nothing left to report
+  EXPECT_EQ(log.ran, numbers(1));
 }
 
 int drain_from_worker(void* queue, void* done, void*) {
@@ -153,7 +202,7 @@ int drain_from_worker(void* queue, void* done, void*) {
   return 0;
 }
 
-TEST(LaunchQueue, DrainOnTheWorkerReturnsAtOnce) {
+TEST_F(LaunchQueueTest, DrainOnTheWorkerReturnsAtOnce) {
   LaunchQueue q(options(std::chrono::seconds(10)));
   Log log;
   q.submit(append_call(&log, 0));
@@ -168,7 +217,7 @@ TEST(LaunchQueue, DrainOnTheWorkerReturnsAtOnce) {
   EXPECT_TRUE(done);
 }
 
-TEST(LaunchQueue, DestroyingItRunsWhatIsQueued) {
+TEST_F(LaunchQueueTest, DestroyingItRunsWhatIsQueued) {
   Log log;
   bool done = false;
   {
@@ -185,7 +234,7 @@ TEST(LaunchQueue, DestroyingItRunsWhatIsQueued) {
   EXPECT_EQ(log.ran, numbers(10));
 }
 
-TEST(LaunchQueue, OtherThreadsDrainWhileOneSubmits) {
+TEST_F(LaunchQueueTest, OtherThreadsDrainWhileOneSubmits) {
   LaunchQueue q(options(std::chrono::seconds(10)));
   Log log;
   const uintptr_t n = 20000;
@@ -198,6 +247,37 @@ TEST(LaunchQueue, OtherThreadsDrainWhileOneSubmits) {
   stop = true;
   drainer.join();
   EXPECT_EQ(log.ran, numbers(n));
+}
+
+// The worker falls asleep between calls (no spinning at all) while calls come at random gaps:
+// every hand-over between sleeping and waking, in both orders.
+TEST_F(LaunchQueueTest, WorkerSleepingBetweenCallsLosesNone) {
+  LaunchQueue q(options(std::chrono::seconds(10), microseconds(0)));
+  Log log;
+  std::mt19937 rng(5);
+  const uintptr_t n = 3000;
+  for (uintptr_t i = 0; i < n; ++i) {
+    q.submit(append_call(&log, i));
+    auto until = std::chrono::steady_clock::now() + microseconds(rng() % 40);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    if (i % 500 == 499) q.drain();
+  }
+  q.drain();
+  EXPECT_EQ(log.ran, numbers(n));
+  EXPECT_GT(q.offloaded(), 0u);
+}
+
+TEST_F(LaunchQueueTest, AfterShutDownCallsRunHere) {
+  LaunchQueue q(options(std::chrono::seconds(10)));
+  Log log;
+  q.submit(append_call(&log, 0));
+  q.submit(append_call(&log, 1));
+  q.shut_down();  // runs what is queued
+  EXPECT_EQ(log.ran, numbers(2));
+  EXPECT_FALSE(q.submit(append_call(&log, 2)));
+  EXPECT_EQ(log.ran, numbers(3));
+  q.drain();
 }
 
 }  // namespace
