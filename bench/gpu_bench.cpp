@@ -4,9 +4,10 @@
 // / the measured device-to-device copy bandwidth, passed in by bench/run_gpu.sh from PyTorch's copy
 // in the same call). Prints a markdown table; --csv writes the lines bench/plot.py reads.
 //
-//   lazyfuse-bench-gpu [copy_GBps] [--csv FILE]
+//   lazyfuse-bench-gpu [copy_GBps] [--csv FILE] [--trials]
 //     --csv: one line per (workload, size, implementation): workload,size,impl,ms,floor_ms, with the
 //            workload and size keys of cpu_bench.cpp and torch_baseline.py
+//     --trials: print each timed trial (time a call, and the host's time to queue it) to stderr
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -28,6 +29,8 @@ using Clock = std::chrono::steady_clock;
 // Milliseconds per call: warm up (first-sight compile, then 25 ms of calls, as Triton's do_bench
 // warms up the PyTorch side in torch_baseline.py), then `reps` calls back to back. New kernels
 // start as quick builds (tiered compiling): the timing waits for the optimized ones.
+bool g_print_trials = false;  // --trials
+
 double per_call_ms(const std::function<void()>& call, int reps) {
   for (int i = 0; i < 3; ++i) call();
   lf::finish_compiles();
@@ -39,8 +42,12 @@ double per_call_ms(const std::function<void()>& call, int reps) {
   for (int t = 0; t < 5; ++t) {
     auto s = Clock::now();
     for (int i = 0; i < reps; ++i) call();
+    auto queued = Clock::now();
     lf::device_synchronize();
     trials.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count() / reps);
+    if (g_print_trials)
+      std::fprintf(stderr, "    trial %d: %.4f ms a call, %.4f to queue it\n", t, trials.back(),
+                   std::chrono::duration<double, std::milli>(queued - s).count() / reps);
   }
   std::sort(trials.begin(), trials.end());
   return trials[trials.size() / 2];
@@ -74,10 +81,12 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "cannot write %s\n", argv[i]);
         return 1;
       }
+    } else if (std::strcmp(argv[i], "--trials") == 0) {
+      g_print_trials = true;
     } else if (std::atof(argv[i]) > 0) {
       copy_gbps = std::atof(argv[i]);
     } else {
-      std::fprintf(stderr, "usage: %s [copy_GBps] [--csv FILE]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [copy_GBps] [--csv FILE] [--trials]\n", argv[0]);
       return 2;
     }
   }

@@ -1,5 +1,7 @@
 #include "runtime/thread_pool.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -96,18 +98,35 @@ ThreadPool& pool() {
 
 }  // namespace
 
+int usable_cores() {
+  // Asked once: hardware_concurrency() reads /sys on every call (glibc's get_nprocs), and counts
+  // cores this process may not run on.
+  static const int cores = [] {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }();
+  return cores;
+}
+
 int num_cpu_threads() {
   int n = config().num_threads;
-  if (n > 0) return n;
-  // hardware_concurrency() reads /sys on every call (glibc's get_nprocs): ask once.
-  static const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return cores;
+  return n > 0 ? n : usable_cores();
 }
 
 void parallel_for(int64_t chunks, const std::function<void(int64_t)>& fn) {
   if (chunks <= 0) return;
   if (chunks == 1 || t_in_pool || num_cpu_threads() == 1) {
-    for (int64_t i = 0; i < chunks; ++i) fn(i);
+    // As the pool does: every chunk runs, and the first exception is rethrown at the end.
+    std::exception_ptr first;
+    for (int64_t i = 0; i < chunks; ++i) {
+      try {
+        fn(i);
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
+    }
+    if (first) std::rethrow_exception(first);
     return;
   }
   t_in_pool = true;

@@ -7,7 +7,9 @@
 
 namespace lf::rt {
 
-int num_cpu_threads();  // LAZYFUSE_NUM_THREADS, else the number of cores
+// The cores this process may run on (its CPU affinity: taskset, a container's cpuset), at least 1.
+int usable_cores();
+int num_cpu_threads();  // LAZYFUSE_NUM_THREADS, else usable_cores()
 
 // Runs fn(chunk) for chunk in [0, chunks), spread over the pool; returns when all are done.
 // The first exception thrown by a chunk is rethrown here.

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include <atomic>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 TEST(ThreadPool, RunsEveryChunkOnce) {
@@ -34,3 +37,17 @@ TEST(ThreadPool, NestedCallsRunInline) {
   lf::rt::parallel_for(4, [&](int64_t) { lf::rt::parallel_for(3, [&](int64_t) { inner.fetch_add(1); }); });
   EXPECT_EQ(inner.load(), 12);
 }
+
+namespace lf::rt {
+namespace {
+
+TEST(ThreadPool, UsableCoresFollowTheProcessesAffinity) {
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  // Under `taskset -c 0` this is 1, not the machine's core count.
+  EXPECT_EQ(usable_cores(), CPU_COUNT(&set));
+  EXPECT_LE(usable_cores(), static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+}  // namespace
+}  // namespace lf::rt
