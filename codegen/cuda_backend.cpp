@@ -371,7 +371,7 @@ struct LaunchGraph::Node {
   void* param_ptrs[3] = {};
 };
 
-LaunchGraph::LaunchGraph(int device) : device_(device) {}
+LaunchGraph::LaunchGraph(const rt::cu::DeviceContext& context) : context_(&context) {}
 
 LaunchGraph::~LaunchGraph() {
   rt::cu::drain_launches(/*rethrow=*/false);  // a queued launch of this graph goes first
@@ -385,8 +385,7 @@ std::unique_ptr<LaunchGraph> LaunchGraph::build(const std::vector<Launch>& launc
   const rt::cu::Api& cu = rt::cu::api();
   if (!cu.graphs) return nullptr;
   rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
-  std::unique_ptr<LaunchGraph> g(new LaunchGraph(device));
-  g->context_ = &ctx;
+  std::unique_ptr<LaunchGraph> g(new LaunchGraph(ctx));
   rt::cu::CUgraph graph = nullptr;
   if (cu.cuGraphCreate(&graph, 0) != 0) return nullptr;
   g->graph_ = graph;

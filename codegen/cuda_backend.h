@@ -87,9 +87,8 @@ class LaunchGraph {
 
  private:
   struct Node;
-  explicit LaunchGraph(int device);
-  int device_;
-  const rt::cu::DeviceContext* context_ = nullptr;
+  explicit LaunchGraph(const rt::cu::DeviceContext& context);
+  const rt::cu::DeviceContext* context_;  // the device's context and stream
   void* graph_ = nullptr;  // CUgraph
   void* exec_ = nullptr;   // CUgraphExec
   std::vector<std::unique_ptr<Node>> nodes_;

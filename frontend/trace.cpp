@@ -98,21 +98,19 @@ void sync() {
   // Kept from sync to sync (their memory; not their contents): a sync allocates nothing here.
   thread_local std::vector<ir::NodePtr> live;
   thread_local std::vector<ir::Node*> roots;
-  try {
-    detail::live_pending(trace, &live);
-    for (auto& n : live) roots.push_back(n.get());
-    detail::realize(roots);
-  } catch (...) {
-    live.clear();
-    roots.clear();
-    trace.flushing = false;
-    throw;
-  }
-  live.clear();
-  roots.clear();
+  struct Done {  // on return and on a throw
+    detail::Trace& trace;
+    ~Done() {
+      live.clear();
+      roots.clear();
+      trace.flushing = false;
+    }
+  } done{trace};
+  detail::live_pending(trace, &live);
+  for (auto& n : live) roots.push_back(n.get());
+  detail::realize(roots);
   trace.pending.clear();
   trace.prune_at = detail::Trace::kMinPrune;
-  trace.flushing = false;
 }
 
 }  // namespace lf

@@ -148,8 +148,16 @@ std::string error_text(CUresult r) {
   return std::string(name ? name : "CUresult " + std::to_string(r)) + (text ? std::string(": ") + text : "");
 }
 
+namespace {
+
+std::string describe_failure(const char* what, int result) {
+  return std::string("CUDA driver call ") + what + " failed: " + error_text(result);
+}
+
+}  // namespace
+
 void check(CUresult r, const std::string& call) {
-  if (r != 0) throw Error("CUDA driver call " + call + " failed: " + error_text(r));
+  if (r != 0) throw Error(describe_failure(call.c_str(), r));
 }
 
 namespace {
@@ -158,10 +166,6 @@ namespace {
 // (a thread still flushing during exit may use it): an exit handler, registered after the driver
 // was initialized and so run before the driver's own, submits what is queued and stops the thread.
 std::atomic<LaunchQueue*> g_launches{nullptr};
-
-std::string describe_failure(const char* what, int result) {
-  return std::string("CUDA driver call ") + what + " failed: " + error_text(result);
-}
 
 void stop_launch_thread() {
   if (LaunchQueue* q = g_launches.load(std::memory_order_acquire)) q->shut_down();
@@ -205,17 +209,7 @@ bool launch_graph(CUgraphExec exec, const DeviceContext& ctx) {
   call.b = ctx.stream;
   call.c = ctx.ctx;
   call.what = "cuGraphLaunch";
-  if (!config().launch_thread) {
-    drain_launches();
-    check(graph_launch_call(call.a, call.b, call.c), call.what);
-    return false;
-  }
-  return launch_queue().submit(call);
-}
-
-uint64_t queued_launches() {
-  LaunchQueue* q = g_launches.load(std::memory_order_acquire);
-  return q ? q->offloaded() : 0;
+  return launch_queue().submit(call, /*may_queue=*/config().launch_thread);
 }
 
 DeviceContext& device_context(int device) {

@@ -132,8 +132,6 @@ bool launch_graph(CUgraphExec exec, const DeviceContext& ctx);
 // Waits for the launches queued so far to be submitted (device_context() calls it). Does not
 // throw when `rethrow` is false: a failure is then reported later.
 void drain_launches(bool rethrow = true);
-// Launches queued on the launch thread since the process started.
-uint64_t queued_launches();
 
 }  // namespace cu
 }  // namespace lf::rt

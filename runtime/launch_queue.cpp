@@ -18,10 +18,11 @@ inline void cpu_relax() {
 #endif
 }
 
-// Waits for the worker to take calls off a full ring: it spins a while (the worker takes a call in
+// Waits for `done` to reach `target` while `running`: spins a while (the worker takes a call in
 // microseconds), then yields the core.
-void wait_until(const std::atomic<uint64_t>& done, uint64_t target) {
-  for (int spins = 0; done.load(std::memory_order_acquire) < target; ++spins) {
+void wait_until(const std::atomic<uint64_t>& done, uint64_t target, const std::atomic<bool>& running) {
+  for (int spins = 0; done.load(std::memory_order_acquire) < target && running.load(std::memory_order_acquire);
+       ++spins) {
     if (spins < 4096)
       cpu_relax();
     else
@@ -48,9 +49,10 @@ void LaunchQueue::shut_down() {
   stop_worker();
 }
 
-bool LaunchQueue::submit(const Call& call) {
+bool LaunchQueue::submit(const Call& call, bool may_queue) {
   if (has_failure_.load(std::memory_order_acquire)) drain();  // throws the worker's failure
-  if (!options_.enabled || inline_only_.load(std::memory_order_relaxed)) {
+  if (!may_queue || !options_.enabled || inline_only_.load(std::memory_order_relaxed)) {
+    drain();  // calls queued before (queueing may have been allowed then) go first
     run_here(call);
     return false;
   }
@@ -73,9 +75,12 @@ bool LaunchQueue::submit(const Call& call) {
 
 void LaunchQueue::run_here(const Call& call) {
   ++inline_runs_;
-  if (int r = call.fn(call.a, call.b, call.c); r != 0)
-    throw Error(options_.describe ? options_.describe(call.what, r)
-                                  : std::string(call.what) + " failed with result " + std::to_string(r));
+  if (int r = call.fn(call.a, call.b, call.c); r != 0) throw Error(failure_message(call.what, r));
+}
+
+std::string LaunchQueue::failure_message(const char* what, int result) const {
+  return options_.describe ? options_.describe(what, result)
+                           : std::string(what) + " failed with result " + std::to_string(result);
 }
 
 bool LaunchQueue::start_worker() {
@@ -95,7 +100,7 @@ bool LaunchQueue::start_worker() {
 
 void LaunchQueue::enqueue(const Call& call) {
   const uint64_t tail = tail_.load(std::memory_order_relaxed);
-  wait_until(done_, tail + 1 > kCapacity ? tail + 1 - kCapacity : 0);  // full: the worker is awake
+  wait_until(done_, tail + 1 > kCapacity ? tail + 1 - kCapacity : 0, worker_running_);  // full: it is awake
   ring_[tail % kCapacity] = call;
   // seq_cst with the load below and the worker's going to sleep (store state, then load tail):
   // either it sees this call, or this sees it asleep and wakes it.
@@ -149,14 +154,7 @@ void LaunchQueue::worker_main() {
 void LaunchQueue::drain(bool rethrow) {
   if (t_on_worker) return;
   // (A worker that stopped at exit leaves nothing to wait for: calls queued after it are dropped.)
-  const uint64_t target = tail_.load(std::memory_order_acquire);
-  for (int spins = 0; done_.load(std::memory_order_acquire) < target && worker_running_.load(std::memory_order_acquire);
-       ++spins) {
-    if (spins < 4096)
-      cpu_relax();
-    else
-      std::this_thread::yield();
-  }
+  wait_until(done_, tail_.load(std::memory_order_acquire), worker_running_);
   if (!rethrow || !has_failure_.load(std::memory_order_acquire)) return;
   std::string message;
   {
@@ -170,8 +168,7 @@ void LaunchQueue::drain(bool rethrow) {
 void LaunchQueue::note_failure(const char* what, int result) {
   std::lock_guard<std::mutex> lock(failure_mu_);
   if (has_failure_.load(std::memory_order_relaxed)) return;  // the first one is the one to report
-  failure_ = options_.describe ? options_.describe(what, result)
-                               : std::string(what) + " failed with result " + std::to_string(result);
+  failure_ = failure_message(what, result);
   has_failure_.store(true, std::memory_order_release);
 }
 

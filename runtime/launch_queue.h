@@ -47,9 +47,10 @@ class LaunchQueue {
   LaunchQueue& operator=(const LaunchQueue&) = delete;
 
   // Runs `call` after every call submitted before it, on the worker (returns true: queued) or here
-  // (false). One submitting thread at a time (the executor's flush lock). Throws lf::Error for a
-  // failed call: this one when it ran here, or an earlier one the worker ran.
-  bool submit(const Call& call);
+  // (false; always when may_queue is false). One submitting thread at a time (the executor's flush
+  // lock). Throws lf::Error for a failed call: this one when it ran here, or an earlier one the
+  // worker ran.
+  bool submit(const Call& call, bool may_queue = true);
 
   // Returns once every call queued so far has returned (a call running on the submitting thread is
   // that thread's own business). Any thread; on the worker itself, at once. Throws lf::Error when
@@ -74,6 +75,7 @@ class LaunchQueue {
   bool start_worker();
   void enqueue(const Call& call);
   void worker_main();
+  std::string failure_message(const char* what, int result) const;
   void note_failure(const char* what, int result);
   void stop_worker();
 
