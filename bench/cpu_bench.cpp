@@ -21,9 +21,9 @@
 #include <lazyfuse/lazyfuse.h>
 
 // Internal headers, only to time the kernel cache's lookup on its own (a user never calls these).
-#include "codegen/fuser.h"
-#include "codegen/kernel_cache.h"
-#include "codegen/lower.h"
+#include "codegen/fuse/fuser.h"
+#include "codegen/cache/kernel_cache.h"
+#include "codegen/fuse/lower.h"
 
 #ifdef LAZYFUSE_HAVE_EIGEN
 #include <Eigen/Dense>

@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "codegen/dtype_dispatch.h"
+#include "codegen/ir/dtype_dispatch.h"
 #include "frontend/record.h"
 #include "lazyfuse/ops.h"
 #include "lazyfuse/runtime.h"

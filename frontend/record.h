@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/node.h"
+#include "codegen/ir/node.h"
 #include "lazyfuse/tensor.h"
 
 namespace lf::detail {

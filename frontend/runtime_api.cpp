@@ -2,7 +2,7 @@
 #include <mutex>
 #include <optional>
 
-#include "codegen/kernel_cache.h"
+#include "codegen/cache/kernel_cache.h"
 #include "frontend/stats.h"
 #include "lazyfuse/runtime.h"
 #include "runtime/config.h"

@@ -5,8 +5,8 @@
 #include <string>
 #include <utility>
 
-#include "codegen/dtype_dispatch.h"
-#include "codegen/reference.h"
+#include "codegen/ir/dtype_dispatch.h"
+#include "codegen/reference/reference.h"
 #include "frontend/record.h"
 #include "frontend/trace.h"
 #include "lazyfuse/ops.h"

@@ -8,7 +8,7 @@
 #include <mutex>
 
 
-#include "codegen/executor.h"
+#include "codegen/exec/executor.h"
 #include "frontend/stats.h"
 #include "lazyfuse/runtime.h"
 #include "runtime/config.h"

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "codegen/node.h"
+#include "codegen/ir/node.h"
 
 namespace lf::detail {
 

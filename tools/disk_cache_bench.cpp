@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "codegen/disk_cache.h"
-#include "codegen/kernel_cache.h"
+#include "codegen/cache/disk_cache.h"
+#include "codegen/cache/kernel_cache.h"
 #include "lazyfuse/lazyfuse.h"
 #include "runtime/config.h"
 

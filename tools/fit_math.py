@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Minimax polynomial coefficients of the CPU backend's inline float32 math (codegen/llvm_math.cpp).
+"""Minimax polynomial coefficients of the CPU backend's inline float32 math (codegen/cpu/llvm/math.cpp).
 
 Each fit minimizes the largest weighted error max |w(x) (g(x) - p(x))| over an interval by Remez
 exchange on a dense grid, in 40-digit arithmetic (mpmath: Debian's python3-mpmath). The weight
 makes the error the one the final result sees (relative for exp and log, absolute for erfc, which
 is subtracted from 1). Prints the coefficients highest degree first, as llvm_math.cpp lists them,
-and the fit's error before rounding to float32; tests/codegen/math_test.cpp measures the result.
+and the fit's error before rounding to float32; tests/codegen/cpu/math_test.cpp measures the result.
 
     python3 tools/fit_math.py
 """

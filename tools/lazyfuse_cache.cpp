@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "codegen/disk_entry.h"
-#include "codegen/disk_usage.h"
+#include "codegen/cache/disk_entry.h"
+#include "codegen/cache/disk_usage.h"
 #include "runtime/config.h"
 
 namespace {
@@ -311,7 +311,7 @@ int cmd_show(const std::string& dir, const Args& a) {
   return 0;
 }
 
-// The programs record (codegen/disk_usage.h): nullopt with *why empty when no program has written
+// The programs record (codegen/cache/disk_usage.h): nullopt with *why empty when no program has written
 // one yet, nullopt with the reason when it does not parse.
 std::optional<disk::ProgramUse> read_programs(const std::string& dir, std::string* why) {
   why->clear();

@@ -21,9 +21,9 @@
 
 #include <lazyfuse/lazyfuse.h>
 
-#include "codegen/cuda_backend.h"
-#include "codegen/fuser.h"
-#include "codegen/lower.h"
+#include "codegen/cuda/backend.h"
+#include "codegen/fuse/fuser.h"
+#include "codegen/fuse/lower.h"
 #include "runtime/config.h"
 #include "runtime/cuda_driver.h"
 

@@ -18,9 +18,9 @@
 
 #include <lazyfuse/lazyfuse.h>
 
-#include "codegen/cuda_emit.h"
-#include "codegen/fuser.h"
-#include "codegen/lower.h"
+#include "codegen/cuda/emit.h"
+#include "codegen/fuse/fuser.h"
+#include "codegen/fuse/lower.h"
 
 namespace {
 

@@ -12,9 +12,9 @@
 
 #include <lazyfuse/lazyfuse.h>
 
-#include "codegen/cpu_backend.h"
-#include "codegen/fuser.h"
-#include "codegen/lower.h"
+#include "codegen/cpu/backend.h"
+#include "codegen/fuse/fuser.h"
+#include "codegen/fuse/lower.h"
 
 namespace {
 

@@ -541,7 +541,7 @@ void run_fuzz(uint64_t first_seed, int iters, bool fusion) {
   lf::test::FusionScope scope(fusion);
   int failures = 0;
   // Each graph runs three times on fresh tensors: the second run records its flushes' plans and
-  // the third replays them (codegen/flush_plan.h), binding the new buffers.
+  // the third replays them (codegen/exec/flush_plan.h), binding the new buffers.
   const int repeats = env_int("LAZYFUSE_FUZZ_REPEATS", 3);
   for (int k = 0; k < iters && failures < 5; ++k) {
     uint64_t seed = first_seed + static_cast<uint64_t>(k);

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/reference.h"
+#include "codegen/reference/reference.h"
 #include "lazyfuse/lazyfuse.h"
 #include "runtime/config.h"
 

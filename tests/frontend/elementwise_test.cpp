@@ -11,7 +11,7 @@
 
 #include <lazyfuse/lazyfuse.h>
 
-#include "codegen/node.h"
+#include "codegen/ir/node.h"
 #include "runtime/config.h"
 
 namespace {

@@ -1,0 +1,215 @@
+#include "codegen/cache/disk_cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <vector>
+
+#include "codegen/cache/disk_usage.h"
+#include "runtime/config.h"
+
+namespace lf::cache::disk {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Temp files of a crashed writer are removed after this long.
+constexpr auto kStaleTemp = std::chrono::hours(1);
+
+// Returns 0 or the errno of the failed write. `fault` (tests) fails it after half the bytes.
+int write_all(int fd, const std::string& data, int fault) {
+  size_t done = 0, stop = fault ? data.size() / 2 : data.size();
+  while (done < stop) {
+    ssize_t n = ::write(fd, data.data() + done, stop - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return EIO;
+    done += static_cast<size_t>(n);
+  }
+  return fault;
+}
+
+}  // namespace
+
+bool DiskCache::enabled() const { return !rt::config().cache_dir.empty(); }
+
+std::optional<Record> DiskCache::load(const std::string& key) {
+  const std::string& dir = rt::config().cache_dir;
+  if (dir.empty()) return std::nullopt;
+  std::string path = dir + "/" + file_name(key);
+  auto bytes = read_file(path);
+  std::string why;
+  std::optional<Record> record;
+  if (bytes) {
+    record = decode(*bytes, &why);
+  } else {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) return std::nullopt;  // the usual miss
+    why = "cannot be read";
+  }
+  if (!record) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (reported_.insert(path).second)
+      std::fprintf(stderr, "[lazyfuse] warning: cache entry %s is unusable (%s); recompiling it\n", path.c_str(),
+                   why.c_str());
+    return std::nullopt;
+  }
+  if (record->key != key) return std::nullopt;  // a hash collision: the string decides
+  ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // last use, for eviction; fails harmlessly read-only
+  return record;
+}
+
+void DiskCache::warn_unwritable(const std::string& dir, const std::string& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (unwritable_.insert(dir).second)
+    std::fprintf(stderr,
+                 "[lazyfuse] warning: cannot write the kernel cache in %s (%s); compiled kernels are kept in "
+                 "memory only\n",
+                 dir.c_str(), why.c_str());
+}
+
+void DiskCache::store(const Record& record) {
+  std::string dir = rt::config().cache_dir;
+  if (dir.empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (unwritable_.count(dir)) return;
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return warn_unwritable(dir, ec.message());
+  std::string path = dir + "/" + file_name(record.key);
+  if (int err = replace_file(dir, path, encode(record), /*sync=*/true)) return warn_unwritable(dir, std::strerror(err));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    reported_.erase(path);  // a later fault in the new entry is news again
+  }
+  evict(dir, rt::config().cache_max_bytes, path);
+}
+
+int DiskCache::replace_file(const std::string& dir, const std::string& path, const std::string& data, bool sync) {
+  static std::atomic<uint64_t> counter{0};
+  std::string tmp = dir + "/.tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return errno;
+  int err = write_all(fd, data, write_fault_.load());
+  if (!err && sync && ::fsync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && !err) err = errno;  // NFS reports some write errors only here
+  if (!err && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+  if (err) ::unlink(tmp.c_str());
+  return err;
+}
+
+void DiskCache::record_use(const std::string& key, bool loaded) {
+  std::string dir = rt::config().cache_dir;
+  if (dir.empty()) return;
+  std::string backend = key.substr(0, key.find('|'));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (unwritable_.count(dir) || lock_stuck_.count(dir)) return;
+  }
+  auto add_hit = [](const std::string& payload) -> std::optional<std::string> {
+    return hits_payload(parse_hits(payload).value_or(0) + 1);
+  };
+  // Runs under the file's lock, which orders this process's threads too: the first to get here
+  // counts the run.
+  bool new_run = false;
+  auto add_use = [&](const std::string& payload) -> std::optional<std::string> {
+    ProgramUse use = parse_programs(payload, nullptr).value_or(ProgramUse{});
+    if (use.since == 0) use.since = static_cast<int64_t>(std::time(nullptr));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      // A record started since this process counted itself (cleared, or unreadable) counts it again.
+      new_run = counted_.insert({dir, backend}).second || !use.backends.count(backend);
+    }
+    BackendUse& b = use.backends[backend];
+    b.runs += new_run ? 1 : 0;
+    ++(loaded ? b.loaded : b.compiled);
+    return programs_payload(use);
+  };
+  int fault = write_fault_.load();
+  int err = loaded ? update_book(dir + "/" + hits_name(key_hash(key)), Book::Hits, add_hit, fault) : 0;
+  if (!err) err = update_book(dir + "/" + kProgramsFile, Book::Programs, add_use, fault);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (err == ETIMEDOUT) lock_stuck_.insert(dir);
+  if (err && new_run) counted_.erase({dir, backend});  // not written: the next count tries again
+}
+
+// Oldest last use first, until the entries fit; other processes may be removing the same files.
+// An entry's hit count goes with it, and counts whose entry is gone are removed.
+void DiskCache::evict(const std::string& dir, uint64_t max_bytes, const std::string& keep) {
+  struct File {
+    fs::file_time_type used;
+    uint64_t size;
+    std::string path;
+  };
+  std::vector<File> files;
+  std::set<std::string> entry_hashes;
+  std::vector<fs::path> hit_files;
+  uint64_t total = 0;
+  std::error_code ec;
+  auto now = fs::file_time_type::clock::now();
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    std::error_code e2;
+    auto used = it->last_write_time(e2);
+    if (e2) continue;
+    if (name.rfind(".tmp-", 0) == 0) {
+      if (now - used > kStaleTemp) fs::remove(it->path(), e2);
+      continue;
+    }
+    if (name.ends_with(kHitsSuffix)) hit_files.push_back(it->path());
+    if (!name.ends_with(kEntrySuffix)) continue;
+    uint64_t size = it->file_size(e2);
+    if (e2) continue;
+    files.push_back({used, size, it->path().string()});
+    entry_hashes.insert(it->path().stem().string());
+    total += size;
+  }
+  for (const fs::path& p : hit_files) {
+    std::error_code e2;
+    if (!ec && !entry_hashes.count(p.stem().string())) fs::remove(p, e2);  // a partial listing proves nothing
+  }
+  if (total <= max_bytes) return;
+  std::sort(files.begin(), files.end(), [](const File& a, const File& b) { return a.used < b.used; });
+  for (const File& f : files) {
+    if (total <= max_bytes) break;
+    if (f.path == keep) continue;
+    std::error_code e2;
+    fs::remove(f.path, e2);
+    fs::remove(fs::path(f.path).replace_extension(kHitsSuffix), e2);
+    total -= f.size;
+  }
+}
+
+DiskCache& global_disk_cache() {
+  static DiskCache* cache = new DiskCache();
+  return *cache;
+}
+
+std::string io_summary(const kir::Kernel& kernel) {
+  std::string in, out;
+  for (const kir::Operand& o : kernel.operands) {
+    if (o.kind == kir::Operand::Kind::Index) continue;
+    bool any = false, zero = false;
+    for (kir::StrideClass c : o.strides) {
+      any |= c == kir::StrideClass::Any;
+      zero |= c == kir::StrideClass::Zero;
+    }
+    std::string s = std::string(dtype_name(o.dtype)) + ":" + (any ? "strided" : zero ? "bcast" : "contig");
+    std::string& side = o.kind == kir::Operand::Kind::Output ? out : in;
+    side += (side.empty() ? "" : ",") + s;
+  }
+  return (in.empty() ? "-" : in) + " -> " + out;
+}
+
+}  // namespace lf::cache::disk

@@ -1,0 +1,104 @@
+#include "codegen/cache/disk_entry.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace lf::cache::disk {
+namespace {
+
+constexpr char kMagic[8] = {'L', 'F', 'K', 'C', 'A', 'C', 'H', 'E'};
+
+void put_u64(std::string& s, uint64_t v) {
+  for (int i = 0; i < 8; ++i) s += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+uint64_t get_u64(const std::string& s, size_t at) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(s[at + i])) << (8 * i);
+  return v;
+}
+
+void put_field(std::string& s, const std::string& f) {
+  put_u64(s, f.size());
+  s += f;
+}
+
+}  // namespace
+
+uint64_t fnv1a64(const void* data, size_t n, uint64_t h) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+std::string encode(const Record& r) {
+  std::string s(kMagic, sizeof kMagic);
+  for (int i = 0; i < 4; ++i) s += static_cast<char>((kFormatVersion >> (8 * i)) & 0xff);
+  char ms[64];
+  std::snprintf(ms, sizeof ms, "%.6f", r.compile_ms);
+  for (const std::string* f : {&r.key, &r.backend, &r.target, &r.name, &r.summary, &r.io, &r.source, &r.log})
+    put_field(s, *f);
+  put_field(s, ms);
+  put_field(s, std::to_string(r.created));
+  put_field(s, r.binary);
+  put_field(s, r.quick ? "1" : "0");
+  put_u64(s, fnv1a64(s.data(), s.size()));
+  return s;
+}
+
+std::optional<Record> decode(const std::string& b, std::string* why) {
+  auto fail = [&](const std::string& w) -> std::optional<Record> {
+    *why = w;
+    return std::nullopt;
+  };
+  if (b.size() < sizeof kMagic + 4 + 8 || std::memcmp(b.data(), kMagic, sizeof kMagic) != 0)
+    return fail("not a LazyFuse cache entry (bad magic or too short)");
+  uint32_t version = 0;
+  for (int i = 0; i < 4; ++i) version |= static_cast<uint32_t>(static_cast<unsigned char>(b[8 + i])) << (8 * i);
+  if (version != kFormatVersion) return fail("format version " + std::to_string(version) + ", expected " +
+                                             std::to_string(kFormatVersion));
+  size_t body = b.size() - 8;
+  if (get_u64(b, body) != fnv1a64(b.data(), body)) return fail("checksum mismatch (truncated or corrupted)");
+  Record r;
+  std::string ms, created, quick;
+  size_t at = 12;
+  for (std::string* f : {&r.key, &r.backend, &r.target, &r.name, &r.summary, &r.io, &r.source, &r.log, &ms,
+                         &created, &r.binary, &quick}) {
+    if (at + 8 > body) return fail("truncated field");
+    uint64_t n = get_u64(b, at);
+    at += 8;
+    if (n > body - at) return fail("field runs past the end");
+    f->assign(b, at, n);
+    at += n;
+  }
+  if (at != body) return fail("trailing bytes after the last field");
+  r.compile_ms = std::strtod(ms.c_str(), nullptr);
+  r.created = std::strtoll(created.c_str(), nullptr, 10);
+  if (quick != "0" && quick != "1") return fail("bad quick-build flag");
+  r.quick = quick == "1";
+  return r;
+}
+
+std::string key_hash(const std::string& key) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a64(key.data(), key.size())));
+  return buf;
+}
+
+std::string file_name(const std::string& key) { return key_hash(key) + kEntrySuffix; }
+
+std::optional<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return ss.str();
+}
+
+}  // namespace lf::cache::disk

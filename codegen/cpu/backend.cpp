@@ -1,0 +1,195 @@
+// The CPU backend's core half (cpu_backend.h): compiling goes through the LLVM plugin, loading and
+// launching need no LLVM.
+#include "codegen/cpu/backend.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <vector>
+
+#include "runtime/status.h"
+#include "codegen/cpu/elf_loader.h"
+#include "codegen/cpu/llvm/emit.h"
+#include "codegen/cpu/plugin.h"
+#include "runtime/thread_pool.h"
+
+namespace lf::cpu {
+
+lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name) {
+  auto start = std::chrono::steady_clock::now();
+  auto api = plugin::get();
+  if (!api.ok()) return api.status();
+  std::string ir, object;
+  if (auto st = (*api)->compile(kernel, name, &ir, &object); !st.ok()) return st;
+  auto out = load(name, object, kernel);
+  if (!out.ok()) return out.status();
+  (*out)->source = std::move(ir);
+  (*out)->binary = std::move(object);
+  (*out)->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& object,
+                                                     const kir::Kernel& kernel) {
+  auto image = load_object(object);
+  if (!image.ok()) return image.status();
+  auto out = std::make_shared<CompiledKernel>();
+  out->name = name;
+  auto find = [&](const std::string& symbol) -> lf::StatusOr<void*> {
+    void* p = (*image)->symbol(symbol);
+    if (!p) return lf::InvalidArgumentError("object file: no function " + symbol);
+    return p;
+  };
+  auto fn = find(name);
+  if (!fn.ok()) return fn.status();
+  out->fn = reinterpret_cast<KernelFn>(*fn);
+  if (split_info(kernel).splittable) {
+    auto part = find(name + "_part");
+    auto comb = find(name + "_comb");
+    auto fin = find(name + "_fin");
+    for (auto* st : {&part, &comb, &fin})
+      if (!st->ok()) return st->status();
+    out->part = reinterpret_cast<PartFn>(*part);
+    out->combine = reinterpret_cast<CombineFn>(*comb);
+    out->finish = reinterpret_cast<FinishFn>(*fin);
+  }
+  out->image = std::move(*image);
+  return out;
+}
+
+std::string emit_ir(const kir::Kernel& kernel, const std::string& name) {
+  auto api = plugin::get();
+  if (!api.ok()) return "; " + std::string(api.status().message()) + "\n";
+  return (*api)->emit_ir(kernel, name);
+}
+
+lf::StatusOr<Inspection> inspect(const kir::Kernel& kernel, const std::string& name) {
+  auto api = plugin::get();
+  if (!api.ok()) return api.status();
+  return (*api)->inspect(kernel, name);
+}
+
+namespace {
+
+// Reduces every row in chunks of its outermost reduced dim, `chunks` per row (a function of the
+// sizes only), one parallel pass per reduction level, then combines each row's chunks in order.
+void launch_split(const CompiledKernel& k, const kir::Kernel& kernel, const int64_t* m, void* const* p, int64_t rows,
+                  int64_t len, int64_t chunks) {
+  SplitInfo info = split_info(kernel);
+  const int64_t slot_bytes = 16 * int64_t{info.reductions};
+  std::vector<std::byte> state(static_cast<size_t>(rows * slot_bytes));
+  std::vector<std::byte> parts(static_cast<size_t>(rows * chunks * slot_bytes));
+  for (int level = 0; level < info.levels; ++level) {
+    rt::parallel_for(rows * chunks, [&](int64_t c) {
+      int64_t r = c / chunks, j = c % chunks;
+      k.part(m, p, r, len * j / chunks, len * (j + 1) / chunks, level, state.data() + r * slot_bytes,
+             parts.data() + c * slot_bytes);
+    });
+    for (int64_t r = 0; r < rows; ++r)
+      k.combine(level, parts.data() + r * chunks * slot_bytes, chunks, state.data() + r * slot_bytes);
+  }
+  for (int64_t r = 0; r < rows; ++r) k.finish(m, p, r, state.data() + r * slot_bytes);
+}
+
+}  // namespace
+
+namespace {
+
+// The element outputs' addresses modulo 64 agree, and they are all of one storage size; that size,
+// or 0 when they are not.
+size_t congruent_outputs(const kir::Kernel& kernel, const kir::LaunchArgs& args) {
+  size_t size = 0;
+  uintptr_t residue = 0;
+  for (const kir::Output& o : kernel.outputs) {
+    if (kernel.instrs[static_cast<size_t>(o.instr)].row) continue;
+    size_t s = dtype_size(kernel.operands[static_cast<size_t>(o.slot)].dtype);
+    uintptr_t at = reinterpret_cast<uintptr_t>(args.pointers[static_cast<size_t>(o.slot)]) +
+                   static_cast<uintptr_t>(args.offsets[static_cast<size_t>(o.slot)]) * s;
+    if (size == 0) {
+      size = s;
+      residue = at % 64;
+    } else if (s != size || at % 64 != residue) {
+      return 0;
+    }
+  }
+  return size;
+}
+
+// Whether an element value is a transcendental function (or a normal random number, which takes
+// a log and a sine): a kernel computing one per element is bound by arithmetic on 2 cores, not by
+// memory, and ran 3-6% slower with streaming stores (bench/experiments/streaming_ab.cpp: the chain
+// and gelu over 2^24 floats), where memory-bound kernels ran 1.4-2.2x faster.
+bool transcendental_elements(const kir::Kernel& kernel) {
+  using ir::Op;
+  for (const kir::Instr& in : kernel.instrs) {
+    if (in.row || (in.kind != kir::InstrKind::Op && in.kind != kir::InstrKind::Gen)) continue;
+    switch (in.op) {
+      case Op::Randn: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2: case Op::Log1p: case Op::Expm1:
+      case Op::Sin: case Op::Cos: case Op::Tan: case Op::Asin: case Op::Acos: case Op::Atan: case Op::Sinh:
+      case Op::Cosh: case Op::Tanh: case Op::Sigmoid: case Op::Gelu: case Op::GeluTanh: case Op::Silu:
+      case Op::Erf: case Op::Pow: case Op::Atan2:
+        return true;
+      default: break;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool wants_streaming_stores(const kir::Kernel& kernel, const kir::LaunchArgs& args) {
+#if defined(__x86_64__)
+  if (kernel.inner_rank != 1) return false;
+  size_t size = congruent_outputs(kernel, args);
+  if (size == 0 || (kernel.row && !row_plan(kernel).keep.empty()) || transcendental_elements(kernel)) return false;
+  int64_t elements = args.rows() * args.inner_numel(), outputs = 0;
+  for (const kir::Output& o : kernel.outputs) outputs += kernel.instrs[static_cast<size_t>(o.instr)].row ? 0 : 1;
+  return elements * outputs * static_cast<int64_t>(size) >= kStreamMinBytes;
+#else
+  (void)kernel;
+  (void)args;
+  return false;
+#endif
+}
+
+void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args) {
+  // A streaming kernel's middle loop assumes every output as aligned as output 0 (emit_module).
+  if (kernel.stream_stores && congruent_outputs(kernel, args) == 0)
+    throw Error("internal error: kernel " + compiled.name + " (" + kernel.summary() +
+                ") writes with streaming stores, but its outputs' addresses do not agree modulo 64");
+  std::vector<int64_t> meta = kir::pack_meta(kernel, args);
+  int64_t rows = args.rows();
+  int64_t cols = args.sizes[static_cast<size_t>(args.outer_rank)];  // the first inner dim
+  int64_t inner = args.inner_numel();
+  if (rows == 0) return;
+  if (!kernel.row && inner == 0) return;
+  const int64_t* m = meta.data();
+  void* const* p = args.pointers.data();
+  if (kernel.row && compiled.part && inner >= kSplitMinElements && cols > 1) {
+    int64_t chunks = std::min(cols, (inner + kSplitGrain - 1) / kSplitGrain);
+    return launch_split(compiled, kernel, m, p, rows, cols, chunks);
+  }
+  // Chunks of at least kGrain elements, a few per thread for balance.
+  constexpr int64_t kGrain = 1 << 15;
+  int64_t threads = rt::num_cpu_threads();
+  int64_t work = rows * std::max<int64_t>(inner, 1);
+  int64_t chunks = std::clamp<int64_t>(work / kGrain, 1, threads * 4);
+  KernelFn fn = compiled.fn;
+  if (kernel.row || rows >= chunks) {
+    chunks = std::min(chunks, rows);
+    rt::parallel_for(chunks, [&](int64_t c) {
+      int64_t r0 = rows * c / chunks, r1 = rows * (c + 1) / chunks;
+      fn(m, p, r0, r1, 0, cols);
+    });
+    return;
+  }
+  // Few long rows (a pointwise kernel over contiguous data is one row): split the columns.
+  int64_t per_row = (chunks + rows - 1) / rows;
+  rt::parallel_for(rows * per_row, [&](int64_t c) {
+    int64_t r = c / per_row, k = c % per_row;
+    int64_t c0 = cols * k / per_row, c1 = cols * (k + 1) / per_row;
+    fn(m, p, r, r + 1, c0, c1);
+  });
+}
+
+}  // namespace lf::cpu

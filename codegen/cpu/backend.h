@@ -1,0 +1,86 @@
+// The CPU backend: kernel IR -> LLVM IR -> optimized (loop vectorizer, glibc's libmvec for vector
+// transcendentals) -> an object file, in the LLVM plugin (codegen/cpu/plugin.h, loaded on the
+// first compile); the object loaded by our own ELF loader (codegen/cpu/elf_loader.h, no LLVM); and
+// launching over the thread pool. This header shows no LLVM types.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "runtime/status.h"
+#include "codegen/backend/compiled.h"
+#include "codegen/kir/kernel_ir.h"
+
+namespace lf::cpu {
+
+class LoadedObject;
+
+// Runs rows [row_begin, row_end); within each row, the first inner dim over [col_begin, col_end)
+// (a pointwise kernel's columns; a row kernel is called with the whole range).
+using KernelFn = void (*)(const int64_t* meta, void* const* ptrs, int64_t row_begin, int64_t row_end,
+                          int64_t col_begin, int64_t col_end);
+// A long row's reduction split over threads (llvm_emit.h, SplitInfo).
+using PartFn = void (*)(const int64_t* meta, void* const* ptrs, int64_t row, int64_t begin, int64_t end,
+                        int64_t level, const void* state, void* out);
+using CombineFn = void (*)(int64_t level, const void* parts, int64_t nparts, void* state);
+using FinishFn = void (*)(const int64_t* meta, void* const* ptrs, int64_t row, const void* state);
+
+struct CompiledKernel : lf::CompiledKernel {
+  KernelFn fn = nullptr;  // source: the LLVM IR before optimization
+  // Set for row kernels whose outputs are all per-row values.
+  PartFn part = nullptr;
+  CombineFn combine = nullptr;
+  FinishFn finish = nullptr;
+  std::shared_ptr<const LoadedObject> image;  // the mapped code the functions point into
+};
+
+// Generates, optimizes and compiles `kernel` as function `name`.
+lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name);
+
+// Loads an object file `compile` produced earlier for `kernel` (CompiledKernel::binary, from the
+// persistent cache) and finds its functions in it. Needs no LLVM.
+lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& object,
+                                                     const kir::Kernel& kernel);
+
+// The LLVM IR `compile` would start from (for logs and golden files).
+std::string emit_ir(const kir::Kernel& kernel, const std::string& name);
+
+// What the generated code depends on besides the IR: the LLVM version the plugin is built with, the
+// CPU (the cpuid words LLVM reads to pick the CPU name and features) and libmvec. Needs no LLVM.
+const std::string& target_id();
+
+// Whether the host runs AVX-512F code: the CPU has it and the OS saves its registers.
+bool host_has_avx512f();
+// Whether the host runs AVX2 and FMA code (256-bit vectors), likewise.
+bool host_has_avx2_fma();
+
+// Whether a launch of `kernel` with `args` should write its element outputs with streaming stores
+// (kir::Kernel::stream_stores): on x86-64, for at least kStreamMinBytes of element outputs, one
+// inner dim, outputs of one storage size whose addresses agree modulo 64, no row plan that keeps
+// values in an output between passes, and no transcendental per element (such kernels are bound
+// by arithmetic, and ran a few percent slower streaming). A normal store first reads the line it
+// writes (the "read for ownership"), so a pass over data far larger than the caches moves 3 bytes
+// for every 2 it needs; a streaming store writes the line without reading it, and leaves it out of
+// the caches. On the 2-core machine x * 2 over 2^24 floats ran 2.2x faster, layer_norm and
+// standardization over 4096x4096 1.4x and 1.7x (bench/RESULTS.md); below some tens of MB the
+// output would still be in the last-level cache for its next reader.
+inline constexpr int64_t kStreamMinBytes = int64_t{16} << 20;
+bool wants_streaming_stores(const kir::Kernel& kernel, const kir::LaunchArgs& args);
+
+// Runs the kernel over all rows and columns, split over the CPU thread pool. Rows of at least
+// kSplitMinElements elements of a kernel with split functions are reduced in chunks of about
+// kSplitGrain elements, combined in chunk order: the chunks depend on the sizes only, so a result
+// is the same whatever the number of threads.
+inline constexpr int64_t kSplitMinElements = int64_t{1} << 16;
+inline constexpr int64_t kSplitGrain = int64_t{1} << 15;
+void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args);
+
+// The optimized LLVM IR and the assembly LLVM makes of `kernel` (tests check that loops vectorize).
+struct Inspection {
+  std::string optimized_ir;
+  std::string assembly;
+};
+lf::StatusOr<Inspection> inspect(const kir::Kernel& kernel, const std::string& name);
+
+}  // namespace lf::cpu

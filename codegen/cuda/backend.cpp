@@ -1,0 +1,453 @@
+#include "codegen/cuda/backend.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "runtime/config.h"
+#include "runtime/status.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/storage.h"
+
+namespace lf::cuda {
+namespace {
+
+// NVRTC, loaded at first use like the driver.
+using nvrtcResult = int;
+using nvrtcProgram = struct _nvrtcProgram*;
+struct Nvrtc {
+  nvrtcResult (*nvrtcVersion)(int*, int*);
+  nvrtcResult (*nvrtcCreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*, const char* const*);
+  nvrtcResult (*nvrtcCompileProgram)(nvrtcProgram, int, const char* const*);
+  nvrtcResult (*nvrtcGetProgramLogSize)(nvrtcProgram, size_t*);
+  nvrtcResult (*nvrtcGetProgramLog)(nvrtcProgram, char*);
+  nvrtcResult (*nvrtcGetCUBINSize)(nvrtcProgram, size_t*);
+  nvrtcResult (*nvrtcGetCUBIN)(nvrtcProgram, char*);
+  nvrtcResult (*nvrtcDestroyProgram)(nvrtcProgram*);
+  const char* (*nvrtcGetErrorString)(nvrtcResult);
+  int major = 0, minor = 0;
+  std::string error;  // why NVRTC is unusable, when it is
+};
+
+const Nvrtc& nvrtc() {
+  static const Nvrtc n = [] {
+    Nvrtc n{};
+    void* lib = nullptr;
+    for (const char* name : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so.13"}) {
+      lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (lib) break;
+    }
+    if (!lib) {
+      n.error = "libnvrtc.so not found (install the CUDA toolkit's NVRTC)";
+      return n;
+    }
+    bool ok = true;
+    auto bind = [&](auto& fn, const char* sym) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, sym));
+      ok &= fn != nullptr;
+    };
+    bind(n.nvrtcVersion, "nvrtcVersion");
+    bind(n.nvrtcCreateProgram, "nvrtcCreateProgram");
+    bind(n.nvrtcCompileProgram, "nvrtcCompileProgram");
+    bind(n.nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize");
+    bind(n.nvrtcGetProgramLog, "nvrtcGetProgramLog");
+    bind(n.nvrtcGetCUBINSize, "nvrtcGetCUBINSize");
+    bind(n.nvrtcGetCUBIN, "nvrtcGetCUBIN");
+    bind(n.nvrtcDestroyProgram, "nvrtcDestroyProgram");
+    bind(n.nvrtcGetErrorString, "nvrtcGetErrorString");
+    if (!ok) {
+      n.error = "libnvrtc lacks an entry point";
+      return n;
+    }
+    n.nvrtcVersion(&n.major, &n.minor);
+    return n;
+  }();
+  return n;
+}
+
+lf::Status nvrtc_check(nvrtcResult r, const char* call) {
+  if (r == 0) return lf::OkStatus();
+  return lf::InternalError(std::string(call) + " failed: " + nvrtc().nvrtcGetErrorString(r));
+}
+
+#define LF_NVRTC_RETURN_IF_ERROR(call)                   \
+  do {                                                   \
+    lf::Status s_ = nvrtc_check((call), #call);        \
+    if (!s_.ok()) return s_;                             \
+  } while (0)
+
+bool nvrtc_at_least(int major, int minor) {
+  const Nvrtc& n = nvrtc();
+  return n.major > major || (n.major == major && n.minor >= minor);
+}
+
+// Source -> cubin for `arch`; the compiler's log goes to *log. `quick`: optimize for compile time.
+lf::StatusOr<std::vector<char>> nvrtc_compile(const std::string& source, const std::string& name,
+                                               const std::string& arch, bool quick, std::string* log) {
+  const Nvrtc& n = nvrtc();
+  if (!n.error.empty()) return lf::UnavailableError(n.error);
+  std::string arch_flag = "--gpu-architecture=" + arch;
+  std::vector<const char*> opts = {arch_flag.c_str(), "-std=c++17", "-default-device", "--restrict"};
+  // -minimal (NVRTC 12.4 and later) leaves out texture, surface and device-runtime declarations,
+  // which generated kernels never use: it cut NVRTC's fixed cost from about 55 to 37 ms a kernel
+  // on the 2-core machine (bench/experiments/nvrtc_time.cpp).
+  if (nvrtc_at_least(12, 4)) opts.push_back("-minimal");
+  // The quick build of tiered compiling: about half the compile time, kernels up to 2.7x slower
+  // on the H100 (bench/RESULTS.md, 2026-11-23).
+  if (quick) opts.push_back("--Ofast-compile=mid");
+  nvrtcProgram prog = nullptr;
+  LF_NVRTC_RETURN_IF_ERROR(n.nvrtcCreateProgram(&prog, source.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr));
+  nvrtcResult compiled = n.nvrtcCompileProgram(prog, static_cast<int>(opts.size()), opts.data());
+  size_t log_size = 0;
+  n.nvrtcGetProgramLogSize(prog, &log_size);
+  log->assign(log_size, '\0');
+  if (log_size) n.nvrtcGetProgramLog(prog, log->data());
+  while (!log->empty() && (log->back() == '\0' || log->back() == '\n')) log->pop_back();
+  if (compiled != 0) {
+    n.nvrtcDestroyProgram(&prog);
+    return lf::InternalError("NVRTC could not compile " + name + ": " + n.nvrtcGetErrorString(compiled) + "\n" + *log);
+  }
+  size_t cubin_size = 0;
+  LF_NVRTC_RETURN_IF_ERROR(n.nvrtcGetCUBINSize(prog, &cubin_size));
+  std::vector<char> cubin(cubin_size);
+  LF_NVRTC_RETURN_IF_ERROR(n.nvrtcGetCUBIN(prog, cubin.data()));
+  n.nvrtcDestroyProgram(&prog);
+  return cubin;
+}
+
+}  // namespace
+
+lf::Status check_compiles(const std::string& source, const std::string& name, const std::string& arch) {
+  std::string log;
+  auto cubin = nvrtc_compile(source, name, arch, /*quick=*/false, &log);
+  return cubin.ok() ? lf::OkStatus() : cubin.status();
+}
+
+bool quick_builds_available() { return nvrtc().error.empty() && nvrtc_at_least(12, 8); }
+
+namespace {
+// Few long rows: each row is split over several blocks so that every SM has work.
+bool will_split(const kir::Kernel& kernel, const kir::LaunchArgs& args, int64_t sms) {
+  return can_split_rows(kernel) && args.rows() < 2 * sms && args.inner_numel() >= 32 * kBlockThreads;
+}
+}  // namespace
+
+EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, int device) {
+  int64_t sms = rt::cu::context_of(device).info.multiprocessors;
+  // 32-bit index math when every offset an operand can reach fits.
+  int64_t rank = static_cast<int64_t>(args.sizes.size());
+  bool fits = args.rows() * args.inner_numel() < INT32_MAX;
+  for (size_t o = 0; o < kernel.operands.size() && fits; ++o) {
+    int64_t reach = args.offsets[o];
+    for (int64_t d = 0; d < rank; ++d) reach += std::max<int64_t>(args.sizes[d] - 1, 0) * std::abs(args.strides[o * rank + d]);
+    fits = reach < INT32_MAX;
+  }
+  EmitOptions opt;
+  opt.index32 = fits;
+  // Operand o can be read 16 bytes at a time along the inner dim: 4-byte elements, aligned at
+  // every row start.
+  auto vector_aligned = [&](size_t o) {
+    if (dtype_size(kernel.operands[o].dtype) != 4 || reinterpret_cast<uintptr_t>(args.pointers[o]) % 16 != 0) return false;
+    if (args.offsets[o] % 4 != 0) return false;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      if (args.strides[o * rank + d] % 4 != 0) return false;
+    return true;
+  };
+  if (!kernel.row) {
+    // 16-byte vectors along rows: 4-byte operands, contiguous or broadcast along the row, aligned
+    // at every row start; outputs are contiguous by construction.
+    int64_t cols = args.sizes.back();
+    bool vec = cols % 4 == 0;
+    for (size_t o = 0; o < kernel.operands.size() && vec; ++o) {
+      const kir::Operand& op = kernel.operands[o];
+      kir::StrideClass inner_class = op.strides.back();
+      if (inner_class == kir::StrideClass::Any) vec = false;
+      if (op.kind == kir::Operand::Kind::Index || inner_class == kir::StrideClass::Zero) continue;
+      if (!vector_aligned(o)) vec = false;
+    }
+    opt.vec4 = vec;
+  }
+  // Rows short enough to sit in registers, unless the launch will split rows over blocks.
+  int64_t inner = args.inner_numel();
+  if (kernel.row && !will_split(kernel, args, sms) && inner <= 32 * kBlockThreads) {
+    int k = 1;
+    while (k * kBlockThreads < inner) k *= 2;
+    opt.row_cache = k;
+    opt.row_full = inner == k * kBlockThreads;
+  }
+  // Other row kernels stream their rows from memory: 16-byte loads where every per-element input
+  // is 4 bytes wide and contiguous along a single inner dim (or not read per element), aligned at
+  // every row start, rows a multiple of 4 long. (Scalar loads left sum(x*x) over 2^26 floats at
+  // 1.14x the copy floor on the H100, 16-byte ones at 1.06x: bench/RESULTS.md.)
+  if (kernel.row && opt.row_cache == 0 && kernel.inner_rank == 1 && inner % 4 == 0) {
+    bool vec = true;
+    for (const kir::Instr& in : kernel.instrs) {
+      if (in.kind != kir::InstrKind::Load || in.row) continue;
+      if (kernel.operands[in.slot].strides.back() != kir::StrideClass::Unit) continue;  // read one element at a time
+      if (!vector_aligned(static_cast<size_t>(in.slot))) vec = false;
+    }
+    opt.vec4 = vec;
+  }
+  return opt;
+}
+
+std::string arch_of(int device) {
+  const auto& info = rt::cu::context_of(device).info;
+  return "sm_" + std::to_string(info.sm_major) + std::to_string(info.sm_minor);
+}
+
+std::string target_id(int device) {
+  return arch_of(device) + "/nvrtc" + std::to_string(nvrtc().major) + "." + std::to_string(nvrtc().minor) +
+         "/driver" + std::to_string(rt::cuda_status().driver_version);
+}
+
+lf::StatusOr<std::shared_ptr<CompiledKernel>> build(const kir::Kernel& kernel, const std::string& name,
+                                                      const EmitOptions& options, const std::string& arch, bool quick) {
+  auto start = std::chrono::steady_clock::now();
+  const Nvrtc& n = nvrtc();
+  if (!n.error.empty()) return lf::UnavailableError(n.error);
+  auto out = std::make_shared<CompiledKernel>();
+  out->name = name;
+  try {
+    out->source = emit_cuda(kernel, name, options);
+  } catch (const std::exception& e) {
+    return lf::InternalError(e.what());
+  }
+  quick = quick && quick_builds_available();
+  auto compiler_start = std::chrono::steady_clock::now();
+  auto cubin = nvrtc_compile(out->source, name, arch, quick, &out->log);
+  if (!cubin.ok() && quick) {  // then the optimized build now, which is all that is needed
+    quick = false;
+    cubin = nvrtc_compile(out->source, name, arch, quick, &out->log);
+  }
+  if (!cubin.ok()) return cubin.status();
+  auto end = std::chrono::steady_clock::now();
+  out->quick = quick;
+  out->compiler_ms = std::chrono::duration<double, std::milli>(end - compiler_start).count();
+  out->compile_ms = std::chrono::duration<double, std::milli>(end - start).count();
+  out->binary.assign(cubin->data(), cubin->size());
+  return out;
+}
+
+lf::Status load_into(CompiledKernel& built, int device) {
+  auto start = std::chrono::steady_clock::now();
+  auto loaded = load(built.name, built.binary, device);
+  if (!loaded.ok()) return loaded.status();
+  built.module = (*loaded)->module;
+  built.function = (*loaded)->function;
+  built.compile_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return lf::OkStatus();
+}
+
+lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name,
+                                                        const EmitOptions& options, int device, bool quick) {
+  auto built = build(kernel, name, options, arch_of(device), quick);
+  if (!built.ok()) return built.status();
+  if (lf::Status s = load_into(**built, device); !s.ok()) return s;
+  return built;
+}
+
+lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& cubin, int device) {
+  rt::cu::context_of(device);  // makes the device's context current
+  const rt::cu::Api& cu = rt::cu::api();
+  rt::cu::CUmodule module = nullptr;
+  rt::cu::CUfunction fn = nullptr;
+  if (rt::cu::CUresult r = cu.cuModuleLoadData(&module, cubin.data()); r != 0)
+    return lf::InternalError("cuModuleLoadData(" + name + "): " + rt::cu::error_text(r));
+  if (rt::cu::CUresult r = cu.cuModuleGetFunction(&fn, module, name.c_str()); r != 0)
+    return lf::InternalError("cuModuleGetFunction(" + name + "): " + rt::cu::error_text(r));
+  auto out = std::make_shared<CompiledKernel>();
+  out->name = name;
+  out->module = module;
+  out->function = fn;
+  return out;
+}
+
+namespace {
+
+// The first three parameters of every generated kernel (cuda_emit.h): metadata, operand
+// pointers, scratch for split rows. Never empty arrays: the kernel's structs have one entry at least.
+// The arrays are per-thread buffers reused from launch to launch (cuLaunchKernel copies the
+// parameters before it returns), so a launch allocates nothing here.
+struct KernelParams {
+  KernelParams(const kir::Kernel& kernel, const kir::LaunchArgs& args) : meta(meta_buffer()), ptrs(ptr_buffer()) {
+    kir::pack_meta(kernel, args, &meta);
+    ptrs.assign(args.pointers.begin(), args.pointers.end());
+    if (meta.empty()) meta.push_back(0);
+    if (ptrs.empty()) ptrs.push_back(nullptr);
+  }
+  static std::vector<int64_t>& meta_buffer() {
+    thread_local std::vector<int64_t> b;
+    return b;
+  }
+  static std::vector<void*>& ptr_buffer() {
+    thread_local std::vector<void*> b;
+    return b;
+  }
+  std::vector<int64_t>& meta;
+  std::vector<void*>& ptrs;
+  struct Scratch {
+    void* partial = nullptr;
+    void* partial_index = nullptr;
+    unsigned* counters = nullptr;
+  } scratch;
+};
+
+// The grid of a launch: a block per 256 threads' share of an elementwise kernel, a block per row
+// of a row kernel (with grid_y > 1 segments of split rows). `skip` when there is nothing to compute.
+struct Grid {
+  unsigned x = 1, y = 1;
+  bool skip = false;
+};
+
+Grid grid_of(const kir::Kernel& kernel, const kir::LaunchArgs& args, const EmitOptions& options, int64_t sms) {
+  int64_t rows = args.rows();
+  int64_t inner = args.inner_numel();
+  Grid g;
+  if (rows == 0 || (!kernel.row && inner == 0)) {
+    g.skip = true;
+    return g;
+  }
+  if (!kernel.row) {
+    int64_t per_thread = options.vec4 ? 4 : 1;
+    // One block per 256 threads' share, not a grid-stride loop over a few waves of blocks: on the
+    // H100 the capped grid (32 blocks an SM) ran the elementwise chain at 1.07x the copy floor, the
+    // full grid at 1.01x (bench/RESULTS.md).
+    int64_t blocks = (rows * inner / per_thread + kBlockThreads - 1) / kBlockThreads;
+    g.x = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, INT32_MAX));
+    return g;
+  }
+  // A block per row up to 256 blocks an SM (32 waves); beyond that blocks loop over rows, so
+  // that millions of short rows do not each pay for a block.
+  g.x = static_cast<unsigned>(std::clamp<int64_t>(rows, 1, sms * 256));
+  if (will_split(kernel, args, sms)) {
+    int64_t segs = std::min<int64_t>((8 * sms + rows - 1) / rows, inner / (16 * kBlockThreads));
+    g.y = static_cast<unsigned>(std::clamp<int64_t>(segs, 1, 65535));
+  }
+  return g;
+}
+
+}  // namespace
+
+void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args,
+            const EmitOptions& options, int device) {
+  rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
+  Grid grid = grid_of(kernel, args, options, ctx.info.multiprocessors);
+  if (grid.skip) return;
+  const rt::cu::Api& cu = rt::cu::api();
+  KernelParams kp(kernel, args);
+  std::shared_ptr<rt::Storage> partial, partial_index, counters;
+  if (grid.y > 1) {
+    Device dev = Device::cuda(device);
+    int64_t rows = args.rows();
+    size_t parts = static_cast<size_t>(rows) * grid.y;
+    partial = rt::Storage::allocate(dev, parts * 8);
+    partial_index = rt::Storage::allocate(dev, parts * 8);
+    counters = rt::Storage::allocate(dev, static_cast<size_t>(rows) * sizeof(unsigned));
+    LF_CU_CHECK(cu.cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(counters->data()), 0,
+                                   static_cast<size_t>(rows) * sizeof(unsigned), ctx.stream));
+    kp.scratch = {partial->data(), partial_index->data(), static_cast<unsigned*>(counters->data())};
+  }
+  void* params[] = {kp.meta.data(), kp.ptrs.data(), &kp.scratch};
+  LF_CU_CHECK(cu.cuLaunchKernel(static_cast<rt::cu::CUfunction>(compiled.function), grid.x, grid.y, 1,
+                                kBlockThreads, 1, 1, 0, ctx.stream, params, nullptr));
+  // Scratch blocks go back to the allocator now: all work on this device is ordered on one
+  // stream, so a later use of the same block runs after this kernel.
+}
+
+// ---- LaunchGraph
+
+struct LaunchGraph::Node {
+  rt::cu::CUgraphNode node = nullptr;  // null: a launch with nothing to compute, left out
+  rt::cu::KernelNodeParams params{};
+  std::vector<int64_t> meta;
+  std::vector<void*> ptrs;  // as the executable graph has them
+  KernelParams::Scratch scratch;
+  void* param_ptrs[3] = {};
+};
+
+LaunchGraph::LaunchGraph(const rt::cu::DeviceContext& context) : context_(&context) {}
+
+LaunchGraph::~LaunchGraph() {
+  rt::cu::drain_launches(/*rethrow=*/false);  // a queued launch of this graph goes first
+  const rt::cu::Api& cu = rt::cu::api();
+  if (exec_) cu.cuGraphExecDestroy(static_cast<rt::cu::CUgraphExec>(exec_));
+  if (graph_) cu.cuGraphDestroy(static_cast<rt::cu::CUgraph>(graph_));
+}
+
+std::unique_ptr<LaunchGraph> LaunchGraph::build(const std::vector<Launch>& launches, int device) {
+  if (!rt::config().cuda_graphs || launches.empty()) return nullptr;
+  const rt::cu::Api& cu = rt::cu::api();
+  if (!cu.graphs) return nullptr;
+  rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
+  std::unique_ptr<LaunchGraph> g(new LaunchGraph(ctx));
+  rt::cu::CUgraph graph = nullptr;
+  if (cu.cuGraphCreate(&graph, 0) != 0) return nullptr;
+  g->graph_ = graph;
+  rt::cu::CUgraphNode last = nullptr;
+  g->nodes_.reserve(launches.size());
+  for (const Launch& l : launches) {
+    Grid grid = grid_of(*l.kernel, *l.args, *l.options, ctx.info.multiprocessors);
+    if (!grid.skip && grid.y > 1) return nullptr;  // split rows: scratch set up at each launch
+    Node& n = *g->nodes_.emplace_back(std::make_unique<Node>());
+    if (grid.skip) continue;
+    KernelParams kp(*l.kernel, *l.args);
+    n.meta = kp.meta;
+    n.ptrs = kp.ptrs;
+    n.param_ptrs[0] = n.meta.data();
+    n.param_ptrs[1] = n.ptrs.data();
+    n.param_ptrs[2] = &n.scratch;
+    n.params = {static_cast<rt::cu::CUfunction>(l.compiled->function), grid.x, grid.y, 1, kBlockThreads, 1, 1, 0,
+                n.param_ptrs, nullptr};
+    // Each kernel after the one before, as on the stream.
+    if (cu.cuGraphAddKernelNode(&n.node, graph, last ? &last : nullptr, last ? 1 : 0, &n.params) != 0) return nullptr;
+    last = n.node;
+  }
+  if (last == nullptr) return nullptr;  // nothing to launch
+  rt::cu::CUgraphExec exec = nullptr;
+  if (cu.cuGraphInstantiateWithFlags(&exec, graph, 0) != 0) return nullptr;
+  g->exec_ = exec;
+  return g;
+}
+
+bool LaunchGraph::set_pointers(size_t i, const std::vector<void*>& pointers) {
+  Node& n = *nodes_[i];
+  if (n.node == nullptr) return true;
+  bool same = true;
+  for (size_t k = 0; k < pointers.size(); ++k) same &= n.ptrs[k] == pointers[k];
+  if (same) return true;
+  // A launch still queued must not see the new pointers; and if this throws (a queued launch
+  // failed), the recorded pointers must still be the graph's.
+  rt::cu::drain_launches();
+  std::copy(pointers.begin(), pointers.end(), n.ptrs.begin());
+  return rt::cu::api().cuGraphExecKernelNodeSetParams(static_cast<rt::cu::CUgraphExec>(exec_), n.node, &n.params) == 0;
+}
+
+bool LaunchGraph::launch() {
+  return rt::cu::launch_graph(static_cast<rt::cu::CUgraphExec>(exec_), *context_);
+}
+
+void launch_matmul(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args,
+                   const GemmParams& gemm, int device) {
+  int64_t batch = 1;
+  for (int64_t d = 0; d < gemm.batch_rank; ++d) batch *= gemm.batch[d];
+  if (batch == 0 || gemm.m == 0 || gemm.n == 0) return;
+  int64_t gx = (gemm.n + kGemmTile - 1) / kGemmTile, gy = (gemm.m + kGemmTile - 1) / kGemmTile;
+  if (gx > INT32_MAX || gy > 65535 || batch > 65535)
+    throw Error("matmul: a " + std::to_string(gemm.m) + "x" + std::to_string(gemm.n) + " product in " +
+                std::to_string(batch) + " batches exceeds the generated kernel's grid (internal error: checked before)");
+  rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
+  KernelParams kp(kernel, args);
+  GemmParams g = gemm;
+  void* params[] = {kp.meta.data(), kp.ptrs.data(), &kp.scratch, &g};
+  LF_CU_CHECK(rt::cu::api().cuLaunchKernel(static_cast<rt::cu::CUfunction>(compiled.function), static_cast<unsigned>(gx),
+                                           static_cast<unsigned>(gy), static_cast<unsigned>(batch), kBlockThreads, 1, 1,
+                                           0, ctx.stream, params, nullptr));
+}
+
+}  // namespace lf::cuda

@@ -1,0 +1,102 @@
+// The CUDA backend: kernel IR -> CUDA C (cuda_emit) -> NVRTC (dlopen'd libnvrtc) -> cubin for the
+// device's own architecture -> module and function through the Driver API -> launches on the
+// device's stream, asynchronous (only sync points wait). This header shows no CUDA types.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/status.h"
+#include "codegen/backend/compiled.h"
+#include "codegen/cuda/emit.h"
+#include "codegen/kir/kernel_ir.h"
+
+namespace lf::rt::cu {
+struct DeviceContext;
+}
+
+namespace lf::cuda {
+
+struct CompiledKernel : lf::CompiledKernel {
+  void* function = nullptr;  // CUfunction
+  void* module = nullptr;    // CUmodule (kept loaded for the process's lifetime)
+};
+
+// Options that change the generated code for these launch arguments (part of the cache key).
+EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, int device);
+
+// build() then load_into(). `quick`: the quick build of tiered compiling (kernel_cache.h), when
+// this NVRTC can make one (12.8 and later: --Ofast-compile); the result's `quick` says whether it is one.
+lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name,
+                                                        const EmitOptions& options, int device, bool quick = false);
+
+// Generates and compiles for `arch` (arch_of(device)) without loading: no driver call, so it runs
+// on any thread (the kernel cache's background thread compiles optimized builds with it).
+lf::StatusOr<std::shared_ptr<CompiledKernel>> build(const kir::Kernel& kernel, const std::string& name,
+                                                      const EmitOptions& options, const std::string& arch, bool quick);
+// Loads a build's cubin on `device`: its module and function.
+lf::Status load_into(CompiledKernel& built, int device);
+// "sm_90": the device's own architecture.
+std::string arch_of(int device);
+
+// Whether compile(..., quick = true) can make a quick build.
+bool quick_builds_available();
+
+// Loads a cubin `compile` produced earlier (CompiledKernel::binary, from the persistent cache) on
+// `device` and finds `name` in it.
+lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& cubin, int device);
+
+// Compiles CUDA source with NVRTC for `arch` (e.g. "sm_90") without loading it: works on a
+// machine with NVRTC but no GPU, which is how the tests check generated code without one.
+lf::Status check_compiles(const std::string& source, const std::string& name, const std::string& arch);
+
+// "sm_90/nvrtc13.0/driver13000": what the cubin depends on besides the IR.
+std::string target_id(int device);
+
+void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args,
+            const EmitOptions& options, int device);
+
+// A fixed sequence of kernel launches on one device, replayed many times (a flush plan's,
+// flush_plan.h), as one CUDA graph: one cuGraphLaunch for all of them instead of a cuLaunchKernel
+// each. On the H100 hosts a graph of one kernel took 1.2-1.9 us of host time to launch, the kernel
+// through cuLaunchKernel 2.7-4.2 us (bench/experiments/launch_path.cpp, bench/RESULTS.md). The operands' pointers
+// may change between launches; nothing else may.
+class LaunchGraph {
+ public:
+  struct Launch {
+    const CompiledKernel* compiled;
+    const kir::Kernel* kernel;
+    const kir::LaunchArgs* args;
+    const EmitOptions* options;
+  };
+  // The launches in order, each after the one before. Null when graphs are off
+  // (LAZYFUSE_CUDA_GRAPHS=0), the driver has none, a launch needs set-up of its own (a row
+  // reduction split over blocks clears its counters first) or the driver refuses the graph.
+  static std::unique_ptr<LaunchGraph> build(const std::vector<Launch>& launches, int device);
+  ~LaunchGraph();
+  LaunchGraph(const LaunchGraph&) = delete;
+  LaunchGraph& operator=(const LaunchGraph&) = delete;
+
+  // Launch i's operand pointers for the next launch (a driver call only when they changed). False
+  // when the driver refused the change: launch the kernels one by one instead.
+  bool set_pointers(size_t i, const std::vector<void*>& pointers);
+  // Launches every kernel on the device's stream: on the launch thread when flushes come back to
+  // back (returns true: queued there), else here (rt::cu::launch_graph).
+  bool launch();
+
+ private:
+  struct Node;
+  explicit LaunchGraph(const rt::cu::DeviceContext& context);
+  const rt::cu::DeviceContext* context_;  // the device's context and stream
+  void* graph_ = nullptr;  // CUgraph
+  void* exec_ = nullptr;   // CUgraphExec
+  std::vector<std::unique_ptr<Node>> nodes_;
+};
+
+// Launches a generated matmul kernel (options.matmul_product >= 0): one block per 128 x 128 tile
+// of the product, per batch. Throws lf::Error when the grid would be too large.
+void launch_matmul(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args,
+                   const GemmParams& gemm, int device);
+
+}  // namespace lf::cuda

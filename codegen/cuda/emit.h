@@ -1,0 +1,61 @@
+// Kernel IR -> CUDA C for NVRTC. The generated kernel has the launch interface of cuda_backend.h:
+//   extern "C" __global__ void NAME(Meta meta, Ptrs ptrs, Scratch scratch)
+// Pointwise kernels run a grid-stride loop over rows x columns. Row kernels (reductions) give each
+// row to one block: per reduction a strided pass over the row and a warp-shuffle + shared-memory
+// block reduction (a fixed tree, so results are deterministic), then a pass writing per-element
+// outputs, then the per-row outputs. A row too long for one block is split over blockIdx.y when
+// the kernel has a single reduction and no per-element output; the last block of a row combines
+// the partials in segment order (deterministic) and finishes the row.
+#pragma once
+
+#include <string>
+
+#include "codegen/kir/kernel_ir.h"
+
+namespace lf::cuda {
+
+inline constexpr int kBlockThreads = 256;
+
+struct EmitOptions {
+  bool index32 = true;  // every extent and offset fits int32: cheaper index math
+  // Row kernels: when > 0, each thread keeps its row_cache elements of every per-element input in
+  // registers (rows up to row_cache * kBlockThreads long), so each pass after the first reads
+  // registers instead of memory: one trip through memory per row.
+  int row_cache = 0;
+  // With row_cache: rows exactly row_cache * kBlockThreads long, so the unrolled loops need no
+  // bounds checks (each check is an exit from the unrolled loop: NVRTC took about a third longer
+  // over softmax's kernel with them).
+  bool row_full = false;
+  // Pointwise kernels: each thread handles 4 consecutive elements of a row with 16-byte loads and
+  // stores (every per-element operand is 4 bytes wide, contiguous along the row and 16-byte
+  // aligned at each row start; rows a multiple of 4 long). Row kernels without row_cache: their
+  // passes read 4 consecutive elements of each such input with one 16-byte load, 4 loads in
+  // flight a thread (inner rank 1). Chosen by the host per launch.
+  bool vec4 = false;
+  // >= 0: a matmul kernel (see below) whose epilogue is this pointwise kernel; input operand
+  // `matmul_product` is the product, which stays in registers and is never read from memory.
+  int matmul_product = -1;
+};
+
+// The generated matmul kernel: C = A @ B tiled 128 x 128 per block of 256 threads (8 x 8
+// accumulators a thread, k in steps of 8 through shared memory), then the epilogue kernel's code
+// for each of the thread's elements, with the product taken from the accumulators; the product
+// itself is never written. Its fourth parameter, after the epilogue's own three:
+inline constexpr int kGemmTile = 128;
+inline constexpr int kGemmMaxBatchRank = 4;
+struct GemmParams {  // the generated `struct Gemm` has this layout
+  const void* a = nullptr;
+  const void* b = nullptr;
+  int64_t m = 0, n = 0, k = 0;
+  int64_t a_offset = 0, a_sm = 0, a_sk = 0;  // elements
+  int64_t b_offset = 0, b_sk = 0, b_sn = 0;
+  int64_t batch_rank = 0;
+  int64_t batch[kGemmMaxBatchRank] = {}, a_batch_stride[kGemmMaxBatchRank] = {}, b_batch_stride[kGemmMaxBatchRank] = {};
+};
+
+std::string emit_cuda(const kir::Kernel& kernel, const std::string& name, const EmitOptions& options);
+
+// Whether a row kernel may split one row over several blocks (see above).
+bool can_split_rows(const kir::Kernel& kernel);
+
+}  // namespace lf::cuda

@@ -1,0 +1,42 @@
+// The GPU matmul through NVIDIA's cuBLASLt, loaded with dlopen like the Driver API and NVRTC (no
+// CUDA header or library is needed to build). cuBLASLt's own epilogues (bias, ReLU) are used
+// where the fused group's epilogue is exactly one of them, so the product is written once;
+// other epilogues run as a generated kernel over the product (see executor.cpp).
+#pragma once
+
+#include <string>
+
+#include "runtime/status.h"
+#include "codegen/cpu/gemm.h"
+#include "codegen/fuse/fuser.h"
+
+namespace lf::cuda {
+
+enum class LtEpilogue { kNone, kBias, kRelu, kBiasRelu };
+const char* lt_epilogue_name(LtEpilogue e);
+
+// The part of a matmul group's epilogue cuBLASLt computes itself: the whole epilogue must be
+// `+ bias` (bias broadcast along the rows: a [n] vector of the matmul's dtype, realized and
+// contiguous), `relu`, or `relu(+ bias)`, with its last node the group's only output. Anything
+// else: kNone with *whole = false (the product only; the epilogue runs as a kernel).
+struct LtMatch {
+  LtEpilogue epilogue = LtEpilogue::kNone;
+  bool whole = false;             // the match covers every epilogue node
+  const ir::Node* bias = nullptr;  // the bias vector's source node (realized)
+  int64_t bias_offset = 0;         // elements
+  ir::Node* output = nullptr;      // the node the cuBLASLt call writes (the product if no epilogue)
+};
+LtMatch match_lt_epilogue(const fuse::Group& group);
+
+// D = epilogue(A @ B) on `device`'s stream; problem.a/b/c hold device addresses and D is
+// problem.c (contiguous). A Status says why cuBLASLt cannot take it (library missing, a dtype or
+// layout it does not support, no algorithm): the caller then uses another path.
+lf::Status lt_matmul(const cpu::GemmProblem& problem, LtEpilogue epilogue, const void* bias, int device);
+
+// Whether lt_matmul can take the problem's dtype and layout (without calling the library).
+lf::Status lt_supports(const cpu::GemmProblem& problem);
+
+// "cuBLASLt 130100" when loaded, else why not (for logs and the README's claims).
+std::string lt_status();
+
+}  // namespace lf::cuda

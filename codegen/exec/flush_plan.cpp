@@ -1,0 +1,115 @@
+#include "codegen/exec/flush_plan.h"
+
+#include <bit>
+#include <cstring>
+
+namespace lf::plan {
+namespace {
+
+int64_t bits(double v) { return std::bit_cast<int64_t>(v); }
+
+void push_dims(std::vector<int64_t>& w, const Shape& dims) {
+  w.push_back(static_cast<int64_t>(dims.size()));
+  w.insert(w.end(), dims.begin(), dims.end());
+}
+
+int64_t device_word(Device d) { return (d.is_cuda() ? int64_t{1} << 32 : 0) | static_cast<uint32_t>(d.index()); }
+
+// Four independent lanes, so that their multiplies overlap: a signature is hundreds of words, and
+// one serial chain of multiplies was the largest single cost of a replayed flush. (Equal hashes are
+// confirmed by comparing the words.)
+uint64_t hash_words(const std::vector<int64_t>& words) {
+  constexpr uint64_t kMul = 0xff51afd7ed558ccdull;
+  uint64_t h[4] = {0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull, 0x27d4eb2f165667c5ull};
+  const size_t n = words.size();
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int l = 0; l < 4; ++l) h[l] = std::rotl((h[l] ^ static_cast<uint64_t>(words[i + l])) * kMul, 31);
+  for (int l = 0; i < n; ++i, ++l) h[l] = std::rotl((h[l] ^ static_cast<uint64_t>(words[i])) * kMul, 31);
+  uint64_t r = n;
+  for (uint64_t x : h) r = (r ^ x) * kMul;
+  return r ^ (r >> 33);
+}
+
+}  // namespace
+
+void describe(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted, bool fusion,
+              Signature* out) {
+  const uint64_t mark = ir::next_flush_mark();
+  out->mark = mark;
+  out->leaves.clear();
+  size_t bound = 2;  // words needed, at most: resize once, then write through a pointer
+  for (size_t i = 0; i < order.size(); ++i) {
+    ir::Node* n = order[i];
+    n->flush_mark = mark;
+    n->flush_pos = static_cast<int32_t>(i);
+    bound += 16 + n->shape.size() + n->attrs.dims.size() + n->inputs.size();
+  }
+  std::vector<int64_t>& words = out->words;
+  words.resize(bound);
+  int64_t* w = words.data();
+  auto dims = [&w](const Shape& d) {
+    *w++ = static_cast<int64_t>(d.size());
+    for (int64_t x : d) *w++ = x;
+  };
+  *w++ = fusion;
+  *w++ = static_cast<int64_t>(order.size());
+  for (const ir::Node* n : order) {
+    *w++ = static_cast<int64_t>(n->op) | static_cast<int64_t>(n->dtype) << 16 | int64_t{wanted(*n)} << 32;
+    *w++ = device_word(n->device);
+    dims(n->shape);
+    const ir::Attrs& a = n->attrs;
+    dims(a.dims);
+    for (int64_t x : {bits(a.value), bits(a.value2), a.ivalue, a.axis, a.start, a.step, int64_t{a.keepdim},
+                      static_cast<int64_t>(a.seed), static_cast<int64_t>(a.counter)})
+      *w++ = x;
+    *w++ = static_cast<int64_t>(n->inputs.size());
+    for (const ir::NodePtr& in : n->inputs) {
+      // Pending inputs are all in the order; a realized one is a leaf, numbered below the nodes
+      // (flush_pos -1 - leaf) at its first use.
+      ir::Node* i = in.get();
+      if (i->flush_mark != mark) {
+        i->flush_mark = mark;
+        i->flush_pos = -1 - static_cast<int32_t>(out->leaves.size());
+        out->leaves.push_back(i);
+      }
+      *w++ = i->flush_pos;
+    }
+  }
+  words.resize(static_cast<size_t>(w - words.data()));
+  for (size_t l = 0; l < out->leaves.size(); ++l) {
+    const ir::Node* leaf = out->leaves[l];
+    words.push_back(static_cast<int64_t>(leaf->dtype));
+    words.push_back(device_word(leaf->device));
+    push_dims(words, leaf->shape);
+    push_dims(words, leaf->layout.strides);
+    words.push_back(leaf->layout.offset);
+    // The first leaf on the same storage (views of one buffer stay views of one buffer), and the
+    // address's alignment, which vectorized launches depend on.
+    size_t alias = 0;
+    while (out->leaves[alias]->storage != leaf->storage) ++alias;
+    words.push_back(static_cast<int64_t>(alias));
+    words.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(leaf->storage->data()) % 64));
+  }
+  out->hash = hash_words(words);
+}
+
+Plan* PlanCache::find(const Signature& sig, uint64_t generation) {
+  auto it = plans_.find(sig.hash);
+  if (it == plans_.end() || it->second.generation != generation || it->second.words != sig.words) return nullptr;
+  return &it->second;
+}
+
+bool PlanCache::seen_before(const Signature& sig) {
+  if (seen_.size() >= kMaxSeen) seen_.clear();
+  return !seen_.insert(sig.hash).second;
+}
+
+void PlanCache::store(const Signature& sig, Plan plan) {
+  if (plans_.size() >= kMaxPlans) plans_.clear();
+  plan.words = sig.words;
+  plans_.erase(sig.hash);  // destroyed, not assigned over: its graph goes before its kernels
+  plans_.emplace(sig.hash, std::move(plan));
+}
+
+}  // namespace lf::plan

@@ -1,0 +1,93 @@
+// Flush plans: a flush whose trace has the structure of an earlier one replays the kernels that
+// flush launched, without fusing, lowering or looking kernels up again. A small flush in a loop
+// (the same few ops on new data each iteration) then costs its recording, a walk over the trace and
+// the launches.
+//
+// The structure, a flush's signature, is every fact that fusion and lowering read: for each
+// pending node its op, dtype, device, sizes, attributes (numbers included: a `full` value or a
+// random seed is baked into the launch arguments), its inputs and whether it is kept; for each
+// realized input its dtype, device, sizes, strides, offset, which other inputs share its storage,
+// and its address modulo 64 (vector alignment). Equal signatures give the same groups, kernels and
+// launch arguments but for the pointers, which a replay binds afresh. A signature is compared word
+// for word, not only by its hash.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "codegen/cuda/backend.h"
+#include "codegen/cuda/emit.h"
+#include "codegen/cache/kernel_cache.h"
+#include "codegen/kir/kernel_ir.h"
+#include "codegen/ir/node.h"
+
+namespace lf::plan {
+
+struct Signature {
+  std::vector<int64_t> words;
+  uint64_t hash = 0;
+  // Realized inputs, in first-use order. Read them before the flush stores its held views: that
+  // may free a leaf whose only holder was a view (the view keeps the leaf's storage).
+  std::vector<ir::Node*> leaves;
+  uint64_t mark = 0;              // the Node::flush_mark of its nodes
+};
+
+// The signature of a flush over `order` (ir::topo_order of its roots). Numbers the nodes
+// (Node::flush_mark, flush_pos): call it under the flush lock, or where no other thread flushes.
+void describe(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted, bool fusion,
+              Signature* out);
+
+// A pending node's position in the order `sig` describes; -1 when it is not there.
+inline int position(const Signature& sig, const ir::Node* n) {
+  return n->flush_mark == sig.mark && n->flush_pos >= 0 ? n->flush_pos : -1;
+}
+
+// Where a replayed launch takes an operand's pointer from.
+inline constexpr int64_t kNoPointer = -1;                      // an Index operand (generated, no memory)
+inline int64_t from_output(int64_t slot) { return -2 - slot; }  // an output of this flush
+inline int64_t output_slot(int64_t from) { return -2 - from; }  // a leaf when from >= 0
+
+// One kernel launch of a recorded flush.
+struct Step {
+  std::shared_ptr<const cache::Entry> entry;
+  kir::Kernel kernel;
+  kir::LaunchArgs args;  // as recorded; each replay rebinds the pointers
+  bool gpu = false;
+  cuda::EmitOptions cuda_options;
+  std::vector<int64_t> pointer_from;  // per operand: kNoPointer, a leaf, or from_output(slot)
+  std::vector<int> outputs;           // order positions of the nodes it writes; slots in sequence
+  int64_t bytes = 0;
+};
+
+struct Plan {
+  std::vector<int64_t> words;  // the signature it was recorded for
+  uint64_t generation = 0;     // the kernel cache's generation then (a cleared cache drops plans)
+  std::vector<Step> steps;
+  uint64_t nodes = 0;          // nodes the flush computed (CacheStats::nodes_executed)
+  // GPU plans: the steps as one CUDA graph, built at the first replay (after `steps`, so that it
+  // goes first: it refers to their kernels). Null when there is none (graph_tried says whether
+  // one was tried).
+  std::unique_ptr<cuda::LaunchGraph> graph;
+  bool graph_tried = false;
+};
+
+// Plans by signature. A plan is recorded on a signature's second sighting, so that one-off flushes
+// pay nothing for it. Not thread-safe: the executor holds its lock around every use.
+class PlanCache {
+ public:
+  Plan* find(const Signature& sig, uint64_t generation);
+  // Whether `sig` was seen before (and remembers it now).
+  bool seen_before(const Signature& sig);
+  void store(const Signature& sig, Plan plan);
+
+ private:
+  static constexpr size_t kMaxPlans = 256, kMaxSeen = 4096;  // past these, start over
+  std::unordered_map<uint64_t, Plan> plans_;
+  std::unordered_set<uint64_t> seen_;
+};
+
+}  // namespace lf::plan

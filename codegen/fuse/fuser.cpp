@@ -1,0 +1,350 @@
+#include "codegen/fuse/fuser.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "codegen/ir/view.h"
+
+namespace lf::fuse {
+
+const char* cut_reason_name(CutReason r) {
+  switch (r) {
+    case CutReason::kNoProducerGroup: return "no-producer-group";
+    case CutReason::kFusionDisabled: return "fusion-disabled";
+    case CutReason::kShapeMismatch: return "shape-mismatch";
+    case CutReason::kViewOfComputed: return "view-of-computed";
+    case CutReason::kDifferentReduction: return "different-reduction";
+    case CutReason::kWouldCycle: return "would-cycle";
+    case CutReason::kTooLarge: return "too-large";
+    case CutReason::kHostOp: return "host-op";
+    case CutReason::kCount: break;
+  }
+  return "?";
+}
+
+int insert_reshape_copies(const std::vector<ir::Node*>& order) {
+  int inserted = 0;
+  for (ir::Node* n : order) {
+    if (n->op != ir::Op::Reshape) continue;
+    ir::Node* in = n->inputs[0].get();
+    auto [source, chain] = ir::resolve_views(in);
+    if (!is_view(in->op) && !in->realized()) continue;  // a computed value is contiguous
+    auto s = ir::view_of_chain(*source, chain);
+    if (s && ir::reshape_strides(*s, n->shape)) continue;
+    n->inputs[0] = ir::make_node(ir::Op::Copy, in->dtype, in->device, Shape(in->shape), {n->inputs[0]});
+    ++inserted;
+  }
+  return inserted;
+}
+
+namespace {
+
+using ir::Node;
+
+struct Builder {
+  const std::function<bool(const Node&)>& wanted;
+  bool fusion;
+  Partition p;
+  std::vector<Group> groups;                     // by id (creation order)
+  std::vector<std::unordered_set<int>> deps;     // by id: groups it reads from directly
+  std::unordered_map<const Node*, int> gid;        // member -> group id
+  std::unordered_set<const Node*> materialize;     // members read from outside their group
+  std::vector<int> leaves;                         // by id: distinct leaf reads (approximate)
+
+  bool computed(const Node* n) const { return !n->realized() && gid.count(n) > 0; }
+
+  // Keepdim (rank kept, reduced dims 1) or squeezed (reduced dims removed) shape of a row value.
+  static bool is_row_shape(const Group& g, const Shape& s) {
+    Shape keep = g.full, squeezed;
+    for (size_t d = 0; d < g.full.size(); ++d) {
+      bool r = std::binary_search(g.rdims.begin(), g.rdims.end(), static_cast<int64_t>(d));
+      if (r) keep[d] = 1;
+      else squeezed.push_back(g.full[d]);
+    }
+    return s == keep || s == squeezed;
+  }
+
+  // Whether `chain` over row value `source` of group g broadcasts it back over g's full shape.
+  static bool is_broadcast_back(const Group& g, const Node& source, const std::vector<Node*>& chain,
+                                const Shape& user_shape) {
+    if (g.kind != Group::Kind::Row || user_shape != g.full || chain.empty()) return false;
+    auto s = ir::view_of_chain(source, chain);
+    if (!s || s->offset != 0) return false;
+    // Expected: the row value's contiguous strides on kept dims, 0 on reduced dims.
+    Shape cs = ir::contiguous_strides(source.shape);
+    bool keepdim = source.shape.size() == g.full.size();
+    size_t k = 0;
+    for (size_t d = 0; d < g.full.size(); ++d) {
+      bool r = std::binary_search(g.rdims.begin(), g.rdims.end(), static_cast<int64_t>(d));
+      int64_t expect = r ? 0 : keepdim ? cs[d] : cs[k];
+      if (!r && !keepdim) ++k;
+      if (g.full[d] != 1 && s->strides[d] != expect) return false;
+    }
+    return true;
+  }
+
+  static bool only_reshapes(const std::vector<Node*>& chain) {
+    for (const Node* v : chain)
+      if (v->op != ir::Op::Reshape) return false;
+    return true;
+  }
+
+  int new_group(Group::Kind kind, Shape full, std::vector<int64_t> rdims) {
+    Group g;
+    g.kind = kind;
+    g.id = static_cast<int>(groups.size());
+    g.full = std::move(full);
+    g.rdims = std::move(rdims);
+    groups.push_back(std::move(g));
+    deps.emplace_back();
+    leaves.push_back(0);
+    return static_cast<int>(groups.size()) - 1;
+  }
+
+  void add(int g, Node* n, bool row) {
+    groups[g].nodes.push_back(n);
+    gid[n] = g;
+    p.row_phase[n] = row;
+  }
+
+  void depend(int g, int h) {
+    if (g != h) deps[g].insert(h);
+  }
+
+  // Whether group `from` depends on `target` through any chain of reads. Only asked when a node
+  // reads from two groups, so the walk stays off the common path.
+  bool reaches(int from, int target) const {
+    std::vector<int> stack{from};
+    std::unordered_set<int> seen{from};
+    while (!stack.empty()) {
+      int g = stack.back();
+      stack.pop_back();
+      if (g == target) return true;
+      for (int d : deps[g])
+        if (seen.insert(d).second) stack.push_back(d);
+    }
+    return false;
+  }
+
+  void cut(CutReason r) { ++p.cuts[static_cast<size_t>(r)]; }
+
+  // An input read from outside the reading group: its source must be written by its own group.
+  void read_external(int g, Node* source) {
+    if (!computed(source)) {
+      ++leaves[g];
+      return;
+    }
+    materialize.insert(source);
+    depend(g, gid[source]);
+  }
+
+  void place_elementwise(Node* n) {
+    struct Edge {
+      Node* source;
+      std::vector<Node*> chain;
+    };
+    std::vector<Edge> edges;
+    for (auto& in : n->inputs) {
+      auto [s, chain] = ir::resolve_views(in.get());
+      edges.push_back({s, std::move(chain)});
+    }
+    // Candidate: the newest group among computed producers (host groups take no members; a matmul
+    // group takes epilogue members, which the checks below keep to its output shape, read directly).
+    int best = -1;
+    for (const Edge& e : edges)
+      if (computed(e.source) && groups[gid[e.source]].kind != Group::Kind::Host) best = std::max(best, gid[e.source]);
+    if (fusion && best < 0) best = same_shape_group(n->shape);
+    if (!fusion || best < 0) {
+      cut(fusion ? CutReason::kNoProducerGroup : CutReason::kFusionDisabled);
+      start_alone(n, edges);
+      return;
+    }
+    Group& g = groups[best];
+    // Phase: per-row if every in-group input is a per-row value read directly and the shape fits.
+    bool all_row = true, any_in_group = false;
+    CutReason why = CutReason::kCount;
+    for (const Edge& e : edges) {
+      if (!computed(e.source) || gid[e.source] != best) continue;
+      any_in_group = true;
+      bool row_src = p.row_phase[e.source];
+      if (e.chain.empty() || (row_src && only_reshapes(e.chain) && is_row_shape(g, n->shape))) {
+        all_row &= row_src;  // direct, or a row value reshaped between its keepdim and squeezed forms
+      } else if (row_src && is_broadcast_back(g, *e.source, e.chain, n->shape)) {
+        all_row = false;
+      } else {
+        why = CutReason::kViewOfComputed;
+      }
+    }
+    bool row = any_in_group && all_row && g.kind == Group::Kind::Row && is_row_shape(g, n->shape);
+    if (why == CutReason::kCount && !row && n->shape != g.full) why = CutReason::kShapeMismatch;
+    for (const Edge& e : edges) {
+      if (why != CutReason::kCount) break;
+      if (computed(e.source) && gid[e.source] != best && reaches(gid[e.source], best))
+        why = CutReason::kWouldCycle;
+    }
+    if (why == CutReason::kCount &&
+        (static_cast<int>(g.nodes.size()) >= kMaxGroupNodes || leaves[best] >= kMaxGroupLeaves))
+      why = CutReason::kTooLarge;
+    if (why != CutReason::kCount) {
+      cut(why);
+      start_alone(n, edges);
+      return;
+    }
+    add(best, n, row);
+    for (const Edge& e : edges) {
+      bool inside = computed(e.source) && gid[e.source] == best;
+      if (!inside) read_external(best, e.source);
+    }
+  }
+
+  // A node that reads only buffers and generators may join a recent group over the same shape
+  // (horizontal fusion: shared inputs are read once, one launch fewer). It adds no dependency, so
+  // it cannot make a cycle. Only the last few groups are looked at, to stay linear.
+  int same_shape_group(const Shape& shape) const {
+    constexpr int kLookBack = 8;
+    for (int g = static_cast<int>(groups.size()) - 1; g >= 0 && g >= static_cast<int>(groups.size()) - kLookBack; --g) {
+      const Group& cand = groups[g];
+      bool takes = cand.kind == Group::Kind::Pointwise || cand.kind == Group::Kind::Row;
+      if (takes && cand.full == shape && static_cast<int>(cand.nodes.size()) < kMaxGroupNodes &&
+          leaves[g] < kMaxGroupLeaves)
+        return g;
+    }
+    return -1;
+  }
+
+  template <typename Edges>
+  void start_alone(Node* n, const Edges& edges) {
+    int g = new_group(Group::Kind::Pointwise, n->shape, {});
+    add(g, n, false);
+    for (const auto& e : edges) read_external(g, e.source);
+  }
+
+  void place_reduce(Node* n) {
+    auto [source, chain] = ir::resolve_views(n->inputs[0].get());
+    const Shape& in_shape = n->inputs[0]->shape;
+    if (fusion && computed(source) && chain.empty() && !p.row_phase[source]) {
+      int gi = gid[source];
+      Group& g = groups[gi];
+      bool same_rows = g.kind == Group::Kind::Row && g.rdims == n->attrs.dims && g.full == in_shape;
+      bool can_become_row = g.kind == Group::Kind::Pointwise && g.full == in_shape;
+      if ((same_rows || can_become_row) && static_cast<int>(g.nodes.size()) < kMaxGroupNodes) {
+        if (can_become_row) {
+          g.kind = Group::Kind::Row;
+          g.rdims = n->attrs.dims;
+        }
+        add(gi, n, true);
+        return;
+      }
+      cut(CutReason::kDifferentReduction);
+    } else if (fusion && !computed(source)) {
+      // A reduction of a buffer or generator may join a recent group over the same rows (mean
+      // and std of one x: one pass instead of two). It adds no dependency, so no cycle.
+      for (int gi = static_cast<int>(groups.size()) - 1; gi >= 0 && gi >= static_cast<int>(groups.size()) - 8; --gi) {
+        Group& g = groups[gi];
+        bool same_rows = g.kind == Group::Kind::Row && g.rdims == n->attrs.dims && g.full == in_shape;
+        bool can_become_row = g.kind == Group::Kind::Pointwise && g.full == in_shape;
+        if (!(same_rows || can_become_row) || static_cast<int>(g.nodes.size()) >= kMaxGroupNodes ||
+            leaves[gi] >= kMaxGroupLeaves)
+          continue;
+        if (can_become_row) {
+          g.kind = Group::Kind::Row;
+          g.rdims = n->attrs.dims;
+        }
+        add(gi, n, true);
+        read_external(gi, source);
+        return;
+      }
+      cut(CutReason::kNoProducerGroup);
+    } else {
+      cut(!fusion ? CutReason::kFusionDisabled
+                  : computed(source) ? (chain.empty() ? CutReason::kDifferentReduction : CutReason::kViewOfComputed)
+                                     : CutReason::kNoProducerGroup);
+    }
+    int g = new_group(Group::Kind::Row, in_shape, n->attrs.dims);
+    add(g, n, true);
+    read_external(g, source);
+  }
+
+  void place_host(Node* n) {
+    cut(CutReason::kHostOp);
+    int g = new_group(n->op == ir::Op::Matmul ? Group::Kind::Matmul : Group::Kind::Host, n->shape, {});
+    add(g, n, false);
+    for (auto& in : n->inputs) read_external(g, ir::resolve_views(in.get()).first);
+  }
+
+  // A view or generator the user holds: written by a group of its own.
+  void place_alone(Node* n) {
+    int g = new_group(Group::Kind::Pointwise, n->shape, {});
+    add(g, n, false);
+    if (ir::is_view(n->op)) read_external(g, ir::resolve_views(n).first);
+  }
+
+  void run(const std::vector<Node*>& order) {
+    for (Node* n : order) {
+      if (ir::is_view(n->op) || ir::is_generator(n->op)) {
+        if (wanted(*n)) place_alone(n);
+      } else if (ir::is_reduce(n->op)) {
+        place_reduce(n);
+      } else if (n->op == ir::Op::Matmul || n->op == ir::Op::Cat) {
+        place_host(n);
+      } else {
+        place_elementwise(n);
+      }
+    }
+    finish();
+  }
+
+  // Outputs, then an execution order that respects dependencies (ids are nearly topological
+  // already; a group that received a node after a later group was made may need to wait for it).
+  void finish() {
+    for (Group& g : groups)
+      for (Node* n : g.nodes)
+        if (wanted(*n) || materialize.count(n)) g.outputs.push_back(n);
+    std::vector<int> order;
+    std::vector<char> state(groups.size(), 0);
+    std::vector<std::vector<int>> sorted_deps(groups.size());
+    for (size_t g = 0; g < groups.size(); ++g) {
+      sorted_deps[g].assign(deps[g].begin(), deps[g].end());
+      std::sort(sorted_deps[g].begin(), sorted_deps[g].end());
+    }
+    std::vector<std::pair<int, size_t>> stack;
+    for (int root = 0; root < static_cast<int>(groups.size()); ++root) {
+      if (state[root]) continue;
+      stack.emplace_back(root, 0);
+      state[root] = 1;
+      while (!stack.empty()) {
+        auto& [g, next] = stack.back();
+        if (next < sorted_deps[g].size()) {
+          int d = sorted_deps[g][next++];
+          if (!state[d]) {
+            state[d] = 1;
+            stack.emplace_back(d, 0);
+          }
+        } else {
+          order.push_back(g);
+          stack.pop_back();
+        }
+      }
+    }
+    std::vector<int> index_of(groups.size());
+    for (size_t i = 0; i < order.size(); ++i) index_of[order[i]] = static_cast<int>(i);
+    for (int id : order) {
+      Group g = std::move(groups[id]);
+      for (int a : sorted_deps[id]) g.deps.push_back(index_of[a]);
+      std::sort(g.deps.begin(), g.deps.end());
+      for (Node* n : g.nodes) p.group_of[n] = static_cast<int>(p.groups.size());
+      p.groups.push_back(std::move(g));
+    }
+  }
+};
+
+}  // namespace
+
+Partition partition(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted,
+                    bool fusion) {
+  Builder b{wanted, fusion, {}, {}, {}, {}, {}, {}};  // NOLINT
+  b.run(order);
+  return std::move(b.p);
+}
+
+}  // namespace lf::fuse

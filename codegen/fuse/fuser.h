@@ -1,0 +1,71 @@
+// The fuser: partitions the pending part of a trace into fusion groups (DESIGN.md, "Fusion rules").
+//
+// - Elementwise, cast and generator ops fuse with each other over one iteration shape.
+// - Views are index math inside the consumer, never a node of a group.
+// - A reduction joins the group of its elementwise producers (prologue); the group becomes a row
+//   group: per row of kept dims, passes over the reduced dims. Elementwise consumers of the
+//   reduction's result (epilogue, per row) and consumers that broadcast it back over the same rows
+//   (softmax, layer_norm, x - mean) join it too, so those patterns are one kernel.
+// - A matmul anchors a matmul group: its operands are read through their views (transposes and
+//   broadcast batch dims are strides, never copies), and elementwise consumers over the matmul's
+//   output shape that read it (or each other) directly join it as its epilogue (bias, activation,
+//   scale, residual, cast), computed per output element as the matmul's rows are finished.
+// - Every node still needed outside its group (held by the user, read by another group, or read
+//   through a view the group cannot express) is an output, written once.
+// - No group may depend on itself through other groups (checked when a node joins).
+// Every reason a node starts a new group instead of joining one is a CutReason, counted and logged.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "codegen/ir/node.h"
+
+namespace lf::fuse {
+
+enum class CutReason : uint8_t {
+  kNoProducerGroup,    // nothing to join: inputs are buffers or generators
+  kFusionDisabled,     // LAZYFUSE_FUSION=0
+  kShapeMismatch,      // the producers' iteration shape differs from the node's
+  kViewOfComputed,     // a view (other than a broadcast back over reduced rows) of a computed value
+  kDifferentReduction, // a reduction over other dims, or of a value already reduced
+  kWouldCycle,         // joining would make the group depend on itself
+  kTooLarge,           // the group reached its instruction or operand cap
+  kHostOp,             // matmul and cat start groups of their own
+  kCount
+};
+const char* cut_reason_name(CutReason r);
+
+struct Group {
+  enum class Kind : uint8_t { Pointwise, Row, Matmul, Host } kind = Kind::Pointwise;
+  int id = 0;
+  Shape full;                        // iteration shape (row groups: the reduced input's shape)
+  std::vector<int64_t> rdims;        // row groups: reduced dims of `full`
+  std::vector<ir::Node*> nodes;      // members, topologically ordered (a matmul group's matmul first)
+  std::vector<ir::Node*> outputs;    // members written to memory
+  std::vector<int> deps;             // groups that must run first
+};
+
+struct Partition {
+  std::vector<Group> groups;  // in an order that respects deps
+  std::unordered_map<const ir::Node*, int> group_of;   // member -> index into groups
+  std::unordered_map<const ir::Node*, bool> row_phase;  // member -> per-row value (row groups)
+  std::array<int64_t, static_cast<size_t>(CutReason::kCount)> cuts{};
+};
+
+inline constexpr int kMaxGroupNodes = 512;
+inline constexpr int kMaxGroupLeaves = 48;
+
+// `order`: pending nodes, inputs first (ir::topo_order); `wanted`: nodes that must be materialized.
+Partition partition(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted,
+                    bool fusion);
+
+// Rewrites the graph so that every reshape can be expressed as strides over its source: where a
+// reshape's input layout cannot be viewed that way, a copy is inserted below it. Returns the
+// number of copies inserted.
+int insert_reshape_copies(const std::vector<ir::Node*>& order);
+
+}  // namespace lf::fuse

@@ -1,0 +1,270 @@
+#include "codegen/fuse/lower.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include "codegen/ir/view.h"
+
+namespace lf::lower {
+namespace {
+
+using ir::Node;
+using kir::Instr;
+using kir::InstrKind;
+using kir::Operand;
+
+struct OperandData {
+  Operand meta;
+  Shape strides;  // over the group's full shape, before canonicalization
+  int64_t offset = 0;
+  void* pointer = nullptr;
+};
+
+class Lowerer {
+ public:
+  Lowerer(const fuse::Group& g, const fuse::Partition& p, int index, Device device, bool keep_last_dim,
+          const std::vector<OutputPlacement>* placement)
+      : g_(g), p_(p), index_(index), device_(device), keep_last_dim_(keep_last_dim), placement_(placement) {}
+
+  Lowered run() {
+    out_.kernel.row = g_.kind == fuse::Group::Kind::Row;
+    for (Node* o : g_.outputs) {
+      int value = instr_of(o);
+      const OutputPlacement* place = placement_ ? &(*placement_)[out_.outputs.size()] : nullptr;
+      auto storage = place ? place->storage
+                           : rt::Storage::allocate(device_, static_cast<size_t>(o->numel()) * dtype_size(o->dtype));
+      bool row = is_row(o);
+      OperandData od;
+      od.meta = Operand{Operand::Kind::Output, o->dtype, row, {}};
+      od.strides = to_full(place ? place->strides : ir::contiguous_strides(o->shape), o->shape, row);
+      od.offset = place ? place->offset : 0;
+      od.pointer = storage->data();
+      int slot = static_cast<int>(operands_.size());
+      operands_.push_back(std::move(od));
+      out_.kernel.outputs.push_back({value, slot});
+      out_.outputs.push_back(o);
+      out_.out_storage.push_back(std::move(storage));
+      out_.bytes += o->numel() * static_cast<int64_t>(dtype_size(o->dtype));
+    }
+    canonicalize();
+    return std::move(out_);
+  }
+
+ private:
+  bool member(const Node* n) const {
+    if (n->realized()) return false;
+    auto it = p_.group_of.find(n);
+    return it != p_.group_of.end() && it->second == index_;
+  }
+  bool is_row(const Node* n) const {
+    auto it = p_.row_phase.find(n);
+    return it != p_.row_phase.end() && it->second;
+  }
+  bool reduced(size_t d) const {
+    return std::binary_search(g_.rdims.begin(), g_.rdims.end(), static_cast<int64_t>(d));
+  }
+
+  // Strides over a value of `shape` (the full shape, or a row value's keepdim/squeezed shape) as
+  // strides over the group's full shape: reduced dims of row values get stride 0.
+  Shape to_full(const Shape& strides, const Shape& shape, bool row) const {
+    if (!row || shape.size() == g_.full.size()) {
+      Shape s = strides;
+      if (row)
+        for (size_t d = 0; d < s.size(); ++d)
+          if (reduced(d)) s[d] = 0;
+      return s;
+    }
+    Shape s(g_.full.size(), 0);
+    size_t k = 0;
+    for (size_t d = 0; d < g_.full.size(); ++d)
+      if (!reduced(d)) s[d] = strides[k++];
+    return s;
+  }
+
+  int push(Instr in) {
+    out_.kernel.instrs.push_back(std::move(in));
+    return static_cast<int>(out_.kernel.instrs.size()) - 1;
+  }
+
+  int param(kir::ParamKind kind, int64_t bits) {
+    out_.kernel.params.push_back(kind);
+    out_.args.params.push_back(bits);
+    return static_cast<int>(out_.kernel.params.size()) - 1;
+  }
+  int float_param(double v) {
+    int64_t bits;
+    std::memcpy(&bits, &v, 8);
+    return param(kir::ParamKind::Float, bits);
+  }
+
+  // A value read from outside the group: a buffer, or a generator evaluated in place.
+  int leaf(Node* source, const std::vector<Node*>& chain, bool row) {
+    if (source->op == ir::Op::Full && !source->realized()) {
+      auto key = std::make_tuple(source, Shape{}, int64_t{0}, row);
+      if (auto it = leaves_.find(key); it != leaves_.end()) return it->second;
+      Instr in;
+      in.kind = InstrKind::Param;
+      in.dtype = source->dtype;
+      in.row = row;
+      in.slot = is_floating(source->dtype) ? float_param(source->attrs.value)
+                                           : param(kir::ParamKind::Int, source->attrs.ivalue);
+      return leaves_[key] = push(in);
+    }
+    auto view = ir::view_of_chain(*source, chain);
+    if (!view) throw Error("lower: a reshape that cannot be viewed reached the lowering (internal error)");
+    Shape strides = to_full(view->strides, view->shape, row);
+    auto key = std::make_tuple(source, strides, view->offset, row);
+    if (auto it = leaves_.find(key); it != leaves_.end()) return it->second;
+    bool gen = !source->realized();
+    OperandData od;
+    od.meta = Operand{gen ? Operand::Kind::Index : Operand::Kind::Input, source->dtype, row, {}};
+    od.strides = strides;
+    od.offset = view->offset;
+    od.pointer = gen ? nullptr : source->storage->data();
+    int slot = static_cast<int>(operands_.size());
+    operands_.push_back(std::move(od));
+    Instr in;
+    in.kind = gen ? InstrKind::Gen : InstrKind::Load;
+    in.dtype = source->dtype;
+    in.row = row;
+    in.slot = slot;
+    if (gen) {
+      in.op = source->op;
+      const ir::Attrs& a = source->attrs;
+      if (source->op == ir::Op::Arange) {
+        in.params = {float_param(a.value), float_param(a.value2)};
+      } else {
+        in.params = {param(kir::ParamKind::Int, static_cast<int64_t>(a.seed)),
+                     param(kir::ParamKind::Int, static_cast<int64_t>(a.counter))};
+      }
+    } else {
+      out_.bytes += source->numel() * static_cast<int64_t>(dtype_size(source->dtype));
+    }
+    return leaves_[key] = push(in);
+  }
+
+  int instr_of(Node* n) {
+    if (auto it = memo_.find(n); it != memo_.end()) return it->second;
+    int result;
+    bool row = is_row(n);
+    if (ir::is_view(n->op) || ir::is_generator(n->op)) {
+      // Held by the user on its own: the group copies it out.
+      auto [source, chain] = ir::resolve_views(n);
+      result = leaf(source, chain, row);
+    } else {
+      std::vector<int> args;
+      bool reduce = ir::is_reduce(n->op);
+      for (auto& input : n->inputs) {
+        auto [source, chain] = ir::resolve_views(input.get());
+        if (member(source)) {
+          args.push_back(instr_of(source));  // direct, or a row value broadcast back
+        } else {
+          args.push_back(leaf(source, chain, reduce ? false : row));
+        }
+      }
+      Instr in;
+      in.kind = reduce ? InstrKind::Reduce : InstrKind::Op;
+      in.op = n->op;
+      in.dtype = n->dtype;
+      in.row = row;
+      in.args = std::move(args);
+      result = push(std::move(in));
+    }
+    memo_[n] = result;
+    return result;
+  }
+
+  // Reduced dims last; drop size-1 dims; merge neighbours that are contiguous for every operand.
+  void canonicalize() {
+    size_t rank = g_.full.size();
+    std::vector<size_t> outer, inner;
+    for (size_t d = 0; d < rank; ++d) (out_.kernel.row && reduced(d) ? inner : outer).push_back(d);
+    auto coalesce = [&](const std::vector<size_t>& dims) {
+      std::vector<int64_t> sizes;
+      std::vector<Shape> strides(operands_.size());
+      for (size_t d : dims) {
+        int64_t n = g_.full[d];
+        // A matmul epilogue keeps its last two dims as they are (even of size 1), so that its
+        // columns are the product's columns and one kernel serves every m.
+        bool pinned = keep_last_dim_ && d + 2 >= rank;
+        if (n == 1 && !pinned) continue;
+        bool merge = !sizes.empty() && sizes.back() != 0 && n != 0 && !pinned;
+        for (size_t o = 0; merge && o < operands_.size(); ++o)
+          merge = strides[o].back() == operands_[o].strides[d] * n;
+        if (merge) {
+          sizes.back() *= n;
+          for (size_t o = 0; o < operands_.size(); ++o) strides[o].back() = operands_[o].strides[d];
+        } else {
+          sizes.push_back(n);
+          for (size_t o = 0; o < operands_.size(); ++o) strides[o].push_back(operands_[o].strides[d]);
+        }
+      }
+      return std::make_pair(sizes, strides);
+    };
+    std::vector<int64_t> sizes;
+    std::vector<Shape> strides(operands_.size());
+    if (out_.kernel.row) {
+      auto [os, ost] = coalesce(outer);
+      auto [is, ist] = coalesce(inner);
+      if (is.empty()) {  // a reduction over nothing (or over size-1 dims): one element per row
+        is.push_back(1);
+        for (auto& s : ist) s.push_back(0);
+      }
+      sizes = os;
+      sizes.insert(sizes.end(), is.begin(), is.end());
+      for (size_t o = 0; o < operands_.size(); ++o) {
+        strides[o] = ost[o];
+        strides[o].insert(strides[o].end(), ist[o].begin(), ist[o].end());
+      }
+      out_.kernel.outer_rank = static_cast<int>(os.size());
+      out_.kernel.inner_rank = static_cast<int>(is.size());
+    } else {
+      auto [all, st] = coalesce(outer);
+      if (all.empty()) {
+        all.push_back(1);
+        for (auto& s : st) s.push_back(0);
+      }
+      sizes = all;
+      strides = st;
+      out_.kernel.outer_rank = static_cast<int>(all.size()) - 1;
+      out_.kernel.inner_rank = 1;
+    }
+    out_.args.outer_rank = out_.kernel.outer_rank;
+    out_.args.sizes = sizes;
+    for (size_t o = 0; o < operands_.size(); ++o) {
+      OperandData& od = operands_[o];
+      for (int64_t s : strides[o]) {
+        od.meta.strides.push_back(s == 0 ? kir::StrideClass::Zero
+                                  : s == 1 ? kir::StrideClass::Unit
+                                           : kir::StrideClass::Any);
+      }
+      out_.kernel.operands.push_back(od.meta);
+      out_.args.pointers.push_back(od.pointer);
+      out_.args.offsets.push_back(od.offset);
+      out_.args.strides.insert(out_.args.strides.end(), strides[o].begin(), strides[o].end());
+    }
+  }
+
+  const fuse::Group& g_;
+  const fuse::Partition& p_;
+  int index_;
+  Device device_;
+  bool keep_last_dim_;
+  const std::vector<OutputPlacement>* placement_;
+  Lowered out_;
+  std::vector<OperandData> operands_;
+  std::unordered_map<Node*, int> memo_;
+  std::map<std::tuple<Node*, Shape, int64_t, bool>, int> leaves_;
+};
+
+}  // namespace
+
+Lowered lower_group(const fuse::Group& group, const fuse::Partition& partition, int group_index, Device device,
+                    bool keep_last_dim, const std::vector<OutputPlacement>* placement) {
+  return Lowerer(group, partition, group_index, device, keep_last_dim, placement).run();
+}
+
+}  // namespace lf::lower

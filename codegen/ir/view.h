@@ -1,0 +1,36 @@
+// Strided views: how a chain of view nodes (permute, expand, slice, reshape) turns into strides and
+// an offset over the storage (or the generator index space) at its bottom.
+#pragma once
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "codegen/ir/node.h"
+
+namespace lf::ir {
+
+struct Strided {
+  Shape shape;
+  Shape strides;
+  int64_t offset = 0;
+};
+
+Strided contiguous_view(const Shape& shape);
+
+// The strides a reshape of `in` to `shape` needs without copying, or nullopt when the layout
+// cannot be viewed that way (PyTorch's view rule).
+std::optional<Shape> reshape_strides(const Strided& in, const Shape& shape);
+
+// Applies one view node to `in`; nullopt when a reshape cannot be expressed as strides.
+std::optional<Strided> apply_view(const Strided& in, const Node& view);
+
+// Follows view nodes down from `node` to the first node that is not a pending view (the source).
+// Returns the source and the views from the bottom up.
+std::pair<Node*, std::vector<Node*>> resolve_views(Node* node);
+
+// The source's own layout (realized: its storage layout; pending: contiguous, as it will be
+// materialized), then each view of `chain` applied. nullopt when a reshape does not fit.
+std::optional<Strided> view_of_chain(const Node& source, const std::vector<Node*>& chain);
+
+}  // namespace lf::ir

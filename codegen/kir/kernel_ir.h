@@ -1,0 +1,90 @@
+// The kernel IR: one fused group as a loop over "rows" (outer dims) and, per row, passes over
+// "columns" (inner dims), with a list of scalar SSA instructions. Both backends read it; it knows
+// nothing of CUDA or LLVM. Sizes, strides, offsets and constant values are launch arguments, never
+// part of the IR, so a new shape or a new constant reuses the compiled kernel.
+//
+// Pointwise kernels: outer = all dims but the last, inner = the last; every instruction is
+// per-element. Row kernels (reductions): outer = kept dims, inner = reduced dims; a row first runs
+// one pass per reduction, then a pass that writes per-element outputs, then writes per-row outputs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/ir/op.h"
+#include "lazyfuse/types.h"
+
+namespace lf::kir {
+
+enum class InstrKind : uint8_t {
+  Load,    // operand `slot` at the current element (or row)
+  Param,   // launch parameter `slot` (a full() value), as the instruction's dtype
+  Gen,     // arange/rand/randn at the linear index given by operand `slot`'s strides
+  Op,      // elementwise op over args (where, cast and copy included)
+  Reduce,  // reduction of args[0] (an element value) over the row; the result is a row value
+};
+
+struct Instr {
+  InstrKind kind = InstrKind::Op;
+  ir::Op op = ir::Op::Copy;
+  DType dtype = DType::Float32;  // the value's dtype (16-bit floats are computed in float32, rounded per op)
+  bool row = false;              // a per-row value (reductions and what is computed from them)
+  std::vector<int> args;
+  int slot = -1;
+  std::vector<int> params;  // Gen: its parameter slots
+};
+
+// How one operand's stride along one dim behaves; the code differs for each.
+enum class StrideClass : uint8_t { Zero = 0, Unit = 1, Any = 2 };
+
+struct Operand {
+  enum class Kind : uint8_t { Input, Output, Index } kind;  // Index: a generator's virtual index
+  DType dtype;
+  bool row = false;                  // addressed per row (row-phase loads and outputs)
+  std::vector<StrideClass> strides;  // per dim (outer then inner)
+};
+
+struct Output {
+  int instr;
+  int slot;  // operand
+};
+
+enum class ParamKind : uint8_t { Float, Int };
+
+struct Kernel {
+  bool row = false;
+  // The element outputs are written with non-temporal (streaming) stores that bypass the caches:
+  // a CPU code-generation choice for launches whose outputs are far larger than the caches
+  // (cpu::wants_streaming_stores). Part of the key: it changes the generated code.
+  bool stream_stores = false;
+  int outer_rank = 0;
+  int inner_rank = 1;
+  std::vector<Operand> operands;
+  std::vector<ParamKind> params;
+  std::vector<Instr> instrs;  // topologically ordered
+  std::vector<Output> outputs;
+
+  // The canonical structural string: equal keys mean identical generated code.
+  std::string key() const;
+  // Human-readable summary, e.g. "mul,add,relu -> sum[inner]".
+  std::string summary() const;
+};
+
+// The launch arguments matching a Kernel: sizes, per-operand offset and strides, parameter bits.
+struct LaunchArgs {
+  int outer_rank = 0;
+  std::vector<int64_t> sizes;              // outer then inner
+  std::vector<void*> pointers;             // per operand (nullptr for Index operands)
+  std::vector<int64_t> offsets;            // per operand, elements
+  std::vector<int64_t> strides;            // per operand, rank entries, elements
+  std::vector<int64_t> params;             // bits: int64, or a double's bits
+  int64_t rows() const;         // product of the outer sizes
+  int64_t inner_numel() const;  // product of the inner sizes
+};
+
+// Flat int64 metadata as the generated code reads it: [sizes][offset, strides... per operand][params].
+std::vector<int64_t> pack_meta(const Kernel& k, const LaunchArgs& a);
+void pack_meta(const Kernel& k, const LaunchArgs& a, std::vector<int64_t>* out);  // into *out, replaced
+
+}  // namespace lf::kir

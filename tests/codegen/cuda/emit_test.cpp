@@ -1,0 +1,243 @@
+// The CUDA C of many kinds of kernel must compile with NVRTC for sm_90. This runs without a GPU
+// (NVRTC only), so CI catches a broken emitter; the GPU tests check the values on the device.
+#include "codegen/cuda/emit.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <lazyfuse/lazyfuse.h>
+
+#include "codegen/cuda/backend.h"
+#include "codegen/fuse/fuser.h"
+#include "codegen/fuse/lower.h"
+#include "codegen/test_util.h"
+#include "codegen/ir/view.h"
+#include "runtime/storage.h"
+
+namespace {
+
+using lf::DType;
+using lf::Tensor;
+
+// Partitions the graph behind `t` (CPU tensors; the kernel IR does not depend on the device) and
+// returns the CUDA source of every kernel group.
+std::vector<std::string> cuda_sources(const Tensor& t, bool index32, int row_cache = 0, bool vec4 = false,
+                                      bool row_full = false) {
+  std::vector<lf::ir::Node*> roots{t.node().get()};
+  auto order = lf::ir::topo_order(roots);
+  auto p = lf::fuse::partition(order, [&](const lf::ir::Node& n) { return &n == roots[0]; }, true);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < p.groups.size(); ++i) {
+    if (p.groups[i].kind == lf::fuse::Group::Kind::Host) continue;
+    auto low = lf::lower::lower_group(p.groups[i], p, static_cast<int>(i), lf::Device::cpu());
+    lf::cuda::EmitOptions opt;
+    opt.index32 = index32;
+    opt.row_cache = low.kernel.row ? row_cache : 0;
+    opt.row_full = opt.row_cache > 0 && row_full;
+    // The kernels the host would give vec4 (cuda::options_for) for suitable sizes and pointers.
+    bool vec_ok = true;
+    if (!low.kernel.row) {
+      for (const auto& o : low.kernel.operands)
+        vec_ok &= o.kind == lf::kir::Operand::Kind::Index || o.strides.back() != lf::kir::StrideClass::Any;
+    } else {
+      vec_ok = opt.row_cache == 0 && low.kernel.inner_rank == 1;
+      for (const auto& in : low.kernel.instrs)
+        if (in.kind == lf::kir::InstrKind::Load && !in.row &&
+            low.kernel.operands[in.slot].strides.back() == lf::kir::StrideClass::Unit)
+          vec_ok &= lf::dtype_size(low.kernel.operands[in.slot].dtype) == 4;
+    }
+    opt.vec4 = vec4 && vec_ok;
+    out.push_back(lf::cuda::emit_cuda(low.kernel, "k" + std::to_string(i), opt));
+  }
+  return out;
+}
+
+Tensor input(lf::Shape shape, DType d = DType::Float32) {
+  Tensor x = lf::randn(shape).to(d);
+  lf::sync();
+  return x;
+}
+
+struct Case {
+  const char* name;
+  std::function<Tensor()> make;
+};
+
+std::vector<Case> cases() {
+  return {
+      {"chain", [] { Tensor x = input({1000}); return lf::relu(x * 2 + 1) * lf::sigmoid(x) - lf::tanh(x) / 3; }},
+      {"bias_gelu", [] { return lf::gelu(input({64, 32}) + input({32})); }},
+      {"gelu_tanh_f16", [] { return lf::gelu(input({64, 32}, DType::Float16), true); }},
+      {"softmax", [] { return lf::softmax(input({16, 100}), -1); }},
+      {"log_softmax_dim0", [] { return lf::log_softmax(input({16, 100}), 0); }},
+      {"layer_norm", [] { return lf::layer_norm(input({16, 100}) + input({16, 100}), 1, input({100}), input({100})); }},
+      {"standardize", [] { Tensor x = input({8, 50}); return (x - x.mean({1}, true)) / (x.std({1}, true) + 1e-5); }},
+      {"sum_squares", [] { Tensor x = input({5000}); return lf::sum(x * x); }},
+      {"argmax_rows", [] { return lf::argmax(input({7, 33}), {1}); }},
+      {"argmin_all", [] { return lf::argmin(input({7, 33})); }},
+      {"max_middle", [] { return lf::max(input({4, 5, 6}), {1}); }},
+      {"prod_outer_inner", [] { return lf::prod(input({4, 5, 6}), {0, 2}); }},
+      {"int_ops", [] {
+         Tensor a = lf::cast(input({40}) * 10, DType::Int32);
+         return lf::pow(a, 2) + lf::abs(a) * 3 - lf::sign(a) + lf::maximum(a, lf::cast(a, DType::Int32) / 2 > 1);
+       }},
+      {"int64_sum", [] { return lf::sum(lf::cast(input({40}) * 100, DType::Int64)); }},
+      {"bool_logic", [] { Tensor x = input({30}); return lf::where((x > 0) && !(lf::isnan(x)), x, lf::scalar(0.0)); }},
+      {"casts_bf16", [] { return lf::cast(lf::cast(input({30}), DType::BFloat16) * 3, DType::Float64); }},
+      {"generators", [] { return lf::rand({10, 10}) + lf::randn({10, 10}) + lf::arange(0, 10).reshape({1, 10}); }},
+      {"randn_f64", [] { return lf::randn({20}, DType::Float64) * 2; }},
+      {"transposed", [] { return lf::exp(input({12, 20}).transpose(0, 1)) + 1; }},
+      {"sliced_strided", [] { return lf::slice(input({40, 30}), 1, 1, 29, 3) * 2; }},
+      {"logsumexp", [] { return lf::logsumexp(input({9, 31}), {1}); }},
+      {"var_f64", [] { return lf::var(input({9, 31}, DType::Float64), {0}); }},
+      {"rms_norm", [] { return lf::rms_norm(input({6, 64}), input({64})); }},
+      {"bool_max", [] { return lf::max(input({6, 10}) > 0, {1}); }},
+      {"transcendentals", [] {
+         Tensor x = input({100});
+         return lf::sin(x) + lf::cos(x) + lf::tan(x) + lf::asin(x / 10) + lf::acos(x / 10) + lf::atan(x) + lf::sinh(x) +
+                lf::cosh(x) + lf::erf(x) + lf::exp2(x) + lf::log2(lf::abs(x)) + lf::log1p(lf::abs(x)) +
+                lf::expm1(x) + lf::rsqrt(lf::abs(x)) + lf::atan2(x, x + 1) + lf::pow(lf::abs(x), x) +
+                lf::silu(x) + lf::floor(x) + lf::ceil(x) + lf::round(x) + lf::reciprocal(x) + lf::square(x) +
+                lf::clamp(x, -1, 1) + lf::cast(lf::isinf(x) || lf::isfinite(x), DType::Float32);
+       }},
+  };
+}
+
+TEST(CudaEmit, EveryKindOfKernelCompilesWithNvrtc) {
+  if (!lf::cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90").ok())
+    GTEST_SKIP() << "NVRTC is not available here";
+  for (const Case& c : cases()) {
+    Tensor t = c.make();
+    struct Variant {
+      bool index32;
+      int row_cache;
+      bool vec4;
+      bool row_full = false;
+    };
+    for (auto [index32, row_cache, vec4, row_full] :
+         {Variant{true, 0, false}, Variant{false, 0, false}, Variant{true, 4, false}, Variant{true, 4, false, true},
+          Variant{true, 0, true}}) {
+      std::vector<std::string> sources = cuda_sources(t, index32, row_cache, vec4, row_full);
+      ASSERT_FALSE(sources.empty()) << c.name;
+      for (size_t i = 0; i < sources.size(); ++i) {
+        lf::Status s = lf::cuda::check_compiles(sources[i], "k" + std::to_string(i), "sm_90");
+        EXPECT_TRUE(s.ok()) << c.name << " (index32=" << index32 << ", row_cache=" << row_cache << ", vec4=" << vec4 << ", row_full=" << row_full << ") kernel " << i << ":\n"
+                            << s.message() << "\n----- source -----\n" << sources[i];
+      }
+    }
+  }
+}
+
+TEST(CudaEmit, LongRowsReadSixteenBytesAtATime) {
+  // A row kernel streaming its rows (no register cache) reads each contiguous float or int32
+  // input as 16-byte vectors, four in flight a thread, and splits rows at multiples of 4.
+  std::vector<std::string> f32 = cuda_sources(lf::sum(input({50000}) * input({50000})), true, 0, true);
+  ASSERT_EQ(f32.size(), 1u);
+  EXPECT_NE(f32[0].find("__ldg((const float4*)(p0 + b0 + jb_"), std::string::npos) << f32[0];
+  EXPECT_NE(f32[0].find("__ldg((const float4*)(p1 + b1 + jb_"), std::string::npos) << f32[0];
+  EXPECT_NE(f32[0].find("jb_ += 16 * (i64)blockDim.x"), std::string::npos) << f32[0];
+  EXPECT_NE(f32[0].find("seg_lo = 4 * (int)(((i64)(inner / 4)"), std::string::npos) << f32[0];
+  EXPECT_EQ(f32[0].find("__ldg(&p0["), std::string::npos) << "no scalar loads of a vector input:\n" << f32[0];
+  std::vector<std::string> i32 = cuda_sources(lf::argmax(input({7, 5000}, DType::Int32), {1}), true, 0, true);
+  ASSERT_EQ(i32.size(), 1u);
+  EXPECT_NE(i32[0].find("__ldg((const int4*)(p0 + b0 + jb_"), std::string::npos) << i32[0];
+  // Without vec4 (host's choice: odd lengths, misaligned views) the passes read element by element.
+  std::vector<std::string> scalar = cuda_sources(lf::sum(input({50000}) * input({50000})), true, 0, false);
+  EXPECT_NE(scalar[0].find("__ldg(&p0["), std::string::npos) << scalar[0];
+  EXPECT_EQ(scalar[0].find("float4"), std::string::npos) << scalar[0];
+}
+
+// Values of vec4 row kernels on the default device (the GPU where there is one): whole vectors
+// and the scalar tail of the step, NaN and ties inside a vector, the split across blocks, rows
+// that are not a multiple of 4 or not aligned (scalar loads), int32.
+TEST(CudaEmit, LongRowsMatchTheReference) {
+  using lf::test::expect_matches_reference;
+  const int64_t n = 16 * 256 * 37 + 4 * 9;  // whole 16-element steps, then 9 single vectors
+  Tensor x = input({n});
+  expect_matches_reference(lf::sum(x * x), n, "sum(x*x)");
+  expect_matches_reference(lf::max(x * 2 + 1), 1, "max");
+  Tensor rows = input({3, n});
+  expect_matches_reference(lf::sum(rows, {1}), n, "3 long rows");
+  expect_matches_reference(lf::softmax(rows, -1), n, "softmax of long rows");
+  expect_matches_reference(lf::layer_norm(rows + rows, 1), n, "layer_norm of long rows");
+  expect_matches_reference(lf::sum(lf::slice(rows, 1, 1, n - 3), {1}), n, "rows starting at an odd offset");
+  expect_matches_reference(lf::sum(lf::slice(rows, 1, 4, n), {1}), n, "rows starting 16 bytes in");
+  expect_matches_reference(lf::sum(input({3, n + 1}), {1}), n, "rows of odd length");
+  std::vector<float> v(static_cast<size_t>(n), 1.0f);
+  v[4 * 100 + 2] = 7.0f;  // lane 2 of a vector, tied with a later one
+  v[static_cast<size_t>(n) - 3] = 7.0f;
+  Tensor ties = lf::from_vector(v, {n});
+  EXPECT_EQ(lf::argmax(ties).item<int64_t>(), 4 * 100 + 2);
+  v[4 * 2000 + 1] = std::numeric_limits<float>::quiet_NaN();
+  Tensor nan = lf::from_vector(v, {n});
+  EXPECT_EQ(lf::argmax(nan).item<int64_t>(), 4 * 2000 + 1);
+  EXPECT_TRUE(std::isnan(lf::sum(nan).item<float>()));
+  // Register-cached rows that fill their unrolled loops exactly (no bounds checks), and not.
+  for (int64_t len : {256, 1024, 4096, 1000}) {
+    Tensor r = input({5, len});
+    expect_matches_reference(lf::softmax(r, -1), len, "softmax, rows of " + std::to_string(len));
+    expect_matches_reference(lf::layer_norm(r * 2, 1), len, "layer_norm, rows of " + std::to_string(len));
+    expect_matches_reference(lf::argmax(r, {1}), 1, "argmax, rows of " + std::to_string(len));
+  }
+  Tensor ints = lf::cast(input({2, n}) * 100, DType::Int32);
+  lf::sync();  // stored as int32, so that the rows read int4 vectors
+  expect_matches_reference(lf::sum(ints, {1}), n, "int32 rows");
+  expect_matches_reference(lf::argmin(ints, {1}), 1, "int32 argmin");
+}
+
+TEST(CudaEmit, FullRegisterCachedRowsHaveNoBoundsChecks) {
+  Tensor x = input({4, 1024});
+  std::string full = cuda_sources(lf::softmax(x, -1), true, 4, false, true).at(0);
+  std::string partial = cuda_sources(lf::softmax(x, -1), true, 4, false, false).at(0);
+  EXPECT_EQ(full.find("break;"), std::string::npos) << full;
+  EXPECT_NE(partial.find("if (j64 >= inner) break;"), std::string::npos) << partial;
+}
+
+TEST(CudaEmit, SourceDependsOnStructureNotSizes) {
+  Tensor a = input({10, 20}), b = input({30, 40});
+  EXPECT_EQ(cuda_sources(lf::softmax(a, -1), true), cuda_sources(lf::softmax(b, -1), true));
+}
+
+}  // namespace
+
+// The generated matmul kernel (cuda_emit.h) with its epilogue, in every dtype matmul takes.
+TEST(CudaEmit, MatmulWithEpilogueCompilesWithNvrtc) {
+  if (!lf::cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90").ok())
+    GTEST_SKIP() << "NVRTC is not available here";
+  for (DType d : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int32, DType::Int64}) {
+    Tensor a = input({3, 40, 24}, d), b = input({24, 30}, d), bias = input({30}, d), r = input({40, 30}, d);
+    Tensor y = lf::maximum(lf::matmul(a, b) + bias, r) * 2;
+    std::vector<lf::ir::Node*> roots{y.node().get()};
+    auto order = lf::ir::topo_order(roots);
+    auto p = lf::fuse::partition(order, [&](const lf::ir::Node& n) { return &n == roots[0]; }, true);
+    int found = 0;
+    for (size_t i = 0; i < p.groups.size(); ++i) {
+      if (p.groups[i].kind != lf::fuse::Group::Kind::Matmul) continue;
+      ++found;
+      lf::fuse::Group e = p.groups[i];
+      lf::ir::Node* mm = e.nodes[0];
+      e.kind = lf::fuse::Group::Kind::Pointwise;
+      e.nodes.erase(e.nodes.begin());
+      auto stand_in = lf::rt::Storage::allocate(lf::Device::cpu(), 8);
+      mm->storage = stand_in;
+      mm->layout = lf::ir::Layout{lf::ir::contiguous_strides(mm->shape), 0};
+      auto low = lf::lower::lower_group(e, p, static_cast<int>(i), lf::Device::cpu(), /*keep_last_dim=*/true);
+      mm->storage = nullptr;
+      lf::cuda::EmitOptions opt;
+      const auto& ptrs = low.args.pointers;
+      opt.matmul_product = static_cast<int>(std::find(ptrs.begin(), ptrs.end(), stand_in->data()) - ptrs.begin());
+      ASSERT_LT(opt.matmul_product, static_cast<int>(ptrs.size()));
+      std::string source = lf::cuda::emit_cuda(low.kernel, "mm", opt);
+      EXPECT_NE(source.find("const Gemm g"), std::string::npos);
+      lf::Status s = lf::cuda::check_compiles(source, "mm", "sm_90");
+      EXPECT_TRUE(s.ok()) << lf::dtype_name(d) << ":\n" << s.message() << "\n----- source -----\n" << source;
+    }
+    EXPECT_EQ(found, 1) << lf::dtype_name(d);
+  }
+}

@@ -1,0 +1,329 @@
+// Flush plans: a flush with the structure of an earlier one replays its kernels on new buffers.
+// Every replay is checked against the reference executor, on data that changes each iteration.
+#include "codegen/exec/flush_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#include "codegen/cache/kernel_cache.h"
+#include "lazyfuse/lazyfuse.h"
+#include "runtime/config.h"
+#include "codegen/test_util.h"
+
+namespace {
+
+using lf::Tensor;
+
+std::vector<float> data(int64_t n, int iteration) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 37 + 11 * iteration) % 23) * 0.25f - 2.5f;
+  return v;
+}
+
+// Runs `body` (which returns the tensors to check) `iterations` times and compares each result with
+// the reference executor; returns how many flushes were replayed from a plan.
+uint64_t check_loop(int iterations, const std::function<std::vector<Tensor>(int)>& body) {
+  uint64_t before = lf::cache_stats().plans_replayed;
+  for (int it = 0; it < iterations; ++it) {
+    std::vector<Tensor> out = body(it);
+    std::vector<lf::test::Values> refs;
+    for (const Tensor& t : out) refs.push_back(lf::test::reference_values(t));
+    lf::sync();
+    for (size_t k = 0; k < out.size(); ++k) {
+      std::string diff = lf::test::compare(refs[k], lf::test::fused_values(out[k]),
+                                           lf::test::default_tolerance(out[k].dtype(), 64));
+      EXPECT_TRUE(diff.empty()) << "iteration " << it << ", output " << k << ":\n" << diff;
+    }
+  }
+  return lf::cache_stats().plans_replayed - before;
+}
+
+TEST(FlushPlan, ALoopReplaysOnNewData) {
+  // A number new to this process (part of the signature), so that the count below starts from a
+  // first sighting however the tests are ordered or repeated. Tiered compiling off: on a GPU an
+  // optimized build that lands during the loop drops the plan, so the count would depend on when
+  // it lands (when this test is the first to compile the chain's kernel).
+  struct Restore {
+    bool saved = lf::rt::config().tiered_compile;
+    ~Restore() { lf::rt::mutable_config().tiered_compile = saved; }
+  } restore;
+  lf::rt::mutable_config().tiered_compile = false;
+  static int runs = 0;
+  const float divisor = 3.0f + static_cast<float>(runs++);
+  uint64_t replayed = check_loop(6, [&](int it) {
+    Tensor x = lf::from_vector(data(4096, it), {4096});
+    Tensor y = lf::relu(x * 2 + 1) * lf::sigmoid(x) - lf::tanh(x) / divisor;
+    return std::vector<Tensor>{y};
+  });
+  // The first sighting runs normally, the second records a plan, the rest replay it.
+  EXPECT_EQ(replayed, 4u);
+}
+
+TEST(FlushPlan, RowKernelsAndSeveralOutputs) {
+  uint64_t replayed = check_loop(5, [](int it) {
+    Tensor x = lf::from_vector(data(64 * 33, it), {64, 33});
+    Tensor r = lf::from_vector(data(33, it + 1), {33});
+    Tensor h = x + r;
+    Tensor s = lf::softmax(h, -1);
+    Tensor m = lf::mean(h * h, {1});
+    return std::vector<Tensor>{h, s, m};
+  });
+  EXPECT_GE(replayed, 3u);
+}
+
+TEST(FlushPlan, OtherSizesValuesAndLayoutsNeverReplayAStrangersPlan) {
+  // Alternating structures: each one's plan must only ever run its own kind of flush.
+  check_loop(12, [](int it) {
+    int64_t n = it % 3 == 0 ? 100 : it % 3 == 1 ? 101 : 64;
+    Tensor base = lf::from_vector(data(2 * n, it), {2, n});
+    float c = it % 2 ? 0.25f : 0.75f;  // the number is a launch argument: part of the signature
+    Tensor a = it % 4 < 2 ? lf::slice(base, 1, 1, n) : lf::slice(base, 1, 0, n - 1);  // offset 1 or 0
+    Tensor b = it % 4 == 0 ? lf::transpose(lf::transpose(base, 0, 1), 0, 1) : base;
+    return std::vector<Tensor>{a * c + 1, lf::sum(b * b, {1})};
+  });
+}
+
+TEST(FlushPlan, ANewNumberIsANewPlan) {
+  check_loop(8, [](int it) {
+    Tensor x = lf::from_vector(data(256, it), {256});
+    return std::vector<Tensor>{x * (it % 2 ? 0.25f : 0.75f)};
+  });
+}
+
+TEST(FlushPlan, AliasedInputsStayAliased) {
+  check_loop(8, [](int it) {
+    Tensor p = lf::from_vector(data(256, it), {256});
+    Tensor q = lf::from_vector(data(256, it + 5), {256});
+    Tensor other = it % 2 ? q : p;  // the same buffer twice, or two buffers
+    return std::vector<Tensor>{p * 2 - other};
+  });
+}
+
+TEST(FlushPlan, AHeldIntermediateIsStored) {
+  check_loop(8, [](int it) {
+    Tensor x = lf::from_vector(data(512, it), {512});
+    Tensor mid = lf::exp(x * 0.5f);
+    Tensor y = mid + 1;
+    if (it % 2) return std::vector<Tensor>{y, mid};  // mid held: written too
+    return std::vector<Tensor>{y};
+  });
+}
+
+TEST(FlushPlan, AHeldViewOfADroppedBufferReplays) {
+  // The slice is its buffer's only holder: storing the held view frees the buffer's node before
+  // the kernel's pointers are bound, and the replay must still find the buffer's memory.
+  Tensor y, z;
+  uint64_t replayed = check_loop(5, [&](int it) {
+    y = lf::slice(lf::from_vector(data(65, it), {65}), 0, 1, 65);
+    z = y * 2 + y;
+    return std::vector<Tensor>{y, z};
+  });
+  EXPECT_GE(replayed, 3u);
+}
+
+TEST(FlushPlan, AClearedKernelCacheDropsPlans) {
+  auto body = [](int it) {
+    Tensor x = lf::from_vector(data(300, it), {300});
+    return std::vector<Tensor>{lf::sqrt(lf::abs(x)) + 7};
+  };
+  EXPECT_GE(check_loop(4, body), 1u);
+  lf::cache::global_cache().clear();
+  lf::reset_stats();
+  EXPECT_EQ(check_loop(1, body), 0u);
+  EXPECT_EQ(lf::cache_stats().hits, 0u) << "a plan ran a kernel from before the cache was cleared";
+}
+
+TEST(FlushPlan, OffWhenDisabled) {
+  auto& config = lf::rt::mutable_config();
+  bool saved = config.flush_plans;
+  config.flush_plans = false;
+  uint64_t replayed = check_loop(4, [](int it) {
+    Tensor x = lf::from_vector(data(128, it), {128});
+    return std::vector<Tensor>{x * x};
+  });
+  config.flush_plans = saved;
+  EXPECT_EQ(replayed, 0u);
+}
+
+TEST(FlushPlan, SignaturesDifferWhereLoweringWould) {
+  auto signature_of = [](const Tensor& t) {
+    std::vector<lf::ir::Node*> order = lf::ir::topo_order({t.node().get()});
+    lf::plan::Signature sig;
+    lf::plan::describe(order, [](const lf::ir::Node&) { return true; }, true, &sig);
+    return sig.words;
+  };
+  Tensor x = lf::from_vector(data(64, 0), {64});
+  Tensor x2 = lf::from_vector(data(64, 1), {64});
+  Tensor x3 = lf::from_vector(data(65, 1), {65});
+  lf::sync();
+  EXPECT_EQ(signature_of(x + 1), signature_of(x2 + 1));  // new data, same structure
+  EXPECT_NE(signature_of(x + 1), signature_of(x + 1.5f));  // another number
+  EXPECT_NE(signature_of(x + 1), signature_of(x3 + 1));  // another size
+  EXPECT_NE(signature_of(x + 1), signature_of(x - 1));   // another op
+  EXPECT_NE(signature_of(x + x), signature_of(x + x2));  // one buffer twice, or two
+  Tensor s = lf::slice(x3, 0, 1, 65);
+  lf::sync();
+  EXPECT_NE(signature_of(s + 1), signature_of(x + 1));  // an offset view
+}
+
+// ---- CUDA graphs: on a GPU, a replayed plan launches its kernels as one graph (cuda_backend.h).
+
+uint64_t graph_launches() { return lf::cache_stats().graph_launches; }
+
+// Flushes replayed, and launched as a CUDA graph, by check_loop after a first checked run whose
+// optimized builds are in place: tiered compiling swaps kernels in when they are ready, which
+// drops the plans recorded before, so replay counts would depend on the compiles' timing. (The
+// check's reads compile kernels too: a cast to float64.)
+struct Replays {
+  uint64_t replayed = 0, graphs = 0;
+};
+Replays check_loop_warm(int iterations, const std::function<std::vector<Tensor>(int)>& body) {
+  check_loop(1, [&](int) { return body(iterations); });
+  lf::finish_compiles();
+  uint64_t graphs = graph_launches();
+  uint64_t replayed = check_loop(iterations, body);
+  return {replayed, graph_launches() - graphs};
+}
+
+TEST(FlushPlanGraph, SamePointersChangedPointersAndSeveralKernels) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  // The same buffers each iteration: the output is dropped, so the allocator hands its block back.
+  // (Not FlushPlan.ALoopReplaysOnNewData's size: that test counts replays from its first flush.)
+  Tensor fixed = lf::from_vector(data(4100, 0), {4100});
+  Replays r = check_loop_warm(6, [&](int) {
+    return std::vector<Tensor>{lf::relu(fixed * 2 + 1) * lf::sigmoid(fixed) - lf::tanh(fixed) / 3};
+  });
+  EXPECT_GE(r.replayed, 5u);
+  EXPECT_EQ(r.graphs, r.replayed);
+  // Pointers that change each iteration: x = f(x) moves between buffers.
+  Tensor x = lf::from_vector(data(3000, 1), {3000});
+  r = check_loop_warm(7, [&](int) {
+    x = x * 0.5f + 1;
+    return std::vector<Tensor>{x};
+  });
+  EXPECT_GE(r.replayed, 6u);
+  EXPECT_EQ(r.graphs, r.replayed);
+  // Two kernels in one graph: rows scaled by their sums, then the columns' sums of that (a second
+  // kernel, which reads the first one's output). Values with NaN and inf, new each iteration.
+  auto two_kernels = [](int it) {
+    std::vector<float> v = data(48 * 40, it);
+    v[7] = std::numeric_limits<float>::quiet_NaN();
+    v[100] = std::numeric_limits<float>::infinity();
+    Tensor a = lf::from_vector(v, {48, 40});
+    Tensor c = a / lf::sum(a, {1}, true);
+    return std::vector<Tensor>{c, lf::sum(c, {0})};
+  };
+  r = check_loop_warm(5, two_kernels);
+  EXPECT_GE(r.replayed, 4u);
+  EXPECT_EQ(r.graphs, r.replayed);
+  lf::CacheStats s0 = lf::cache_stats();
+  { std::vector<Tensor> out = two_kernels(0); lf::sync(); }
+  lf::CacheStats s1 = lf::cache_stats();
+  EXPECT_EQ(s1.plans_replayed - s0.plans_replayed, 1u);
+  EXPECT_EQ(s1.graph_launches - s0.graph_launches, 1u);
+  EXPECT_EQ(s1.kernels_launched - s0.kernels_launched, 2u);
+  // A kernel with nothing to compute beside one that has work: the graph leaves the first out.
+  // (Last: its new kernels' optimized builds drop the plans recorded before.)
+  r = check_loop_warm(4, [](int it) {
+    Tensor e = lf::from_vector(std::vector<float>{}, {0, 5});
+    Tensor x = lf::from_vector(data(300, it), {300});
+    return std::vector<Tensor>{lf::exp(e) * 3, x * x - 1};
+  });
+  EXPECT_GE(r.replayed, 3u);
+  EXPECT_EQ(r.graphs, r.replayed);
+}
+
+TEST(FlushPlanGraph, SplitRowsAndGraphsOffLaunchKernelByKernel) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  // Two rows of 2^20: each row is split over blocks, whose counters are cleared before every
+  // launch, so the plan launches step by step.
+  Replays r = check_loop_warm(4, [](int it) {
+    Tensor a = lf::from_vector(data(2 << 20, it), {2, 1 << 20});
+    return std::vector<Tensor>{lf::sum(a * a, {1})};
+  });
+  EXPECT_GE(r.replayed, 3u);
+  EXPECT_EQ(r.graphs, 0u);
+  // LAZYFUSE_CUDA_GRAPHS=0 (a size no other test uses, so that its plan is new).
+  lf::rt::Config& config = lf::rt::mutable_config();
+  bool saved = config.cuda_graphs;
+  config.cuda_graphs = false;
+  r = check_loop_warm(4, [](int it) {
+    Tensor x = lf::from_vector(data(777, it), {777});
+    return std::vector<Tensor>{lf::exp(x) + x};
+  });
+  config.cuda_graphs = saved;
+  EXPECT_GE(r.replayed, 3u);
+  EXPECT_EQ(r.graphs, 0u);
+}
+
+// ---- The launch thread (runtime/launch_queue.h): back-to-back replays hand their graph launch to
+// it; every other use of the stream waits for what it queued.
+
+// Runs `iterations` flushes of x = x + 1 back to back, keeping every result (each in its own
+// buffer, each launch reading the one before), with a read every 64th; checks every value and
+// returns the launches queued on the launch thread.
+uint64_t chained_increments(int iterations) {
+  std::vector<float> start(5000);
+  for (size_t i = 0; i < start.size(); ++i) start[i] = static_cast<float>(i);
+  Tensor x = lf::from_vector(start, {5000});
+  for (int i = 0; i < 3; ++i) {  // compile, record the plan, and swap in the optimized build first
+    x = x + 1;
+    lf::sync();
+  }
+  lf::finish_compiles();
+  uint64_t queued = lf::cache_stats().queued_launches;
+  std::vector<Tensor> kept;
+  for (int i = 0; i < iterations; ++i) {
+    x = x + 1;
+    lf::sync();
+    kept.push_back(x);
+    if (i % 64 == 63) EXPECT_EQ(x.to(lf::Device::cpu()).to_vector<float>()[4999], 4999.0f + 3 + i + 1);
+  }
+  queued = lf::cache_stats().queued_launches - queued;
+  int wrong = 0;
+  for (size_t k = 0; k < kept.size() && wrong < 5; ++k) {
+    std::vector<float> v = kept[k].to_vector<float>();
+    for (size_t i = 0; i < v.size(); i += 997) {
+      float expected = static_cast<float>(i) + 3 + static_cast<float>(k) + 1;
+      if (v[i] != expected) ++wrong;
+      EXPECT_EQ(v[i], expected) << "result " << k << ", element " << i;
+    }
+  }
+  return queued;
+}
+
+TEST(FlushPlanGraph, BackToBackReplaysLaunchFromTheLaunchThreadInOrder) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  EXPECT_GT(chained_increments(300), 0u);
+  // The benchmark's loop: the output dropped each time, so every launch writes the same block;
+  // every 50th is kept (then the next one writes another block) and checked.
+  Tensor a = lf::from_vector(data(4096, 3), {4096});
+  auto chain = [&] { return lf::relu(a * 2 + 1) * lf::sigmoid(a) - lf::tanh(a) / 3; };
+  const lf::test::Values ref = lf::test::reference_values(chain());
+  std::vector<Tensor> kept;
+  for (int i = 0; i < 300; ++i) {
+    Tensor y = chain();
+    lf::sync();
+    if (i % 50 == 0) kept.push_back(y);
+  }
+  for (size_t k = 0; k < kept.size(); ++k) {
+    std::string diff = lf::test::compare(ref, lf::test::fused_values(kept[k]), lf::test::default_tolerance(lf::DType::Float32, 64));
+    EXPECT_TRUE(diff.empty()) << "kept result " << k << ":\n" << diff;
+  }
+}
+
+TEST(FlushPlanGraph, LaunchThreadOffLaunchesOnTheFlushingThread) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  struct Restore {
+    bool saved = lf::rt::config().launch_thread;
+    ~Restore() { lf::rt::mutable_config().launch_thread = saved; }
+  } restore;
+  lf::rt::mutable_config().launch_thread = false;
+  EXPECT_EQ(chained_increments(100), 0u);
+}
+
+}  // namespace
