@@ -1,4 +1,4 @@
-// A/B of streaming stores on the CPU (kir::Kernel::stream_stores): each workload's kernel compiled
+// A/B of streaming stores on the CPU (cpu::EmitOptions::stream_stores): each workload's kernel compiled
 // twice, with plain and with streaming stores, launched alternately on the same data, median time
 // of each. Built by hand against the build tree (it uses internal headers):
 //   g++ -std=c++20 -O2 -I. -Iinclude bench/experiments/streaming_ab.cpp -Lbuild -llazyfuse \
@@ -53,8 +53,8 @@ int main() {
     lf::lower::Lowered low = lowered(t);
     std::vector<std::shared_ptr<lf::cpu::CompiledKernel>> k;
     for (bool stream : {false, true}) {
-      low.kernel.stream_stores = stream;
-      auto c = lf::cpu::compile(low.kernel, std::string("ab") + (stream ? "s" : "p") + std::to_string(k.size() + 100 * (&t - &work[0].second)));
+      auto c = lf::cpu::compile(low.kernel, std::string("ab") + (stream ? "s" : "p") + std::to_string(k.size() + 100 * (&t - &work[0].second)),
+                                 lf::cpu::EmitOptions{.stream_stores = stream});
       if (!c.ok()) {
         std::fprintf(stderr, "%s: %s\n", name.c_str(), std::string(c.status().message()).c_str());
         return 1;
@@ -65,8 +65,7 @@ int main() {
     double med[2] = {0, 0};
     for (int rep = 0; rep < 21; ++rep)
       for (int v = 0; v < 2; ++v) {
-        low.kernel.stream_stores = v == 1;
-        med[v] = median_ms([&] { lf::cpu::launch(*k[static_cast<size_t>(v)], low.kernel, low.args); }, times[v]);
+        med[v] = median_ms([&] { lf::cpu::launch(*k[static_cast<size_t>(v)], low.kernel, low.args, lf::cpu::EmitOptions{.stream_stores = v == 1}); }, times[v]);
       }
     std::printf("%-36s plain %7.3f ms   streaming %7.3f ms   %.2fx\n", name.c_str(), med[0], med[1], med[0] / med[1]);
   }

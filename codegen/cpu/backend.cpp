@@ -8,19 +8,22 @@
 #include <vector>
 
 #include "runtime/status.h"
+#include "codegen/cache/fingerprint.h"
 #include "codegen/cpu/elf_loader.h"
-#include "codegen/cpu/llvm/emit.h"
 #include "codegen/cpu/plugin.h"
+#include "codegen/kir/row_plan.h"
+#include "codegen/kir/split.h"
 #include "runtime/thread_pool.h"
 
 namespace lf::cpu {
 
-lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name) {
+lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name,
+                                                      const EmitOptions& options) {
   auto start = std::chrono::steady_clock::now();
   auto api = plugin::get();
   if (!api.ok()) return api.status();
   std::string ir, object;
-  if (auto st = (*api)->compile(kernel, name, &ir, &object); !st.ok()) return st;
+  if (auto st = (*api)->compile(kernel, options, name, &ir, &object); !st.ok()) return st;
   auto out = load(name, object, kernel);
   if (!out.ok()) return out.status();
   (*out)->source = std::move(ir);
@@ -43,7 +46,7 @@ lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, cons
   auto fn = find(name);
   if (!fn.ok()) return fn.status();
   out->fn = reinterpret_cast<KernelFn>(*fn);
-  if (split_info(kernel).splittable) {
+  if (kir::split_info(kernel).splittable) {
     auto part = find(name + "_part");
     auto comb = find(name + "_comb");
     auto fin = find(name + "_fin");
@@ -57,16 +60,16 @@ lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, cons
   return out;
 }
 
-std::string emit_ir(const kir::Kernel& kernel, const std::string& name) {
+std::string emit_ir(const kir::Kernel& kernel, const std::string& name, const EmitOptions& options) {
   auto api = plugin::get();
   if (!api.ok()) return "; " + std::string(api.status().message()) + "\n";
-  return (*api)->emit_ir(kernel, name);
+  return (*api)->emit_ir(kernel, options, name);
 }
 
-lf::StatusOr<Inspection> inspect(const kir::Kernel& kernel, const std::string& name) {
+lf::StatusOr<Inspection> inspect(const kir::Kernel& kernel, const std::string& name, const EmitOptions& options) {
   auto api = plugin::get();
   if (!api.ok()) return api.status();
-  return (*api)->inspect(kernel, name);
+  return (*api)->inspect(kernel, options, name);
 }
 
 namespace {
@@ -75,7 +78,7 @@ namespace {
 // sizes only), one parallel pass per reduction level, then combines each row's chunks in order.
 void launch_split(const CompiledKernel& k, const kir::Kernel& kernel, const int64_t* m, void* const* p, int64_t rows,
                   int64_t len, int64_t chunks) {
-  SplitInfo info = split_info(kernel);
+  kir::SplitInfo info = kir::split_info(kernel);
   const int64_t slot_bytes = 16 * int64_t{info.reductions};
   std::vector<std::byte> state(static_cast<size_t>(rows * slot_bytes));
   std::vector<std::byte> parts(static_cast<size_t>(rows * chunks * slot_bytes));
@@ -141,7 +144,7 @@ bool wants_streaming_stores(const kir::Kernel& kernel, const kir::LaunchArgs& ar
 #if defined(__x86_64__)
   if (kernel.inner_rank != 1) return false;
   size_t size = congruent_outputs(kernel, args);
-  if (size == 0 || (kernel.row && !row_plan(kernel).keep.empty()) || transcendental_elements(kernel)) return false;
+  if (size == 0 || (kernel.row && !kir::row_plan(kernel).keep.empty()) || transcendental_elements(kernel)) return false;
   int64_t elements = args.rows() * args.inner_numel(), outputs = 0;
   for (const kir::Output& o : kernel.outputs) outputs += kernel.instrs[static_cast<size_t>(o.instr)].row ? 0 : 1;
   return elements * outputs * static_cast<int64_t>(size) >= kStreamMinBytes;
@@ -152,9 +155,10 @@ bool wants_streaming_stores(const kir::Kernel& kernel, const kir::LaunchArgs& ar
 #endif
 }
 
-void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args) {
+void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args,
+            const EmitOptions& options) {
   // A streaming kernel's middle loop assumes every output as aligned as output 0 (emit_module).
-  if (kernel.stream_stores && congruent_outputs(kernel, args) == 0)
+  if (options.stream_stores && congruent_outputs(kernel, args) == 0)
     throw Error("internal error: kernel " + compiled.name + " (" + kernel.summary() +
                 ") writes with streaming stores, but its outputs' addresses do not agree modulo 64");
   std::vector<int64_t> meta = kir::pack_meta(kernel, args);
@@ -190,6 +194,63 @@ void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir
     int64_t c0 = cols * k / per_row, c1 = cols * (k + 1) / per_row;
     fn(m, p, r, r + 1, c0, c1);
   });
+}
+
+// ---- the backend::Backend of the CPU
+
+namespace {
+
+struct Variant final : backend::Variant {
+  EmitOptions options;
+};
+
+const EmitOptions& options_of(const backend::Variant& v) { return static_cast<const Variant&>(v).options; }
+
+class CpuBackend final : public backend::Backend {
+ public:
+  const char* name() const override { return "cpu"; }
+  const char* source_suffix() const override { return ".ll"; }
+  bool needs_compiler() const override { return true; }
+
+  backend::Specialized specialize(const kir::Kernel& kernel, const kir::LaunchArgs& args, Device,
+                                  int) const override {
+    auto v = std::make_shared<Variant>();
+    v->options.stream_stores = wants_streaming_stores(kernel, args);
+    return {cache_key(kernel, v->options), std::move(v)};
+  }
+  lf::StatusOr<std::shared_ptr<lf::CompiledKernel>> build(const kir::Kernel& kernel, const std::string& name,
+                                                          const backend::Variant& variant, bool) const override {
+    auto out = compile(kernel, name, options_of(variant));
+    if (!out.ok()) return out.status();
+    return std::shared_ptr<lf::CompiledKernel>(std::move(*out));
+  }
+  lf::StatusOr<std::shared_ptr<lf::CompiledKernel>> load(const std::string& name, const std::string& binary,
+                                                         const kir::Kernel& kernel, const backend::Variant&,
+                                                         Device) const override {
+    auto out = cpu::load(name, binary, kernel);
+    if (!out.ok()) return out.status();
+    return std::shared_ptr<lf::CompiledKernel>(std::move(*out));
+  }
+  std::string source(const kir::Kernel& kernel, const std::string& name,
+                     const backend::Variant& variant) const override {
+    return emit_ir(kernel, name, options_of(variant));
+  }
+  void launch(const backend::Launch& l, Device) const override {
+    cpu::launch(static_cast<const CompiledKernel&>(*l.compiled), *l.kernel, *l.args, options_of(*l.variant));
+  }
+  void matmul(backend::MatmulCall& call) const override { run_matmul(call); }
+};
+
+}  // namespace
+
+std::string cache_key(const kir::Kernel& kernel, const EmitOptions& options) {
+  return "cpu|" + std::string(codegen_fingerprint()) + "|" + target_id() + (options.stream_stores ? "|nt|" : "|") +
+         kernel.key();
+}
+
+const backend::Backend& backend() {
+  static const CpuBackend b;
+  return b;
 }
 
 }  // namespace lf::cpu

@@ -1,7 +1,8 @@
 // The CPU backend: kernel IR -> LLVM IR -> optimized (loop vectorizer, glibc's libmvec for vector
 // transcendentals) -> an object file, in the LLVM plugin (codegen/cpu/plugin.h, loaded on the
 // first compile); the object loaded by our own ELF loader (codegen/cpu/elf_loader.h, no LLVM); and
-// launching over the thread pool. This header shows no LLVM types.
+// launching over the thread pool. backend() is its backend::Backend (codegen/backend/backend.h).
+// This header shows no LLVM types.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "runtime/status.h"
+#include "codegen/backend/backend.h"
 #include "codegen/backend/compiled.h"
 #include "codegen/kir/kernel_ir.h"
 
@@ -20,7 +22,7 @@ class LoadedObject;
 // (a pointwise kernel's columns; a row kernel is called with the whole range).
 using KernelFn = void (*)(const int64_t* meta, void* const* ptrs, int64_t row_begin, int64_t row_end,
                           int64_t col_begin, int64_t col_end);
-// A long row's reduction split over threads (llvm_emit.h, SplitInfo).
+// A long row's reduction split over threads (kir/split.h, SplitInfo).
 using PartFn = void (*)(const int64_t* meta, void* const* ptrs, int64_t row, int64_t begin, int64_t end,
                         int64_t level, const void* state, void* out);
 using CombineFn = void (*)(int64_t level, const void* parts, int64_t nparts, void* state);
@@ -35,8 +37,23 @@ struct CompiledKernel : lf::CompiledKernel {
   std::shared_ptr<const LoadedObject> image;  // the mapped code the functions point into
 };
 
+// Choices of generated code beyond the kernel IR (the backend's variant: part of the cache key).
+struct EmitOptions {
+  // The element outputs are written with non-temporal (streaming) stores that bypass the caches,
+  // for launches whose outputs are far larger than the caches (wants_streaming_stores).
+  bool stream_stores = false;
+};
+
+// The CPU backend.
+const backend::Backend& backend();
+// The kernel cache key of a CPU kernel: generator fingerprint, LLVM and CPU target, options, kernel IR.
+std::string cache_key(const kir::Kernel& kernel, const EmitOptions& options = {});
+// A matmul group (backend::Backend::matmul; codegen/cpu/matmul.cpp).
+void run_matmul(backend::MatmulCall& call);
+
 // Generates, optimizes and compiles `kernel` as function `name`.
-lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name);
+lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name,
+                                                      const EmitOptions& options = {});
 
 // Loads an object file `compile` produced earlier for `kernel` (CompiledKernel::binary, from the
 // persistent cache) and finds its functions in it. Needs no LLVM.
@@ -44,7 +61,7 @@ lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, cons
                                                      const kir::Kernel& kernel);
 
 // The LLVM IR `compile` would start from (for logs and golden files).
-std::string emit_ir(const kir::Kernel& kernel, const std::string& name);
+std::string emit_ir(const kir::Kernel& kernel, const std::string& name, const EmitOptions& options = {});
 
 // What the generated code depends on besides the IR: the LLVM version the plugin is built with, the
 // CPU (the cpuid words LLVM reads to pick the CPU name and features) and libmvec. Needs no LLVM.
@@ -56,7 +73,7 @@ bool host_has_avx512f();
 bool host_has_avx2_fma();
 
 // Whether a launch of `kernel` with `args` should write its element outputs with streaming stores
-// (kir::Kernel::stream_stores): on x86-64, for at least kStreamMinBytes of element outputs, one
+// (EmitOptions::stream_stores): on x86-64, for at least kStreamMinBytes of element outputs, one
 // inner dim, outputs of one storage size whose addresses agree modulo 64, no row plan that keeps
 // values in an output between passes, and no transcendental per element (such kernels are bound
 // by arithmetic, and ran a few percent slower streaming). A normal store first reads the line it
@@ -74,13 +91,14 @@ bool wants_streaming_stores(const kir::Kernel& kernel, const kir::LaunchArgs& ar
 // is the same whatever the number of threads.
 inline constexpr int64_t kSplitMinElements = int64_t{1} << 16;
 inline constexpr int64_t kSplitGrain = int64_t{1} << 15;
-void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args);
+void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args,
+            const EmitOptions& options = {});
 
 // The optimized LLVM IR and the assembly LLVM makes of `kernel` (tests check that loops vectorize).
 struct Inspection {
   std::string optimized_ir;
   std::string assembly;
 };
-lf::StatusOr<Inspection> inspect(const kir::Kernel& kernel, const std::string& name);
+lf::StatusOr<Inspection> inspect(const kir::Kernel& kernel, const std::string& name, const EmitOptions& options = {});
 
 }  // namespace lf::cpu

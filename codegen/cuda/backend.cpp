@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "codegen/cache/fingerprint.h"
 #include "runtime/config.h"
 #include "runtime/status.h"
 #include "runtime/cuda_driver.h"
@@ -380,7 +381,7 @@ LaunchGraph::~LaunchGraph() {
   if (graph_) cu.cuGraphDestroy(static_cast<rt::cu::CUgraph>(graph_));
 }
 
-std::unique_ptr<LaunchGraph> LaunchGraph::build(const std::vector<Launch>& launches, int device) {
+std::unique_ptr<LaunchGraph> LaunchGraph::build(const std::vector<backend::Launch>& launches, int device) {
   if (!rt::config().cuda_graphs || launches.empty()) return nullptr;
   const rt::cu::Api& cu = rt::cu::api();
   if (!cu.graphs) return nullptr;
@@ -391,8 +392,8 @@ std::unique_ptr<LaunchGraph> LaunchGraph::build(const std::vector<Launch>& launc
   g->graph_ = graph;
   rt::cu::CUgraphNode last = nullptr;
   g->nodes_.reserve(launches.size());
-  for (const Launch& l : launches) {
-    Grid grid = grid_of(*l.kernel, *l.args, *l.options, ctx.info.multiprocessors);
+  for (const backend::Launch& l : launches) {
+    Grid grid = grid_of(*l.kernel, *l.args, static_cast<const Variant&>(*l.variant).options, ctx.info.multiprocessors);
     if (!grid.skip && grid.y > 1) return nullptr;  // split rows: scratch set up at each launch
     Node& n = *g->nodes_.emplace_back(std::make_unique<Node>());
     if (grid.skip) continue;
@@ -402,7 +403,7 @@ std::unique_ptr<LaunchGraph> LaunchGraph::build(const std::vector<Launch>& launc
     n.param_ptrs[0] = n.meta.data();
     n.param_ptrs[1] = n.ptrs.data();
     n.param_ptrs[2] = &n.scratch;
-    n.params = {static_cast<rt::cu::CUfunction>(l.compiled->function), grid.x, grid.y, 1, kBlockThreads, 1, 1, 0,
+    n.params = {static_cast<rt::cu::CUfunction>(static_cast<const CompiledKernel*>(l.compiled)->function), grid.x, grid.y, 1, kBlockThreads, 1, 1, 0,
                 n.param_ptrs, nullptr};
     // Each kernel after the one before, as on the stream.
     if (cu.cuGraphAddKernelNode(&n.node, graph, last ? &last : nullptr, last ? 1 : 0, &n.params) != 0) return nullptr;
@@ -448,6 +449,76 @@ void launch_matmul(const CompiledKernel& compiled, const kir::Kernel& kernel, co
   LF_CU_CHECK(rt::cu::api().cuLaunchKernel(static_cast<rt::cu::CUfunction>(compiled.function), static_cast<unsigned>(gx),
                                            static_cast<unsigned>(gy), static_cast<unsigned>(batch), kBlockThreads, 1, 1,
                                            0, ctx.stream, params, nullptr));
+}
+
+// ---- the backend::Backend of CUDA devices
+
+namespace {
+
+const Variant& variant_of(const backend::Variant& v) { return static_cast<const Variant&>(v); }
+
+class CudaBackend final : public backend::Backend {
+ public:
+  const char* name() const override { return "cuda"; }
+  const char* source_suffix() const override { return ".cu"; }
+  bool tiered() const override { return rt::config().tiered_compile; }
+
+  backend::Specialized specialize(const kir::Kernel& kernel, const kir::LaunchArgs& args, Device device,
+                                  int product_operand) const override {
+    auto v = std::make_shared<Variant>();
+    EmitOptions& o = v->options;
+    o = options_for(kernel, args, device.index());
+    std::string mm;
+    if (product_operand >= 0) {  // a generated matmul kernel with this epilogue (matmul.cpp)
+      o.matmul_product = product_operand;
+      o.vec4 = false;
+      o.row_cache = 0;
+      o.row_full = false;
+      mm = "|mm" + std::to_string(product_operand);
+    }
+    v->arch = arch_of(device.index());
+    std::string key = "cuda|" + std::string(codegen_fingerprint()) + "|" + target_id(device.index()) +
+                      (o.index32 ? "|i32" : "|i64") + "|rc" + std::to_string(o.row_cache) + (o.row_full ? "f" : "") +
+                      (o.vec4 ? "|v4" : "|v1") + mm + "|" + kernel.key();
+    return {std::move(key), std::move(v)};
+  }
+  lf::StatusOr<std::shared_ptr<lf::CompiledKernel>> build(const kir::Kernel& kernel, const std::string& name,
+                                                          const backend::Variant& variant, bool quick) const override {
+    const Variant& v = variant_of(variant);
+    auto out = cuda::build(kernel, name, v.options, v.arch, quick);
+    if (!out.ok()) return out.status();
+    return std::shared_ptr<lf::CompiledKernel>(std::move(*out));
+  }
+  lf::Status install(lf::CompiledKernel& built, Device device) const override {
+    return load_into(static_cast<CompiledKernel&>(built), device.index());
+  }
+  lf::StatusOr<std::shared_ptr<lf::CompiledKernel>> load(const std::string& name, const std::string& binary,
+                                                         const kir::Kernel&, const backend::Variant&,
+                                                         Device device) const override {
+    auto out = cuda::load(name, binary, device.index());
+    if (!out.ok()) return out.status();
+    return std::shared_ptr<lf::CompiledKernel>(std::move(*out));
+  }
+  std::string source(const kir::Kernel& kernel, const std::string& name,
+                     const backend::Variant& variant) const override {
+    return emit_cuda(kernel, name, variant_of(variant).options);
+  }
+  void launch(const backend::Launch& l, Device device) const override {
+    cuda::launch(static_cast<const CompiledKernel&>(*l.compiled), *l.kernel, *l.args, variant_of(*l.variant).options,
+                 device.index());
+  }
+  std::unique_ptr<backend::LaunchGraph> graph(const std::vector<backend::Launch>& launches,
+                                              Device device) const override {
+    return LaunchGraph::build(launches, device.index());
+  }
+  void matmul(backend::MatmulCall& call) const override { run_matmul(call); }
+};
+
+}  // namespace
+
+const backend::Backend& backend() {
+  static const CudaBackend b;
+  return b;
 }
 
 }  // namespace lf::cuda

@@ -1,6 +1,7 @@
 // The CUDA backend: kernel IR -> CUDA C (cuda_emit) -> NVRTC (dlopen'd libnvrtc) -> cubin for the
 // device's own architecture -> module and function through the Driver API -> launches on the
-// device's stream, asynchronous (only sync points wait). This header shows no CUDA types.
+// device's stream, asynchronous (only sync points wait). backend() is its backend::Backend
+// (codegen/backend/backend.h). This header shows no CUDA types.
 #pragma once
 
 #include <memory>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "runtime/status.h"
+#include "codegen/backend/backend.h"
 #include "codegen/backend/compiled.h"
 #include "codegen/cuda/emit.h"
 #include "codegen/kir/kernel_ir.h"
@@ -23,8 +25,21 @@ struct CompiledKernel : lf::CompiledKernel {
   void* module = nullptr;    // CUmodule (kept loaded for the process's lifetime)
 };
 
+// The CUDA backend.
+const backend::Backend& backend();
+
+// The backend's variant: the options that change the generated code (part of the cache key) and
+// the architecture it is built for.
+struct Variant final : backend::Variant {
+  EmitOptions options;
+  std::string arch;  // arch_of(device), read on the flushing thread: build() must not touch the device
+};
+
 // Options that change the generated code for these launch arguments (part of the cache key).
 EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, int device);
+
+// A matmul group (backend::Backend::matmul; codegen/cuda/matmul.cpp).
+void run_matmul(backend::MatmulCall& call);
 
 // build() then load_into(). `quick`: the quick build of tiered compiling (kernel_cache.h), when
 // this NVRTC can make one (12.8 and later: --Ofast-compile); the result's `quick` says whether it is one.
@@ -62,28 +77,23 @@ void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir
 // each. On the H100 hosts a graph of one kernel took 1.2-1.9 us of host time to launch, the kernel
 // through cuLaunchKernel 2.7-4.2 us (bench/experiments/launch_path.cpp, bench/RESULTS.md). The operands' pointers
 // may change between launches; nothing else may.
-class LaunchGraph {
+class LaunchGraph final : public backend::LaunchGraph {
  public:
-  struct Launch {
-    const CompiledKernel* compiled;
-    const kir::Kernel* kernel;
-    const kir::LaunchArgs* args;
-    const EmitOptions* options;
-  };
-  // The launches in order, each after the one before. Null when graphs are off
-  // (LAZYFUSE_CUDA_GRAPHS=0), the driver has none, a launch needs set-up of its own (a row
-  // reduction split over blocks clears its counters first) or the driver refuses the graph.
-  static std::unique_ptr<LaunchGraph> build(const std::vector<Launch>& launches, int device);
-  ~LaunchGraph();
+  // The launches in order, each after the one before (their variants are cuda::Variant). Null
+  // when graphs are off (LAZYFUSE_CUDA_GRAPHS=0), the driver has none, a launch needs set-up of
+  // its own (a row reduction split over blocks clears its counters first) or the driver refuses
+  // the graph.
+  static std::unique_ptr<LaunchGraph> build(const std::vector<backend::Launch>& launches, int device);
+  ~LaunchGraph() override;
   LaunchGraph(const LaunchGraph&) = delete;
   LaunchGraph& operator=(const LaunchGraph&) = delete;
 
   // Launch i's operand pointers for the next launch (a driver call only when they changed). False
   // when the driver refused the change: launch the kernels one by one instead.
-  bool set_pointers(size_t i, const std::vector<void*>& pointers);
+  bool set_pointers(size_t i, const std::vector<void*>& pointers) override;
   // Launches every kernel on the device's stream: on the launch thread when flushes come back to
   // back (returns true: queued there), else here (rt::cu::launch_graph).
-  bool launch();
+  bool launch() override;
 
  private:
   struct Node;

@@ -240,7 +240,7 @@ std::string lt_status() {
   return "cuBLASLt " + std::to_string(l.version());
 }
 
-lf::Status lt_supports(const cpu::GemmProblem& p) {
+lf::Status lt_supports(const kir::GemmProblem& p) {
   const Lt& l = lt();
   if (!l.error.empty()) return lf::UnavailableError(l.error);
   Types t;
@@ -256,7 +256,7 @@ lf::Status lt_supports(const cpu::GemmProblem& p) {
   return lf::OkStatus();
 }
 
-lf::Status lt_matmul(const cpu::GemmProblem& p, LtEpilogue epilogue, const void* bias, int device) {
+lf::Status lt_matmul(const kir::GemmProblem& p, LtEpilogue epilogue, const void* bias, int device) {
   if (lf::Status s = lt_supports(p); !s.ok()) return s;
   const Lt& l = lt();
   Types t;

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "runtime/status.h"
-#include "codegen/cpu/gemm.h"
+#include "codegen/kir/gemm_problem.h"
 #include "codegen/fuse/fuser.h"
 
 namespace lf::cuda {
@@ -31,10 +31,10 @@ LtMatch match_lt_epilogue(const fuse::Group& group);
 // D = epilogue(A @ B) on `device`'s stream; problem.a/b/c hold device addresses and D is
 // problem.c (contiguous). A Status says why cuBLASLt cannot take it (library missing, a dtype or
 // layout it does not support, no algorithm): the caller then uses another path.
-lf::Status lt_matmul(const cpu::GemmProblem& problem, LtEpilogue epilogue, const void* bias, int device);
+lf::Status lt_matmul(const kir::GemmProblem& problem, LtEpilogue epilogue, const void* bias, int device);
 
 // Whether lt_matmul can take the problem's dtype and layout (without calling the library).
-lf::Status lt_supports(const cpu::GemmProblem& problem);
+lf::Status lt_supports(const kir::GemmProblem& problem);
 
 // "cuBLASLt 130100" when loaded, else why not (for logs and the README's claims).
 std::string lt_status();

@@ -3,25 +3,18 @@
 #pragma once
 
 #include <functional>
-#include <string>
 #include <vector>
 
-#include "codegen/kir/kernel_ir.h"
+#include "codegen/backend/kernel.h"
 #include "codegen/ir/node.h"
 #include "lazyfuse/runtime.h"
 
 namespace lf::exec {
 
-struct Options {
-  bool fusion = true;
-  int log_level = 0;
-};
+using Options = backend::RunOptions;
 
 // Computes `roots` and every pending node reachable from them that `wanted` selects; each of those
 // becomes a materialized buffer. Nodes that are neither are computed inside kernels and never stored.
-// The kernel cache key of a CPU kernel: generator fingerprint, LLVM and CPU target, kernel IR.
-std::string cpu_cache_key(const kir::Kernel& kernel);
-
 void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir::Node&)>& wanted,
          const Options& options, CacheStats& stats);
 

@@ -13,7 +13,7 @@ void push_dims(std::vector<int64_t>& w, const Shape& dims) {
   w.insert(w.end(), dims.begin(), dims.end());
 }
 
-int64_t device_word(Device d) { return (d.is_cuda() ? int64_t{1} << 32 : 0) | static_cast<uint32_t>(d.index()); }
+int64_t device_word(Device d) { return int64_t{static_cast<uint8_t>(d.kind())} << 32 | static_cast<uint32_t>(d.index()); }
 
 // Four independent lanes, so that their multiplies overlap: a signature is hundreds of words, and
 // one serial chain of multiplies was the largest single cost of a replayed flush. (Equal hashes are

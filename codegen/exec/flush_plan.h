@@ -19,8 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "codegen/cuda/backend.h"
-#include "codegen/cuda/emit.h"
+#include "codegen/backend/backend.h"
 #include "codegen/cache/kernel_cache.h"
 #include "codegen/kir/kernel_ir.h"
 #include "codegen/ir/node.h"
@@ -56,8 +55,8 @@ struct Step {
   std::shared_ptr<const cache::Entry> entry;
   kir::Kernel kernel;
   kir::LaunchArgs args;  // as recorded; each replay rebinds the pointers
-  bool gpu = false;
-  cuda::EmitOptions cuda_options;
+  std::shared_ptr<const backend::Variant> variant;
+  Device device;
   std::vector<int64_t> pointer_from;  // per operand: kNoPointer, a leaf, or from_output(slot)
   std::vector<int> outputs;           // order positions of the nodes it writes; slots in sequence
   int64_t bytes = 0;
@@ -68,10 +67,10 @@ struct Plan {
   uint64_t generation = 0;     // the kernel cache's generation then (a cleared cache drops plans)
   std::vector<Step> steps;
   uint64_t nodes = 0;          // nodes the flush computed (CacheStats::nodes_executed)
-  // GPU plans: the steps as one CUDA graph, built at the first replay (after `steps`, so that it
-  // goes first: it refers to their kernels). Null when there is none (graph_tried says whether
-  // one was tried).
-  std::unique_ptr<cuda::LaunchGraph> graph;
+  // The steps as one graph of their backend (a CUDA graph), built at the first replay (after
+  // `steps`, so that it goes first: it refers to their kernels). Null when there is none
+  // (graph_tried says whether one was tried).
+  std::unique_ptr<backend::LaunchGraph> graph;
   bool graph_tried = false;
 };
 

@@ -63,7 +63,6 @@ std::string Kernel::key() const {
     put(s, o.slot);
     s += ' ';
   }
-  if (stream_stores) s += "|nt";
   return s;
 }
 

@@ -54,10 +54,6 @@ enum class ParamKind : uint8_t { Float, Int };
 
 struct Kernel {
   bool row = false;
-  // The element outputs are written with non-temporal (streaming) stores that bypass the caches:
-  // a CPU code-generation choice for launches whose outputs are far larger than the caches
-  // (cpu::wants_streaming_stores). Part of the key: it changes the generated code.
-  bool stream_stores = false;
   int outer_rank = 0;
   int inner_rank = 1;
   std::vector<Operand> operands;

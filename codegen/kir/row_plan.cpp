@@ -1,20 +1,18 @@
-// How a row kernel's passes share work (see RowPlan in llvm_emit.h): an analysis of the kernel IR
+// How a row kernel's passes share work (see RowPlan in row_plan.h): an analysis of the kernel IR
 // alone, for the emitter.
 #include <algorithm>
 #include <vector>
 
-#include "codegen/cpu/llvm/emit.h"
+#include "codegen/kir/row_plan.h"
 
-namespace lf::cpu {
+namespace lf::kir {
 namespace {
 
-using kir::Instr;
-using kir::InstrKind;
 using Op = ir::Op;
 
 // Whether element value `root` costs more than a load: a transcendental, a division or a
 // generator in its element cone.
-bool costly(const kir::Kernel& k, int root) {
+bool costly(const Kernel& k, int root) {
   std::vector<int> stack{root};
   while (!stack.empty()) {
     const Instr& in = k.instrs[static_cast<size_t>(stack.back())];
@@ -41,14 +39,14 @@ bool RowPlan::is_row_division(int i) const {
   return std::find(row_divisions.begin(), row_divisions.end(), i) != row_divisions.end();
 }
 
-RowPlan row_plan(const kir::Kernel& k) {
+RowPlan row_plan(const Kernel& k) {
   RowPlan plan;
   if (!k.row) return plan;
   size_t n = k.instrs.size();
   // The element values of the output pass.
   std::vector<bool> needed(n, false);
   std::vector<int> stack;
-  for (const kir::Output& o : k.outputs)
+  for (const Output& o : k.outputs)
     if (!k.instrs[static_cast<size_t>(o.instr)].row) stack.push_back(o.instr);
   while (!stack.empty()) {
     int i = stack.back();
@@ -68,7 +66,7 @@ RowPlan row_plan(const kir::Kernel& k) {
     const Instr& val = k.instrs[static_cast<size_t>(v)];
     if (!needed[static_cast<size_t>(v)] || plan.keep.count(v) || !is_floating(val.dtype) || !costly(k, v)) continue;
     int slot = -1;
-    for (const kir::Output& o : k.outputs) {
+    for (const Output& o : k.outputs) {
       if (k.instrs[static_cast<size_t>(o.instr)].row || taken[static_cast<size_t>(o.slot)] ||
           k.operands[static_cast<size_t>(o.slot)].dtype != val.dtype)
         continue;
@@ -87,4 +85,4 @@ RowPlan row_plan(const kir::Kernel& k) {
   return plan;
 }
 
-}  // namespace lf::cpu
+}  // namespace lf::kir

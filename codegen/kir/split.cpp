@@ -1,23 +1,21 @@
-// Which row kernels split a long row over threads, and how (see SplitInfo in llvm_emit.h): an
+// Which row kernels split a long row over threads, and how (see SplitInfo in split.h): an
 // analysis of the kernel IR alone, shared by the emitter and the launcher.
 #include <algorithm>
 #include <functional>
 #include <vector>
 
-#include "codegen/cpu/llvm/emit.h"
+#include "codegen/kir/split.h"
 
-namespace lf::cpu {
+namespace lf::kir {
 
-using kir::Instr;
-using kir::InstrKind;
 
-SplitInfo split_info(const kir::Kernel& k) {
+SplitInfo split_info(const Kernel& k) {
   SplitInfo s;
   size_t n = k.instrs.size();
   s.level.assign(n, -1);
   s.slot.assign(n, -1);
   if (!k.row) return s;
-  for (const kir::Output& o : k.outputs)
+  for (const Output& o : k.outputs)
     if (!k.instrs[static_cast<size_t>(o.instr)].row) return s;  // element outputs need the whole row
   // A reduction's level is one more than the highest level among the reductions its element
   // values depend on (through row values): var's second sum waits for the mean.
@@ -49,4 +47,4 @@ SplitInfo split_info(const kir::Kernel& k) {
   return s;
 }
 
-}  // namespace lf::cpu
+}  // namespace lf::kir

@@ -36,8 +36,8 @@ using Op = ir::Op;
 
 class Emitter {
  public:
-  Emitter(const kir::Kernel& k, const std::string& name, llvm::LLVMContext& ctx)
-      : k_(k), name_(name), ctx_(ctx), m_(std::make_unique<llvm::Module>(name, ctx)), b_(ctx), plan_(row_plan(k)), split_(split_info(k)) {
+  Emitter(const kir::Kernel& k, const EmitOptions& options, const std::string& name, llvm::LLVMContext& ctx)
+      : k_(k), options_(options), name_(name), ctx_(ctx), m_(std::make_unique<llvm::Module>(name, ctx)), b_(ctx), plan_(row_plan(k)), split_(split_info(k)) {
     rank_ = k.outer_rank + k.inner_rank;
     i64_ = b_.getInt64Ty();
   }
@@ -56,7 +56,7 @@ class Emitter {
 #if defined(__x86_64__)
     // Streaming stores are weakly ordered: fence them before the thread pool reports this part
     // done, so that whoever reads the outputs next sees them.
-    if (k_.stream_stores) b_.CreateIntrinsic(llvm::Intrinsic::x86_sse_sfence, {}, {});
+    if (options_.stream_stores) b_.CreateIntrinsic(llvm::Intrinsic::x86_sse_sfence, {}, {});
 #endif
     b_.CreateRetVoid();
     if (split_.splittable) {
@@ -167,7 +167,7 @@ class Emitter {
     // Inner loops are long and heavy in arithmetic (inline math): let the vectorizer use whole
     // AVX-512 registers where the CPU has them (x86 tuning otherwise prefers 256-bit vectors).
     fn_->addFnAttr("prefer-vector-width", "512");
-    if (k_.stream_stores) fn_->addFnAttr(kStreamingAttr);
+    if (options_.stream_stores) fn_->addFnAttr(kStreamingAttr);
     for (unsigned i = 0; i < params.size(); ++i)
       if (params[i]->isPointerTy()) fn_->addParamAttr(i, llvm::Attribute::NoAlias);
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
@@ -310,11 +310,11 @@ class Emitter {
         store(elem_outs[j]->slot, elem_off_[elem_outs[j]->slot], k_.operands[elem_outs[j]->slot].dtype, vals[j]);
       return c;
     };
-    if (k_.stream_stores) return emit_streaming_columns(elem_outs, body);
+    if (options_.stream_stores) return emit_streaming_columns(elem_outs, body);
     emit_inner(0, row_base_, b_.getInt64(0), {}, body);
   }
 
-  // The output pass of a stream_stores kernel: one inner dim, element outputs of one storage size
+  // The output pass of a streaming-stores kernel (EmitOptions::stream_stores): one inner dim, element outputs of one storage size
   // whose addresses agree modulo 64 (cpu::launch checks). Columns [col_begin, col_end) run as a
   // scalar head up to output 0's next 64-byte boundary, a middle of whole 64-byte blocks, and a
   // scalar tail. x86 has no unaligned streaming vector store (LLVM splits one into 8-byte movnti),
@@ -922,6 +922,7 @@ class Emitter {
   }
 
   const kir::Kernel& k_;
+  const EmitOptions& options_;
   std::string name_;
   llvm::LLVMContext& ctx_;
   std::unique_ptr<llvm::Module> m_;
@@ -949,8 +950,9 @@ class Emitter {
 
 }  // namespace
 
-std::unique_ptr<llvm::Module> emit_module(const kir::Kernel& kernel, const std::string& name, llvm::LLVMContext& ctx) {
-  return Emitter(kernel, name, ctx).run();
+std::unique_ptr<llvm::Module> emit_module(const kir::Kernel& kernel, const EmitOptions& options, const std::string& name,
+                                          llvm::LLVMContext& ctx) {
+  return Emitter(kernel, options, name, ctx).run();
 }
 
 int mark_streaming_stores(llvm::Module& m) {

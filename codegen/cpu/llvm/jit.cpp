@@ -214,21 +214,21 @@ class Jit {
 
 // The plugin's entry points (llvm_plugin.h, Api), local so that they never interpose the core's
 // functions of the same names.
-std::string kernel_ir(const kir::Kernel& kernel, const std::string& name) {
+std::string kernel_ir(const kir::Kernel& kernel, const EmitOptions& options, const std::string& name) {
   llvm::LLVMContext ctx;
-  auto m = emit_module(kernel, name, ctx);
+  auto m = emit_module(kernel, options, name, ctx);
   std::string s;
   llvm::raw_string_ostream os(s);
   m->print(os, nullptr);
   return s;
 }
 
-lf::Status compile_kernel(const kir::Kernel& kernel, const std::string& name, std::string* ir,
+lf::Status compile_kernel(const kir::Kernel& kernel, const EmitOptions& options, const std::string& name, std::string* ir,
                             std::string* object) {
   auto ctx = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> m;
   try {
-    m = emit_module(kernel, name, *ctx);
+    m = emit_module(kernel, options, name, *ctx);
   } catch (const std::exception& e) {
     return lf::InternalError(e.what());
   }
@@ -242,11 +242,11 @@ lf::Status compile_kernel(const kir::Kernel& kernel, const std::string& name, st
   return lf::OkStatus();
 }
 
-lf::StatusOr<Inspection> inspect_kernel(const kir::Kernel& kernel, const std::string& name) {
+lf::StatusOr<Inspection> inspect_kernel(const kir::Kernel& kernel, const EmitOptions& options, const std::string& name) {
   auto ctx = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> m;
   try {
-    m = emit_module(kernel, name, *ctx);
+    m = emit_module(kernel, options, name, *ctx);
   } catch (const std::exception& e) {
     return lf::InternalError(e.what());
   }

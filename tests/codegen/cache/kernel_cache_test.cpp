@@ -424,7 +424,7 @@ TEST(KernelCache, ExecutorFallsBackWhenCompileFailed) {
       order, [](const lf::ir::Node& n) { return n.user_refs.load() > 0; }, true);
   ASSERT_EQ(p.groups.size(), 1u);
   auto low = lf::lower::lower_group(p.groups[0], p, 0, lf::Device::cpu());
-  std::string key = lf::exec::cpu_cache_key(low.kernel);
+  std::string key = lf::cpu::cache_key(low.kernel);
   bool hit = false;
   auto planted = lf::cache::global_cache().get_or_compile(
       key, []() -> lf::StatusOr<std::shared_ptr<CompiledKernel>> { throw std::runtime_error("planted failure"); },

@@ -53,18 +53,18 @@ Tensor vec(const std::vector<float>& v) { return lf::from_vector(v, {static_cast
 
 TEST(SplitReduce, WhichKernelsSplit) {
   Tensor x = vec(data(1000));
-  EXPECT_TRUE(lf::cpu::split_info(kernel_of(lf::sum(x * x))).splittable);
-  EXPECT_TRUE(lf::cpu::split_info(kernel_of(lf::argmax(x))).splittable);
-  auto var = lf::cpu::split_info(kernel_of(lf::var(x)));
+  EXPECT_TRUE(lf::kir::split_info(kernel_of(lf::sum(x * x))).splittable);
+  EXPECT_TRUE(lf::kir::split_info(kernel_of(lf::argmax(x))).splittable);
+  auto var = lf::kir::split_info(kernel_of(lf::var(x)));
   EXPECT_TRUE(var.splittable);
   EXPECT_EQ(var.levels, 2);  // the mean, then the squared deviations
-  auto lse = lf::cpu::split_info(kernel_of(lf::logsumexp(x, {0})));
+  auto lse = lf::kir::split_info(kernel_of(lf::logsumexp(x, {0})));
   EXPECT_TRUE(lse.splittable);
   EXPECT_EQ(lse.levels, 2);
   // Element outputs need the whole row: softmax, x - mean.
-  EXPECT_FALSE(lf::cpu::split_info(kernel_of(lf::softmax(x, 0))).splittable);
-  EXPECT_FALSE(lf::cpu::split_info(kernel_of(x - lf::mean(x))).splittable);
-  EXPECT_FALSE(lf::cpu::split_info(kernel_of(x * 2)).splittable);
+  EXPECT_FALSE(lf::kir::split_info(kernel_of(lf::softmax(x, 0))).splittable);
+  EXPECT_FALSE(lf::kir::split_info(kernel_of(x - lf::mean(x))).splittable);
+  EXPECT_FALSE(lf::kir::split_info(kernel_of(x * 2)).splittable);
 }
 
 TEST(SplitReduce, FloatReductionsAroundTheThreshold) {

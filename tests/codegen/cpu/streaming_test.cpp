@@ -1,4 +1,4 @@
-// Streaming (non-temporal) stores on the CPU (kir::Kernel::stream_stores, codegen/cpu/llvm/emit.cpp's
+// Streaming (non-temporal) stores on the CPU (cpu::EmitOptions::stream_stores, codegen/cpu/llvm/emit.cpp's
 // emit_streaming_columns): which launches take them, and that the split of each row's columns into
 // a scalar head, an aligned middle of streaming stores and a scalar tail computes every element
 // exactly once, whatever the column range, row alignment, output count and element size.
@@ -47,8 +47,10 @@ lf::lower::Lowered lowered(const std::vector<Tensor>& outs) {
   return lf::lower::lower_group(p.groups[0], p, 0, lf::Device::cpu());
 }
 
+constexpr lf::cpu::EmitOptions kStreaming{.stream_stores = true};
+
 std::shared_ptr<lf::cpu::CompiledKernel> compiled(const lf::kir::Kernel& kernel, const std::string& name) {
-  auto k = lf::cpu::compile(kernel, name);
+  auto k = lf::cpu::compile(kernel, name, kStreaming);
   EXPECT_TRUE(k.ok()) << k.status();
   return k.ok() ? *k : nullptr;
 }
@@ -78,7 +80,6 @@ void check_pieces(const std::vector<Tensor>& outs, const std::vector<int64_t>& c
   for (const Tensor& t : outs) want.push_back(test::reference_values(t));
   lf::lower::Lowered low = lowered(outs);
   ASSERT_EQ(low.kernel.inner_rank, 1) << what;
-  low.kernel.stream_stores = true;
   auto k = compiled(low.kernel, "stream_" + what);
   ASSERT_TRUE(k) << what;
   std::vector<int64_t> meta = lf::kir::pack_meta(low.kernel, low.args);
@@ -145,10 +146,9 @@ TEST_F(Streaming, RowKernelOutputPass) {
   test::Values want = test::reference_values(y);
   lf::lower::Lowered low = lowered({y});
   ASSERT_TRUE(low.kernel.row);
-  low.kernel.stream_stores = true;
   auto k = compiled(low.kernel, "stream_layer_norm");
   ASSERT_TRUE(k);
-  lf::cpu::launch(*k, low.kernel, low.args);
+  lf::cpu::launch(*k, low.kernel, low.args, kStreaming);
   std::string diff = test::compare(want, output_values(low, 0), test::default_tolerance(DType::Float32, 1001));
   EXPECT_TRUE(diff.empty()) << diff;
 }
@@ -158,13 +158,11 @@ TEST_F(Streaming, MiddleLoopUsesStreamingVectorStores) {
   if (lf::cpu::target_id().find("+avx") == std::string::npos) GTEST_SKIP() << "checks x86 AVX code: " << lf::cpu::target_id();
   Tensor x = random_floats({4096}, 7);
   lf::lower::Lowered low = lowered({lf::sigmoid(x) * 2});
-  low.kernel.stream_stores = true;
-  auto inspection = lf::cpu::inspect(low.kernel, "k_stream");
+  auto inspection = lf::cpu::inspect(low.kernel, "k_stream", kStreaming);
   ASSERT_TRUE(inspection.ok()) << inspection.status();
   EXPECT_NE(inspection->optimized_ir.find("!nontemporal"), std::string::npos) << inspection->optimized_ir;
   EXPECT_NE(inspection->assembly.find("vmovntps"), std::string::npos) << inspection->assembly;
   EXPECT_NE(inspection->assembly.find("sfence"), std::string::npos) << "streaming stores are fenced before returning";
-  low.kernel.stream_stores = false;
   auto plain = lf::cpu::inspect(low.kernel, "k_plain");
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_EQ(plain->assembly.find("movnt"), std::string::npos) << "no streaming stores unless asked";
@@ -206,13 +204,12 @@ TEST_F(Streaming, ChosenForLargeOutputsOnly) {
 TEST_F(Streaming, LaunchRefusesOutputsOfDifferentAlignment) {
   Tensor x = random_floats({1000}, 10);
   lf::lower::Lowered low = lowered({x + 1, x * 3});
-  low.kernel.stream_stores = true;
   auto k = compiled(low.kernel, "stream_two");
   ASSERT_TRUE(k);
   size_t out1 = static_cast<size_t>(low.kernel.outputs[1].slot);
   low.args.offsets[out1] = 1;  // within the buffer: it is one element longer than needed below
   low.args.sizes.back() = 999;
-  EXPECT_THROW(lf::cpu::launch(*k, low.kernel, low.args), lf::Error);
+  EXPECT_THROW(lf::cpu::launch(*k, low.kernel, low.args, kStreaming), lf::Error);
 }
 
 // Through the public API: outputs past kStreamMinBytes, values against the reference executor.

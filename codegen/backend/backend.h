@@ -1,0 +1,105 @@
+// The interface every backend implements, one folder each (codegen/cpu, codegen/cuda), and the one
+// function that maps a Device to its backend (registry.cpp, the only file that names them all).
+// The executor, flush plans and the kernel cache speak to backends through this alone; a third
+// backend is a new folder plus one line in the registry.
+//
+// A kernel's life through a backend: specialize() picks the code-shaping choices for the launch at
+// hand and names them in the cache key; build() generates and compiles (touching no device, so a
+// background thread may run it); install() loads a build onto its device; load() turns a stored
+// binary back into a kernel; launch() runs it; graph() records launches for replay; source()
+// regenerates the code for dumps and failure reports. Library calls (matmul today; convolution,
+// attention, scan and sort later) run whole groups (backend/kernel.h has what they share).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/backend/compiled.h"
+#include "codegen/kir/kernel_ir.h"
+#include "lazyfuse/types.h"
+#include "runtime/status.h"
+
+namespace lf::backend {
+
+struct MatmulCall;
+
+// A backend's code-shaping choices for one kernel at one launch, beyond the kernel IR (CUDA: index
+// width, vector access, rows in registers; CPU: streaming stores). The cache key names them, so
+// equal keys mean equal variants; opaque above the backend.
+struct Variant {
+  virtual ~Variant() = default;
+};
+
+// A kernel specialized for a launch: its full cache key ("<backend>|<generator fingerprint>|
+// <target>|<variant>|<kernel IR>") and the variant the key names.
+struct Specialized {
+  std::string key;
+  std::shared_ptr<const Variant> variant;
+};
+
+// One launch of a compiled kernel.
+struct Launch {
+  const CompiledKernel* compiled = nullptr;
+  const kir::Kernel* kernel = nullptr;
+  const kir::LaunchArgs* args = nullptr;
+  const Variant* variant = nullptr;
+};
+
+// A fixed sequence of launches on one device, replayed many times (a flush plan's); only the
+// operands' pointers may change between replays.
+class LaunchGraph {
+ public:
+  virtual ~LaunchGraph() = default;
+  // Launch i's operand pointers for the next replay. False when the backend refused the change:
+  // launch one by one instead.
+  virtual bool set_pointers(size_t i, const std::vector<void*>& pointers) = 0;
+  // Launches them all; true when handed to a launch thread (CacheStats::queued_launches).
+  virtual bool launch() = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;           // "cpu", "cuda": the cache key's first field
+  virtual const char* source_suffix() const = 0;  // ".ll", ".cu": dumps and failure reports
+
+  // The variant of `kernel` for these launch arguments, and its key. `product_operand` >= 0: the
+  // kernel is a matmul epilogue whose input operand `product_operand` is the product, computed in
+  // the same kernel (backends with a generated matmul kernel: cuda/matmul.cpp).
+  virtual Specialized specialize(const kir::Kernel& kernel, const kir::LaunchArgs& args, Device device,
+                                 int product_operand = -1) const = 0;
+
+  // Generates and compiles. Touches no device: the kernel cache's background thread runs it for
+  // tiered compiling. `quick`: a quick build (CompiledKernel::quick says whether it is one).
+  virtual lf::StatusOr<std::shared_ptr<CompiledKernel>> build(const kir::Kernel& kernel, const std::string& name,
+                                                              const Variant& variant, bool quick) const = 0;
+  // Makes a build launchable on `device` (loads a module); on the flushing thread.
+  virtual lf::Status install(CompiledKernel& built, Device device) const { return lf::OkStatus(); }
+  // Whether a new kernel starts as a quick build, its optimized build following (tiered compiling).
+  virtual bool tiered() const { return false; }
+  // Whether a build that finds no compiler at all (kUnavailable) is an error to throw rather than
+  // a kernel to run unfused on the reference executor.
+  virtual bool needs_compiler() const { return false; }
+
+  // A kernel build() produced earlier (CompiledKernel::binary, from the persistent cache).
+  virtual lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& binary,
+                                                             const kir::Kernel& kernel, const Variant& variant,
+                                                             Device device) const = 0;
+  // The generated source build() compiles (dumps, the source of a kernel that failed to compile).
+  virtual std::string source(const kir::Kernel& kernel, const std::string& name, const Variant& variant) const = 0;
+
+  virtual void launch(const Launch& launch, Device device) const = 0;
+  // The launches as one replayable graph; null where the backend has none for them.
+  virtual std::unique_ptr<LaunchGraph> graph(const std::vector<Launch>& launches, Device device) const {
+    return nullptr;
+  }
+
+  // Library calls: each runs a whole group, its elementwise epilogue included.
+  virtual void matmul(MatmulCall& call) const = 0;
+};
+
+// The backend of `device`'s kind.
+const Backend& backend_for(Device device);
+
+}  // namespace lf::backend

@@ -1,0 +1,208 @@
+#include "codegen/backend/kernel.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <unordered_set>
+
+#include "codegen/ir/view.h"
+#include "codegen/reference/reference.h"
+#include "runtime/config.h"
+
+namespace lf::backend {
+namespace {
+
+std::string short_hash(const std::string& key) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016zx", std::hash<std::string>{}(key));
+  return buf;
+}
+
+// A failing kernel is reported once per key, not at every flush.
+bool first_failure(const std::string& key) {
+  static std::mutex mu;
+  static std::unordered_set<std::string> seen;
+  std::lock_guard<std::mutex> lock(mu);
+  return seen.insert(key).second;
+}
+
+// Writes the source of a kernel that failed to compile where the user can read it; returns the
+// path (or why it could not be written).
+std::string save_failed_source(const Prepared& k) {
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
+  if (ec) dir = "/tmp";
+  std::filesystem::path path = dir / ("lazyfuse-failed-" + k.name + k.backend->source_suffix());
+  std::ofstream out(path);
+  out << k.backend->source(k.low.kernel, k.name, *k.spec.variant);
+  out.close();
+  return out ? path.string() : "(could not write " + path.string() + ")";
+}
+
+// LAZYFUSE_DUMP_DIR: each newly compiled kernel's source, named after the kernel, with its key's
+// summary and its compile log as a header comment. A directory that cannot be written is reported
+// once.
+void dump_source(const Prepared& k) {
+  const CompiledKernel& compiled = *k.entry->kernel;
+  std::error_code ec;
+  std::filesystem::path dir = rt::config().dump_dir;
+  std::filesystem::create_directories(dir, ec);
+  std::filesystem::path path = dir / (compiled.name + k.backend->source_suffix());
+  std::ofstream out(path);
+  const char* comment = std::string(k.backend->source_suffix()) == ".ll" ? ";" : "//";
+  out << comment << " " << k.low.kernel.summary() << "\n";
+  if (!compiled.log.empty()) out << comment << " compile log: " << compiled.log << "\n";
+  out << compiled.source;
+  out.close();
+  static bool warned = false;
+  if (!out && !warned) {
+    warned = true;
+    std::fprintf(stderr, "[lazyfuse] warning: LAZYFUSE_DUMP_DIR: cannot write %s\n", path.c_str());
+  }
+}
+
+void count_and_log(const GroupRun& run, const Prepared& k, bool hit) {
+  CacheStats& stats = run.stats;
+  const cache::Entry& entry = *k.entry;
+  const kir::Kernel& kernel = k.low.kernel;
+  if (hit) {
+    ++stats.hits;
+  } else {
+    ++stats.misses;
+    if (entry.from_disk) {
+      ++stats.disk_hits;
+    } else if (entry.kernel) {
+      ++stats.kernels_compiled;
+      stats.compile_ms += entry.kernel->compile_ms;
+      if (entry.kernel->quick) ++stats.quick_builds;
+      if (!rt::config().dump_dir.empty()) dump_source(k);
+    }
+  }
+  if (run.options.log_level < 1) return;
+  std::fprintf(stderr, "[lazyfuse]   group %d: %s%s, %s%d+%dd, %zu in/out, %s %s", run.index,
+               run.group.kind == fuse::Group::Kind::Matmul ? "matmul epilogue " : "", kernel.summary().c_str(),
+               kernel.row ? "row " : "", kernel.outer_rank, kernel.inner_rank, kernel.operands.size(), k.name.c_str(),
+               hit ? "hit" : "miss");
+  if (!hit && entry.from_disk) std::fprintf(stderr, " (loaded from the disk cache)");
+  else if (!hit && entry.kernel && entry.kernel->compiler_ms > 0)
+    std::fprintf(stderr, " (compiled in %.1f ms, %.1f in the compiler%s)", entry.kernel->compile_ms,
+                 entry.kernel->compiler_ms, entry.kernel->quick ? "; a quick build, the optimized one follows" : "");
+  else if (!hit && entry.kernel) std::fprintf(stderr, " (compiled in %.1f ms)", entry.kernel->compile_ms);
+  std::fprintf(stderr, "\n");
+  if (run.options.log_level >= 2 && !hit && entry.kernel) std::fprintf(stderr, "%s\n", entry.kernel->source.c_str());
+}
+
+}  // namespace
+
+Prepared prepare(const GroupRun& run, const fuse::Group& group, const PrepareOptions& options) {
+  Prepared k;
+  k.device = group.nodes[0]->device;
+  k.backend = &backend_for(k.device);
+  k.low = lower::lower_group(group, run.partition, run.index, k.device, options.keep_last_dim, options.placement);
+  const kir::Kernel& kernel = k.low.kernel;
+  int product_operand = -1;
+  if (options.product) {
+    const auto& ptrs = k.low.args.pointers;
+    product_operand = static_cast<int>(std::find(ptrs.begin(), ptrs.end(), options.product) - ptrs.begin());
+  }
+  k.spec = k.backend->specialize(kernel, k.low.args, k.device, product_operand);
+  k.name = "lf_" + short_hash(k.spec.key);
+
+  const Backend& backend = *k.backend;
+  cache::DiskSpec disk;
+  disk.kernel = &kernel;
+  disk.load = [&](const std::string& name, const std::string& binary) {
+    return backend.load(name, binary, kernel, *k.spec.variant, k.device);
+  };
+  // Tiered compiling: a quick build first, the optimized one on the cache's background thread.
+  // The closure is small enough for std::function's inline storage: every lookup builds it.
+  const bool tiered = backend.tiered();
+  cache::KernelCache::MakeUpgrade upgrade;
+  if (tiered) {
+    upgrade = [&k]() -> cache::KernelCache::Upgrade {
+      return {[&backend = *k.backend, kernel = k.low.kernel, name = k.name, variant = k.spec.variant] {
+                return backend.build(kernel, name, *variant, /*quick=*/false);
+              },
+              [&backend = *k.backend, device = k.device](CompiledKernel& built) {
+                return backend.install(built, device);
+              }};
+    };
+  }
+  bool hit = false;
+  k.entry = cache::global_cache().get_or_compile(
+      k.spec.key,
+      [&]() -> lf::StatusOr<std::shared_ptr<CompiledKernel>> {
+        auto built = backend.build(kernel, k.name, *k.spec.variant, tiered);
+        if (!built.ok()) return built.status();
+        if (lf::Status s = backend.install(**built, k.device); !s.ok()) return s;
+        return built;
+      },
+      &hit, &disk, upgrade);
+  count_and_log(run, k, hit);
+  const cache::Entry& entry = *k.entry;
+  // No compiler at all (the CPU's LLVM plugin missing or broken) is an installation problem, not a
+  // kernel's: falling back would run every group unfused, silently slow.
+  if (!entry.kernel && entry.status.code() == lf::StatusCode::kUnavailable && backend.needs_compiler())
+    throw Error(std::string(entry.status.message()));
+  if (!entry.kernel && first_failure(k.spec.key)) {
+    std::string saved = save_failed_source(k);
+    std::fprintf(stderr,
+                 "[lazyfuse] warning: kernel %s (%s) failed to compile: %s\n"
+                 "[lazyfuse]   its source is in %s; running this group unfused on the reference executor instead\n",
+                 k.name.c_str(), kernel.summary().c_str(), std::string(entry.status.message()).c_str(), saved.c_str());
+  }
+  return k;
+}
+
+void launch(const Prepared& k, CacheStats& stats) {
+  k.backend->launch(k.as_launch(), k.device);
+  ++stats.kernels_launched;
+  stats.bytes_moved += static_cast<uint64_t>(k.low.bytes);
+}
+
+void materialize_outputs(const Prepared& k) {
+  for (size_t i = 0; i < k.low.outputs.size(); ++i) {
+    ir::Node* o = k.low.outputs[i];
+    materialize(*o, k.low.out_storage[i], ir::Layout{ir::contiguous_strides(o->shape), 0});
+  }
+}
+
+void run_fallback(const Prepared& k) {
+  for (ir::Node* o : k.low.outputs) materialize_value(*o, ir::reference_eval(o));
+}
+
+void materialize(ir::Node& n, std::shared_ptr<rt::Storage> storage, ir::Layout layout) {
+  n.storage = std::move(storage);
+  n.layout = std::move(layout);
+  n.op = ir::Op::Buffer;
+  n.inputs.clear();
+}
+
+void materialize_value(ir::Node& n, const ir::Value& v) {
+  if (n.device.is_cpu()) return materialize(n, v.storage, v.layout);
+  ir::Value dense = ir::to_contiguous(v, v.dtype);
+  size_t bytes = static_cast<size_t>(n.numel()) * dtype_size(n.dtype);
+  auto storage = rt::Storage::allocate(n.device, bytes);
+  if (bytes) rt::copy(*dense.storage, 0, *storage, 0, bytes);
+  materialize(n, std::move(storage), ir::Layout{ir::contiguous_strides(n.shape), 0});
+}
+
+fuse::Group MatmulCall::epilogue_group() const {
+  fuse::Group e = run.group;
+  e.kind = fuse::Group::Kind::Pointwise;
+  e.nodes.erase(e.nodes.begin());
+  std::erase(e.outputs, run.group.nodes[0]);
+  return e;
+}
+
+void MatmulCall::log(const std::string& how) const {
+  if (run.options.log_level < 1) return;
+  std::fprintf(stderr, "[lazyfuse]   group %d: matmul %s%lldx%lldx%lld %s: %s\n", run.index,
+               problem.batch.empty() ? "" : (shape_str(problem.batch) + " x ").c_str(),
+               static_cast<long long>(problem.m), static_cast<long long>(problem.n),
+               static_cast<long long>(problem.k), dtype_name(product()->dtype), how.c_str());
+}
+
+}  // namespace lf::backend

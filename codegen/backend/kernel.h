@@ -1,0 +1,92 @@
+// A fusion group's kernel through the backend interface: lowered, specialized for its device,
+// found in (or added to) the kernel cache, launched, its outputs handed to their nodes. The
+// executor runs fused groups with it, and backends' library calls (Backend::matmul) their
+// epilogues.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/backend/backend.h"
+#include "codegen/cache/kernel_cache.h"
+#include "codegen/fuse/fuser.h"
+#include "codegen/fuse/lower.h"
+#include "codegen/ir/node.h"
+#include "codegen/kir/gemm_problem.h"
+#include "codegen/reference/reference.h"
+#include "lazyfuse/runtime.h"
+
+namespace lf::backend {
+
+struct RunOptions {
+  bool fusion = true;
+  int log_level = 0;  // LAZYFUSE_LOG
+};
+
+// One group of a flush as it runs: the group in its partition, the flush's options and counters.
+struct GroupRun {
+  const fuse::Group& group;
+  const fuse::Partition& partition;
+  int index;  // the group's number in the flush (logs)
+  const RunOptions& options;
+  CacheStats& stats;
+};
+
+// A kernel ready to launch. `entry->kernel` is null when it failed to compile (reported once):
+// run_fallback() then computes its outputs on the reference executor.
+struct Prepared {
+  lower::Lowered low;
+  Device device;
+  const Backend* backend = nullptr;
+  Specialized spec;
+  std::string name;  // "lf_" + the key's hash: the name in logs, dumps and lazyfuse-cache
+  std::shared_ptr<const cache::Entry> entry;
+
+  Launch as_launch() const { return {entry->kernel.get(), &low.kernel, &low.args, spec.variant.get()}; }
+};
+
+struct PrepareOptions {
+  // A pointwise kernel keeps its last two dims (a matmul epilogue's rows are the product's rows).
+  bool keep_last_dim = false;
+  // The address standing for a matmul's product among the group's inputs, when a generated
+  // matmul kernel computes it in registers (Backend::specialize's product_operand).
+  const void* product = nullptr;
+  // Where the outputs go instead of fresh buffers (cat's slabs; lower.h).
+  const std::vector<lower::OutputPlacement>* placement = nullptr;
+};
+
+// Lowers `group` (run.group, or a part of it such as a matmul's epilogue) and looks its kernel up,
+// compiling it on first sight; counts and logs the lookup.
+Prepared prepare(const GroupRun& run, const fuse::Group& group, const PrepareOptions& options = {});
+
+void launch(const Prepared& k, CacheStats& stats);
+// Hands the kernel's freshly written buffers to their nodes.
+void materialize_outputs(const Prepared& k);
+// The outputs of a kernel that failed to compile, computed by the reference executor.
+void run_fallback(const Prepared& k);
+
+// Makes `n` a realized buffer.
+void materialize(ir::Node& n, std::shared_ptr<rt::Storage> storage, ir::Layout layout);
+// Stores a host value computed by the reference executor into `n`, on n's device.
+void materialize_value(ir::Node& n, const ir::Value& v);
+
+// A matmul group handed to its backend: the product (operands resolved to storage and strides on
+// the group's device) and the group, whose other members are the elementwise epilogue.
+struct MatmulCall {
+  GroupRun run;
+  kir::GemmProblem problem;  // c unset: the backend allocates the output
+  std::shared_ptr<rt::Storage> a, b;  // the operands' storage, kept alive for the call
+  size_t c_bytes = 0;        // the product's size
+  uint64_t gemm_bytes = 0;   // bytes a GEMM moves at least (operands read, product written)
+
+  ir::Node* product() const { return run.group.nodes[0]; }
+  bool has_epilogue() const { return run.group.nodes.size() > 1; }
+  // The epilogue as a pointwise group of its own: every member but the matmul, reading the
+  // product as an input.
+  fuse::Group epilogue_group() const;
+  // LAZYFUSE_LOG=1: "group 3: matmul 64x64x64 float32: <how>".
+  void log(const std::string& how) const;
+};
+
+}  // namespace lf::backend

@@ -1,0 +1,154 @@
+// A matmul group on a GPU: cuBLASLt with its own epilogue where that is the whole epilogue; else
+// the generated matmul kernel with the epilogue inside, or cuBLASLt's product followed by the
+// epilogue kernel, as the cost rule picks (LAZYFUSE_MATMUL overrides it).
+#include <algorithm>
+#include <optional>
+
+#include "codegen/backend/kernel.h"
+#include "codegen/cuda/backend.h"
+#include "codegen/cuda/gemm.h"
+#include "codegen/ir/view.h"
+#include "codegen/reference/reference.h"
+#include "runtime/config.h"
+#include "runtime/cuda_driver.h"
+
+namespace lf::cuda {
+namespace {
+
+// The generated matmul kernel with the epilogue inside, when it is the better choice. The cost
+// rule compares it with cuBLASLt's product plus an epilogue pass, using rates measured on the H100
+// (bench/RESULTS.md): cuBLASLt about 50 TFLOP/s in float32 and float64 and 600 in the 16-bit
+// floats; the generated SIMT kernel 16.5 TFLOP/s once its 128x128 tiles fill every SM, and
+// proportionally less with fewer tiles; the pass writes and reads the product once more at about
+// 3 TB/s, plus a launch. So the generated kernel wins on wide products with a short k, cuBLASLt on
+// the rest. Taken too whenever cuBLASLt declines the problem (integers, no unit stride). Only when
+// the product itself is not kept (otherwise it must be written anyway) and there is an epilogue.
+// Returns false to go on.
+constexpr double kGeneratedRate = 16.5e12;
+bool run_generated(backend::MatmulCall& call, const std::string& lt_why) {
+  const fuse::Group& g = call.run.group;
+  const kir::GemmProblem& problem = call.problem;
+  ir::Node* mm = call.product();
+  if (!call.has_epilogue() || std::find(g.outputs.begin(), g.outputs.end(), mm) != g.outputs.end()) return false;
+  if (problem.batch.size() > static_cast<size_t>(kGemmMaxBatchRank)) return false;
+  int64_t batch = 1;
+  for (int64_t s : problem.batch) batch *= s;
+  if (batch > 65535 || (problem.m + kGemmTile - 1) / kGemmTile > 65535) return false;
+  double flop = 2.0 * static_cast<double>(batch * problem.m) * static_cast<double>(problem.n) * static_cast<double>(problem.k);
+  double out_bytes = static_cast<double>(batch * problem.m * problem.n) * static_cast<double>(dtype_size(mm->dtype));
+  lf::Status lt = lt_supports(problem);
+  double lt_rate = dtype_size(mm->dtype) == 2 ? 600e12 : 50e12;
+  double t_lt = flop / lt_rate + 2 * out_bytes / 3e12 + 5e-6;
+  double tiles = static_cast<double>(batch) * static_cast<double>((problem.m + kGemmTile - 1) / kGemmTile) *
+                 static_cast<double>((problem.n + kGemmTile - 1) / kGemmTile);
+  double sms = rt::cu::context_of(mm->device.index()).info.multiprocessors;
+  double t_gen = flop / (kGeneratedRate * std::min(1.0, tiles / std::max(sms, 1.0)));
+  const std::string& choice = rt::config().matmul;  // LAZYFUSE_MATMUL
+  std::string why;
+  if (!lt.ok()) why = "cuBLASLt cannot take it: " + std::string(lt.message());
+  else if (choice == "generated") why = "LAZYFUSE_MATMUL=generated";
+  else if (choice == "auto" && t_gen < t_lt) why = "estimated faster than cuBLASLt plus an epilogue pass";
+  else return false;
+  Device device = mm->device;
+  // The product is an input of the epilogue that the kernel never loads: lower with a stand-in
+  // storage, then make the node pending again (its value lives only in registers).
+  auto stand_in = rt::Storage::allocate(device, dtype_size(mm->dtype));
+  mm->storage = stand_in;
+  mm->layout = ir::Layout{ir::contiguous_strides(mm->shape), 0};
+  backend::Prepared k =
+      backend::prepare(call.run, call.epilogue_group(), {.keep_last_dim = true, .product = stand_in->data()});
+  mm->storage = nullptr;
+  mm->layout = ir::Layout{};
+  if (!k.entry->kernel) return false;  // reported by prepare(); the other path runs it
+  GemmParams gp;
+  gp.a = problem.a.data;
+  gp.b = problem.b.data;
+  gp.m = problem.m;
+  gp.n = problem.n;
+  gp.k = problem.k;
+  size_t r = problem.batch.size();
+  gp.a_offset = problem.a.offset;
+  gp.a_sm = problem.a.strides[r];
+  gp.a_sk = problem.a.strides[r + 1];
+  gp.b_offset = problem.b.offset;
+  gp.b_sk = problem.b.strides[r];
+  gp.b_sn = problem.b.strides[r + 1];
+  gp.batch_rank = static_cast<int64_t>(r);
+  for (size_t d = 0; d < r; ++d) {
+    gp.batch[d] = problem.batch[d];
+    gp.a_batch_stride[d] = problem.a.strides[d];
+    gp.b_batch_stride[d] = problem.b.strides[d];
+  }
+  launch_matmul(static_cast<const CompiledKernel&>(*k.entry->kernel), k.low.kernel, k.low.args, gp, device.index());
+  ++call.run.stats.kernels_launched;
+  call.run.stats.bytes_moved += static_cast<uint64_t>(k.low.bytes);
+  backend::materialize_outputs(k);
+  call.log("generated matmul kernel " + k.name + " with the epilogue inside (" + why + ")" +
+           (lt_why.empty() ? "" : "; cuBLASLt's epilogue: " + lt_why));
+  return true;
+}
+
+}  // namespace
+
+void run_matmul(backend::MatmulCall& call) {
+  ir::Node* mm = call.product();
+  Device device = mm->device;
+  CacheStats& stats = call.run.stats;
+  kir::GemmProblem problem = call.problem;
+  size_t esize = dtype_size(mm->dtype);
+
+  // The whole epilogue inside cuBLASLt: it writes the group's one output, nothing else runs.
+  std::string lt_why;
+  LtMatch match = match_lt_epilogue(call.run.group);
+  if (match.whole && match.epilogue != LtEpilogue::kNone) {
+    auto out = rt::Storage::allocate(device, call.c_bytes);
+    problem.c = out->data();
+    const void* bias = nullptr;
+    if (match.bias) bias = static_cast<const char*>(match.bias->storage->data()) + match.bias_offset * static_cast<int64_t>(esize);
+    lf::Status st = problem.m * problem.n == 0 ? lf::OkStatus() : lt_matmul(problem, match.epilogue, bias, device.index());
+    if (st.ok()) {
+      ++stats.kernels_launched;
+      stats.bytes_moved += call.gemm_bytes;
+      backend::materialize(*match.output, out, ir::Layout{ir::contiguous_strides(match.output->shape), 0});
+      call.log(std::string("cuBLASLt with its ") + lt_epilogue_name(match.epilogue) + " epilogue (" + lt_status() +
+               "), product written once");
+      return;
+    }
+    lt_why = std::string(st.message());
+  }
+
+  if (run_generated(call, lt_why)) return;
+
+  auto c = rt::Storage::allocate(device, call.c_bytes);
+  problem.c = c->data();
+  std::string how;
+  lf::Status st = problem.m * problem.n == 0 ? lf::OkStatus() : lt_matmul(problem, LtEpilogue::kNone, nullptr, device.index());
+  if (st.ok()) {
+    backend::materialize(*mm, c, ir::Layout{ir::contiguous_strides(mm->shape), 0});
+    how = "cuBLASLt (" + lt_status() + ")";
+    if (!lt_why.empty()) how += "; its epilogue could not: " + lt_why;
+  } else {
+    // The last resort (no cuBLASLt, and the generated kernel declined): the reference executor's
+    // product, copied to the device.
+    backend::materialize_value(*mm, ir::reference_eval(mm));
+    how = "the reference executor's product copied to the device (cuBLASLt: " + std::string(st.message()) + ")";
+  }
+  // The epilogue, lowered now that the product is a realized input of it.
+  std::optional<backend::Prepared> epilogue;
+  if (call.has_epilogue()) {
+    fuse::Group e = call.epilogue_group();
+    if (!e.outputs.empty()) epilogue = backend::prepare(call.run, e, {.keep_last_dim = true});
+  }
+  ++stats.kernels_launched;
+  stats.bytes_moved += call.gemm_bytes;
+  if (epilogue && !epilogue->entry->kernel) {
+    backend::run_fallback(*epilogue);
+  } else if (epilogue) {
+    backend::launch(*epilogue, stats);
+    backend::materialize_outputs(*epilogue);
+    how += ", then the epilogue kernel";
+  }
+  call.log(how);
+}
+
+}  // namespace lf::cuda

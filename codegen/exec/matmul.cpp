@@ -1,0 +1,59 @@
+// Matmul groups: operands as storage plus strides (views of realized data are read as they are),
+// then the group's backend runs the product and its epilogue (Backend::matmul).
+#include "codegen/exec/groups.h"
+
+#include "codegen/ir/view.h"
+#include "codegen/reference/reference.h"
+
+namespace lf::exec {
+namespace {
+
+// A matmul operand as storage + strides: a view of realized data as it is; anything else (a
+// generator, a reshape that is no view) computed by the reference executor first.
+struct Operand {
+  std::shared_ptr<rt::Storage> storage;
+  kir::GemmOperand view;
+};
+
+Operand operand(ir::Node* in, Device device) {
+  auto [source, chain] = ir::resolve_views(in);
+  if (source->realized()) {
+    if (auto v = ir::view_of_chain(*source, chain))
+      return {source->storage, {source->storage->data(), v->offset, v->strides}};
+  }
+  ir::Value v = ir::to_contiguous(ir::reference_eval(in), in->dtype);
+  std::shared_ptr<rt::Storage> storage = v.storage;
+  if (!device.is_cpu()) {
+    size_t bytes = static_cast<size_t>(in->numel()) * dtype_size(in->dtype);
+    storage = rt::Storage::allocate(device, bytes);
+    if (bytes) rt::copy(*v.storage, 0, *storage, 0, bytes);
+  }
+  return {storage, {storage->data(), 0, ir::contiguous_strides(in->shape)}};
+}
+
+}  // namespace
+
+void run_matmul_group(const backend::GroupRun& run) {
+  ir::Node* mm = run.group.nodes[0];
+  Device device = mm->device;
+  size_t rank = mm->shape.size();
+  Operand a = operand(mm->inputs[0].get(), device);
+  Operand b = operand(mm->inputs[1].get(), device);
+  backend::MatmulCall call{run};
+  kir::GemmProblem& problem = call.problem;
+  problem.dtype = mm->dtype;
+  problem.batch.assign(mm->shape.begin(), mm->shape.end() - 2);
+  problem.m = mm->shape[rank - 2];
+  problem.n = mm->shape[rank - 1];
+  problem.k = mm->inputs[0]->shape[rank - 1];
+  problem.a = a.view;
+  problem.b = b.view;
+  call.a = a.storage;
+  call.b = b.storage;
+  size_t esize = dtype_size(mm->dtype);
+  call.c_bytes = static_cast<size_t>(mm->numel()) * esize;
+  call.gemm_bytes = call.c_bytes + (mm->inputs[0]->numel() + mm->inputs[1]->numel()) * esize;
+  backend::backend_for(device).matmul(call);
+}
+
+}  // namespace lf::exec

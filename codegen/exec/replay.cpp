@@ -1,0 +1,124 @@
+#include "codegen/exec/replay.h"
+
+#include "codegen/ir/view.h"
+
+namespace lf::exec {
+
+Recorder::Recorder(const plan::Signature& s) : sig(s) {
+  for (size_t l = 0; l < sig.leaves.size(); ++l)
+    pointer_from.emplace(sig.leaves[l]->storage->data(), static_cast<int64_t>(l));
+}
+
+void Recorder::add(const backend::Prepared& k) {
+  plan::Step s;
+  for (size_t i = 0; i < k.low.outputs.size() && ok; ++i) {
+    int position = plan::position(sig, k.low.outputs[i]);
+    const void* data = k.low.out_storage[i]->data();
+    if (position < 0 || data == nullptr || pointer_from.count(data)) ok = false;
+    else s.outputs.push_back(position);
+    pointer_from.emplace(data, plan::from_output(slots++));
+  }
+  for (size_t o = 0; o < k.low.args.pointers.size() && ok; ++o) {
+    const void* ptr = k.low.args.pointers[o];
+    if (k.low.kernel.operands[o].kind == kir::Operand::Kind::Index) {
+      s.pointer_from.push_back(plan::kNoPointer);
+    } else if (auto it = pointer_from.find(ptr); ptr != nullptr && it != pointer_from.end()) {
+      s.pointer_from.push_back(it->second);
+    } else {
+      ok = false;  // memory neither a leaf nor written by this flush (or empty)
+    }
+  }
+  if (!ok) return;
+  s.entry = k.entry;
+  s.kernel = k.low.kernel;
+  s.args = k.low.args;
+  s.variant = k.spec.variant;
+  s.device = k.device;
+  s.bytes = k.low.bytes;
+  plan.steps.push_back(std::move(s));
+}
+
+void materialize_held_views(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted) {
+  for (ir::Node* n : order) {
+    if (!ir::is_view(n->op) || !wanted(*n)) continue;
+    auto [source, chain] = ir::resolve_views(n);
+    if (!source->realized()) continue;
+    if (auto v = ir::view_of_chain(*source, chain)) {
+      auto storage = source->storage;
+      backend::materialize(*n, std::move(storage), ir::Layout{v->strides, v->offset});
+    }
+  }
+}
+
+namespace {
+
+backend::Launch launch_of(const plan::Step& s) {
+  return {s.entry->kernel.get(), &s.kernel, &s.args, s.variant.get()};
+}
+
+// The plan's steps as one graph of their backend, tried once per plan: when every step runs on
+// one device.
+void try_graph(plan::Plan& plan) {
+  plan.graph_tried = true;
+  if (plan.steps.empty()) return;
+  Device device = plan.steps[0].device;
+  std::vector<backend::Launch> launches;
+  for (const plan::Step& s : plan.steps) {
+    if (s.device != device) return;
+    launches.push_back(launch_of(s));
+  }
+  plan.graph = backend::backend_for(device).graph(launches, device);
+}
+
+}  // namespace
+
+void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::Signature& sig,
+            const std::function<bool(const ir::Node&)>& wanted, CacheStats& stats) {
+  // The leaves' addresses first: storing a held view may free the node of the buffer it views
+  // (the view was its only holder; the view keeps the storage itself).
+  thread_local std::vector<void*> leaf_data;
+  leaf_data.clear();
+  for (const ir::Node* leaf : sig.leaves) leaf_data.push_back(leaf->storage->data());
+  materialize_held_views(order, wanted);
+  thread_local std::vector<std::shared_ptr<rt::Storage>> slots;  // its memory kept between replays
+  slots.clear();
+  for (plan::Step& s : plan.steps) {
+    for (int o : s.outputs) {
+      const ir::Node* n = order[static_cast<size_t>(o)];
+      slots.push_back(rt::Storage::allocate(n->device, static_cast<size_t>(n->numel()) * dtype_size(n->dtype)));
+    }
+    for (size_t i = 0; i < s.pointer_from.size(); ++i) {
+      int64_t from = s.pointer_from[i];
+      s.args.pointers[i] = from == plan::kNoPointer ? nullptr
+                           : from >= 0            ? leaf_data[static_cast<size_t>(from)]
+                                                  : slots[static_cast<size_t>(plan::output_slot(from))]->data();
+    }
+  }
+  if (!plan.graph_tried) try_graph(plan);  // with this replay's pointers: none to set below
+  bool pointers_set = plan.graph != nullptr;
+  for (size_t i = 0; i < plan.steps.size() && pointers_set; ++i)
+    pointers_set = plan.graph->set_pointers(i, plan.steps[i].args.pointers);
+  if (plan.graph && !pointers_set) plan.graph.reset();  // the backend refused an update: no graph from now on
+  if (plan.graph) {
+    if (plan.graph->launch()) ++stats.queued_launches;
+    ++stats.graph_launches;
+  } else {
+    for (plan::Step& s : plan.steps) backend::backend_for(s.device).launch(launch_of(s), s.device);
+  }
+  size_t slot = 0;
+  for (plan::Step& s : plan.steps) {
+    for (int o : s.outputs) {
+      ir::Node* n = order[static_cast<size_t>(o)];
+      backend::materialize(*n, slots[slot++], ir::Layout{ir::contiguous_strides(n->shape), 0});
+    }
+    ++stats.hits;
+    ++stats.kernels_launched;
+    stats.bytes_moved += static_cast<uint64_t>(s.bytes);
+  }
+  slots.clear();  // the nodes hold the buffers now
+  ++stats.flushes;
+  ++stats.plans_replayed;
+  stats.nodes_executed += plan.nodes;
+}
+
+}  // namespace lf::exec

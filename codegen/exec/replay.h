@@ -1,0 +1,35 @@
+// Recording a flush's launches as a flush plan (flush_plan.h), and replaying a plan on a later
+// flush with the same signature (internal to exec/).
+#pragma once
+
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+#include "codegen/backend/kernel.h"
+#include "codegen/exec/flush_plan.h"
+
+namespace lf::exec {
+
+// Records the launches of a flush as a plan while the flush runs normally.
+struct Recorder {
+  const plan::Signature& sig;
+  plan::Plan plan;
+  bool ok = true;  // false once a group is something a plan cannot replay
+  std::unordered_map<const void*, int64_t> pointer_from;
+  int64_t slots = 0;
+
+  explicit Recorder(const plan::Signature& s);
+  void add(const backend::Prepared& k);
+};
+
+// Runs a recorded plan on this flush's nodes and buffers (whose signature matched the plan's):
+// allocates every output and binds every step's pointers, launches (one graph, or step by step),
+// then hands the outputs to their nodes.
+void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::Signature& sig,
+            const std::function<bool(const ir::Node&)>& wanted, CacheStats& stats);
+
+// A held view of materialized data is just new strides over the same storage.
+void materialize_held_views(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted);
+
+}  // namespace lf::exec
