@@ -24,6 +24,7 @@
 #include <unordered_set>
 
 #include "codegen/cpu/llvm/math.h"
+#include "codegen/cpu/llvm/ops.h"
 #include "lazyfuse/types.h"
 
 namespace lf::cpu {
@@ -570,161 +571,25 @@ class Emitter {
                                 llvm::ConstantFP::get(f64, 2.3283064365386962890625e-10));
       Value* u2 = b_.CreateFMul(b_.CreateUIToFP(b_.CreateAnd(h, b_.getInt64(0xffffffffull)), f64),
                                 llvm::ConstantFP::get(f64, 2.3283064365386962890625e-10));
-      Value* r = sqrt(b_.CreateFMul(llvm::ConstantFP::get(f64, -2.0), call("log", {u1})));
-      return b_.CreateFMul(r, call("cos", {b_.CreateFMul(llvm::ConstantFP::get(f64, 6.28318530717958647692), u2)}));
+      Value* r = sqrt(b_.CreateFMul(llvm::ConstantFP::get(f64, -2.0), ops_.call("log", {u1})));
+      return b_.CreateFMul(r, ops_.call("cos", {b_.CreateFMul(llvm::ConstantFP::get(f64, 6.28318530717958647692), u2)}));
     }
     Value* u1 = b_.CreateFMul(b_.CreateUIToFP(b_.CreateAdd(b_.CreateLShr(h, 40), b_.getInt64(1)), f32),
                               llvm::ConstantFP::get(f32, 5.9604644775390625e-8));
     Value* u2 = b_.CreateFMul(b_.CreateUIToFP(b_.CreateAnd(h, b_.getInt64(0xffffffull)), f32),
                               llvm::ConstantFP::get(f32, 5.9604644775390625e-8));
-    Value* r = sqrt(b_.CreateFMul(llvm::ConstantFP::get(f32, -2.0), call("logf", {u1})));
-    Value* z = b_.CreateFMul(r, call("cosf", {b_.CreateFMul(llvm::ConstantFP::get(f32, 6.28318530717958647692), u2)}));
+    Value* r = sqrt(b_.CreateFMul(llvm::ConstantFP::get(f32, -2.0), ops_.call("logf", {u1})));
+    Value* z = b_.CreateFMul(r, ops_.call("cosf", {b_.CreateFMul(llvm::ConstantFP::get(f32, 6.28318530717958647692), u2)}));
     return round16(z, in.dtype);
   }
 
-  // ---- math
+  // ---- math (elementwise ops: ops.cpp)
 
-  // A libm function, declared pure so the vectorizer may replace it with a libmvec variant.
-  Value* call(const std::string& name, std::vector<Value*> args) {
-    std::vector<llvm::Type*> types;
-    for (Value* a : args) types.push_back(a->getType());
-    auto* fty = llvm::FunctionType::get(args[0]->getType(), types, false);
-    llvm::FunctionCallee f = m_->getOrInsertFunction(name, fty);
-    if (auto* fn = llvm::dyn_cast<llvm::Function>(f.getCallee())) {
-      fn->setDoesNotThrow();
-      fn->setDoesNotAccessMemory();
-      fn->setWillReturn();
-    }
-    return b_.CreateCall(f, args);
-  }
-  Value* libm(const char* name, Value* x) {
-    bool f32 = x->getType()->isFloatTy();
-    return call(f32 ? std::string(name) + "f" : std::string(name), {x});
-  }
-  // op(x) inline where llvm_math.cpp has it for x's type (float32), else the libm function `name`.
-  Value* math(Op op, const char* name, Value* x) {
-    if (x->getType()->isFloatTy() && has_inline_math(op)) return emit_inline_math(b_, op, x);
-    return libm(name, x);
-  }
-  Value* libm2(const char* name, Value* x, Value* y) {
-    bool f32 = x->getType()->isFloatTy();
-    return call(f32 ? std::string(name) + "f" : std::string(name), {x, y});
-  }
   Value* unary_intrinsic(llvm::Intrinsic::ID id, Value* x) { return b_.CreateUnaryIntrinsic(id, x); }
   Value* sqrt(Value* x) { return unary_intrinsic(llvm::Intrinsic::sqrt, x); }
   Value* fc(Value* like, double v) { return llvm::ConstantFP::get(like->getType(), v); }
   Value* ic(Value* like, int64_t v) { return llvm::ConstantInt::get(like->getType(), static_cast<uint64_t>(v), true); }
-
-  // Integer power by squaring over every bit of the exponent; negative exponents give 0 unless
-  // the base is 1 or -1 (reference_math.h).
-  Value* ipow(Value* a, Value* e) {
-    unsigned bits = a->getType()->getIntegerBitWidth();
-    Value* result = ic(a, 1);
-    Value* base = a;
-    Value* rest = e;
-    for (unsigned i = 0; i < bits; ++i) {
-      Value* odd = b_.CreateICmpNE(b_.CreateAnd(rest, ic(a, 1)), ic(a, 0));
-      result = b_.CreateSelect(odd, b_.CreateMul(result, base), result);
-      base = b_.CreateMul(base, base);
-      rest = b_.CreateLShr(rest, 1);
-    }
-    Value* neg = b_.CreateICmpSLT(e, ic(a, 0));
-    Value* minus_one = b_.CreateSelect(b_.CreateICmpNE(b_.CreateAnd(e, ic(a, 1)), ic(a, 0)), ic(a, -1), ic(a, 1));
-    Value* neg_result = b_.CreateSelect(b_.CreateICmpEQ(a, ic(a, 1)), ic(a, 1),
-                                        b_.CreateSelect(b_.CreateICmpEQ(a, ic(a, -1)), minus_one, ic(a, 0)));
-    return b_.CreateSelect(neg, neg_result, result);
-  }
-
-  Value* elementwise(Op op, const std::vector<Value*>& a, DType dt) {
-    Value* x = a[0];
-    bool fl = is_floating(dt);
-    bool boolean = dt == DType::Bool;
-    switch (op) {
-      case Op::Neg: return fl ? b_.CreateFNeg(x) : b_.CreateSub(ic(x, 0), x);
-      case Op::Abs:
-        return fl ? unary_intrinsic(llvm::Intrinsic::fabs, x)
-                  : b_.CreateSelect(b_.CreateICmpSLT(x, ic(x, 0)), b_.CreateSub(ic(x, 0), x), x);
-      case Op::Exp: return math(op, "exp", x);
-      case Op::Exp2: return math(op, "exp2", x);
-      case Op::Log: return math(op, "log", x);
-      case Op::Log2: return math(op, "log2", x);
-      case Op::Log1p: return libm("log1p", x);
-      case Op::Expm1: return libm("expm1", x);
-      case Op::Sqrt: return sqrt(x);
-      case Op::Rsqrt: return b_.CreateFDiv(fc(x, 1.0), sqrt(x));
-      case Op::Sin: return libm("sin", x);
-      case Op::Cos: return libm("cos", x);
-      case Op::Tan: return libm("tan", x);
-      case Op::Asin: return libm("asin", x);
-      case Op::Acos: return libm("acos", x);
-      case Op::Atan: return libm("atan", x);
-      case Op::Sinh: return libm("sinh", x);
-      case Op::Cosh: return libm("cosh", x);
-      case Op::Tanh: return math(op, "tanh", x);
-      case Op::Erf: return math(op, "erf", x);
-      case Op::Sigmoid:
-      case Op::Silu: {
-        if (x->getType()->isFloatTy()) return emit_inline_math(b_, op, x);
-        Value* d = b_.CreateFAdd(fc(x, 1.0), libm("exp", b_.CreateFNeg(x)));
-        return b_.CreateFDiv(op == Op::Sigmoid ? fc(x, 1.0) : x, d);
-      }
-      case Op::Gelu: {
-        Value* e = math(Op::Erf, "erf", b_.CreateFMul(x, fc(x, 0.70710678118654752440)));
-        return b_.CreateFMul(b_.CreateFMul(fc(x, 0.5), x), b_.CreateFAdd(fc(x, 1.0), e));
-      }
-      case Op::GeluTanh: {
-        Value* x3 = b_.CreateFMul(b_.CreateFMul(b_.CreateFMul(fc(x, 0.044715), x), x), x);
-        Value* t = math(Op::Tanh, "tanh", b_.CreateFMul(fc(x, 0.79788456080286535588), b_.CreateFAdd(x, x3)));
-        return b_.CreateFMul(b_.CreateFMul(fc(x, 0.5), x), b_.CreateFAdd(fc(x, 1.0), t));
-      }
-      case Op::Relu:
-        return fl ? b_.CreateSelect(b_.CreateFCmpOLT(x, fc(x, 0.0)), fc(x, 0.0), x)
-                  : b_.CreateSelect(b_.CreateICmpSLT(x, ic(x, 0)), ic(x, 0), x);
-      case Op::Floor: return unary_intrinsic(llvm::Intrinsic::floor, x);
-      case Op::Ceil: return unary_intrinsic(llvm::Intrinsic::ceil, x);
-      case Op::Round: return unary_intrinsic(llvm::Intrinsic::roundeven, x);
-      case Op::Sign: {
-        if (!fl) return b_.CreateSub(b_.CreateZExt(b_.CreateICmpSGT(x, ic(x, 0)), x->getType()),
-                                     b_.CreateZExt(b_.CreateICmpSLT(x, ic(x, 0)), x->getType()));
-        Value* s = b_.CreateFSub(b_.CreateUIToFP(b_.CreateFCmpOGT(x, fc(x, 0.0)), x->getType()),
-                                 b_.CreateUIToFP(b_.CreateFCmpOLT(x, fc(x, 0.0)), x->getType()));
-        return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, s);
-      }
-      case Op::Reciprocal: return b_.CreateFDiv(fc(x, 1.0), x);
-      case Op::Square: return fl ? b_.CreateFMul(x, x) : b_.CreateMul(x, x);
-      case Op::IsNan: return b_.CreateFCmpUNO(x, x);
-      case Op::IsInf: return b_.CreateFCmpOEQ(unary_intrinsic(llvm::Intrinsic::fabs, x), fc(x, INFINITY));
-      case Op::IsFinite: return b_.CreateFCmpOLT(unary_intrinsic(llvm::Intrinsic::fabs, x), fc(x, INFINITY));
-      case Op::LogicalNot: return b_.CreateNot(x);
-      case Op::Copy: return x;
-      default: break;
-    }
-    Value* y = a[1];
-    switch (op) {
-      case Op::Add: return fl ? b_.CreateFAdd(x, y) : b_.CreateAdd(x, y);
-      case Op::Sub: return fl ? b_.CreateFSub(x, y) : b_.CreateSub(x, y);
-      case Op::Mul: return fl ? b_.CreateFMul(x, y) : b_.CreateMul(x, y);
-      case Op::Div: return b_.CreateFDiv(x, y);
-      case Op::Pow: return fl ? libm2("pow", x, y) : ipow(x, y);
-      case Op::Maximum:
-        return fl ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, x, y)
-                  : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, y);
-      case Op::Minimum:
-        return fl ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, x, y)
-                  : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, x, y);
-      case Op::Atan2: return libm2("atan2", x, y);
-      case Op::Eq: return fl ? b_.CreateFCmpOEQ(x, y) : b_.CreateICmpEQ(x, y);
-      case Op::Ne: return fl ? b_.CreateFCmpUNE(x, y) : b_.CreateICmpNE(x, y);
-      case Op::Lt: return fl ? b_.CreateFCmpOLT(x, y) : boolean ? b_.CreateICmpULT(x, y) : b_.CreateICmpSLT(x, y);
-      case Op::Le: return fl ? b_.CreateFCmpOLE(x, y) : boolean ? b_.CreateICmpULE(x, y) : b_.CreateICmpSLE(x, y);
-      case Op::Gt: return fl ? b_.CreateFCmpOGT(x, y) : boolean ? b_.CreateICmpUGT(x, y) : b_.CreateICmpSGT(x, y);
-      case Op::Ge: return fl ? b_.CreateFCmpOGE(x, y) : boolean ? b_.CreateICmpUGE(x, y) : b_.CreateICmpSGE(x, y);
-      case Op::LogicalAnd: return b_.CreateAnd(x, y);
-      case Op::LogicalOr: return b_.CreateOr(x, y);
-      default: break;
-    }
-    throw Error(std::string("llvm emitter: no lowering for op ") + ir::op_name(op));
-  }
+  Value* elementwise(Op op, const std::vector<Value*>& a, DType dt) { return ops_.elementwise(op, a, dt); }
 
   // ---- reductions
 
@@ -927,6 +792,7 @@ class Emitter {
   llvm::LLVMContext& ctx_;
   std::unique_ptr<llvm::Module> m_;
   llvm::IRBuilder<> b_;
+  OpBuilder ops_{b_};
   llvm::Function* fn_;
   llvm::Type* i64_;
   int rank_;

@@ -1,0 +1,160 @@
+// The CUDA backend's op table: the CUDA C of every elementwise op, one case each, and the prelude
+// every kernel starts with. The switch over the op enum has no default
+// (codegen/ir/not_elementwise_cases.inc lists the other ops), so an op missing here is a compile
+// error.
+#include "codegen/cuda/ops.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace lf::cuda {
+
+using Op = ir::Op;
+
+// Shared by every kernel: 16-bit float conversions (the same rounding as the CPU backend),
+// NaN-propagating max/min, and the counter-based generator of codegen/ir/random.h.
+extern const char* const kPrelude = R"(
+typedef long long i64;
+typedef unsigned long long u64;
+#define INFINITY __int_as_float(0x7f800000)
+#define NAN __int_as_float(0x7fc00000)
+__device__ __forceinline__ float lf_h2f(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ __forceinline__ unsigned short lf_f2h(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ float lf_b2f(unsigned short b) { return __uint_as_float(((unsigned)b) << 16); }
+__device__ __forceinline__ unsigned short lf_f2b(float f) {
+  unsigned u = __float_as_uint(f);
+  if (f != f) return (unsigned short)((u >> 16) | 0x40u);
+  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+__device__ __forceinline__ float lf_r16h(float f) { return lf_h2f(lf_f2h(f)); }
+__device__ __forceinline__ float lf_r16b(float f) { return lf_b2f(lf_f2b(f)); }
+template <class T> __device__ __forceinline__ T lf_max(T a, T b) { return (a != a || b != b) ? (T)NAN : (a < b ? b : a); }
+template <class T> __device__ __forceinline__ T lf_min(T a, T b) { return (a != a || b != b) ? (T)NAN : (b < a ? b : a); }
+template <class T> __device__ __forceinline__ T lf_imax(T a, T b) { return a < b ? b : a; }
+template <class T> __device__ __forceinline__ T lf_imin(T a, T b) { return b < a ? b : a; }
+template <class T> __device__ __forceinline__ T lf_ipow(T a, T e) {
+  if (e < 0) return a == 1 ? (T)1 : a == -1 ? ((e & 1) ? (T)-1 : (T)1) : (T)0;
+  T r = 1;
+  while (e) { if (e & 1) r *= a; a *= a; e >>= 1; }
+  return r;
+}
+__device__ __forceinline__ u64 lf_mix(u64 seed, u64 index) {
+  u64 z = seed + (index + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+template <class T> __device__ __forceinline__ T lf_shfl_down(T v, int d) { return __shfl_down_sync(0xffffffffu, v, d); }
+__device__ __forceinline__ bool lf_shfl_down(bool v, int d) { return __shfl_down_sync(0xffffffffu, (int)v, d) != 0; }
+)";
+
+const char* ctype(DType d) {
+  switch (d) {
+    case DType::Bool: return "bool";
+    case DType::Int32: return "int";
+    case DType::Int64: return "i64";
+    case DType::Float64: return "double";
+    default: return "float";
+  }
+}
+
+const char* stype(DType d) {
+  switch (d) {
+    case DType::Bool: return "unsigned char";
+    case DType::Float16:
+    case DType::BFloat16: return "unsigned short";
+    default: return ctype(d);
+  }
+}
+
+std::string lit(double v, DType d) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  std::string s = os.str();
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return d == DType::Float64 ? s : s + "f";
+}
+
+std::string math1(const char* fname, const std::string& x, DType d) {
+  return d == DType::Float64 ? std::string(fname) + "(" + x + ")" : std::string(fname) + "f(" + x + ")";
+}
+std::string math2(const char* fname, const std::string& x, const std::string& y, DType d) {
+  return d == DType::Float64 ? std::string(fname) + "(" + x + ", " + y + ")"
+                             : std::string(fname) + "f(" + x + ", " + y + ")";
+}
+
+std::string elementwise(Op op, const std::vector<std::string>& a, DType dt) {
+  const std::string& x = a[0];
+  const std::string& y = a.size() > 1 ? a[1] : x;
+  std::string t = ctype(dt);
+  // Integer + - * wrap in two's complement: compute in unsigned.
+  std::string ut = dt == DType::Int32 ? "unsigned" : "u64";
+  bool fl = is_floating(dt);
+  std::string one = fl ? lit(1.0, dt) : "1";
+  std::string zero = fl ? lit(0.0, dt) : "0";
+  auto c = [&](double val) { return lit(val, dt); };
+  switch (op) {
+    case Op::Neg: return "(-" + x + ")";
+    case Op::Abs: return fl ? math1("fabs", x, dt) : "(" + x + " < 0 ? -" + x + " : " + x + ")";
+    case Op::Exp: return math1("exp", x, dt);
+    case Op::Exp2: return math1("exp2", x, dt);
+    case Op::Log: return math1("log", x, dt);
+    case Op::Log2: return math1("log2", x, dt);
+    case Op::Log1p: return math1("log1p", x, dt);
+    case Op::Expm1: return math1("expm1", x, dt);
+    case Op::Sqrt: return math1("sqrt", x, dt);
+    case Op::Rsqrt: return "(" + one + " / " + math1("sqrt", x, dt) + ")";
+    case Op::Sin: return math1("sin", x, dt);
+    case Op::Cos: return math1("cos", x, dt);
+    case Op::Tan: return math1("tan", x, dt);
+    case Op::Asin: return math1("asin", x, dt);
+    case Op::Acos: return math1("acos", x, dt);
+    case Op::Atan: return math1("atan", x, dt);
+    case Op::Sinh: return math1("sinh", x, dt);
+    case Op::Cosh: return math1("cosh", x, dt);
+    case Op::Tanh: return math1("tanh", x, dt);
+    case Op::Erf: return math1("erf", x, dt);
+    case Op::Sigmoid: return "(" + one + " / (" + one + " + " + math1("exp", "-" + x, dt) + "))";
+    case Op::Silu: return "(" + x + " / (" + one + " + " + math1("exp", "-" + x, dt) + "))";
+    case Op::Gelu: return "(" + c(0.5) + " * " + x + " * (" + one + " + " + math1("erf", x + " * " + c(0.70710678118654752440), dt) + "))";
+    case Op::GeluTanh:
+      return "(" + c(0.5) + " * " + x + " * (" + one + " + " +
+             math1("tanh", c(0.79788456080286535588) + " * (" + x + " + " + c(0.044715) + " * " + x + " * " + x + " * " + x + ")", dt) + "))";
+    case Op::Relu: return "(" + x + " < " + zero + " ? " + zero + " : " + x + ")";
+    case Op::Floor: return fl ? math1("floor", x, dt) : x;
+    case Op::Ceil: return fl ? math1("ceil", x, dt) : x;
+    case Op::Round: return fl ? math1("rint", x, dt) : x;
+    case Op::Sign:
+      if (!fl) return "((" + std::string(ctype(dt)) + ")((" + x + " > 0) - (" + x + " < 0)))";
+      return "(" + x + " != " + x + " ? " + x + " : (" + std::string(ctype(dt)) + ")((" + x + " > " + zero + ") - (" + x + " < " + zero + ")))";
+    case Op::Reciprocal: return "(" + one + " / " + x + ")";
+    case Op::Square: return "(" + x + " * " + x + ")";
+    case Op::IsNan: return "(" + x + " != " + x + ")";
+    case Op::IsInf: return "isinf(" + x + ")";
+    case Op::IsFinite: return "isfinite(" + x + ")";
+    case Op::LogicalNot: return "(!" + x + ")";
+    case Op::Copy: return x;
+    case Op::Add: return fl ? "(" + x + " + " + y + ")" : "((" + t + ")((" + ut + ")" + x + " + (" + ut + ")" + y + "))";
+    case Op::Sub: return fl ? "(" + x + " - " + y + ")" : "((" + t + ")((" + ut + ")" + x + " - (" + ut + ")" + y + "))";
+    case Op::Mul: return fl ? "(" + x + " * " + y + ")" : "((" + t + ")((" + ut + ")" + x + " * (" + ut + ")" + y + "))";
+    case Op::Div: return "(" + x + " / " + y + ")";
+    case Op::Pow: return fl ? math2("pow", x, y, dt) : "lf_ipow<" + t + ">(" + x + ", " + y + ")";
+    case Op::Maximum: return fl ? "lf_max<" + t + ">(" + x + ", " + y + ")" : "lf_imax<" + t + ">(" + x + ", " + y + ")";
+    case Op::Minimum: return fl ? "lf_min<" + t + ">(" + x + ", " + y + ")" : "lf_imin<" + t + ">(" + x + ", " + y + ")";
+    case Op::Atan2: return math2("atan2", x, y, dt);
+    case Op::Eq: return "(" + x + " == " + y + ")";
+    case Op::Ne: return "(" + x + " != " + y + ")";
+    case Op::Lt: return "(" + x + " < " + y + ")";
+    case Op::Le: return "(" + x + " <= " + y + ")";
+    case Op::Gt: return "(" + x + " > " + y + ")";
+    case Op::Ge: return "(" + x + " >= " + y + ")";
+    case Op::LogicalAnd: return "(" + x + " && " + y + ")";
+    case Op::LogicalOr: return "(" + x + " || " + y + ")";
+#include "codegen/ir/not_elementwise_cases.inc"
+      break;
+  }
+  throw Error(std::string("cuda emitter: no lowering for op ") + ir::op_name(op));
+}
+
+}  // namespace lf::cuda
