@@ -183,6 +183,9 @@ Tensor sigmoid(const Tensor& x) { return unary(Op::Sigmoid, x); }
 Tensor relu(const Tensor& x) { return unary(Op::Relu, x); }
 Tensor gelu(const Tensor& x, bool tanh_approx) { return unary(tanh_approx ? Op::GeluTanh : Op::Gelu, x); }
 Tensor silu(const Tensor& x) { return unary(Op::Silu, x); }
+Tensor hardswish(const Tensor& x) { return unary(Op::HardSwish, x); }
+Tensor logit(const Tensor& x) { return unary(Op::Logit, x); }
+Tensor logit(const Tensor& x, double eps) { return unary(Op::Logit, clamp(x, eps, 1.0 - eps)); }
 Tensor erf(const Tensor& x) { return unary(Op::Erf, x); }
 Tensor floor(const Tensor& x) { return unary(Op::Floor, x); }
 Tensor ceil(const Tensor& x) { return unary(Op::Ceil, x); }

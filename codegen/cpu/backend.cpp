@@ -130,7 +130,7 @@ bool transcendental_elements(const kir::Kernel& kernel) {
       case Op::Randn: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2: case Op::Log1p: case Op::Expm1:
       case Op::Sin: case Op::Cos: case Op::Tan: case Op::Asin: case Op::Acos: case Op::Atan: case Op::Sinh:
       case Op::Cosh: case Op::Tanh: case Op::Sigmoid: case Op::Gelu: case Op::GeluTanh: case Op::Silu:
-      case Op::Erf: case Op::Pow: case Op::Atan2:
+      case Op::Erf: case Op::Pow: case Op::Atan2: case Op::Logit:
         return true;
       default: break;
     }

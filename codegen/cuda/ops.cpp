@@ -121,6 +121,8 @@ std::string elementwise(Op op, const std::vector<std::string>& a, DType dt) {
     case Op::GeluTanh:
       return "(" + c(0.5) + " * " + x + " * (" + one + " + " +
              math1("tanh", c(0.79788456080286535588) + " * (" + x + " + " + c(0.044715) + " * " + x + " * " + x + " * " + x + ")", dt) + "))";
+    case Op::HardSwish: return "([&]{ auto r_ = " + x + " + " + c(3) + "; return " + x + " * (r_ < " + zero + " ? " + zero + " : r_ > " + c(6) + " ? " + c(6) + " : r_) / " + c(6) + "; }())";
+    case Op::Logit: return math1("log", "(" + x + " / (" + one + " - " + x + "))", dt);
     case Op::Relu: return "(" + x + " < " + zero + " ? " + zero + " : " + x + ")";
     case Op::Floor: return fl ? math1("floor", x, dt) : x;
     case Op::Ceil: return fl ? math1("ceil", x, dt) : x;

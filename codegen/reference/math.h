@@ -89,6 +89,13 @@ template <typename T>
 T silu(T x) {
   return x / (T(1) + std::exp(-x));
 }
+// x * relu6(x + 3) / 6, as PyTorch computes it (NaN stays NaN).
+template <typename T>
+T hardswish(T x) {
+  T r6 = x + T(3);
+  r6 = r6 < T(0) ? T(0) : r6 > T(6) ? T(6) : r6;
+  return x * r6 / T(6);
+}
 template <typename T>
 T gelu(T x) {
   return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));

@@ -85,6 +85,10 @@ Tensor sigmoid(const Tensor& x);
 Tensor relu(const Tensor& x);
 Tensor gelu(const Tensor& x, bool tanh_approx = false);
 Tensor silu(const Tensor& x);
+Tensor hardswish(const Tensor& x);  // x * relu6(x + 3) / 6
+// log(x / (1 - x)); with eps, x is first clamped to [eps, 1 - eps] (PyTorch's logit)
+Tensor logit(const Tensor& x);
+Tensor logit(const Tensor& x, double eps);
 Tensor erf(const Tensor& x);
 Tensor floor(const Tensor& x);
 Tensor ceil(const Tensor& x);

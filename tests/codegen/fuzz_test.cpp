@@ -250,6 +250,8 @@ class Graph {
         {"atan", lf::atan, 1},      {"sinh", lf::sinh, 2},        {"cosh", lf::cosh, 2},
         {"tanh", lf::tanh, 1},      {"sigmoid", lf::sigmoid, 1},  {"silu", lf::silu, 1},
         {"erf", lf::erf, 1},        {"reciprocal", lf::reciprocal, 2},
+        {"hardswish", lf::hardswish, 0},
+        {"logit", [](const Tensor& x) { return lf::logit(x); }, 2},
         {"gelu", [](const Tensor& x) { return lf::gelu(x); }, 1},
         {"gelu_tanh", [](const Tensor& x) { return lf::gelu(x, true); }, 1},
         {"isnan", lf::isnan, 3},    {"isinf", lf::isinf, 3},      {"isfinite", lf::isfinite, 3},

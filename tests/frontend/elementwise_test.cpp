@@ -114,6 +114,9 @@ std::vector<UnaryCase> unary_cases() {
          return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * std::pow(x, 3))));
        }},
       {"silu", [](const Tensor& x) { return lf::silu(x); }, [](double x) { return x * sigmoid_ref(x); }},
+      {"hardswish", [](const Tensor& x) { return lf::hardswish(x); },
+       [](double x) { return std::isnan(x) ? x : x * std::clamp(x + 3.0, 0.0, 6.0) / 6.0; }},
+      {"logit", [](const Tensor& x) { return lf::logit(x); }, [](double x) { return std::log(x / (1.0 - x)); }},
       {"erf", [](const Tensor& x) { return lf::erf(x); }, [](double x) { return std::erf(x); }},
       {"floor", [](const Tensor& x) { return lf::floor(x); }, [](double x) { return std::floor(x); }},
       {"ceil", [](const Tensor& x) { return lf::ceil(x); }, [](double x) { return std::ceil(x); }},
@@ -814,3 +817,28 @@ TEST(ElementwiseSemantics, UnheldIntermediatesAreNotStored) {
 }
 
 }  // namespace
+
+// logit with eps clamps first, as PyTorch's logit(x, eps); hardswish's kinks at -3 and 3, fused
+// into a chain and alone (fusion off) on the same values.
+TEST(ElementwiseUnary, LogitEpsAndHardswishFusedAndUnfused) {
+  const std::vector<double> in = {-1.0, 0.0, 1e-9, 0.25, 0.5, 0.999, 1.0, 2.0, kNaN};
+  Tensor x = make(in, {static_cast<int64_t>(in.size())}, DType::Float32);
+  const double eps = 1e-6;
+  auto logit_eps = [&](double v) {
+    // The bounds as float32 has them (1 - 1e-6 is not a float32).
+    double c = std::isnan(v) ? v : std::clamp(v, double(float(eps)), double(float(1.0 - eps)));
+    return std::log(c / (1.0 - c));
+  };
+  const std::vector<double> hs_in = {-4.0, -3.0, -2.0, -0.0, 1.0, 3.0, 4.0, kInf, -kInf, kNaN};
+  Tensor h = make(hs_in, {static_cast<int64_t>(hs_in.size())}, DType::Float32);
+  auto hardswish_ref = [](double v) { return std::isnan(v) ? v : v * std::clamp(v + 3.0, 0.0, 6.0) / 6.0; };
+  for (bool fusion : {true, false}) {
+    SCOPED_TRACE(fusion ? "fused" : "unfused");
+    lf::set_fusion_enabled(fusion);
+    expect_close(lf::logit(x, eps).to_vector<double>(), map(in, logit_eps), tolerance(DType::Float32), in);
+    std::vector<double> want;
+    for (double v : hs_in) want.push_back(hardswish_ref(v) * 2 + 1);
+    expect_close((lf::hardswish(h) * 2 + 1).to_vector<double>(), want, tolerance(DType::Float32), hs_in);
+  }
+  lf::set_fusion_enabled(true);
+}

@@ -106,6 +106,8 @@ Value* OpBuilder::elementwise(Op op, const std::vector<Value*>& a, DType dt) {
       Value* t = math(Op::Tanh, "tanh", b_.CreateFMul(fc(x, 0.79788456080286535588), b_.CreateFAdd(x, x3)));
       return b_.CreateFMul(b_.CreateFMul(fc(x, 0.5), x), b_.CreateFAdd(fc(x, 1.0), t));
     }
+    case Op::HardSwish: return b_.CreateFDiv(b_.CreateFMul(x, clamp(b_.CreateFAdd(x, fc(x, 3.0)), 0.0, 6.0)), fc(x, 6.0));
+    case Op::Logit: return math(Op::Log, "log", b_.CreateFDiv(x, b_.CreateFSub(fc(x, 1.0), x)));
     case Op::Relu:
       return fl ? b_.CreateSelect(b_.CreateFCmpOLT(x, fc(x, 0.0)), fc(x, 0.0), x)
                 : b_.CreateSelect(b_.CreateICmpSLT(x, ic(x, 0)), ic(x, 0), x);

@@ -26,6 +26,11 @@ class OpBuilder {
   llvm::Value* math(ir::Op op, const char* name, llvm::Value* x);
   llvm::Value* libm2(const char* name, llvm::Value* x, llvm::Value* y);
   llvm::Value* ipow(llvm::Value* a, llvm::Value* e);
+  // v limited to [lo, hi] (floats; NaN stays NaN).
+  llvm::Value* clamp(llvm::Value* v, double lo, double hi) {
+    llvm::Value* low = b_.CreateSelect(b_.CreateFCmpOLT(v, fc(v, lo)), fc(v, lo), v);
+    return b_.CreateSelect(b_.CreateFCmpOGT(low, fc(v, hi)), fc(v, hi), low);
+  }
   llvm::Value* unary_intrinsic(llvm::Intrinsic::ID id, llvm::Value* x) { return b_.CreateUnaryIntrinsic(id, x); }
   llvm::Value* sqrt(llvm::Value* x) { return unary_intrinsic(llvm::Intrinsic::sqrt, x); }
   llvm::Value* fc(llvm::Value* like, double v) { return llvm::ConstantFP::get(like->getType(), v); }
