@@ -1,6 +1,5 @@
 #include "runtime/cuda_driver.h"
 
-#include <dlfcn.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -12,6 +11,7 @@
 #include "lazyfuse/types.h"
 #include "runtime/config.h"
 #include "runtime/launch_queue.h"
+#include "runtime/shared_library.h"
 #include "runtime/thread_pool.h"
 
 namespace lf::rt {
@@ -22,13 +22,6 @@ constexpr int kAttrMultiprocessorCount = 16;
 constexpr int kAttrComputeCapabilityMajor = 75;
 constexpr int kAttrComputeCapabilityMinor = 76;
 
-template <typename F>
-bool bind(void* lib, F& fn, const char* name, const char* fallback = nullptr) {
-  fn = reinterpret_cast<F>(dlsym(lib, name));
-  if (!fn && fallback) fn = reinterpret_cast<F>(dlsym(lib, fallback));
-  return fn != nullptr;
-}
-
 struct Loaded {
   cu::Api api{};
   CudaStatus status;
@@ -38,15 +31,12 @@ Loaded load() {
   Loaded out;
   CudaStatus& st = out.status;
   cu::Api& d = out.api;
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
+  SharedLibrary lib = SharedLibrary::open({"libcuda.so.1"});
+  if (!lib.loaded()) {
     st.reason = "libcuda.so.1 not found (no NVIDIA driver on this machine)";
     return out;
   }
-  std::string missing;
-  auto need = [&](auto& fn, const char* name, const char* fallback = nullptr) {
-    if (!bind(lib, fn, name, fallback)) missing += std::string(missing.empty() ? "" : ", ") + name;
-  };
+  auto need = [&](auto& fn, const char* name, const char* fallback = nullptr) { lib.bind(fn, name, fallback); };
   need(d.cuInit, "cuInit");
   need(d.cuDriverGetVersion, "cuDriverGetVersion");
   need(d.cuDeviceGetCount, "cuDeviceGetCount");
@@ -79,18 +69,18 @@ Loaded load() {
   need(d.cuEventRecord, "cuEventRecord");
   need(d.cuEventSynchronize, "cuEventSynchronize");
   need(d.cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
+  if (!lib.missing().empty()) {
+    st.reason = "libcuda.so.1 lacks Driver API entry points: " + lib.missing();
+    return out;
+  }
   // Optional: without graphs, replayed flush plans launch kernel by kernel. The unversioned names
   // on purpose: they take CUDA_KERNEL_NODE_PARAMS v1 (KernelNodeParams), where CUDA 12's cuda.h
   // maps the names to the _v2 entry points and their larger struct.
-  d.graphs = bind(lib, d.cuGraphCreate, "cuGraphCreate") && bind(lib, d.cuGraphAddKernelNode, "cuGraphAddKernelNode") &&
-             bind(lib, d.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags") &&
-             bind(lib, d.cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams") &&
-             bind(lib, d.cuGraphLaunch, "cuGraphLaunch") && bind(lib, d.cuGraphExecDestroy, "cuGraphExecDestroy") &&
-             bind(lib, d.cuGraphDestroy, "cuGraphDestroy");
-  if (!missing.empty()) {
-    st.reason = "libcuda.so.1 lacks Driver API entry points: " + missing;
-    return out;
-  }
+  d.graphs = lib.bind(d.cuGraphCreate, "cuGraphCreate") && lib.bind(d.cuGraphAddKernelNode, "cuGraphAddKernelNode") &&
+             lib.bind(d.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags") &&
+             lib.bind(d.cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams") &&
+             lib.bind(d.cuGraphLaunch, "cuGraphLaunch") && lib.bind(d.cuGraphExecDestroy, "cuGraphExecDestroy") &&
+             lib.bind(d.cuGraphDestroy, "cuGraphDestroy");
   if (cu::CUresult r = d.cuInit(0); r != 0) {
     const char* s = nullptr;
     d.cuGetErrorString(r, &s);

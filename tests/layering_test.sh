@@ -18,11 +18,24 @@ check codegen 'frontend/|lazyfuse/tensor.h|lazyfuse/ops.h' "codegen knows no Ten
 check include 'llvm|cuda|nvrtc|codegen/|runtime/|frontend/' "public headers expose no LLVM, CUDA or internals"
 # LLVM's headers belong to the plugin's sources alone (CMakeLists.txt, lazyfuse-llvm): the core
 # library must run loaded kernels without LLVM in the process.
-llvm_users=$(grep -rlE '#include [<"]llvm/' "$root"/runtime "$root"/codegen "$root"/frontend 2>/dev/null |
-  grep -vE '/codegen/cpu/llvm/[a-z_]+\.cpp$')
+llvm_users=$(grep -rlE '#include [<"](llvm/|codegen/cpu/llvm/)' "$root"/runtime "$root"/codegen "$root"/frontend 2>/dev/null |
+  grep -vE '/codegen/cpu/llvm/[a-z_]+\.(cpp|h)$')
 if [ -n "$llvm_users" ]; then
-  echo "layering: only codegen/cpu/llvm/*.cpp (the LLVM plugin) may include LLVM headers:"
+  echo "layering: only codegen/cpu/llvm/ (the LLVM plugin) may include LLVM headers or its own:"
   echo "$llvm_users"
+  status=1
+fi
+# Backends sit behind codegen/backend/backend.h: no backend includes another, and above them only
+# the registry names them.
+check codegen/cpu 'codegen/cuda/' "a backend does not call another"
+check codegen/cuda 'codegen/cpu/' "a backend does not call another"
+for module in ir reference fuse kir cache exec; do
+  check "codegen/$module" 'codegen/(cpu|cuda)/' "only codegen/backend/registry.cpp names a backend"
+done
+named=$(grep -rlE '#include [<"]codegen/(cpu|cuda)/' "$root"/codegen/backend 2>/dev/null | grep -v '/registry\.cpp$')
+if [ -n "$named" ]; then
+  echo "layering: only codegen/backend/registry.cpp names a backend:"
+  echo "$named"
   status=1
 fi
 [ $status -eq 0 ] && echo "layering: ok"

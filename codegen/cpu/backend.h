@@ -12,6 +12,7 @@
 #include "runtime/status.h"
 #include "codegen/backend/backend.h"
 #include "codegen/backend/compiled.h"
+#include "codegen/cpu/emit_options.h"
 #include "codegen/kir/kernel_ir.h"
 
 namespace lf::cpu {
@@ -35,13 +36,6 @@ struct CompiledKernel : lf::CompiledKernel {
   CombineFn combine = nullptr;
   FinishFn finish = nullptr;
   std::shared_ptr<const LoadedObject> image;  // the mapped code the functions point into
-};
-
-// Choices of generated code beyond the kernel IR (the backend's variant: part of the cache key).
-struct EmitOptions {
-  // The element outputs are written with non-temporal (streaming) stores that bypass the caches,
-  // for launches whose outputs are far larger than the caches (wants_streaming_stores).
-  bool stream_stores = false;
 };
 
 // The CPU backend.
@@ -95,10 +89,6 @@ void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir
             const EmitOptions& options = {});
 
 // The optimized LLVM IR and the assembly LLVM makes of `kernel` (tests check that loops vectorize).
-struct Inspection {
-  std::string optimized_ir;
-  std::string assembly;
-};
 lf::StatusOr<Inspection> inspect(const kir::Kernel& kernel, const std::string& name, const EmitOptions& options = {});
 
 }  // namespace lf::cpu

@@ -12,6 +12,7 @@
 #include "codegen/backend/backend.h"
 #include "codegen/backend/compiled.h"
 #include "codegen/cuda/emit.h"
+#include "codegen/cuda/nvrtc.h"
 #include "codegen/kir/kernel_ir.h"
 
 namespace lf::rt::cu {
@@ -55,16 +56,11 @@ lf::Status load_into(CompiledKernel& built, int device);
 // "sm_90": the device's own architecture.
 std::string arch_of(int device);
 
-// Whether compile(..., quick = true) can make a quick build.
-bool quick_builds_available();
 
 // Loads a cubin `compile` produced earlier (CompiledKernel::binary, from the persistent cache) on
 // `device` and finds `name` in it.
 lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& cubin, int device);
 
-// Compiles CUDA source with NVRTC for `arch` (e.g. "sm_90") without loading it: works on a
-// machine with NVRTC but no GPU, which is how the tests check generated code without one.
-lf::Status check_compiles(const std::string& source, const std::string& name, const std::string& arch);
 
 // "sm_90/nvrtc13.0/driver13000": what the cubin depends on besides the IR.
 std::string target_id(int device);

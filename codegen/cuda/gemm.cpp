@@ -4,8 +4,6 @@
 // are our columns, which is also why its bias vector (one value per row of D) is our [n] bias.
 #include "codegen/cuda/gemm.h"
 
-#include <dlfcn.h>
-
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -13,6 +11,7 @@
 
 #include "codegen/ir/view.h"
 #include "runtime/cuda_driver.h"
+#include "runtime/shared_library.h"
 #include "runtime/storage.h"
 
 namespace lf::cuda {
@@ -62,21 +61,13 @@ struct Lt {
 const Lt& lt() {
   static const Lt l = [] {
     Lt l{};
-    void* lib = nullptr;
-    for (const char* name : {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so",
-                             "/usr/local/cuda/lib64/libcublasLt.so.13", "/usr/local/cuda/lib64/libcublasLt.so.12"}) {
-      lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-      if (lib) break;
-    }
-    if (!lib) {
+    auto lib = rt::SharedLibrary::open({"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so",
+                                        "/usr/local/cuda/lib64/libcublasLt.so.13", "/usr/local/cuda/lib64/libcublasLt.so.12"});
+    if (!lib.loaded()) {
       l.error = "libcublasLt.so not found (install cuBLAS, or put its directory on LD_LIBRARY_PATH)";
       return l;
     }
-    bool ok = true;
-    auto bind = [&](auto& fn, const char* sym) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, sym));
-      ok &= fn != nullptr;
-    };
+    auto bind = [&](auto& fn, const char* sym) { lib.bind(fn, sym); };
     bind(l.create, "cublasLtCreate");
     bind(l.version, "cublasLtGetVersion");
     bind(l.desc_create, "cublasLtMatmulDescCreate");
@@ -87,7 +78,7 @@ const Lt& lt() {
     bind(l.pref_set, "cublasLtMatmulPreferenceSetAttribute");
     bind(l.heuristic, "cublasLtMatmulAlgoGetHeuristic");
     bind(l.matmul, "cublasLtMatmul");
-    if (!ok) l.error = "libcublasLt lacks an entry point";
+    if (!lib.missing().empty()) l.error = "libcublasLt lacks entry points: " + lib.missing();
     return l;
   }();
   return l;

@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "codegen/cpu/backend.h"
+#include "codegen/cpu/emit_options.h"
 #include "codegen/kir/kernel_ir.h"
 #include "codegen/kir/row_plan.h"
 #include "codegen/kir/split.h"

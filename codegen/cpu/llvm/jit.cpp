@@ -25,7 +25,7 @@
 
 #include "runtime/status.h"
 #include "codegen/cpu/llvm/emit.h"
-#include "codegen/cpu/plugin.h"
+#include "codegen/cpu/plugin_api.h"
 #include "runtime/config.h"
 
 namespace lf::cpu {
@@ -212,7 +212,7 @@ class Jit {
   std::vector<llvm::VecDesc> vecs_;
 };
 
-// The plugin's entry points (llvm_plugin.h, Api), local so that they never interpose the core's
+// The plugin's entry points (plugin_api.h, Api), local so that they never interpose the core's
 // functions of the same names.
 std::string kernel_ir(const kir::Kernel& kernel, const EmitOptions& options, const std::string& name) {
   llvm::LLVMContext ctx;

@@ -17,7 +17,6 @@
 #include <initializer_list>
 #include <string>
 
-#include "codegen/cpu/backend.h"
 #include "lazyfuse/types.h"
 
 namespace lf::cpu {
