@@ -1,0 +1,198 @@
+// The LLVM emitter: reductions (init, step, finish) and the split-row functions (part, combine,
+// finish) of SplitInfo.
+#include "codegen/cpu/llvm/emitter.h"
+
+namespace lf::cpu {
+
+// The accumulator of reduction `i` starts as init and is combined with element values (or, when
+// a row is split, with other chunks' accumulators) by step; finish turns it into the row value.
+std::vector<Value*> Emitter::reduce_init(int i) {
+  const Instr& in = k_.instrs[i];
+  DType src = k_.instrs[in.args[0]].dtype;
+  llvm::Type* t = ctype(src);
+  bool fl = is_floating(src);
+  Value* init;
+  switch (in.op) {
+    case Op::Sum: init = llvm::Constant::getNullValue(t); break;
+    case Op::Prod: init = fl ? llvm::ConstantFP::get(t, 1.0) : llvm::ConstantInt::get(t, 1); break;
+    case Op::Max:
+    case Op::ArgMax:
+      init = fl ? llvm::ConstantFP::getInfinity(t, true)
+                : src == DType::Bool ? llvm::ConstantInt::getFalse(ctx_)
+                                     : llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(t->getIntegerBitWidth()));
+      break;
+    default:
+      init = fl ? llvm::ConstantFP::getInfinity(t, false)
+                : src == DType::Bool ? llvm::ConstantInt::getTrue(ctx_)
+                                     : llvm::ConstantInt::get(t, llvm::APInt::getSignedMaxValue(t->getIntegerBitWidth()));
+      break;
+  }
+  if (in.op == Op::ArgMax || in.op == Op::ArgMin) return {init, b_.getInt64(0)};
+  return {init};
+}
+
+// cur combined with x (at linear index `index` for argmax/argmin, which x wins only when it is
+// strictly better, so the earlier of equal values stays). `reassoc` lets the loop vectorizer
+// keep one partial sum per lane; combining chunks does not use it.
+std::vector<Value*> Emitter::reduce_step(int i, const std::vector<Value*>& cur, Value* x, Value* index, bool reassoc) {
+  const Instr& in = k_.instrs[i];
+  DType src = k_.instrs[in.args[0]].dtype;
+  bool fl = is_floating(src);
+  Value* c = cur[0];
+  auto ra = [&](Value* v) {
+    if (auto* inst = llvm::dyn_cast<llvm::Instruction>(v); inst && reassoc) inst->setHasAllowReassoc(true);
+    return v;
+  };
+  switch (in.op) {
+    case Op::Sum: return {fl ? ra(b_.CreateFAdd(c, x)) : b_.CreateAdd(c, x)};
+    case Op::Prod:
+      if (!fl) return {src == DType::Bool ? b_.CreateAnd(c, x) : b_.CreateMul(c, x)};
+      return {ra(b_.CreateFMul(c, x))};
+    case Op::Max:
+      if (src == DType::Bool) return {b_.CreateOr(c, x)};
+      return {b_.CreateBinaryIntrinsic(fl ? llvm::Intrinsic::maximum : llvm::Intrinsic::smax, c, x)};
+    case Op::Min:
+      if (src == DType::Bool) return {b_.CreateAnd(c, x)};
+      return {b_.CreateBinaryIntrinsic(fl ? llvm::Intrinsic::minimum : llvm::Intrinsic::smin, c, x)};
+    default: {
+      // The first maximum (minimum) wins; the first NaN beats everything, like PyTorch.
+      bool mx = in.op == Op::ArgMax;
+      Value* better;
+      if (fl) {
+        Value* cmp = mx ? b_.CreateFCmpOGT(x, c) : b_.CreateFCmpOLT(x, c);
+        better = b_.CreateAnd(b_.CreateFCmpORD(c, c), b_.CreateOr(b_.CreateFCmpUNO(x, x), cmp));
+      } else if (src == DType::Bool) {
+        better = mx ? b_.CreateICmpUGT(x, c) : b_.CreateICmpULT(x, c);
+      } else {
+        better = mx ? b_.CreateICmpSGT(x, c) : b_.CreateICmpSLT(x, c);
+      }
+      return {b_.CreateSelect(better, x, c), b_.CreateSelect(better, index, cur[1])};
+    }
+  }
+}
+
+Value* Emitter::reduce_finish(int i, const std::vector<Value*>& acc) {
+  const Instr& in = k_.instrs[i];
+  DType src = k_.instrs[in.args[0]].dtype;
+  if (in.op == Op::ArgMax || in.op == Op::ArgMin) return acc[1];
+  Value* result = acc[0];
+  if (is_floating(in.dtype)) return round16(result, in.dtype);
+  if (in.dtype != src) return convert(result, src, in.dtype);
+  return result;
+}
+
+// Accumulates reduction `i` over the inner elements [col_begin, col_end) of the current row.
+std::vector<Value*> Emitter::reduce_loop(int i) {
+  const Instr& in = k_.instrs[i];
+  emit_row_deps(in.args[0]);
+  int v = in.args[0];
+  bool keep = cache_slot_.count(v) && !cache_ready_.count(v);
+  std::vector<Value*> acc = emit_inner(0, row_base_, b_.getInt64(0), reduce_init(i), [&](std::vector<Value*> c) {
+    Value* x = elem(v);
+    if (keep) store(cache_slot_.at(v), elem_off_[cache_slot_.at(v)], k_.instrs[v].dtype, x);
+    return reduce_step(i, c, x, lin_, /*reassoc=*/true);
+  });
+  if (keep) cache_ready_.insert(v);
+  return acc;
+}
+
+Value* Emitter::slot_ptr(Value* base, int slot, int part) {
+  return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, static_cast<uint64_t>(16 * slot + 8 * part));
+}
+
+void Emitter::store_acc(Value* base, int i, const std::vector<Value*>& acc) {
+  int slot = split_.slot[static_cast<size_t>(i)];
+  Value* v = acc[0];
+  if (v->getType()->isIntegerTy(1)) v = b_.CreateZExt(v, b_.getInt8Ty());
+  b_.CreateStore(v, slot_ptr(base, slot, 0));
+  if (acc.size() > 1) b_.CreateStore(acc[1], slot_ptr(base, slot, 1));
+}
+
+std::vector<Value*> Emitter::load_acc(Value* base, int i) {
+  int slot = split_.slot[static_cast<size_t>(i)];
+  std::vector<Value*> init = reduce_init(i);
+  llvm::Type* t = init[0]->getType();
+  bool boolean = t->isIntegerTy(1);
+  Value* v = b_.CreateLoad(boolean ? b_.getInt8Ty() : t, slot_ptr(base, slot, 0));
+  if (boolean) v = b_.CreateICmpNE(v, b_.getInt8(0));
+  if (init.size() == 1) return {v};
+  return {v, b_.CreateLoad(i64_, slot_ptr(base, slot, 1))};
+}
+
+// A switch over the reduction levels at the current point; `body(level)` fills each case, which
+// returns.
+void Emitter::switch_levels(Value* level, const std::function<void(int)>& body) {
+  auto* done = llvm::BasicBlock::Create(ctx_, "done", fn_);
+  llvm::SwitchInst* sw = b_.CreateSwitch(level, done, static_cast<unsigned>(split_.levels));
+  for (int l = 0; l < split_.levels; ++l) {
+    auto* block = llvm::BasicBlock::Create(ctx_, "level" + std::to_string(l), fn_);
+    sw->addCase(b_.getInt64(static_cast<uint64_t>(l)), block);
+    b_.SetInsertPoint(block);
+    body(l);
+    b_.CreateRetVoid();
+  }
+  b_.SetInsertPoint(done);
+  b_.CreateRetVoid();
+}
+
+// name_part(meta, ptrs, row, begin, end, level, state, out): the accumulators of the level's
+// reductions over the row's elements with outermost inner index in [begin, end), into out;
+// lower levels' results are read from state.
+void Emitter::emit_part() {
+  auto* ptr = b_.getPtrTy();
+  begin_function(name_ + "_part", {ptr, ptr, i64_, i64_, i64_, i64_, ptr, ptr});
+  col_begin_ = fn_->getArg(3);
+  col_end_ = fn_->getArg(4);
+  set_row_base(fn_->getArg(2));
+  cache_slot_.clear();  // split rows have no element outputs to keep values in
+  cache_ready_.clear();
+  std::vector<Value*> base = row_base_;
+  switch_levels(fn_->getArg(5), [&](int level) {
+    row_base_ = base;
+    row_vals_.clear();
+    for (size_t i = 0; i < k_.instrs.size(); ++i) {
+      int l = split_.level[i];
+      int ii = static_cast<int>(i);
+      if (l >= 0 && l < level) row_vals_[ii] = reduce_finish(ii, load_acc(fn_->getArg(6), ii));
+    }
+    for (size_t i = 0; i < k_.instrs.size(); ++i)
+      if (split_.level[i] == level) store_acc(fn_->getArg(7), static_cast<int>(i), reduce_loop(static_cast<int>(i)));
+  });
+}
+
+// name_comb(level, parts, nparts, state): the level's accumulators of parts[0..nparts), in that
+// order (chunks in the order of their elements), into state.
+void Emitter::emit_combine() {
+  auto* ptr = b_.getPtrTy();
+  begin_function(name_ + "_comb", {i64_, ptr, i64_, ptr}, /*metadata=*/false);
+  Value* parts = fn_->getArg(1);
+  Value* nparts = fn_->getArg(2);
+  Value* stride = b_.getInt64(static_cast<uint64_t>(16 * split_.reductions));
+  switch_levels(fn_->getArg(0), [&](int level) {
+    for (size_t i = 0; i < k_.instrs.size(); ++i) {
+      if (split_.level[i] != level) continue;
+      int ii = static_cast<int>(i);
+      std::vector<Value*> acc = emit_loop(b_.getInt64(1), nparts, load_acc(parts, ii), "part",
+                                          [&](Value* j, std::vector<Value*> cur) {
+                                            Value* p = b_.CreateGEP(b_.getInt8Ty(), parts, b_.CreateMul(j, stride));
+                                            std::vector<Value*> x = load_acc(p, ii);
+                                            return reduce_step(ii, cur, x[0], x.size() > 1 ? x[1] : nullptr, false);
+                                          },
+                                          /*vectorize=*/false);
+      store_acc(fn_->getArg(3), ii, acc);
+    }
+  });
+}
+
+// name_fin(meta, ptrs, row, state): the row's outputs from the combined accumulators.
+void Emitter::emit_finish() {
+  auto* ptr = b_.getPtrTy();
+  begin_function(name_ + "_fin", {ptr, ptr, i64_, ptr});
+  set_row_base(fn_->getArg(2));
+  for (size_t i = 0; i < k_.instrs.size(); ++i)
+    if (split_.level[i] >= 0) row_vals_[static_cast<int>(i)] = reduce_finish(static_cast<int>(i), load_acc(fn_->getArg(3), static_cast<int>(i)));
+  store_row_outputs();
+  b_.CreateRetVoid();
+}
+
+}  // namespace lf::cpu

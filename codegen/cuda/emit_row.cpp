@@ -1,0 +1,212 @@
+// The CUDA emitter: row kernels (a block per row, register-cached rows, split rows).
+#include "codegen/cuda/emitter.h"
+
+namespace lf::cuda {
+
+Emitter::Combine Emitter::reduction_init(const Instr& in, DType src) {
+  std::string t = ctype(src);
+  bool fl = is_floating(src);
+  switch (in.op) {
+    case Op::Sum: return {fl ? lit(0.0, src) : "(" + t + ")0"};
+    case Op::Prod: return {fl ? lit(1.0, src) : "(" + t + ")1"};
+    case Op::Max:
+    case Op::ArgMax:
+      return {fl ? "(-(" + t + ")INFINITY)" : src == DType::Bool ? "false" : src == DType::Int32 ? "(int)0x80000000" : "(i64)0x8000000000000000ull",
+              in.op == Op::ArgMax};
+    default:
+      return {fl ? "((" + t + ")INFINITY)" : src == DType::Bool ? "true" : src == DType::Int32 ? "(int)0x7fffffff" : "(i64)0x7fffffffffffffffll",
+              in.op == Op::ArgMin};
+  }
+}
+
+// acc (and acc_i for arg reductions) combined with value x (at inner index j).
+std::string Emitter::combine(const Instr& in, DType src, const std::string& acc, const std::string& x) {
+  bool fl = is_floating(src);
+  std::string t = ctype(src);
+  switch (in.op) {
+    case Op::Sum: return src == DType::Bool ? acc + " || " + x : fl ? acc + " + " + x : "(" + t + ")((u64)" + acc + " + (u64)" + x + ")";
+    case Op::Prod: return fl ? acc + " * " + x : "(" + t + ")((u64)" + acc + " * (u64)" + x + ")";
+    case Op::Max: return src == DType::Bool ? acc + " || " + x : fl ? "lf_max<" + t + ">(" + acc + ", " + x + ")" : "lf_imax<" + t + ">(" + acc + ", " + x + ")";
+    case Op::Min: return src == DType::Bool ? acc + " && " + x : fl ? "lf_min<" + t + ">(" + acc + ", " + x + ")" : "lf_imin<" + t + ">(" + acc + ", " + x + ")";
+    default: return "";
+  }
+}
+
+// Whether (x, xi) beats (a, ai) for argmax/argmin: a strictly better value, or an equal value
+// (or both NaN) at a smaller index; NaN beats every number.
+std::string Emitter::arg_better(const Instr& in, DType src, const std::string& x, const std::string& xi, const std::string& a,
+                       const std::string& ai) {
+  bool mx = in.op == Op::ArgMax;
+  std::string cmp = mx ? x + " > " + a : x + " < " + a;
+  std::string tie = "(" + x + " == " + a + " && " + xi + " < " + ai + ")";
+  if (!is_floating(src)) return "(" + cmp + " || " + tie + ")";
+  std::string xn = "(" + x + " != " + x + ")", an = "(" + a + " != " + a + ")";
+  return "((" + xn + " && (!" + an + " || " + xi + " < " + ai + ")) || (!" + xn + " && !" + an + " && (" + cmp + " || " + tie + ")))";
+}
+
+// Combines `acc` (and acc_i) across the 32 lanes of each warp by shuffling down; lane 0 ends
+// with the warp's result, in a fixed order.
+void Emitter::emit_warp_reduce(const Instr& in, DType src, const std::string& acc, const std::string& acc_i,
+                      const std::string& indent) {
+  bool arg = in.op == Op::ArgMax || in.op == Op::ArgMin;
+  os_ << indent << "for (int d_ = 16; d_ > 0; d_ >>= 1) {\n";
+  os_ << indent << "  " << ctype(src) << " x_ = lf_shfl_down(" << acc << ", d_);\n";
+  if (arg) {
+    os_ << indent << "  i64 xi_ = lf_shfl_down(" << acc_i << ", d_);\n";
+    os_ << indent << "  if (" << arg_better(in, src, "x_", "xi_", acc, acc_i) << ") { " << acc << " = x_; " << acc_i << " = xi_; }\n";
+  } else {
+    os_ << indent << "  " << acc << " = " << combine(in, src, acc, "x_") << ";\n";
+  }
+  os_ << indent << "}\n";
+}
+
+void Emitter::emit_block_reduce(const Instr& in, DType src, const std::string& acc, const std::string& acc_i,
+                       const std::string& indent) {
+  std::string t = ctype(src);
+  bool arg = in.op == Op::ArgMax || in.op == Op::ArgMin;
+  // Warp: shuffle down; then warp leaders through shared memory; the first warp finishes.
+  emit_warp_reduce(in, src, acc, acc_i, indent);
+  os_ << indent << "if ((threadIdx.x & 31) == 0) { ((" << t << "*)red_v)[threadIdx.x >> 5] = " << acc << ";"
+      << (arg ? " red_i[threadIdx.x >> 5] = " + acc_i + ";" : "") << " }\n";
+  os_ << indent << "__syncthreads();\n";
+  os_ << indent << "if (threadIdx.x < 32) {\n";
+  os_ << indent << "  " << acc << " = threadIdx.x < (blockDim.x >> 5) ? ((" << t << "*)red_v)[threadIdx.x] : " << reduction_init(in, src).init << ";\n";
+  if (arg) os_ << indent << "  " << acc_i << " = threadIdx.x < (blockDim.x >> 5) ? red_i[threadIdx.x] : (i64)0x7fffffffffffffffll;\n";
+  emit_warp_reduce(in, src, acc, acc_i, indent + "  ");
+  os_ << indent << "  if (threadIdx.x == 0) { ((" << t << "*)red_v)[0] = " << acc << ";" << (arg ? " red_i[0] = " + acc_i + ";" : "") << " }\n";
+  os_ << indent << "}\n";
+  os_ << indent << "__syncthreads();\n";
+  os_ << indent << acc << " = ((" << t << "*)red_v)[0];" << (arg ? " " + acc_i + " = red_i[0];" : "") << "\n";
+  os_ << indent << "__syncthreads();\n";
+}
+
+// Loads this thread's elements of every per-element input of the row into registers, once.
+void Emitter::emit_row_cache(const std::string& indent) {
+  cache_.assign(k_.operands.size(), false);
+  std::vector<DType> types(k_.operands.size());
+  for (const Instr& in : k_.instrs) {
+    if (in.kind != InstrKind::Load || in.row) continue;
+    cache_[in.slot] = true;
+    types[in.slot] = in.dtype;
+  }
+  for (size_t o = 0; o < cache_.size(); ++o)
+    if (cache_[o]) os_ << indent << ctype(types[o]) << " c" << o << "[" << opt_.row_cache << "];\n";
+  os_ << indent << "#pragma unroll\n";
+  os_ << indent << "for (int k_ = 0; k_ < " << opt_.row_cache << "; ++k_) {\n";
+  os_ << indent << "  const i64 j64 = (i64)threadIdx.x + (i64)k_ * " << kBlockThreads << ";\n";
+  if (!opt_.row_full) os_ << indent << "  if (j64 >= inner) break;\n";
+  os_ << indent << "  const " << idx_ << " j = (" << idx_ << ")j64;\n";
+  emit_element_offsets("j", indent + "  ");
+  for (size_t o = 0; o < cache_.size(); ++o)
+    if (cache_[o]) os_ << indent << "  c" << o << "[k_] = " << load(static_cast<int>(o), "e" + std::to_string(o), types[o]) << ";\n";
+  os_ << indent << "}\n";
+}
+
+void Emitter::emit_row_kernel() {
+  os_ << "  __shared__ double red_v[" << kBlockThreads / 32 << "];\n";
+  os_ << "  __shared__ i64 red_i[" << kBlockThreads / 32 << "];\n";
+  os_ << "  __shared__ bool last_block;\n";
+  os_ << "  " << idx_ << " rows = 1";
+  for (int d = 0; d < k_.outer_rank; ++d) os_ << " * " << size(d);
+  os_ << ";\n";
+  os_ << "  " << idx_ << " inner = 1";
+  for (int d = k_.outer_rank; d < rank_; ++d) os_ << " * " << size(d);
+  os_ << ";\n";
+  // Split rows (blockIdx.y = segment) cover [seg_lo, seg_hi) of the inner range.
+  // (vec4: at multiples of 4, so that every vector lies in one segment; inner is a multiple of 4.)
+  std::string inner = opt_.vec4 ? "(inner / 4)" : "inner", scale = opt_.vec4 ? "4 * " : "";
+  os_ << "  const " << idx_ << " seg_lo = " << scale << "(" << idx_ << ")(((i64)" << inner << " * blockIdx.y) / gridDim.y);\n";
+  os_ << "  const " << idx_ << " seg_hi = " << scale << "(" << idx_ << ")(((i64)" << inner << " * (blockIdx.y + 1)) / gridDim.y);\n";
+  os_ << "  for (" << idx_ << " row = blockIdx.x; row < rows; row += gridDim.x) {\n";
+  std::string in4 = "    ";
+  emit_row_bases("row", in4);
+  row_done_.assign(k_.instrs.size(), false);
+  if (opt_.row_cache > 0) emit_row_cache(in4);
+  for (size_t i = 0; i < k_.instrs.size(); ++i) {
+    const Instr& in = k_.instrs[i];
+    if (in.kind != InstrKind::Reduce) continue;
+    DType src = k_.instrs[in.args[0]].dtype;
+    Combine c = reduction_init(in, src);
+    bool arg = c.arg;
+    std::string acc = "acc" + std::to_string(i), acc_i = "acci" + std::to_string(i);
+    emit_row_values({in.args[0]}, in4);
+    os_ << in4 << ctype(src) << " " << acc << " = " << c.init << ";\n";
+    if (arg) os_ << in4 << "i64 " << acc_i << " = 0;\n";
+    emit_pass("seg_lo", "seg_hi", in4, [&](const std::string& ind) {
+      emit_element_offsets("j", ind);
+      emit_element_values({in.args[0]}, ind);
+      if (arg) {
+        os_ << ind << "if (" << arg_better(in, src, v(in.args[0]), "(i64)j", acc, acc_i) << ") { " << acc << " = "
+            << v(in.args[0]) << "; " << acc_i << " = j; }\n";
+      } else {
+        os_ << ind << acc << " = " << combine(in, src, acc, v(in.args[0])) << ";\n";
+      }
+    });
+    emit_block_reduce(in, src, acc, acc_i, in4);
+    // Split rows: publish this segment's partial; the last block of the row combines them in order.
+    // (Never for register-cached rows, which the host does not split: no code for it there.)
+    if (opt_.row_cache == 0) {
+    os_ << in4 << "if (gridDim.y > 1) {\n";
+    os_ << in4 << "  " << ctype(src) << "* part_ = (" << ctype(src) << "*)scratch.partial;\n";
+    os_ << in4 << "  i64* parti_ = (i64*)scratch.partial_index;\n";
+    os_ << in4 << "  if (threadIdx.x == 0) {\n";
+    os_ << in4 << "    part_[(i64)row * gridDim.y + blockIdx.y] = " << acc << ";\n";
+    if (arg) os_ << in4 << "    parti_[(i64)row * gridDim.y + blockIdx.y] = " << acc_i << ";\n";
+    os_ << in4 << "    __threadfence();\n";
+    os_ << in4 << "    unsigned done_ = atomicAdd(&scratch.counters[row], 1u);\n";
+    os_ << in4 << "    last_block = done_ == gridDim.y - 1;\n";
+    os_ << in4 << "  }\n";
+    os_ << in4 << "  __syncthreads();\n";
+    os_ << in4 << "  if (!last_block) continue;\n";
+    os_ << in4 << "  __threadfence();\n";
+    // The last block combines the partials: each thread a fixed strided subset, then the same
+    // fixed reduction tree (deterministic). __ldcg reads L2, where the other blocks' writes are.
+    os_ << in4 << "  " << acc << " = " << c.init << ";\n";
+    if (arg) os_ << in4 << "  " << acc_i << " = (i64)0x7fffffffffffffffll;\n";
+    os_ << in4 << "  for (unsigned s_ = threadIdx.x; s_ < gridDim.y; s_ += blockDim.x) {\n";
+    if (src == DType::Bool) {  // __ldcg has no bool overload
+      os_ << in4 << "    bool x_ = ((volatile bool*)part_)[(i64)row * gridDim.y + s_];\n";
+    } else {
+      os_ << in4 << "    " << ctype(src) << " x_ = __ldcg(&part_[(i64)row * gridDim.y + s_]);\n";
+    }
+    if (arg) {
+      os_ << in4 << "    i64 xi_ = __ldcg(&parti_[(i64)row * gridDim.y + s_]);\n";
+      os_ << in4 << "    if (s_ == threadIdx.x || " << arg_better(in, src, "x_", "xi_", acc, acc_i) << ") { " << acc << " = x_; " << acc_i << " = xi_; }\n";
+    } else {
+      os_ << in4 << "    " << acc << " = " << combine(in, src, acc, "x_") << ";\n";
+    }
+    os_ << in4 << "  }\n";
+    emit_block_reduce(in, src, acc, acc_i, in4 + "  ");
+    os_ << in4 << "  if (threadIdx.x == 0) scratch.counters[row] = 0;\n";
+    os_ << in4 << "}\n";
+    }
+    std::string result = arg ? acc_i : acc;
+    os_ << in4 << "const " << ctype(in.dtype) << " " << v(static_cast<int>(i)) << " = "
+        << (arg ? result : (is_floating(in.dtype) ? round16(result, in.dtype) : convert(result, src, in.dtype))) << ";\n";
+    row_done_[i] = true;
+  }
+  std::vector<int> elem_roots, row_roots;
+  for (const kir::Output& o : k_.outputs) (k_.instrs[o.instr].row ? row_roots : elem_roots).push_back(o.instr);
+  if (!elem_roots.empty()) {
+    emit_row_values(elem_roots, in4);
+    emit_pass("0", "inner", in4, [&](const std::string& ind) {
+      emit_element_offsets("j", ind);
+      emit_element_values(elem_roots, ind);
+      for (const kir::Output& o : k_.outputs)
+        if (!k_.instrs[o.instr].row)
+          os_ << ind << store(o.slot, "e" + std::to_string(o.slot), k_.operands[o.slot].dtype, v(o.instr)) << "\n";
+    });
+  }
+  if (!row_roots.empty()) {
+    emit_row_values(row_roots, in4);
+    os_ << in4 << "if (threadIdx.x == 0) {\n";
+    for (const kir::Output& o : k_.outputs)
+      if (k_.instrs[o.instr].row)
+        os_ << in4 << "  " << store(o.slot, "b" + std::to_string(o.slot), k_.operands[o.slot].dtype, v(o.instr)) << "\n";
+    os_ << in4 << "}\n";
+  }
+  os_ << in4 << "__syncthreads();\n";
+  os_ << "  }\n";
+}
+
+}  // namespace lf::cuda
