@@ -200,4 +200,43 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   return detail::record_node(ir::make_node(Op::Cat, d, first.device(), std::move(shape), std::move(inputs), std::move(a)));
 }
 
+// The Tensor&& forms: the temporary moves into a const local, whose handle is released when the
+// function returns (see ops_reduce.cpp).
+Tensor reshape(Tensor&& x, Shape shape) {
+  const Tensor t = std::move(x);
+  return reshape(t, std::move(shape));
+}
+Tensor flatten(Tensor&& x) {
+  const Tensor t = std::move(x);
+  return flatten(t);
+}
+Tensor transpose(Tensor&& x, int64_t d0, int64_t d1) {
+  const Tensor t = std::move(x);
+  return transpose(t, d0, d1);
+}
+Tensor permute(Tensor&& x, std::vector<int64_t> dims) {
+  const Tensor t = std::move(x);
+  return permute(t, std::move(dims));
+}
+Tensor slice(Tensor&& x, int64_t dim, int64_t start, int64_t end, int64_t step) {
+  const Tensor t = std::move(x);
+  return slice(t, dim, start, end, step);
+}
+Tensor expand(Tensor&& x, Shape shape) {
+  const Tensor t = std::move(x);
+  return expand(t, std::move(shape));
+}
+Tensor squeeze(Tensor&& x, int64_t dim) {
+  const Tensor t = std::move(x);
+  return squeeze(t, dim);
+}
+Tensor unsqueeze(Tensor&& x, int64_t dim) {
+  const Tensor t = std::move(x);
+  return unsqueeze(t, dim);
+}
+Tensor contiguous(Tensor&& x) {
+  const Tensor t = std::move(x);
+  return contiguous(t);
+}
+
 }  // namespace lf
