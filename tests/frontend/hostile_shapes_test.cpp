@@ -62,8 +62,11 @@ TEST(HostileShapes, ByteSizesOverflow) {  // issue 25, case 2
   EXPECT_LF_ERROR(x.expand({1LL << 62, 2, 3}), "lf::expand", "elements");
   EXPECT_LF_ERROR(x.expand({1LL << 60, 2, 3}), "lf::expand", "bytes");
   EXPECT_LF_ERROR(lf::zeros({1LL << 61}, DType::Int64), "lf::zeros", "bytes");
-  // Representable but not available: the allocation says so at the sync point.
+  // Representable but not available: the allocation says so at the sync point (AddressSanitizer
+  // aborts on a request past its own limit instead of failing it).
+#ifndef __SANITIZE_ADDRESS__
   EXPECT_LF_ERROR(lf::zeros({1LL << 40}).to_vector<float>(), "memory");
+#endif
 }
 
 TEST(HostileShapes, HugeSliceStep) {  // issue 25, case 3
