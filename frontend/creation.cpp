@@ -1,6 +1,7 @@
 // Creation ops: copies of host data, constants, ranges and counter-based random numbers.
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -18,7 +19,7 @@ using detail::fail;
 
 template <typename T>
 Tensor from_host(const std::vector<T>& data, Shape shape, DType dtype) {
-  detail::check_shape("from_vector", shape);
+  detail::check_shape("from_vector", shape, dtype);
   int64_t n = shape_numel(shape);
   if (static_cast<int64_t>(data.size()) != n) {
     fail("from_vector", std::to_string(data.size()) + " values cannot fill shape " + shape_str(shape) + " (" +
@@ -54,8 +55,8 @@ RandomState& random_state() {
 }
 
 Tensor random(ir::Op op, const char* name, Shape shape, DType dtype) {
-  detail::check_shape(name, shape);
   if (!is_floating(dtype)) fail(name, std::string("needs a floating dtype, not ") + dtype_name(dtype));
+  detail::check_shape(name, shape, dtype);
   ir::Attrs a;
   a.seed = random_state().seed.load();
   a.counter = random_state().counter.fetch_add(static_cast<uint64_t>(shape_numel(shape)));
@@ -72,7 +73,7 @@ Tensor from_vector(const std::vector<double>& d, Shape s) { return from_host(d, 
 
 namespace {
 Tensor constant(const char* op, const Shape& shape, double value, DType dtype) {
-  detail::check_shape(op, shape);
+  detail::check_shape(op, shape, dtype);
   if (!is_floating(dtype) && !(std::fabs(value) < 9.2e18))
     fail(op, "value " + std::to_string(value) + " does not fit dtype " + dtype_name(dtype));
   Scalar s = is_floating(dtype)        ? Scalar(value)
@@ -87,6 +88,14 @@ Tensor zeros(Shape shape, DType dtype) { return constant("zeros", shape, 0.0, dt
 Tensor ones(Shape shape, DType dtype) { return constant("ones", shape, 1.0, dtype); }
 Tensor scalar(double value, DType dtype) { return constant("scalar", {}, value, dtype); }
 
+namespace {
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+}  // namespace
+
 Tensor arange(double start, double end, double step, DType dtype) {
   if (!std::isfinite(start) || !std::isfinite(end) || !std::isfinite(step))
     fail("arange", "start, end and step must be finite");
@@ -97,8 +106,15 @@ Tensor arange(double start, double end, double step, DType dtype) {
     fail("arange", "the range [" + std::to_string(start) + ", " + std::to_string(end) +
                        ") runs against the sign of step " + std::to_string(step));
   }
+  // (end - start) may overflow to inf (arange(-1e308, 1e308)); a count of 2^63 or more does not
+  // fit a size (casting it would be undefined).
   double count = std::ceil((end - start) / step);
+  if (!(count < 0x1p63)) {
+    fail("arange", "the range [" + num(start) + ", " + num(end) + ") with step " + num(step) + " has " + num(count) +
+                       " elements, more than fit int64 (2^63 - 1)");
+  }
   int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
+  detail::check_shape("arange", {n}, dtype);
   ir::Attrs a;
   a.value = start;
   a.value2 = step;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "frontend/record.h"
+#include "runtime/checked.h"
 #include "lazyfuse/ops.h"
 
 namespace lf {
@@ -110,6 +111,10 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   xs.insert(xs.end(), {m, k});
   ys.insert(ys.end(), {k, n});
   out.insert(out.end(), {m, n});
+  for (const Shape* s : {&xs, &ys, &out}) {
+    std::string why = rt::shape_problem(*s, dtype_size(d));
+    if (!why.empty()) fail("matmul", why, {&a, &b});
+  }
   x = detail::broadcast_to(detail::cast_to(x, d), xs);
   y = detail::broadcast_to(detail::cast_to(y, d), ys);
   Tensor r = detail::record(ir::Op::Matmul, d, a.device(), out, {&x, &y});

@@ -4,6 +4,7 @@
 
 #include "frontend/record.h"
 #include "lazyfuse/ops.h"
+#include "runtime/checked.h"
 
 namespace lf {
 namespace {
@@ -27,8 +28,12 @@ Tensor reshape(const Tensor& x, Shape shape) {
       infer = static_cast<int64_t>(i);
     } else if (shape[i] < 0) {
       fail("reshape", "shape " + shape_str(shape) + " has a negative size", {&x});
+    } else if (shape[i] == 0 || known == 0) {
+      known = 0;  // the record check still bounds the product of the other sizes
+    } else if (auto k = rt::mul(known, shape[i])) {
+      known = *k;
     } else {
-      known *= shape[i];
+      fail("reshape", "shape " + shape_str(shape) + " has more elements than fit int64 (2^63 - 1)", {&x});
     }
   }
   if (infer >= 0) {
@@ -97,7 +102,8 @@ Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t s
   auto clampb = [n](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + n : v, 0, n); };
   start = clampb(start);
   end = clampb(end);
-  int64_t len = end > start ? (end - start + step - 1) / step : 0;
+  // ceil((end - start) / step) without overflow: step may be up to INT64_MAX.
+  int64_t len = end > start ? (end - start - 1) / step + 1 : 0;
   if (start == 0 && len == n && step == 1) return x;
   Shape shape = x.shape();
   shape[dim] = len;
@@ -127,6 +133,8 @@ Tensor expand(const Tensor& x, Shape shape) {
            {&x});
     }
   }
+  std::string why = rt::shape_problem(shape, dtype_size(x.dtype()));
+  if (!why.empty()) fail("expand", "target " + why, {&x});
   return detail::broadcast_to(x, shape);
 }
 
@@ -176,7 +184,12 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
                       " vs " + shape_str(t.shape()),
            {&first, &t});
     }
-    shape[dim] += t.shape()[dim];
+    if (auto total = rt::add(shape[dim], t.shape()[dim])) {
+      shape[dim] = *total;
+    } else {
+      fail("cat", "the sizes of dim " + std::to_string(dim) + " add up to more than fit int64 (2^63 - 1)",
+           {&first, &t});
+    }
     d = detail::promote(d, t.dtype());
   }
   if (tensors.size() == 1) return first;
@@ -185,6 +198,45 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   ir::Attrs a;
   a.axis = dim;
   return detail::record_node(ir::make_node(Op::Cat, d, first.device(), std::move(shape), std::move(inputs), std::move(a)));
+}
+
+// The Tensor&& forms: the temporary moves into a const local, whose handle is released when the
+// function returns (see ops_reduce.cpp).
+Tensor reshape(Tensor&& x, Shape shape) {
+  const Tensor t = std::move(x);
+  return reshape(t, std::move(shape));
+}
+Tensor flatten(Tensor&& x) {
+  const Tensor t = std::move(x);
+  return flatten(t);
+}
+Tensor transpose(Tensor&& x, int64_t d0, int64_t d1) {
+  const Tensor t = std::move(x);
+  return transpose(t, d0, d1);
+}
+Tensor permute(Tensor&& x, std::vector<int64_t> dims) {
+  const Tensor t = std::move(x);
+  return permute(t, std::move(dims));
+}
+Tensor slice(Tensor&& x, int64_t dim, int64_t start, int64_t end, int64_t step) {
+  const Tensor t = std::move(x);
+  return slice(t, dim, start, end, step);
+}
+Tensor expand(Tensor&& x, Shape shape) {
+  const Tensor t = std::move(x);
+  return expand(t, std::move(shape));
+}
+Tensor squeeze(Tensor&& x, int64_t dim) {
+  const Tensor t = std::move(x);
+  return squeeze(t, dim);
+}
+Tensor unsqueeze(Tensor&& x, int64_t dim) {
+  const Tensor t = std::move(x);
+  return unsqueeze(t, dim);
+}
+Tensor contiguous(Tensor&& x) {
+  const Tensor t = std::move(x);
+  return contiguous(t);
 }
 
 }  // namespace lf

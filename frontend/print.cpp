@@ -7,6 +7,7 @@
 #include <ostream>
 #include <string>
 
+#include "frontend/record.h"
 #include "lazyfuse/tensor.h"
 
 namespace lf {
@@ -165,7 +166,7 @@ Values read(const Tensor& t) {
 }  // namespace
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
-  if (!t.defined()) return os << "tensor(<empty handle>)";
+  detail::check_defined("print", {&t});  // like every other use of an empty handle
   DType d = t.dtype();
   const Shape& shape = t.shape();
   Values values = read(t);

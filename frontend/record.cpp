@@ -6,10 +6,39 @@
 #include <cstring>
 
 #include "frontend/trace.h"
+#include "runtime/checked.h"
 
 namespace lf::detail {
 
+namespace {
+
+// Every recorded node's shape meets rt::shape_problem's rule (its element count, strides and byte
+// size fit int64), so nothing downstream (views, lowering, allocation) can overflow. The common
+// case is a few multiplications; only a bad shape builds a message.
+bool shape_fits(const ir::Node& n) {
+  int64_t bytes = static_cast<int64_t>(dtype_size(n.dtype));
+  for (int64_t s : n.shape)
+    if (s < 0 || (s > 0 && __builtin_mul_overflow(bytes, s, &bytes))) return false;
+  return true;
+}
+
+void check_node_shape(const ir::Node& n) {
+  if (shape_fits(n)) return;
+  std::string msg = std::string("lf::") + ir::op_name(n.op) + ": result " +
+                    rt::shape_problem(n.shape, dtype_size(n.dtype)) + " (dtype " + dtype_name(n.dtype) + ")";
+  if (!n.inputs.empty()) {
+    msg += " (got ";
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      msg += (i ? ", " : "") + std::string(dtype_name(n.inputs[i]->dtype)) + shape_str(n.inputs[i]->shape);
+    msg += ")";
+  }
+  throw Error(msg);
+}
+
+}  // namespace
+
 Tensor record_node(NodePtr node) {
+  check_node_shape(*node);
   Tensor t(std::move(node));  // held before trace_append, which may flush: a flush computes held nodes
   trace_append(t.node());
   return t;
@@ -20,7 +49,7 @@ Tensor record(Op op, DType dtype, Device device, const Shape& shape, std::initia
   NodePtr node = ir::make_node(op, dtype, device, ir::recycled_shape(shape));
   node->attrs = std::move(attrs);
   for (const Tensor* t : inputs) node->inputs.push_back(t->node());
-  return record_node(std::move(node));
+  return record_node(std::move(node));  // checks the shape
 }
 
 std::string describe(const Tensor& t) {
@@ -58,9 +87,9 @@ void check_same_device(const char* op, std::initializer_list<const Tensor*> args
   }
 }
 
-void check_shape(const char* op, const Shape& shape) {
-  for (int64_t s : shape)
-    if (s < 0) fail(op, "shape " + shape_str(shape) + " has a negative size");
+void check_shape(const char* op, const Shape& shape, DType dtype) {
+  std::string why = rt::shape_problem(shape, dtype_size(dtype));
+  if (!why.empty()) fail(op, why + " (dtype " + dtype_name(dtype) + ")");
 }
 
 int64_t normalize_dim(const char* op, int64_t dim, int64_t rank, const Tensor& x) {
@@ -106,6 +135,11 @@ Shape broadcast_shapes(const char* op, const Shape& x, const Shape& y, std::init
     }
     out[i] = dx == 1 ? dy : dx;
   }
+  // Named here, as the op the user called, rather than by the expand nodes that broadcast_to records.
+  size_t elem = 0;
+  for (const Tensor* t : args) elem = std::max(elem, t->defined() ? dtype_size(t->dtype()) : 0);
+  std::string why = rt::shape_problem(out, elem);
+  if (!why.empty()) fail(op, "the broadcast " + why, args);
   return out;
 }
 

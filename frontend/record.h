@@ -29,7 +29,10 @@ std::string describe(const Tensor& t);
 // Throws if `t` is an empty handle.
 void check_defined(const char* op, std::initializer_list<const Tensor*> args);
 void check_same_device(const char* op, std::initializer_list<const Tensor*> args);
-void check_shape(const char* op, const Shape& shape);  // no negative sizes
+// A shape a new tensor of `dtype` may have (runtime/checked.h): no negative size, its element count
+// and byte size fit int64. record() checks every node's shape this way too; ops check first to
+// name themselves as the user called them (lf::zeros rather than lf::full).
+void check_shape(const char* op, const Shape& shape, DType dtype);
 
 int64_t normalize_dim(const char* op, int64_t dim, int64_t rank, const Tensor& x);
 

@@ -200,17 +200,30 @@ Tensor Tensor::logsumexp(std::vector<int64_t> dims, bool keepdim) && {
   return lf::logsumexp(std::move(*this), std::move(dims), keepdim);
 }
 
-Tensor Tensor::reshape(Shape shape) const { return lf::reshape(*this, std::move(shape)); }
-Tensor Tensor::flatten() const { return lf::flatten(*this); }
-Tensor Tensor::transpose(int64_t d0, int64_t d1) const { return lf::transpose(*this, d0, d1); }
-Tensor Tensor::permute(std::vector<int64_t> dims) const { return lf::permute(*this, std::move(dims)); }
-Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
+Tensor Tensor::reshape(Shape shape) const& { return lf::reshape(*this, std::move(shape)); }
+Tensor Tensor::flatten() const& { return lf::flatten(*this); }
+Tensor Tensor::transpose(int64_t d0, int64_t d1) const& { return lf::transpose(*this, d0, d1); }
+Tensor Tensor::permute(std::vector<int64_t> dims) const& { return lf::permute(*this, std::move(dims)); }
+Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const& {
   return lf::slice(*this, d, start, end, step);
 }
-Tensor Tensor::expand(Shape shape) const { return lf::expand(*this, std::move(shape)); }
-Tensor Tensor::squeeze(int64_t d) const { return lf::squeeze(*this, d); }
-Tensor Tensor::unsqueeze(int64_t d) const { return lf::unsqueeze(*this, d); }
-Tensor Tensor::contiguous() const { return lf::contiguous(*this); }
+Tensor Tensor::expand(Shape shape) const& { return lf::expand(*this, std::move(shape)); }
+Tensor Tensor::squeeze(int64_t d) const& { return lf::squeeze(*this, d); }
+Tensor Tensor::unsqueeze(int64_t d) const& { return lf::unsqueeze(*this, d); }
+Tensor Tensor::contiguous() const& { return lf::contiguous(*this); }
+
+// On a temporary: the free functions' Tensor&& forms release its handle.
+Tensor Tensor::reshape(Shape shape) && { return lf::reshape(std::move(*this), std::move(shape)); }
+Tensor Tensor::flatten() && { return lf::flatten(std::move(*this)); }
+Tensor Tensor::transpose(int64_t d0, int64_t d1) && { return lf::transpose(std::move(*this), d0, d1); }
+Tensor Tensor::permute(std::vector<int64_t> dims) && { return lf::permute(std::move(*this), std::move(dims)); }
+Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) && {
+  return lf::slice(std::move(*this), d, start, end, step);
+}
+Tensor Tensor::expand(Shape shape) && { return lf::expand(std::move(*this), std::move(shape)); }
+Tensor Tensor::squeeze(int64_t d) && { return lf::squeeze(std::move(*this), d); }
+Tensor Tensor::unsqueeze(int64_t d) && { return lf::unsqueeze(std::move(*this), d); }
+Tensor Tensor::contiguous() && { return lf::contiguous(std::move(*this)); }
 
 Tensor& Tensor::operator+=(const Tensor& o) { return *this = *this + o; }
 Tensor& Tensor::operator-=(const Tensor& o) { return *this = *this - o; }

@@ -40,8 +40,12 @@ std::string shape_str(const Shape& shape) {
 }
 
 int64_t shape_numel(const Shape& shape) {
+  // Every shape a node gets has passed rt::shape_problem (runtime/checked.h), so this cannot
+  // overflow for them; a hostile shape built by hand throws instead of wrapping.
   int64_t n = 1;
-  for (int64_t s : shape) n *= s;
+  for (int64_t s : shape)
+    if (__builtin_mul_overflow(n, s, &n))
+      throw Error("lf::shape_numel: shape " + shape_str(shape) + " has more elements than fit int64 (2^63 - 1)");
   return n;
 }
 

@@ -61,8 +61,9 @@ const std::map<std::string, std::string> kHelp = {
      "lists bad files; exit 1 if any.\n"},
     {"prune",
      "usage: lazyfuse-cache prune [--max-mb N] [--older-than DAYS]\n"
-     "--max-mb N: removes least recently used entries until the cache holds at most N MiB.\n"
-     "--older-than DAYS: removes entries not used for DAYS days. Bad entries are removed too.\n"},
+     "--max-mb N: removes least recently used entries until the cache holds at most N MiB (N <= 2^40).\n"
+     "--older-than DAYS: removes entries not used for DAYS days (DAYS <= 10^7). Bad entries (special files\n"
+     "and symlinks named like entries included) are removed too.\n"},
     {"clear",
      "usage: lazyfuse-cache clear\n"
      "Removes every entry, its hit count, the programs record and leftover temporary files.\n"},
@@ -98,15 +99,23 @@ std::vector<Item> scan(const std::string& dir, bool with_records = true) {
     Item item;
     item.path = it->path();
     item.hash = name.substr(0, name.size() - std::strlen(disk::kEntrySuffix));
+    // lstat: a symlink (dangling or not) is a bad entry, never followed; a FIFO or device is
+    // never opened (the library opens entries the same way: disk::open_regular).
     struct stat st {};
-    if (::stat(item.path.c_str(), &st) != 0) continue;  // removed meanwhile
+    if (::lstat(item.path.c_str(), &st) != 0) continue;  // removed meanwhile
     item.size = static_cast<uint64_t>(st.st_size);
     item.used = static_cast<int64_t>(st.st_mtime);
     item.hits = entry_hits(dir, item.hash);
-    if (with_records) {
-      auto bytes = disk::read_file(item.path.string());
+    if (S_ISLNK(st.st_mode)) {
+      std::error_code e2;
+      item.why = "a symbolic link (to " + fs::read_symlink(item.path, e2).string() + "); entries are regular files";
+    } else if (!S_ISREG(st.st_mode)) {
+      item.why = "not a regular file";
+    } else if (with_records) {
+      std::string why;
+      auto bytes = disk::read_file(item.path.string(), &why);
       if (!bytes) {
-        item.why = std::string("unreadable: ") + std::strerror(errno);
+        item.why = "unreadable: " + why;
       } else if ((item.record = disk::decode(*bytes, &item.why))) {
         if (item.hash != disk::key_hash(item.record->key)) {
           item.why = "file name does not match the hash of the key inside";
@@ -184,12 +193,25 @@ struct Args {
   std::vector<std::string> positional;
 };
 
-double number(const std::string& flag, const std::string& v) {
+// A number in [0, max]: nan, inf and anything past `max` are refused, so that what is computed
+// from it (days to seconds, MiB to bytes) cannot overflow (--older-than 1e20 once meant "every
+// entry").
+double number(const std::string& flag, const std::string& v, double max) {
   char* end = nullptr;
+  errno = 0;
   double d = std::strtod(v.c_str(), &end);
   if (v.empty() || *end != '\0' || !(d >= 0)) throw Error{flag + ": expected a non-negative number, got '" + v + "'"};
+  if (errno == ERANGE || !(d <= max)) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f", max);
+    throw Error{flag + ": " + v + " is out of range (at most " + buf + ")"};
+  }
   return d;
 }
+
+// The ranges: 10^7 days is 27,000 years (3.2e14 s); 2^40 MiB is 2^60 bytes.
+constexpr double kMaxDays = 1e7;
+constexpr double kMaxMiB = 0x1p40;
 
 Args parse(const std::string& cmd, const std::vector<std::string>& argv) {
   Args a;
@@ -208,9 +230,9 @@ Args parse(const std::string& cmd, const std::vector<std::string>& argv) {
       if (a.sort != "use" && a.sort != "hits" && a.sort != "size" && a.sort != "time" && a.sort != "name")
         throw Error{"--sort: expected use, hits, size, time or name, got '" + a.sort + "'"};
     } else if (s.rfind("--max-mb", 0) == 0 && cmd == "prune") {
-      a.max_mb = number("--max-mb", value("--max-mb"));
+      a.max_mb = number("--max-mb", value("--max-mb"), kMaxMiB);
     } else if (s.rfind("--older-than", 0) == 0 && cmd == "prune") {
-      a.older_days = number("--older-than", value("--older-than"));
+      a.older_days = number("--older-than", value("--older-than"), kMaxDays);
     } else if (!s.empty() && s[0] == '-') {
       throw Error{"'" + cmd + "' does not take " + s + " (see lazyfuse-cache " + cmd + " --help)"};
     } else {
@@ -282,8 +304,9 @@ int cmd_show(const std::string& dir, const Args& a) {
   if (match.empty()) throw Error{"no entry " + prefix + " in " + dir};
   if (match.size() > 1) throw Error{"'" + prefix + "' matches " + std::to_string(match.size()) + " entries; give more digits"};
   Item it = match[0];
-  auto bytes = disk::read_file(it.path.string());
-  if (!bytes) throw Error{"cannot read " + it.path.string()};
+  std::string read_why;
+  auto bytes = disk::read_file(it.path.string(), &read_why);
+  if (!bytes) throw Error{"cannot read " + it.path.string() + ": " + read_why};
   std::string why;
   auto r = disk::decode(*bytes, &why);
   if (!r) throw Error{"entry " + it.hash + " is bad: " + why};
@@ -485,7 +508,8 @@ int cmd_prune(const std::string& dir, const Args& a) {
   std::vector<Item> kept;
   int64_t now = static_cast<int64_t>(std::time(nullptr));
   for (Item& it : items) {
-    bool old = a.older_days && now - it.used > static_cast<int64_t>(*a.older_days * 86400);
+    // In double: an mtime far in the future or past must not overflow the difference either.
+    bool old = a.older_days && static_cast<double>(now) - static_cast<double>(it.used) > *a.older_days * 86400;
     if (!it.record || old) {
       remove_entry(it);
       ++removed;

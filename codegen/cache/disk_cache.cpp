@@ -46,15 +46,15 @@ std::optional<Record> DiskCache::load(const std::string& key) {
   const std::string& dir = rt::config().cache_dir;
   if (dir.empty()) return std::nullopt;
   std::string path = dir + "/" + file_name(key);
-  auto bytes = read_file(path);
+  // Opened without following a symlink or blocking on a FIFO, and read with a bound: a special
+  // file named like an entry is unusable, reported and replaced like a corrupt one.
   std::string why;
+  auto bytes = read_file(path, &why);
   std::optional<Record> record;
   if (bytes) {
     record = decode(*bytes, &why);
-  } else {
-    std::error_code ec;
-    if (!fs::exists(path, ec)) return std::nullopt;  // the usual miss
-    why = "cannot be read";
+  } else if (errno == ENOENT) {
+    return std::nullopt;  // the usual miss
   }
   if (!record) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -64,7 +64,7 @@ std::optional<Record> DiskCache::load(const std::string& key) {
     return std::nullopt;
   }
   if (record->key != key) return std::nullopt;  // a hash collision: the string decides
-  ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // last use, for eviction; fails harmlessly read-only
+  ::utimensat(AT_FDCWD, path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);  // last use, for eviction; fails harmlessly read-only
   return record;
 }
 
@@ -84,11 +84,20 @@ void DiskCache::store(const Record& record) {
     std::lock_guard<std::mutex> lock(mu_);
     if (unwritable_.count(dir)) return;
   }
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return warn_unwritable(dir, ec.message());
   std::string path = dir + "/" + file_name(record.key);
-  if (int err = replace_file(dir, path, encode(record), /*sync=*/true)) return warn_unwritable(dir, std::strerror(err));
+  const std::string bytes = encode(record);
+  // `lazyfuse-cache clear` (or rm -r) while this process runs may remove the directory, or the
+  // temporary file between its write and its rename (ENOENT): that is no reason to stop storing,
+  // so the directory is made again and the write tried once more.
+  int err = 0;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) return warn_unwritable(dir, ec.message());
+    err = replace_file(dir, path, bytes, /*sync=*/true);
+    if (err != ENOENT) break;
+  }
+  if (err) return warn_unwritable(dir, std::strerror(err));
   {
     std::lock_guard<std::mutex> lock(mu_);
     reported_.erase(path);  // a later fault in the new entry is news again
@@ -104,6 +113,7 @@ int DiskCache::replace_file(const std::string& dir, const std::string& path, con
   int err = write_all(fd, data, write_fault_.load());
   if (!err && sync && ::fsync(fd) != 0) err = errno;
   if (::close(fd) != 0 && !err) err = errno;  // NFS reports some write errors only here
+  if (!err && before_rename_) before_rename_();
   if (!err && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
   if (err) ::unlink(tmp.c_str());
   return err;

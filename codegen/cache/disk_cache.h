@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -36,6 +37,10 @@ class DiskCache {
   // Tests: from now on every write into a cache directory fails with `error` (ENOSPC: a full disk)
   // after half of its bytes; 0 ends it.
   void fail_writes_for_testing(int error) { write_fault_ = error; }
+  // Tests: runs `f` between writing a file's temporary copy and renaming it into place (to remove
+  // it there, as a concurrent `lazyfuse-cache clear` may); an empty function ends it. Not
+  // thread-safe: set it while no store runs.
+  void before_rename_for_testing(std::function<void()> f) { before_rename_ = std::move(f); }
 
  private:
   void warn_unwritable(const std::string& dir, const std::string& why);
@@ -50,6 +55,7 @@ class DiskCache {
   std::set<std::pair<std::string, std::string>> counted_;  // (directory, backend): this run is counted there
   std::set<std::string> lock_stuck_;  // directories where another process kept a bookkeeping lock too long
   std::atomic<int> write_fault_{0};
+  std::function<void()> before_rename_;
 };
 
 DiskCache& global_disk_cache();

@@ -1,9 +1,12 @@
 #include "codegen/cache/disk_entry.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace lf::cache::disk {
 namespace {
@@ -92,13 +95,71 @@ std::string key_hash(const std::string& key) {
 
 std::string file_name(const std::string& key) { return key_hash(key) + kEntrySuffix; }
 
-std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return ss.str();
+int open_regular(const std::string& path, uint64_t max_bytes, std::string* why, bool write) {
+  std::string ignored;
+  if (!why) why = &ignored;
+  int fd = ::open(path.c_str(), (write ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) {
+    int err = errno;
+    *why = err == ELOOP ? "a symbolic link (cache files are regular files)" : std::strerror(err);
+    errno = err;
+    return -1;
+  }
+  struct stat st {};
+  int err = 0;
+  if (::fstat(fd, &st) != 0) {
+    err = errno;
+    *why = std::strerror(err);
+  } else if (!S_ISREG(st.st_mode)) {
+    err = EINVAL;
+    *why = std::string("not a regular file (") +
+           (S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) ? "a character device"
+                                            : S_ISDIR(st.st_mode) ? "a directory"
+                                            : S_ISSOCK(st.st_mode) ? "a socket"
+                                                                   : "a special file") +
+           ")";
+  } else if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    err = EFBIG;
+    *why = "larger than " + std::to_string(max_bytes) + " bytes (" + std::to_string(st.st_size) + ")";
+  }
+  if (err) {
+    ::close(fd);
+    errno = err;
+    return -1;
+  }
+  return fd;
+}
+
+std::optional<std::string> read_file(const std::string& path, std::string* why, uint64_t max_bytes) {
+  std::string ignored;
+  if (!why) why = &ignored;
+  int fd = open_regular(path, max_bytes, why);
+  if (fd < 0) return std::nullopt;
+  std::string out;
+  char buf[1 << 16];
+  int err = 0;
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      err = errno;
+      *why = std::strerror(err);
+      break;
+    }
+    if (n == 0) break;
+    if (out.size() + static_cast<size_t>(n) > max_bytes) {
+      err = EFBIG;
+      *why = "grew past " + std::to_string(max_bytes) + " bytes while being read";
+      break;
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  if (err) {
+    errno = err;
+    return std::nullopt;
+  }
+  return out;
 }
 
 }  // namespace lf::cache::disk

@@ -42,7 +42,19 @@ std::optional<Record> decode(const std::string& bytes, std::string* why);
 std::string key_hash(const std::string& key);
 std::string file_name(const std::string& key);
 
-// Reads a whole file; nullopt if it cannot be opened or read.
-std::optional<std::string> read_file(const std::string& path);
+// The largest file the cache reads: far above any kernel's object file or cubin with its source.
+// A larger "entry" is not ours, and is not read (a symlink to /dev/zero must not fill memory).
+inline constexpr uint64_t kMaxEntryBytes = uint64_t{256} << 20;
+
+// Opens `path` for reading the way every cache file is opened: without following a symbolic link
+// and without blocking (a FIFO must not hang the reader), and only when it is a regular file of at
+// most `max_bytes`. Returns the descriptor, or -1 with errno set and *why saying what it is ("a
+// symbolic link", "not a regular file (a FIFO)", "larger than ..."). `write`: O_RDWR.
+int open_regular(const std::string& path, uint64_t max_bytes, std::string* why, bool write = false);
+
+// Reads a whole file opened as open_regular does, at most `max_bytes` (a file that grows past
+// them while it is read is refused too); nullopt if it cannot be opened or read, and *why says why.
+std::optional<std::string> read_file(const std::string& path, std::string* why = nullptr,
+                                     uint64_t max_bytes = kMaxEntryBytes);
 
 }  // namespace lf::cache::disk

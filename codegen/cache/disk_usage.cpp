@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -198,43 +199,98 @@ std::string encode_slot(Book book, uint64_t seq, const std::string& payload) {
   return s + "\n";
 }
 
+// The largest bookkeeping file: two slots of the larger book. A larger one is not ours.
+constexpr uint64_t kMaxBookBytes = 2 * 512;
+
 std::optional<std::string> read_book(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = open_regular(path, kMaxBookBytes, nullptr);  // no symlink, no FIFO, nothing huge
   if (fd < 0) return std::nullopt;
   lock(fd, LOCK_SH);  // not had: read anyway; a slot being written fails its checksum
-  auto bytes = read_fd(fd, 2 * std::max(slot_bytes(Book::Hits), slot_bytes(Book::Programs)) + 1);
+  auto bytes = read_fd(fd, kMaxBookBytes + 1);
   ::close(fd);
   return bytes;
 }
 
+namespace {
+
+// Writes `bytes` to a new temporary file beside `path` and puts it in place: link() where `path`
+// must not exist (EEXIST: another process made it first), rename() over it otherwise. The file at
+// `path` is never partial: a write that fails (a full disk) leaves nothing behind.
+int create_whole(const std::string& path, const std::string& bytes, bool replace, int fault) {
+  static std::atomic<uint64_t> counter{0};
+  std::string dir = path.substr(0, path.rfind('/') + 1);
+  std::string tmp = dir + ".tmp-" + std::to_string(::getpid()) + "-book-" + std::to_string(counter++);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return errno;
+  int err = 0;
+  size_t stop = fault ? bytes.size() / 2 : bytes.size();
+  for (size_t written = 0; written < stop && !err;) {
+    ssize_t w = ::write(fd, bytes.data() + written, stop - written);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) err = w < 0 ? errno : EIO;
+    else written += static_cast<size_t>(w);
+  }
+  if (!err) err = fault;
+  if (::close(fd) != 0 && !err) err = errno;
+  if (!err && (replace ? ::rename(tmp.c_str(), path.c_str()) : ::link(tmp.c_str(), path.c_str())) != 0) err = errno;
+  ::unlink(tmp.c_str());  // after link(), the temporary name; after a failure, the partial file
+  return err;
+}
+
+}  // namespace
+
 int update_book(const std::string& path, Book book,
                 const std::function<std::optional<std::string>(const std::string&)>& update, int fault) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return errno;
-  auto done = [fd](int err) {
-    ::close(fd);  // releases the lock
-    return err;
-  };
-  if (int err = lock(fd, LOCK_EX)) return done(err);
   size_t n = slot_bytes(book);
-  auto bytes = read_fd(fd, 2 * n + 1);
-  if (!bytes) return done(errno);
-  auto current = decode_file(book, *bytes, nullptr);
-  auto next = update(current ? current->payload : "");
-  if (!next) return done(0);
-  std::string slot = encode_slot(book, current ? current->seq + 1 : 1, *next);
-  if (slot.empty()) return done(EFBIG);
-  if (!current && !bytes->empty() && ::ftruncate(fd, 0) != 0) return done(errno);  // no intact slot: start again
-  size_t at = current ? (1 - current->index) * n : 0;
-  size_t stop = fault ? slot.size() / 2 : slot.size();
-  for (size_t written = 0; written < stop;) {
-    ssize_t w = ::pwrite(fd, slot.data() + written, stop - written, static_cast<off_t>(at + written));
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return done(errno);
-    if (w == 0) return done(EIO);
-    written += static_cast<size_t>(w);
+  // A few attempts: each retry follows another process's (or file's) change between two steps.
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    std::string why;
+    int fd = open_regular(path, kMaxBookBytes, &why, /*write=*/true);
+    if (fd < 0 && errno != ENOENT) {
+      // A symlink, FIFO or device named like a bookkeeping file, or an oversized file: not ours to
+      // write through. It holds no count, so it is replaced by a fresh file.
+      int err = errno;
+      if (err != ELOOP && err != EINVAL && err != EFBIG) return err;
+      if (::unlink(path.c_str()) != 0 && errno != ENOENT) return errno;
+      continue;
+    }
+    if (fd < 0) {
+      // Absent: made whole, never as an empty file that a full disk would then leave behind.
+      auto next = update("");
+      if (!next) return 0;
+      std::string slot = encode_slot(book, 1, *next);
+      if (slot.empty()) return EFBIG;
+      int err = create_whole(path, slot, /*replace=*/false, fault);
+      if (err == EEXIST) continue;  // another process made it: update that one
+      return err;
+    }
+    auto done = [fd](int err) {
+      ::close(fd);  // releases the lock
+      return err;
+    };
+    if (int err = lock(fd, LOCK_EX)) return done(err);
+    auto bytes = read_fd(fd, 2 * n + 1);
+    if (!bytes) return done(errno);
+    auto current = decode_file(book, *bytes, nullptr);
+    auto next = update(current ? current->payload : "");
+    if (!next) return done(0);
+    std::string slot = encode_slot(book, current ? current->seq + 1 : 1, *next);
+    if (slot.empty()) return done(EFBIG);
+    // No intact slot (an empty or garbled file): replaced whole, under the lock, so that a failed
+    // write leaves the old file rather than an empty one.
+    if (!current) return done(create_whole(path, slot, /*replace=*/true, fault));
+    size_t at = (1 - current->index) * n;
+    size_t stop = fault ? slot.size() / 2 : slot.size();
+    for (size_t written = 0; written < stop;) {
+      ssize_t w = ::pwrite(fd, slot.data() + written, stop - written, static_cast<off_t>(at + written));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) return done(errno);
+      if (w == 0) return done(EIO);
+      written += static_cast<size_t>(w);
+    }
+    return done(fault);
   }
-  return done(fault);
+  return EAGAIN;
 }
 
 }  // namespace lf::cache::disk

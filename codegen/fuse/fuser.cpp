@@ -1,6 +1,7 @@
 #include "codegen/fuse/fuser.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "codegen/ir/view.h"
@@ -22,9 +23,80 @@ const char* cut_reason_name(CutReason r) {
   return "?";
 }
 
+namespace {
+
+// Views pushed below elementwise ops (push_views_into_elementwise). Not Expand: pushed below an op,
+// a broadcast would compute the op once per broadcast element instead of once.
+bool pushable_view(const ir::Node& v) {
+  return !v.realized() && (v.op == ir::Op::Slice || v.op == ir::Op::Permute || v.op == ir::Op::Reshape);
+}
+
+// An elementwise value that no handle holds (so nothing else needs all of it written), whose
+// inputs have its own shape (the frontend broadcasts them with views first).
+bool pushable_source(const ir::Node& e) {
+  if (e.realized() || !ir::is_elementwise(e.op) || e.user_refs.load(std::memory_order_relaxed) > 0) return false;
+  for (const ir::NodePtr& in : e.inputs)
+    if (in->shape != e.shape) return false;
+  return true;
+}
+
+// The most nodes one flush's pushes may add: the cone of elementwise ops under a view is copied
+// (a value shared by several views' cones is copied once per view), so a huge cone stops being
+// pushed where the budget ends and is stored there, as it was before.
+constexpr int kPushBudget = 4096;
+
+// Rewrites each pushable view of a pushable elementwise value, view(op(a, b)) -> op(view(a),
+// view(b)), in place (the view node becomes the op node: its value is the same, and handles and
+// users that hold it see the new form), recursively while the inputs are pushable too. The
+// consumer then computes only the elements it reads, as index math, instead of the fuser cutting
+// at a view-of-computed and storing the whole value first (issue 25, case 8). Returns the number of
+// nodes rewritten; `made` gets the new view nodes, `keep` the nodes the rewrite unlinked (they stay
+// alive until the caller has re-ordered the flush: `order` still points at them).
+int push_views_into_elementwise(const std::vector<ir::Node*>& order, std::vector<ir::NodePtr>* made,
+                                std::vector<ir::NodePtr>* keep) {
+  int rewritten = 0, budget = kPushBudget;
+  for (ir::Node* v : order) {
+    if (budget <= 0) break;
+    if (!pushable_view(*v) || !pushable_source(*v->inputs[0])) continue;
+    std::unordered_map<const ir::Node*, ir::NodePtr> view_of;  // input -> the view of it (a DAG stays one)
+    const ir::Op view_op = v->op;  // v itself is rewritten first: keep what its copies are made of
+    const ir::Attrs view_attrs = v->attrs;
+    const Shape view_shape = v->shape;
+    std::vector<ir::Node*> work{v};
+    while (!work.empty()) {
+      ir::Node* w = work.back();
+      work.pop_back();
+      ir::NodePtr e = w->inputs[0];
+      if (!pushable_source(*e)) continue;
+      ir::Inputs views;
+      for (const ir::NodePtr& a : e->inputs) {
+        auto it = view_of.find(a.get());
+        if (it == view_of.end()) {
+          ir::NodePtr nv = ir::make_node(view_op, a->dtype, a->device, Shape(view_shape), {a}, ir::Attrs(view_attrs));
+          it = view_of.emplace(a.get(), nv).first;
+          made->push_back(nv);
+          if (--budget > 0) work.push_back(nv.get());
+        }
+        views.push_back(it->second);
+      }
+      w->op = e->op;
+      w->attrs = e->attrs;
+      w->inputs = std::move(views);
+      keep->push_back(std::move(e));
+      ++rewritten;
+    }
+  }
+  return rewritten;
+}
+
+}  // namespace
+
 int insert_reshape_copies(const std::vector<ir::Node*>& order) {
-  int inserted = 0;
-  for (ir::Node* n : order) {
+  std::vector<ir::NodePtr> made, keep;
+  int inserted = push_views_into_elementwise(order, &made, &keep);
+  std::vector<ir::Node*> all = order;
+  for (const ir::NodePtr& m : made) all.push_back(m.get());
+  for (ir::Node* n : all) {
     if (n->op != ir::Op::Reshape) continue;
     ir::Node* in = n->inputs[0].get();
     auto [source, chain] = ir::resolve_views(in);

@@ -63,9 +63,14 @@ inline constexpr int kMaxGroupLeaves = 48;
 Partition partition(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted,
                     bool fusion);
 
-// Rewrites the graph so that every reshape can be expressed as strides over its source: where a
-// reshape's input layout cannot be viewed that way, a copy is inserted below it. Returns the
-// number of copies inserted.
+// Rewrites the graph before partitioning; returns the number of changes (then the caller orders
+// the flush again, and does not record it as a flush plan). In order:
+// - a view (slice, permute, reshape) of a pending elementwise value that no handle holds is moved
+//   below the elementwise ops, view(op(a, b)) -> op(view(a), view(b)), so that its consumer
+//   computes only the elements it reads (index math) instead of the whole value being stored;
+// - every reshape becomes expressible as strides over its source: where a reshape's input layout
+//   cannot be viewed that way, a copy is inserted below it.
+// (One entry point, which the executor already calls, for both rewrites.)
 int insert_reshape_copies(const std::vector<ir::Node*>& order);
 
 }  // namespace lf::fuse

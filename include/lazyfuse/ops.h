@@ -147,6 +147,19 @@ Tensor expand(const Tensor& x, Shape shape);  // -1 keeps a dim
 Tensor squeeze(const Tensor& x, int64_t dim);
 Tensor unsqueeze(const Tensor& x, int64_t dim);
 Tensor contiguous(const Tensor& x);
+// The same, consuming a temporary (like the reductions' Tensor&& forms): the argument's handle is
+// released, so that `lf::slice(lf::arange(0, n), 0, 5, 6).item<float>()` computes the one element
+// read, not the whole range, and `lf::reshape(lf::cast(m, DType::Int32), {-1, 4})` does not store
+// the cast.
+Tensor reshape(Tensor&& x, Shape shape);
+Tensor flatten(Tensor&& x);
+Tensor transpose(Tensor&& x, int64_t d0, int64_t d1);
+Tensor permute(Tensor&& x, std::vector<int64_t> dims);
+Tensor slice(Tensor&& x, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
+Tensor expand(Tensor&& x, Shape shape);
+Tensor squeeze(Tensor&& x, int64_t dim);
+Tensor unsqueeze(Tensor&& x, int64_t dim);
+Tensor contiguous(Tensor&& x);
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);
 
 // ---- Neural-network building blocks.

@@ -67,16 +67,26 @@ class Tensor {
   Tensor logsumexp(std::vector<int64_t> dims = {}, bool keepdim = false) const&;
   Tensor logsumexp(std::vector<int64_t> dims = {}, bool keepdim = false) &&;
 
-  // Views, as members.
-  Tensor reshape(Shape shape) const;
-  Tensor flatten() const;
-  Tensor transpose(int64_t d0, int64_t d1) const;
-  Tensor permute(std::vector<int64_t> dims) const;
-  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
-  Tensor expand(Shape shape) const;
-  Tensor squeeze(int64_t dim) const;
-  Tensor unsqueeze(int64_t dim) const;
-  Tensor contiguous() const;
+  // Views, as members. On a temporary (`lf::arange(0, n).slice(0, 5, 6)`) they release its handle,
+  // so a read of the view computes only what the view reads.
+  Tensor reshape(Shape shape) const&;
+  Tensor reshape(Shape shape) &&;
+  Tensor flatten() const&;
+  Tensor flatten() &&;
+  Tensor transpose(int64_t d0, int64_t d1) const&;
+  Tensor transpose(int64_t d0, int64_t d1) &&;
+  Tensor permute(std::vector<int64_t> dims) const&;
+  Tensor permute(std::vector<int64_t> dims) &&;
+  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const&;
+  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) &&;
+  Tensor expand(Shape shape) const&;
+  Tensor expand(Shape shape) &&;
+  Tensor squeeze(int64_t dim) const&;
+  Tensor squeeze(int64_t dim) &&;
+  Tensor unsqueeze(int64_t dim) const&;
+  Tensor unsqueeze(int64_t dim) &&;
+  Tensor contiguous() const&;
+  Tensor contiguous() &&;
 
   // Value semantics: these rebind *this to a new value; other handles to the old value are untouched.
   Tensor& operator+=(const Tensor& other);

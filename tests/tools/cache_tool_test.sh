@@ -85,6 +85,57 @@ expect_exit 0 "$tool" show "$(basename "${counted%.lfk}")"
 grep -q "^hits:  *1 " "$dir/out" || { cat "$dir/out"; fail "a bad hit count starts again"; }
 expect_exit 0 "$tool" stats
 grep -q "cpu: 4 runs, 8 loaded, 4 compiled: hit rate 66.7%" "$dir/out" || { cat "$dir/out"; fail "stats after four runs"; }
+expect_exit 0 "$tool" verify
+
+# Special files named like cache files (issue 25): a FIFO, symlinks to devices, a dangling
+# symlink, an empty file. Nothing hangs or reads without bound (timeout 60: 124 fails the
+# expected exit status); verify names each as BAD; a program that looks the kernel up through a
+# FIFO or a symlink recompiles it and replaces the special file.
+t() { timeout 60 "$@"; }
+real=$(ls "$dir/cache"/*.lfk | head -1)
+real_hits=$(ls "$dir/cache"/*.lfk | tail -1)
+rm -f "$real" "${real_hits%.lfk}.hits"
+mkfifo "$real"
+mkfifo "${real_hits%.lfk}.hits"
+ln -s /dev/zero "$dir/cache/00000000000000aa.lfk"
+ln -s /dev/urandom "$dir/cache/00000000000000bb.lfk"
+ln -s "$dir/cache/nothing-here" "$dir/cache/00000000000000cc.lfk"
+: >"$dir/cache/00000000000000dd.lfk"
+ln -s /dev/zero "$dir/cache/00000000000000ee.hits"
+expect_exit 1 t "$tool" verify
+grep -q "BAD $real: not a regular file" "$dir/out" || { cat "$dir/out"; fail "verify: the FIFO entry"; }
+grep -q "BAD ${real_hits%.lfk}.hits" "$dir/out" || { cat "$dir/out"; fail "verify: the FIFO hit count"; }
+grep -q "BAD .*00000000000000aa.lfk: a symbolic link (to /dev/zero)" "$dir/out" || { cat "$dir/out"; fail "verify: symlink to /dev/zero"; }
+grep -q "BAD .*00000000000000bb.lfk: a symbolic link" "$dir/out" || fail "verify: symlink to /dev/urandom"
+grep -q "BAD .*00000000000000cc.lfk: a symbolic link" "$dir/out" || { cat "$dir/out"; fail "verify: a dangling symlink is not skipped"; }
+grep -q "BAD .*00000000000000dd.lfk: not a LazyFuse cache entry" "$dir/out" || { cat "$dir/out"; fail "verify: empty entry"; }
+grep -q "BAD .*00000000000000ee.hits" "$dir/out" || { cat "$dir/out"; fail "verify: hit count that is a symlink"; }
+grep -q "7 entries, 5 bad" "$dir/out" || { cat "$dir/out"; fail "verify: counts"; }
+expect_exit 0 t "$tool" list
+[ "$(grep -c "BAD" "$dir/out")" -eq 5 ] || { cat "$dir/out"; fail "list: five BAD entries"; }
+expect_exit 0 t "$tool" list --json
+expect_exit 0 t "$tool" stats
+out=$(t "$filler" 2>"$dir/err") || fail "filler with a FIFO entry: $out $(cat "$dir/err")"
+[ "$out" = "compiled=1 disk_hits=2" ] || fail "the FIFO entry is recompiled: $out"
+[ -f "$real" ] && [ ! -p "$real" ] || fail "the FIFO entry was replaced by a regular file"
+[ -f "${real_hits%.lfk}.hits" ] || fail "the FIFO hit count was replaced by a regular file"
+[ -c /dev/zero ] || fail "/dev/zero is untouched"
+expect_exit 0 t "$tool" show "$(basename "${real_hits%.lfk}")"
+grep -q "^hits:  *1 " "$dir/out" || { cat "$dir/out"; fail "the replaced hit count counts again"; }
+# Out-of-range numbers are refused before anything is removed (1e15 days once overflowed into
+# "older than everything").
+for n in 1e15 1e20 1e999 inf nan -1 1e300; do
+  expect_exit 2 "$tool" prune --older-than "$n"
+  grep -q "older-than" "$dir/err" || fail "--older-than $n message"
+done
+for n in 1e300 inf 1e13 -0.5; do
+  expect_exit 2 "$tool" prune --max-mb "$n"
+done
+[ "$(ls "$dir/cache"/*.lfk | wc -l)" -eq 7 ] || fail "refused prunes removed nothing"
+expect_exit 0 "$tool" prune --older-than 10000
+[ "$(ls "$dir/cache"/*.lfk | wc -l)" -eq 3 ] || { ls -l "$dir/cache"; fail "prune removes the four bad entries, keeps the good ones"; }
+[ ! -e "$dir/cache/00000000000000ee.hits" ] && [ ! -L "$dir/cache/00000000000000ee.hits" ] || fail "prune removes the stray hit count"
+expect_exit 0 "$tool" verify
 
 # Errors: clear messages and non-zero exits, never a crash.
 expect_exit 2 "$tool" frobnicate

@@ -437,3 +437,48 @@ TEST(Fuser, ReadLoopDoesNotHitTraceLimit) {
 }
 
 }  // namespace
+
+namespace {
+
+// Issue 25, case 8: a view (slice, permute, reshape) of an elementwise value no handle holds is
+// moved below the elementwise ops by the rewrite before partitioning, so the consumer computes only
+// what it reads: no view-of-computed cut, one group, and the values of the reference executor.
+lf::fuse::Partition rewritten_partition_of(const std::vector<Tensor>& roots, int* rewrites) {
+  std::vector<lf::ir::Node*> r;
+  for (const Tensor& t : roots) r.push_back(t.node().get());
+  *rewrites = lf::fuse::insert_reshape_copies(lf::ir::topo_order(r));
+  return partition_of(roots);
+}
+
+TEST(Fuser, ViewOfAnUnheldElementwiseValueIsPushedBelowIt) {
+  Tensor m = input({64, 8});
+  Tensor s = lf::sum(lf::reshape(lf::cast(m, DType::Int32), {-1, 4}), {1});
+  Tensor sliced = lf::transpose(lf::exp(m * 0.5) + m, 0, 1).slice(1, 3, 40, 5);
+  lf::test::Values ref_s = lf::test::reference_values(s), ref_sliced = lf::test::reference_values(sliced);
+  int rewrites = 0;
+  auto p = rewritten_partition_of({s, sliced}, &rewrites);
+  EXPECT_GT(rewrites, 0);
+  EXPECT_EQ(p.cuts[static_cast<size_t>(lf::fuse::CutReason::kViewOfComputed)], 0);
+  EXPECT_EQ(p.groups.size(), 2u);
+  for (const auto& g : p.groups) EXPECT_EQ(g.outputs.size(), 1u) << "only the results are written";
+  EXPECT_EQ(lf::test::compare(ref_s, lf::test::fused_values(s), lf::test::default_tolerance(DType::Int64)), "");
+  EXPECT_EQ(lf::test::compare(ref_sliced, lf::test::fused_values(sliced), lf::test::default_tolerance(DType::Float32)),
+            "");
+}
+
+TEST(Fuser, ViewOfAHeldValueOrABroadcastIsNotPushed) {
+  Tensor m = input({16, 8});
+  Tensor held = m * 2.0;
+  Tensor y = held.slice(0, 1, 5) + 1.0;
+  Tensor small = lf::exp(input({16, 1}));
+  Tensor z = small.expand({16, 8}) * m;  // a broadcast would recompute exp 8 times per row
+  small = Tensor();
+  int rewrites = 0;
+  auto p = rewritten_partition_of({y, held, z}, &rewrites);
+  EXPECT_EQ(rewrites, 0);
+  EXPECT_EQ(p.cuts[static_cast<size_t>(lf::fuse::CutReason::kViewOfComputed)], 2);
+  check_one(y);
+  check_one(z);
+}
+
+}  // namespace
