@@ -32,8 +32,8 @@ if [ "$suite" = programs ]; then
   cp "$work/lazyfuse.csv" "$out/programs_gpu_lazyfuse.csv" 2>/dev/null
   echo "== PyTorch peers and the check"
   warm=(); [ "${PROGRAMS_TORCH_WARM:-0}" = 1 ] && warm=(--warm-process)
-  PYTHONUNBUFFERED=1 timeout 320 python3 bench/programs_peers.py --device cuda --lazyfuse-csv "$work/lazyfuse.csv" \
-    --dump "$work/dump" --csv "$out/programs_gpu.csv" --compile-budget 150 "${warm[@]}" 2>&1 |
+  PYTHONUNBUFFERED=1 timeout 300 python3 bench/programs_peers.py --device cuda --lazyfuse-csv "$work/lazyfuse.csv" \
+    --dump "$work/dump" --csv "$out/programs_gpu.csv" --compile-budget 140 "${warm[@]}" 2>&1 |
     tee "$out/programs_peers.log" || status=1
   rm -rf "$work"
   exit $status
