@@ -22,9 +22,11 @@ program's dtype (float32: 1e-4 relative + 1e-5 absolute; bfloat16: 2e-2 + 1e-2),
 sqrt(n) for n the longest reduction in the program, the absolute part also by the program's value
 scale (Black-Scholes prices are O(100)). err = the largest |out - ref| / allowed; pass when <= 1."""
 import argparse
+import atexit
 import csv
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,6 +34,7 @@ import time
 
 if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:  # before torch is imported: a cold cache for this run
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="programs-inductor-")
+    atexit.register(shutil.rmtree, os.environ["TORCHINDUCTOR_CACHE_DIR"], True)  # children of --warm-process set it
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
