@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Builds what bench/run_gpu.sh runs, with LLVM linked statically into the plugin liblazyfuse-llvm.so
 # (the GPU machine has no LLVM 19), and gathers it, stripped, with the shared libraries it needs that the
-# GPU machine lacks (abseil), into carry/gpu (ignored by git; name it in the device call's carry).
+# GPU machine lacks (abseil), into carry/gpu (ignored by git; name it in the device call's carry). The
+# benchmarks are built without -march=native (LAZYFUSE_BENCH_NATIVE=OFF): the GPU host's CPU may lack
+# this one's instruction sets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build-gpu}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAZYFUSE_LLVM_STATIC=ON >/dev/null
-ninja -C "$build" lazyfuse lazyfuse-llvm runtime_tests codegen_tests frontend_tests lazyfuse-bench-gpu lazyfuse-bench-cpu
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAZYFUSE_LLVM_STATIC=ON -DLAZYFUSE_BENCH_NATIVE=OFF >/dev/null
+ninja -C "$build" lazyfuse lazyfuse-llvm runtime_tests codegen_tests frontend_tests lazyfuse-bench-gpu lazyfuse-bench-cpu lazyfuse-programs
 rm -rf carry/gpu
 mkdir -p carry/gpu/lib
-cp "$build"/tests/{runtime_tests,codegen_tests,frontend_tests} "$build"/bench/lazyfuse-bench-{gpu,cpu} carry/gpu/
+cp "$build"/tests/{runtime_tests,codegen_tests,frontend_tests} "$build"/bench/lazyfuse-bench-{gpu,cpu} "$build"/bench/lazyfuse-programs carry/gpu/
 cp -L "$build"/liblazyfuse.so.0 "$build"/liblazyfuse-llvm.so carry/gpu/lib/  # the plugin sits next to the library
-strip --strip-unneeded carry/gpu/lib/*.so* carry/gpu/*_tests carry/gpu/lazyfuse-bench-*
+strip --strip-unneeded carry/gpu/lib/*.so* carry/gpu/*_tests carry/gpu/lazyfuse-bench-* carry/gpu/lazyfuse-programs
 du -sh carry/gpu

@@ -5,8 +5,16 @@
 # gpu_torch.csv and gpu_lazyfuse.csv: copy them to bench/results/ and run bench/plot.py.
 #   bench/run_gpu.sh CARRY_DIR     (CARRY_DIR holds the binaries and their libraries, see
 #                                   bench/pack_gpu.sh)
+#   bench/run_gpu.sh CARRY_DIR programs
+#       the whole-program suite only (issue 20; one device call of its own, the two do not fit in one):
+#       lazyfuse-programs on CUDA (fused, unfused, first calls in a fresh cache and a second process),
+#       then bench/programs_peers.py (PyTorch eager, eager with SDPA, torch.compile, torch.compile
+#       reduce-overhead, and the check of LazyFuse's outputs); writes programs_gpu.csv to $OUT (copy it
+#       to bench/results/). PROGRAMS_TORCH_WARM=1 also times torch.compile's first call in a second
+#       process (more compile time).
 set -uo pipefail
 dir=${1:-carry/gpu}
+suite=${2:-kernels}
 out=${OUT:-/tmp/lazyfuse-gpu}
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -16,6 +24,20 @@ lt=$(find / -name 'libcublasLt.so.1[23]' -not -path '*/proc/*' 2>/dev/null | hea
 echo "cuBLASLt: ${lt:-not found}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
 status=0
+if [ "$suite" = programs ]; then
+  work=$(mktemp -d /tmp/lazyfuse-programs-XXXXXX)
+  echo "== LazyFuse whole programs (CUDA)"
+  timeout 250 "$dir/lazyfuse-programs" --device cuda --csv "$work/lazyfuse.csv" --dump "$work/dump" 2>&1 |
+    tee "$out/programs_lazyfuse.log" || status=1
+  cp "$work/lazyfuse.csv" "$out/programs_gpu_lazyfuse.csv" 2>/dev/null
+  echo "== PyTorch peers and the check"
+  warm=(); [ "${PROGRAMS_TORCH_WARM:-0}" = 1 ] && warm=(--warm-process)
+  PYTHONUNBUFFERED=1 timeout 300 python3 bench/programs_peers.py --device cuda --lazyfuse-csv "$work/lazyfuse.csv" \
+    --dump "$work/dump" --csv "$out/programs_gpu.csv" --compile-budget 140 "${warm[@]}" 2>&1 |
+    tee "$out/programs_peers.log" || status=1
+  rm -rf "$work"
+  exit $status
+fi
 for t in runtime_tests codegen_tests frontend_tests; do
   echo "== $t"
   timeout 300 "$dir/$t" --gtest_brief=1 >"$out/$t.log" 2>&1
