@@ -31,9 +31,9 @@ int main() try {
 
   // The caller's memory in (no copy) and a pointer out.
   std::vector<double> mine{1, 2, 3, 4};
-  lf::Tensor b = lf::from_blob(mine.data(), {2, 2}, lf::DType::Float64);
-  expect_near("from_blob data_ptr is the caller's", b.data_ptr<double>() == mine.data(), 1, 0);
-  expect_near("from_blob(...).transpose sum of row 0", b.transpose(0, 1).sum({1}).to_vector<double>()[0], 4, 0);
+  lf::Tensor wrapped = lf::from_blob(mine.data(), {2, 2}, lf::DType::Float64);
+  expect_near("from_blob data_ptr is the caller's", wrapped.data_ptr<double>() == mine.data(), 1, 0);
+  expect_near("from_blob(...).transpose sum of row 0", wrapped.transpose(0, 1).sum({1}).to_vector<double>()[0], 4, 0);
 
   // Softmax rows sum to 1.
   expect_near("softmax row sum", lf::softmax(m, -1).sum({-1}).to_vector<float>()[1], 1, 1e-6);
