@@ -69,6 +69,8 @@ Loaded load() {
   need(d.cuEventRecord, "cuEventRecord");
   need(d.cuEventSynchronize, "cuEventSynchronize");
   need(d.cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
+  need(d.cuEventDestroy, "cuEventDestroy_v2", "cuEventDestroy");
+  need(d.cuStreamWaitEvent, "cuStreamWaitEvent");
   if (!lib.missing().empty()) {
     st.reason = "libcuda.so.1 lacks Driver API entry points: " + lib.missing();
     return out;
@@ -229,7 +231,8 @@ DeviceContext& context_of(int device) {
       LF_CU_CHECK(d.cuDeviceGet(&dev, device));
       LF_CU_CHECK(d.cuDevicePrimaryCtxRetain(&fresh->ctx, dev));
       LF_CU_CHECK(d.cuCtxSetCurrent(fresh->ctx));
-      LF_CU_CHECK(d.cuStreamCreate(&fresh->stream, /*CU_STREAM_NON_BLOCKING=*/1));
+      LF_CU_CHECK(d.cuStreamCreate(&fresh->own_stream, /*CU_STREAM_NON_BLOCKING=*/1));
+      fresh->stream = fresh->own_stream;
       fresh->info = st.devices[device];
       c = fresh.release();  // lives as long as the process: kernels and blocks refer to it
       contexts[device].store(c, std::memory_order_release);
@@ -238,6 +241,25 @@ DeviceContext& context_of(int device) {
   CUcontext current = nullptr;
   if (d.cuCtxGetCurrent(&current) != 0 || current != c->ctx) LF_CU_CHECK(d.cuCtxSetCurrent(c->ctx));
   return *c;
+}
+
+void stream_wait(int device, CUstream waiter, CUstream signaler) {
+  const Api& d = api();
+  context_of(device);  // the device's context current on this thread
+  CUevent event = nullptr;
+  LF_CU_CHECK(d.cuEventCreate(&event, /*CU_EVENT_DISABLE_TIMING=*/2));
+  CUresult r = d.cuEventRecord(event, signaler);
+  if (r == 0) r = d.cuStreamWaitEvent(waiter, event, 0);
+  d.cuEventDestroy(event);  // released by the driver once the wait is done
+  check(r, "cuEventRecord + cuStreamWaitEvent (cuda:" + std::to_string(device) + ")");
+}
+
+void set_stream(int device, CUstream stream) {
+  DeviceContext& c = device_context(device);  // the launches queued so far are submitted first
+  CUstream next = stream != nullptr ? stream : c.own_stream;
+  if (next == c.stream) return;
+  stream_wait(device, next, c.stream);
+  c.stream = next;
 }
 
 }  // namespace cu

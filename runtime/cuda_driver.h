@@ -87,6 +87,8 @@ struct Api {
   CUresult (*cuEventRecord)(CUevent, CUstream);
   CUresult (*cuEventSynchronize)(CUevent);
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
   // CUDA graphs (driver 11.4 and later): all of them or none (`graphs` says which).
   bool graphs;
   CUresult (*cuGraphCreate)(CUgraph*, unsigned);
@@ -114,7 +116,8 @@ inline constexpr int kAttrMaxSharedPerBlockOptin = 97;
 // LazyFuse's work on that device is ordered on.
 struct DeviceContext {
   CUcontext ctx = nullptr;
-  CUstream stream = nullptr;
+  CUstream stream = nullptr;      // own_stream, or the caller's (set_stream)
+  CUstream own_stream = nullptr;  // the non-blocking stream LazyFuse made
   CudaDeviceInfo info;
 };
 // Every caller that puts work on the stream gets it here, and this first waits for the launches
@@ -124,6 +127,13 @@ DeviceContext& device_context(int device);
 // The same without waiting for queued launches: for work off the stream (loading a module,
 // allocating, reading the device's facts), on any thread.
 DeviceContext& context_of(int device);
+
+// Puts LazyFuse's later work on `device` on `stream` (nullptr: own_stream again); that stream first
+// waits (on the device) for the work queued on the one used so far. Not synchronized with other
+// threads using the device: call it between flushes. Untested on a GPU.
+void set_stream(int device, CUstream stream);
+// `waiter` waits on the device, not the host, for the work queued on `signaler` so far (an event).
+void stream_wait(int device, CUstream waiter, CUstream signaler);
 
 // Launches a CUDA graph on `ctx`'s stream: on the launch thread when flushes come back to back
 // (returns true: queued), else here. LAZYFUSE_LAUNCH_THREAD=0 always launches here. Throws

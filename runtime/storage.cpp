@@ -13,6 +13,8 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <unordered_map>
+#include <utility>
 
 #include "runtime/cuda_allocator.h"
 
@@ -75,6 +77,27 @@ size_t round_size(size_t nbytes) {
   return (nbytes + kHuge - 1) / kHuge * kHuge;
 }
 
+// Live borrowed storages by device and address (Storage::borrow).
+struct BorrowKey {
+  int device;  // -1: the CPU, else the CUDA device
+  uintptr_t address;
+  bool operator==(const BorrowKey&) const = default;
+};
+struct BorrowKeyHash {
+  size_t operator()(const BorrowKey& k) const { return std::hash<uintptr_t>()(k.address) ^ static_cast<size_t>(k.device); }
+};
+struct BorrowRegistry {
+  std::mutex mu;
+  std::unordered_map<BorrowKey, std::weak_ptr<Storage>, BorrowKeyHash> live;
+};
+BorrowRegistry& borrow_registry() {
+  static BorrowRegistry* r = new BorrowRegistry();  // never destroyed: storages may die at exit
+  return *r;
+}
+BorrowKey borrow_key(Device device, const void* data) {
+  return {device.is_cuda() ? device.index() : -1, reinterpret_cast<uintptr_t>(data)};
+}
+
 cu::CUdeviceptr device_ptr_of(void* p) { return static_cast<cu::CUdeviceptr>(reinterpret_cast<uintptr_t>(p)); }
 
 }  // namespace
@@ -93,12 +116,45 @@ std::shared_ptr<Storage> Storage::allocate(Device device, size_t nbytes) {
   return std::shared_ptr<Storage>(new Storage(device, p, nbytes));
 }
 
+std::shared_ptr<Storage> Storage::borrow(Device device, void* data, size_t nbytes, std::shared_ptr<void> keep_alive) {
+  if (!device.is_cpu() && !device.is_cuda()) throw Error("Storage::borrow: no backend for device " + device.str());
+  BorrowRegistry& r = borrow_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::weak_ptr<Storage>& slot = r.live[borrow_key(device, data)];
+  if (std::shared_ptr<Storage> s = slot.lock()) {
+    size_t have = s->nbytes_.load(std::memory_order_relaxed);
+    while (have < nbytes && !s->nbytes_.compare_exchange_weak(have, nbytes, std::memory_order_relaxed)) {
+    }
+    if (keep_alive.use_count() != 0) {  // a deleter may come with a null pointer
+      std::lock_guard<std::mutex> owners(s->owners_mu_);
+      s->owners_.push_back(std::move(keep_alive));
+    }
+    return s;
+  }
+  std::shared_ptr<Storage> s(new Storage(device, data, nbytes, /*borrowed=*/true));
+  if (keep_alive.use_count() != 0) s->owners_.push_back(std::move(keep_alive));
+  slot = s;
+  return s;
+}
+
 Storage::~Storage() {
-  if (device_.is_cuda()) {
-    cuda_free(device_.index(), device_ptr_of(data_), nbytes_);
+  if (borrowed_) {
+    {
+      BorrowRegistry& r = borrow_registry();
+      std::lock_guard<std::mutex> lock(r.mu);
+      // A borrow of the same address may already have put a live storage in the slot (ours
+      // expired before this destructor ran): leave that one.
+      auto it = r.live.find(borrow_key(device_, data_));
+      if (it != r.live.end() && it->second.expired()) r.live.erase(it);
+    }
+    owners_.clear();  // outside the registry's lock: a deleter may borrow again
     return;
   }
-  size_t rounded = round_size(nbytes_);
+  if (device_.is_cuda()) {
+    cuda_free(device_.index(), device_ptr_of(data_), nbytes());
+    return;
+  }
+  size_t rounded = round_size(nbytes());
   if (rounded < kCacheFrom || !host_cache().give(data_, rounded)) std::free(data_);
 }
 

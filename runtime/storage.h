@@ -2,8 +2,11 @@
 // views that use it and freed with the last of them; and the copies between storages.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "lazyfuse/types.h"
 #include "runtime/cuda_driver.h"
@@ -18,6 +21,13 @@ class Storage {
   // (runtime/cuda_allocator.h) for cuda:i. Throws lf::Error naming the device and the bytes
   // requested when memory cannot be had or the device is unavailable. Contents are undefined.
   static std::shared_ptr<Storage> allocate(Device device, size_t nbytes);
+  // Memory the caller owns (lf::from_blob, DLPack, Eigen): never freed here. `keep_alive` (may be
+  // null) is released when the storage dies, on whichever thread drops it last; a deleter in it
+  // runs then. No copy and no allocation of the memory itself. While a borrowed storage of
+  // `device` starting at `data` is alive, borrowing `data` again returns that same storage (grown
+  // to `nbytes` if need be, holding both keep-alives): flush plans tell storages apart by object,
+  // so two storages at one address would let a replay bind one buffer for the other.
+  static std::shared_ptr<Storage> borrow(Device device, void* data, size_t nbytes, std::shared_ptr<void> keep_alive);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -27,14 +37,19 @@ class Storage {
   void* data() const { return data_; }
   // The device address of a CUDA storage, as kernels take it; throws lf::Error on a CPU storage.
   cu::CUdeviceptr device_ptr() const;
-  size_t nbytes() const { return nbytes_; }
+  size_t nbytes() const { return nbytes_.load(std::memory_order_relaxed); }
   Device device() const { return device_; }
+  bool borrowed() const { return borrowed_; }
 
  private:
-  Storage(Device device, void* data, size_t nbytes) : device_(device), data_(data), nbytes_(nbytes) {}
+  Storage(Device device, void* data, size_t nbytes, bool borrowed = false)
+      : device_(device), data_(data), nbytes_(nbytes), borrowed_(borrowed) {}
   Device device_;
   void* data_;
-  size_t nbytes_;
+  std::atomic<size_t> nbytes_;  // grows only: a second borrow of the same address may cover more
+  bool borrowed_;
+  std::mutex owners_mu_;
+  std::vector<std::shared_ptr<void>> owners_;  // borrowed: what keeps the memory alive
 };
 
 // Copies `bytes` from src[src_offset...] to dst[dst_offset...] (offsets in bytes), between any two

@@ -16,6 +16,18 @@ check() {  # folder, forbidden include pattern, reason
 check runtime 'codegen/|frontend/|lazyfuse/tensor.h|lazyfuse/ops.h' "runtime knows no IR and no Tensor"
 check codegen 'frontend/|lazyfuse/tensor.h|lazyfuse/ops.h' "codegen knows no Tensor"
 check include 'llvm|cuda|nvrtc|codegen/|runtime/|frontend/' "public headers expose no LLVM, CUDA or internals"
+# The optional interop headers stay optional: only lazyfuse/dlpack.h includes DLPack and only
+# lazyfuse/eigen.h includes Eigen, and lazyfuse.h includes neither of them.
+optional=$({
+  grep -lE '#include [<"](dlpack/|Eigen/|unsupported/Eigen/)' "$root"/include/lazyfuse/*.h 2>/dev/null |
+    grep -vE '/include/lazyfuse/(dlpack|eigen)\.h$'
+  grep -nE '#include [<"]lazyfuse/(dlpack|eigen)\.h' "$root"/include/lazyfuse/*.h 2>/dev/null
+})
+if [ -n "$optional" ]; then
+  echo "layering: DLPack and Eigen belong to the optional headers lazyfuse/dlpack.h and lazyfuse/eigen.h:"
+  echo "$optional"
+  status=1
+fi
 # LLVM's headers belong to the plugin's sources alone (CMakeLists.txt, lazyfuse-llvm): the core
 # library must run loaded kernels without LLVM in the process.
 llvm_users=$(grep -rlE '#include [<"](llvm/|codegen/cpu/llvm/)' "$root"/runtime "$root"/codegen "$root"/frontend 2>/dev/null |

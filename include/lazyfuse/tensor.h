@@ -41,6 +41,21 @@ class Tensor {
   std::vector<T> to_vector() const;  // row-major
   bool is_materialized() const;      // true once the value has been computed
 
+  // Pointer out (sync points, like item()): computes the value if it is pending and, on a GPU,
+  // waits for the device's queued work. The address of element [0, 0, ...] (on a GPU a device
+  // address, a CUdeviceptr cast to void*); element i is at data_ptr() + sum(i_d * strides()[d])
+  // elements. A view of computed data keeps its view's strides (a transpose is not contiguous):
+  // `t.contiguous().data_ptr<float>()` gives a row-major pointer, copying only when the layout
+  // is not row-major already. The memory lives as long as a Tensor holds the value. The values
+  // are immutable (README, "Value semantics"): do not write through the pointer.
+  const void* data_ptr() const;
+  // T is bool, int32_t, int64_t, float or double and must be the tensor's dtype (else lf::Error);
+  // use the untyped form for float16 and bfloat16.
+  template <typename T>
+  const T* data_ptr() const;
+  Shape strides() const;         // in elements; a sync point
+  bool is_contiguous() const;    // row-major without gaps; a sync point
+
   Tensor to(Device device) const;
   Tensor to(DType dtype) const;
 

@@ -29,6 +29,12 @@ int main() try {
   std::vector<float> r = (m * v + 1).to_vector<float>();
   expect_near("([2,3] * [3] + 1)[1][2]", r[5], 601, 0);
 
+  // The caller's memory in (no copy) and a pointer out.
+  std::vector<double> mine{1, 2, 3, 4};
+  lf::Tensor wrapped = lf::from_blob(mine.data(), {2, 2}, lf::DType::Float64);
+  expect_near("from_blob data_ptr is the caller's", wrapped.data_ptr<double>() == mine.data(), 1, 0);
+  expect_near("from_blob(...).transpose sum of row 0", wrapped.transpose(0, 1).sum({1}).to_vector<double>()[0], 4, 0);
+
   // Softmax rows sum to 1.
   expect_near("softmax row sum", lf::softmax(m, -1).sum({-1}).to_vector<float>()[1], 1, 1e-6);
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 
 using lf::Device;
 using lf::rt::Storage;
@@ -45,4 +46,38 @@ TEST(Storage, CudaWithoutADriverIsAClearError) {
   } catch (const lf::Error& e) {
     EXPECT_NE(std::string(e.what()).find("cuda:0"), std::string::npos) << e.what();
   }
+}
+
+TEST(Storage, BorrowedMemoryIsNeverFreedOrCached) {
+  alignas(64) static char buf[1 << 21];  // large enough for the host block cache, were it freed
+  const size_t cached = lf::rt::host_cache_bytes();
+  int released = 0;
+  {
+    auto s = Storage::borrow(Device::cpu(), buf, sizeof buf, std::shared_ptr<void>(nullptr, [&](void*) { ++released; }));
+    EXPECT_TRUE(s->borrowed());
+    EXPECT_EQ(s->data(), buf);
+    EXPECT_EQ(s->nbytes(), sizeof buf);
+  }
+  EXPECT_EQ(released, 1);
+  EXPECT_EQ(lf::rt::host_cache_bytes(), cached);
+}
+
+TEST(Storage, BorrowingOneAddressTwiceSharesTheStorage) {
+  alignas(64) static char buf[256];
+  int released = 0;
+  auto keep = [&] { return std::shared_ptr<void>(nullptr, [&](void*) { ++released; }); };
+  auto a = Storage::borrow(Device::cpu(), buf, 64, keep());
+  auto b = Storage::borrow(Device::cpu(), buf, 128, keep());
+  auto c = Storage::borrow(Device::cpu(), buf + 64, 64, keep());
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  EXPECT_EQ(a->nbytes(), 128u);  // grown to the longer borrow
+  a.reset();
+  EXPECT_EQ(released, 0);
+  b.reset();
+  EXPECT_EQ(released, 2);  // both keep-alives, once each, with the last handle
+  auto d = Storage::borrow(Device::cpu(), buf, 32, nullptr);  // a fresh storage after the old died
+  EXPECT_EQ(d->nbytes(), 32u);
+  c.reset();
+  EXPECT_EQ(released, 3);
 }
