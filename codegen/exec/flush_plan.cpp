@@ -84,10 +84,11 @@ void describe(const std::vector<ir::Node*>& order, const std::function<bool(cons
     push_dims(words, leaf->shape);
     push_dims(words, leaf->layout.strides);
     words.push_back(leaf->layout.offset);
-    // The first leaf on the same storage (views of one buffer stay views of one buffer), and the
-    // address's alignment, which vectorized launches depend on.
+    // The first leaf at the same address (views of one buffer stay views of one buffer; a replay
+    // binds pointers by address, so two storages over the same memory, such as two from_blob
+    // wraps, count as one), and the address's alignment, which vectorized launches depend on.
     size_t alias = 0;
-    while (out->leaves[alias]->storage != leaf->storage) ++alias;
+    while (out->leaves[alias]->storage->data() != leaf->storage->data()) ++alias;
     words.push_back(static_cast<int64_t>(alias));
     words.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(leaf->storage->data()) % 64));
   }
