@@ -18,6 +18,7 @@ suite=${2:-kernels}
 out=${OUT:-/tmp/lazyfuse-gpu}
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LAZYFUSE_GOLDEN_DIR="$PWD/tests/codegen/golden"  # the test binaries were built elsewhere
 # cuBLASLt (the matmul path) comes with PyTorch's CUDA wheels when no toolkit is installed.
 lt=$(find / -name 'libcublasLt.so.1[23]' -not -path '*/proc/*' 2>/dev/null | head -n 1)
 [ -n "$lt" ] && export LD_LIBRARY_PATH="$(dirname "$lt"):$LD_LIBRARY_PATH"
@@ -48,6 +49,9 @@ done
 echo "== matmul paths (LAZYFUSE_LOG=1)"
 LAZYFUSE_LOG=1 timeout 120 "$dir/codegen_tests" --gtest_filter='Matmul.BiasRelu*:Matmul.EpiloguePatterns:Matmul.OperandLayouts*' 2>&1 |
   grep -E 'matmul|FAILED|PASSED' | sort | uniq -c | head -n 30
+echo "== PyTorch tensors through DLPack (issue 24)"
+PYTHONUNBUFFERED=1 timeout 120 python3 bench/interop/dlpack_torch.py "$dir/liblazyfuse-dlpack-demo.so" 2>&1 |
+  tee "$out/dlpack.log" || status=1
 echo "== PyTorch baselines"
 PYTHONUNBUFFERED=1 timeout 420 python3 bench/torch_baseline.py --csv "$out/gpu_torch.csv" 2>&1 | tee "$out/torch.log"
 bw=$(sed -n 's/^COPY_GBPS=//p' "$out/torch.log")
