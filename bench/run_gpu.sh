@@ -50,7 +50,9 @@ echo "== matmul paths (LAZYFUSE_LOG=1)"
 LAZYFUSE_LOG=1 timeout 120 "$dir/codegen_tests" --gtest_filter='Matmul.BiasRelu*:Matmul.EpiloguePatterns:Matmul.OperandLayouts*' 2>&1 |
   grep -E 'matmul|FAILED|PASSED' | sort | uniq -c | head -n 30
 echo "== PyTorch tensors through DLPack (issue 24)"
-PYTHONUNBUFFERED=1 timeout 120 python3 bench/interop/dlpack_torch.py "$dir/liblazyfuse-dlpack-demo.so" 2>&1 |
+# Preloaded: the library's thread-locals use the initial-exec model, which a library dlopen'ed late
+# (ctypes) cannot always get ("cannot allocate memory in static TLS block").
+LD_PRELOAD="$dir/lib/liblazyfuse.so.0" PYTHONUNBUFFERED=1 timeout 120 python3 bench/interop/dlpack_torch.py "$dir/liblazyfuse-dlpack-demo.so" 2>&1 |
   tee "$out/dlpack.log" || status=1
 echo "== PyTorch baselines"
 PYTHONUNBUFFERED=1 timeout 420 python3 bench/torch_baseline.py --csv "$out/gpu_torch.csv" 2>&1 | tee "$out/torch.log"

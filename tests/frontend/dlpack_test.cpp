@@ -12,6 +12,10 @@
 
 namespace {
 
+class DLPackImport : public lf::test::OnCpu {};
+class DLPackExport : public lf::test::OnCpu {};
+class DLPackVersioned : public lf::test::OnCpu {};
+
 using lf::test::expect_close;
 using lf::test::expect_error;
 
@@ -55,7 +59,7 @@ T* elements(DLManagedTensor* m) {
   return reinterpret_cast<T*>(static_cast<char*>(m->dl_tensor.data) + m->dl_tensor.byte_offset);
 }
 
-TEST(DLPackImport, ContiguousAndStrided) {
+TEST_F(DLPackImport, ContiguousAndStrided) {
   int deletes = 0;
   DLManagedTensor* m = produce({kDLFloat, 32, 1}, {2, 3}, {}, 24, &deletes);
   float* f = elements<float>(m);
@@ -82,7 +86,7 @@ TEST(DLPackImport, ContiguousAndStrided) {
   EXPECT_EQ(deletes, 2);
 }
 
-TEST(DLPackImport, EveryDtype) {
+TEST_F(DLPackImport, EveryDtype) {
   int deletes = 0;
   struct Case {
     DLDataType type;
@@ -107,7 +111,7 @@ TEST(DLPackImport, EveryDtype) {
   EXPECT_EQ(deletes, 7);
 }
 
-TEST(DLPackImport, Errors) {
+TEST_F(DLPackImport, Errors) {
   int deletes = 0;
   expect_error([] { lf::from_dlpack(static_cast<DLManagedTensor*>(nullptr)); }, {"from_dlpack", "null"});
   DLManagedTensor* m = produce({kDLFloat, 32, 4}, {2}, {}, 32, &deletes);
@@ -134,7 +138,7 @@ TEST(DLPackImport, Errors) {
   EXPECT_EQ(deletes, 1);
 }
 
-TEST(DLPackExport, StridesLifetimeAndRoundTrip) {
+TEST_F(DLPackExport, StridesLifetimeAndRoundTrip) {
   lf::Tensor x = lf::arange(0, 6, 1, lf::DType::Float32).reshape({2, 3});
   lf::Tensor z = x * 10;
   lf::sync();
@@ -163,8 +167,27 @@ TEST(DLPackExport, StridesLifetimeAndRoundTrip) {
   back = lf::Tensor();  // calls the export's deleter, which frees the context (ASan checks)
 }
 
+// A CUDA tensor out and back in: the device and the strides as they are, no copy, the values a
+// fused computation on the import gives (skipped without a GPU).
+TEST(DLPackCuda, ExportImportAndComputeOnTheDevice) {
+  if (!lf::cuda_available()) GTEST_SKIP() << "no GPU here";
+  lf::Tensor x = lf::arange(0, 6).to(lf::Device::cuda(0)).reshape({2, 3}) * 10;
+  lf::sync();
+  DLManagedTensor* out = lf::to_dlpack(x.transpose(0, 1));
+  const DLTensor& t = out->dl_tensor;
+  EXPECT_EQ(t.device.device_type, kDLCUDA);
+  EXPECT_EQ(t.device.device_id, 0);
+  EXPECT_EQ(std::vector<int64_t>(t.strides, t.strides + 2), (std::vector<int64_t>{1, 3}));
+  lf::reset_stats();
+  lf::Tensor back = lf::from_dlpack(out);
+  EXPECT_EQ(back.device(), lf::Device::cuda(0));
+  EXPECT_EQ(back.data_ptr(), t.data);
+  EXPECT_EQ(lf::cache_stats().bytes_moved, 0u);
+  expect_close(back * 2 + 1, {1, 61, 21, 81, 41, 101});
+}
+
 #if defined(DLPACK_MAJOR_VERSION) && DLPACK_MAJOR_VERSION >= 1
-TEST(DLPackVersioned, RoundTrip) {
+TEST_F(DLPackVersioned, RoundTrip) {
   lf::Tensor x = lf::arange(0, 4, 1, lf::DType::Int64);
   DLManagedTensorVersioned* v = lf::to_dlpack_versioned(x);
   EXPECT_EQ(v->version.major, DLPACK_MAJOR_VERSION);

@@ -7,10 +7,12 @@
 
 namespace {
 
+class EigenInterop : public lf::test::OnCpu {};
+
 using lf::test::expect_close;
 using lf::test::expect_error;
 
-TEST(Eigen, MatricesBothOrdersWithoutCopying) {
+TEST_F(EigenInterop, MatricesBothOrdersWithoutCopying) {
   Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> r(2, 3);
   r << 1, 2, 3, 4, 5, 6;
   Eigen::MatrixXf c = r;  // column-major, same values
@@ -38,7 +40,7 @@ TEST(Eigen, MatricesBothOrdersWithoutCopying) {
   EXPECT_EQ((lf::from_eigen(iv) * 3).to_vector<int32_t>(), (std::vector<int32_t>{3, 6, 9}));
 }
 
-TEST(Eigen, Tensors) {
+TEST_F(EigenInterop, Tensors) {
   Eigen::Tensor<float, 3> col(2, 3, 4);  // column-major
   Eigen::Tensor<float, 3, Eigen::RowMajor> row(2, 3, 4);
   for (int i = 0; i < 2; ++i)
@@ -60,7 +62,7 @@ TEST(Eigen, Tensors) {
   expect_error([&] { lf::as_eigen_tensor<float, 2>(tr); }, {"rank 3, not 2"});
 }
 
-TEST(Eigen, MapOutKeepsStrides) {
+TEST_F(EigenInterop, MapOutKeepsStrides) {
   lf::Tensor x = lf::arange(0, 6, 1, lf::DType::Float32).reshape({2, 3}) * 2;
   lf::EigenView<float> m = lf::as_eigen<float>(x);  // a sync point
   EXPECT_EQ(m.rows(), 2);
@@ -77,7 +79,7 @@ TEST(Eigen, MapOutKeepsStrides) {
   expect_error([&] { lf::as_eigen<float>(x.reshape({1, 2, 3})); }, {"rank 0, 1 or 2"});
 }
 
-TEST(Eigen, AdoptedMatrixLivesWithTheTensor) {
+TEST_F(EigenInterop, AdoptedMatrixLivesWithTheTensor) {
   Eigen::MatrixXd m = Eigen::MatrixXd::Constant(3, 2, 1.5);
   const double* where = m.data();
   lf::Tensor t = lf::adopt_eigen(std::move(m));

@@ -16,6 +16,9 @@
 
 namespace {
 
+class DataPtr : public lf::test::OnCpu {};
+class FromBlob : public lf::test::OnCpu {};
+
 using lf::test::expect_close;
 using lf::test::expect_error;
 
@@ -33,7 +36,7 @@ size_t resident_bytes() {
   return resident * 4096;
 }
 
-TEST(FromBlob, ContiguousFusedComputation) {
+TEST_F(FromBlob, ContiguousFusedComputation) {
   std::vector<float> x(12);
   std::iota(x.begin(), x.end(), 0.0f);
   lf::Tensor t = lf::from_blob(x.data(), {3, 4}, lf::DType::Float32);
@@ -48,7 +51,7 @@ TEST(FromBlob, ContiguousFusedComputation) {
   expect_close(lf::softmax(t, -1).sum({1}), {1, 1, 1}, 1e-5);
 }
 
-TEST(FromBlob, StridesAndOffsets) {
+TEST_F(FromBlob, StridesAndOffsets) {
   std::vector<double> buf = iota(40);
   // A [4, 3] view of every other column of a [4, 10] row-major array, starting at column 1.
   lf::Tensor t = lf::from_blob(buf.data() + 1, {4, 3}, {10, 2}, lf::DType::Float64);
@@ -74,7 +77,7 @@ TEST(FromBlob, StridesAndOffsets) {
                {0 * 0 + 3 * 1 + 6 * 2 + 9 * 3, 1 * 0 + 4 * 1 + 7 * 2 + 10 * 3, 2 * 0 + 5 * 1 + 8 * 2 + 11 * 3});
 }
 
-TEST(FromBlob, EveryDtype) {
+TEST_F(FromBlob, EveryDtype) {
   {
     bool b[4] = {true, false, true, true};
     lf::Tensor t = lf::from_blob(b, {4}, lf::DType::Bool);
@@ -97,7 +100,7 @@ TEST(FromBlob, EveryDtype) {
   }
 }
 
-TEST(FromBlob, Errors) {
+TEST_F(FromBlob, Errors) {
   alignas(8) float x[8] = {};
   char* raw = reinterpret_cast<char*>(x);
   expect_error([&] { lf::from_blob(raw + 2, {2}, lf::DType::Float32); }, {"from_blob", "not aligned to 4 bytes"});
@@ -123,7 +126,7 @@ TEST(FromBlob, Errors) {
   expect_close(e.sum(), {0});
 }
 
-TEST(FromBlob, DeleterRunsOnceAfterTheLastUse) {
+TEST_F(FromBlob, DeleterRunsOnceAfterTheLastUse) {
   std::atomic<int> calls{0};
   void* freed = nullptr;
   auto* data = new float[6]{1, 2, 3, 4, 5, 6};
@@ -146,7 +149,7 @@ TEST(FromBlob, DeleterRunsOnceAfterTheLastUse) {
   EXPECT_EQ(calls, 1);
 }
 
-TEST(FromBlob, OwnerKeptAliveByViews) {
+TEST_F(FromBlob, OwnerKeptAliveByViews) {
   auto owner = std::make_shared<std::vector<float>>(std::vector<float>{1, 2, 3, 4});
   std::weak_ptr<std::vector<float>> watch = owner;
   lf::Tensor v = lf::from_blob(owner->data(), {2, 2}, {2, 1}, lf::DType::Float32, lf::Device::cpu(), owner)
@@ -161,7 +164,7 @@ TEST(FromBlob, OwnerKeptAliveByViews) {
   EXPECT_TRUE(watch.expired());
 }
 
-TEST(FromBlob, BorrowedMemoryFreedAfterLastUseIsSafe) {
+TEST_F(FromBlob, BorrowedMemoryFreedAfterLastUseIsSafe) {
   // The caller frees its buffer once the results are computed and no handle to the wrap is left.
   auto buf = std::make_unique<float[]>(1 << 16);
   for (int i = 0; i < (1 << 16); ++i) buf[i] = float(i % 7);
@@ -177,7 +180,7 @@ TEST(FromBlob, BorrowedMemoryFreedAfterLastUseIsSafe) {
   expect_close(s, {want});
 }
 
-TEST(FromBlob, CallerWritesAreSeenByLaterComputations) {
+TEST_F(FromBlob, CallerWritesAreSeenByLaterComputations) {
   std::vector<int32_t> v{1, 2, 3};
   lf::Tensor t = lf::from_blob(v.data(), {3}, lf::DType::Int32);
   lf::Tensor a = t + 1;
@@ -189,7 +192,7 @@ TEST(FromBlob, CallerWritesAreSeenByLaterComputations) {
 
 // Two wraps of one address share one storage, so that a replayed flush plan (which binds buffers by
 // storage) cannot mistake one input for another from iteration to iteration.
-TEST(FromBlob, SameAddressTwiceThenDifferentBuffers) {
+TEST_F(FromBlob, SameAddressTwiceThenDifferentBuffers) {
   // a and b agree modulo 64 bytes, so that the flush signatures (which include an address's
   // alignment) are equal.
   alignas(64) float buf[32] = {1, 2, 3, 4};
@@ -209,7 +212,7 @@ TEST(FromBlob, SameAddressTwiceThenDifferentBuffers) {
   expect_close(longw.to(lf::Device::cpu()) + shortw.sum(), {40, 50, 60, 70});
 }
 
-TEST(FromBlob, OneGiBWithoutCopying) {
+TEST_F(FromBlob, OneGiBWithoutCopying) {
   const size_t bytes = size_t{1} << 30;
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   ASSERT_NE(p, MAP_FAILED);
@@ -231,7 +234,7 @@ TEST(FromBlob, OneGiBWithoutCopying) {
   munmap(p, bytes);
 }
 
-TEST(DataPtr, ComputedValuesAndViews) {
+TEST_F(DataPtr, ComputedValuesAndViews) {
   lf::Tensor x = lf::arange(0, 6, 1, lf::DType::Float32).reshape({2, 3});
   lf::Tensor y = x * 2;
   EXPECT_FALSE(y.is_materialized());

@@ -13,6 +13,21 @@
 
 namespace lf::test {
 
+// Makes the CPU the default device for a test that reads host memory through a pointer
+// (data_ptr, from_blob over host buffers, DLPack and Eigen views); the suites run on the GPU
+// machine with CUDA as the default device.
+class OnCpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    saved_ = lf::default_device();
+    lf::set_default_device(lf::Device::cpu());
+  }
+  void TearDown() override { lf::set_default_device(saved_); }
+
+ private:
+  lf::Device saved_ = lf::Device::cpu();
+};
+
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
