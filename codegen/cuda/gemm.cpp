@@ -247,6 +247,13 @@ lf::Status lt_supports(const kir::GemmProblem& p) {
   return lf::OkStatus();
 }
 
+bool lt_reads(const kir::GemmOperand& o, const Shape& batch, int64_t rows, int64_t cols) {
+  size_t r = batch.size();
+  LtMatrix unused;
+  int64_t stride = 0;
+  return as_lt_matrix(rows, cols, o.strides[r], o.strides[r + 1], &unused) && single_batch_stride(batch, o.strides, &stride);
+}
+
 lf::Status lt_matmul(const kir::GemmProblem& p, LtEpilogue epilogue, const void* bias, int device) {
   if (lf::Status s = lt_supports(p); !s.ok()) return s;
   const Lt& l = lt();

@@ -33,6 +33,10 @@ LtMatch match_lt_epilogue(const fuse::Group& group);
 // layout it does not support, no algorithm): the caller then uses another path.
 lf::Status lt_matmul(const kir::GemmProblem& problem, LtEpilogue epilogue, const void* bias, int device);
 
+// Whether cuBLASLt reads operand `o` ([batch..., rows, cols]) as it is: a unit stride in its last
+// two dims and batch dims of one stride (dtypes aside).
+bool lt_reads(const kir::GemmOperand& o, const Shape& batch, int64_t rows, int64_t cols);
+
 // Whether lt_matmul can take the problem's dtype and layout (without calling the library).
 lf::Status lt_supports(const kir::GemmProblem& problem);
 

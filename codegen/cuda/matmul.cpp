@@ -88,12 +88,56 @@ bool run_generated(backend::MatmulCall& call, const std::string& lt_why) {
   return true;
 }
 
+// Operand `which` of the product copied contiguous on the device by a generated copy kernel (its
+// storage kept in *keep); false when that kernel did not compile.
+bool copy_contiguous(backend::MatmulCall& call, int which, kir::GemmOperand* out, std::shared_ptr<rt::Storage>* keep) {
+  const ir::NodePtr& in = call.product()->inputs[static_cast<size_t>(which)];
+  ir::NodePtr copy = ir::make_node(ir::Op::Copy, in->dtype, in->device, Shape(in->shape), {in});
+  fuse::Group g;
+  g.full = in->shape;
+  g.nodes = {copy.get()};
+  g.outputs = {copy.get()};
+  fuse::Partition p;
+  p.group_of[copy.get()] = call.run.index;
+  backend::GroupRun run{g, p, call.run.index, call.run.options, call.run.stats};
+  backend::Prepared k = backend::prepare(run, g);
+  if (!k.entry->kernel) return false;
+  backend::launch(k, call.run.stats);
+  *keep = k.low.out_storage[0];
+  *out = {(*keep)->data(), 0, ir::contiguous_strides(in->shape)};
+  return true;
+}
+
+// cuBLASLt reads operands with a unit stride in their last two dims and batch dims of one stride.
+// Others (a permuted or sliced view over the batch dims, as attention's heads make) are copied
+// contiguous first: one pass over the operand, against the product's pass over it per column
+// block. Returns what was copied, for the log.
+std::string make_lt_readable(backend::MatmulCall& call, std::shared_ptr<rt::Storage> keep[2]) {
+  kir::GemmProblem& p = call.problem;
+  kir::GemmProblem plain = p;  // the dtype check alone
+  plain.a.strides = plain.b.strides = Shape();
+  for (size_t d = 0; d < p.batch.size(); ++d) {
+    plain.a.strides.push_back(p.m * p.k);
+    plain.b.strides.push_back(p.k * p.n);
+  }
+  plain.a.strides.insert(plain.a.strides.end(), {p.k, 1});
+  plain.b.strides.insert(plain.b.strides.end(), {p.n, 1});
+  if (!lt_supports(plain).ok()) return "";
+  std::string copied;
+  if (!lt_reads(p.a, p.batch, p.m, p.k) && copy_contiguous(call, 0, &p.a, &keep[0])) copied += "A";
+  if (!lt_reads(p.b, p.batch, p.k, p.n) && copy_contiguous(call, 1, &p.b, &keep[1]))
+    copied += copied.empty() ? "B" : " and B";
+  return copied.empty() ? "" : copied + " copied contiguous first (a layout cuBLASLt cannot read)";
+}
+
 }  // namespace
 
 void run_matmul(backend::MatmulCall& call) {
   ir::Node* mm = call.product();
   Device device = mm->device;
   CacheStats& stats = call.run.stats;
+  std::shared_ptr<rt::Storage> copies[2];
+  std::string copied = make_lt_readable(call, copies);
   kir::GemmProblem problem = call.problem;
   size_t esize = dtype_size(mm->dtype);
 
@@ -111,7 +155,7 @@ void run_matmul(backend::MatmulCall& call) {
       stats.bytes_moved += call.gemm_bytes;
       backend::materialize(*match.output, out, ir::Layout{ir::contiguous_strides(match.output->shape), 0});
       call.log(std::string("cuBLASLt with its ") + lt_epilogue_name(match.epilogue) + " epilogue (" + lt_status() +
-               "), product written once");
+               "), product written once" + (copied.empty() ? "" : "; " + copied));
       return;
     }
     lt_why = std::string(st.message());
@@ -126,6 +170,7 @@ void run_matmul(backend::MatmulCall& call) {
   if (st.ok()) {
     backend::materialize(*mm, c, ir::Layout{ir::contiguous_strides(mm->shape), 0});
     how = "cuBLASLt (" + lt_status() + ")";
+    if (!copied.empty()) how += "; " + copied;
     if (!lt_why.empty()) how += "; its epilogue could not: " + lt_why;
   } else {
     // The last resort (no cuBLASLt, and the generated kernel declined): the reference executor's
