@@ -114,14 +114,12 @@ bool copy_contiguous(backend::MatmulCall& call, int which, kir::GemmOperand* out
 // block. Returns what was copied, for the log.
 std::string make_lt_readable(backend::MatmulCall& call, std::shared_ptr<rt::Storage> keep[2]) {
   kir::GemmProblem& p = call.problem;
-  kir::GemmProblem plain = p;  // the dtype check alone
-  plain.a.strides = plain.b.strides = Shape();
-  for (size_t d = 0; d < p.batch.size(); ++d) {
-    plain.a.strides.push_back(p.m * p.k);
-    plain.b.strides.push_back(p.k * p.n);
-  }
-  plain.a.strides.insert(plain.a.strides.end(), {p.k, 1});
-  plain.b.strides.insert(plain.b.strides.end(), {p.n, 1});
+  kir::GemmProblem plain = p;  // contiguous operands: the dtype check alone
+  Shape a_shape = p.batch, b_shape = p.batch;
+  a_shape.insert(a_shape.end(), {p.m, p.k});
+  b_shape.insert(b_shape.end(), {p.k, p.n});
+  plain.a.strides = ir::contiguous_strides(a_shape);
+  plain.b.strides = ir::contiguous_strides(b_shape);
   if (!lt_supports(plain).ok()) return "";
   std::string copied;
   if (!lt_reads(p.a, p.batch, p.m, p.k) && copy_contiguous(call, 0, &p.a, &keep[0])) copied += "A";
