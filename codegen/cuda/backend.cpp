@@ -61,8 +61,16 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
     }
     opt.vec4 = vec;
   }
-  // Rows short enough to sit in registers, unless the launch will split rows over blocks.
+  // Short rows: a few lanes of a warp a row (row_group) instead of a block of 256 threads.
   int64_t inner = args.inner_numel();
+  if (kernel.row && inner <= kRowGroupMaxInner) {
+    int g = 1;
+    while (g < 32 && g < inner) g *= 2;
+    opt.row_group = g;
+    opt.vec4 = false;
+    return opt;
+  }
+  // Rows short enough to sit in registers, unless the launch will split rows over blocks.
   if (kernel.row && !will_split(kernel, args, sms) && inner <= 32 * kBlockThreads) {
     int k = 1;
     while (k * kBlockThreads < inner) k *= 2;
@@ -199,6 +207,11 @@ Grid grid_of(const kir::Kernel& kernel, const kir::LaunchArgs& args, const EmitO
   Grid g;
   if (rows == 0 || (!kernel.row && inner == 0)) {
     g.skip = true;
+    return g;
+  }
+  if (kernel.row && options.row_group > 0) {  // row_group threads a row
+    int64_t blocks = (rows * options.row_group + kBlockThreads - 1) / kBlockThreads;
+    g.x = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, INT32_MAX));
     return g;
   }
   if (!kernel.row) {
@@ -366,7 +379,8 @@ class CudaBackend final : public backend::Backend {
     v->arch = arch_of(device.index());
     std::string key = "cuda|" + std::string(codegen_fingerprint()) + "|" + target_id(device.index()) +
                       (o.index32 ? "|i32" : "|i64") + "|rc" + std::to_string(o.row_cache) + (o.row_full ? "f" : "") +
-                      (o.vec4 ? "|v4" : "|v1") + mm + "|" + kernel.key();
+                      (o.vec4 ? "|v4" : "|v1") + (o.row_group ? "|rg" + std::to_string(o.row_group) : "") + mm + "|" +
+                      kernel.key();
     return {std::move(key), std::move(v)};
   }
   lf::StatusOr<std::shared_ptr<lf::CompiledKernel>> build(const kir::Kernel& kernel, const std::string& name,

@@ -36,6 +36,10 @@ struct Variant final : backend::Variant {
   std::string arch;  // arch_of(device), read on the flushing thread: build() must not touch the device
 };
 
+// Rows at most this long run row_group lanes a row (EmitOptions::row_group): on the H100 a block per
+// row of 2 elements made Monte Carlo pi's row kernel 2.66 ms for 2^22 rows (bench/RESULTS.md).
+inline constexpr int64_t kRowGroupMaxInner = 256;
+
 // Options that change the generated code for these launch arguments (part of the cache key).
 EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, int device);
 

@@ -87,6 +87,12 @@ void Emitter::emit_pass(const std::string& lo, const std::string& hi, const std:
     os_ << in << "const " << idx_ << " j = (" << idx_ << ")j64;\n";
     body(in);
   };
+  if (opt_.row_group > 0) {  // the row's lanes stride over it
+    os_ << indent << "for (i64 j64 = " << lo << " + lane_; j64 < " << hi << "; j64 += " << opt_.row_group << ") {\n";
+    element(indent + "  ");
+    os_ << indent << "}\n";
+    return;
+  }
   if (opt_.row_cache > 0) {
     os_ << indent << "#pragma unroll\n";
     os_ << indent << "for (int k_ = 0; k_ < " << opt_.row_cache << "; ++k_) {\n";

@@ -35,6 +35,11 @@ struct EmitOptions {
   // >= 0: a matmul kernel (see below) whose epilogue is this pointwise kernel; input operand
   // `matmul_product` is the product, which stays in registers and is never read from memory.
   int matmul_product = -1;
+  // Row kernels of short rows: when > 0 (a power of two up to 32), row_group lanes of a warp share
+  // a row instead of a block (a thread a row for 1), reducing with shuffles inside the warp, so a
+  // block holds kBlockThreads / row_group rows: a block per row left 254 of 256 threads idle on
+  // rows of 2 elements.
+  int row_group = 0;
 };
 
 // The generated matmul kernel: C = A @ B tiled 128 x 128 per block of 256 threads (8 x 8

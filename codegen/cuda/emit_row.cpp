@@ -64,6 +64,25 @@ void Emitter::emit_block_reduce(const Instr& in, DType src, const std::string& a
                        const std::string& indent) {
   std::string t = ctype(src);
   bool arg = in.op == Op::ArgMax || in.op == Op::ArgMin;
+  if (opt_.row_group > 0) {
+    // The row's lanes: shuffle down inside the group (a fixed tree: deterministic), then every lane
+    // takes the group leader's result. Every lane of the warp runs the shuffles (rows past the end
+    // compute the last row again and store nothing).
+    if (opt_.row_group > 1) {
+      os_ << indent << "for (int d_ = " << opt_.row_group / 2 << "; d_ > 0; d_ >>= 1) {\n";
+      os_ << indent << "  " << t << " x_ = lf_shfl_down(" << acc << ", d_);\n";
+      if (arg) {
+        os_ << indent << "  i64 xi_ = lf_shfl_down(" << acc_i << ", d_);\n";
+        os_ << indent << "  if (" << arg_better(in, src, "x_", "xi_", acc, acc_i) << ") { " << acc << " = x_; " << acc_i << " = xi_; }\n";
+      } else {
+        os_ << indent << "  " << acc << " = " << combine(in, src, acc, "x_") << ";\n";
+      }
+      os_ << indent << "}\n";
+      os_ << indent << acc << " = lf_shfl(" << acc << ", leader_);\n";
+      if (arg) os_ << indent << acc_i << " = lf_shfl(" << acc_i << ", leader_);\n";
+    }
+    return;
+  }
   // Warp: shuffle down; then warp leaders through shared memory; the first warp finishes.
   emit_warp_reduce(in, src, acc, acc_i, indent);
   os_ << indent << "if ((threadIdx.x & 31) == 0) { ((" << t << "*)red_v)[threadIdx.x >> 5] = " << acc << ";"
@@ -117,7 +136,18 @@ void Emitter::emit_row_kernel() {
   std::string inner = opt_.vec4 ? "(inner / 4)" : "inner", scale = opt_.vec4 ? "4 * " : "";
   os_ << "  const " << idx_ << " seg_lo = " << scale << "(" << idx_ << ")(((i64)" << inner << " * blockIdx.y) / gridDim.y);\n";
   os_ << "  const " << idx_ << " seg_hi = " << scale << "(" << idx_ << ")(((i64)" << inner << " * (blockIdx.y + 1)) / gridDim.y);\n";
-  os_ << "  for (" << idx_ << " row = blockIdx.x; row < rows; row += gridDim.x) {\n";
+  const bool group = opt_.row_group > 0;
+  if (group) {  // row_group lanes a row, one row per group; past the last row: the last row again, unstored
+    os_ << "  const int lane_ = threadIdx.x & " << opt_.row_group - 1 << ";\n";
+    os_ << "  const int leader_ = (threadIdx.x & 31) & ~" << opt_.row_group - 1 << ";\n";
+    os_ << "  (void)leader_;\n";
+    os_ << "  const i64 grow_ = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / " << opt_.row_group << ";\n";
+    os_ << "  const bool valid_ = grow_ < rows;\n";
+    os_ << "  {\n";
+    os_ << "    const " << idx_ << " row = (" << idx_ << ")(valid_ ? grow_ : rows - 1);\n";
+  } else {
+    os_ << "  for (" << idx_ << " row = blockIdx.x; row < rows; row += gridDim.x) {\n";
+  }
   std::string in4 = "    ";
   emit_row_bases("row", in4);
   row_done_.assign(k_.instrs.size(), false);
@@ -145,7 +175,7 @@ void Emitter::emit_row_kernel() {
     emit_block_reduce(in, src, acc, acc_i, in4);
     // Split rows: publish this segment's partial; the last block of the row combines them in order.
     // (Never for register-cached rows, which the host does not split: no code for it there.)
-    if (opt_.row_cache == 0) {
+    if (opt_.row_cache == 0 && !group) {
     os_ << in4 << "if (gridDim.y > 1) {\n";
     os_ << in4 << "  " << ctype(src) << "* part_ = (" << ctype(src) << "*)scratch.partial;\n";
     os_ << in4 << "  i64* parti_ = (i64*)scratch.partial_index;\n";
@@ -194,18 +224,18 @@ void Emitter::emit_row_kernel() {
       emit_element_values(elem_roots, ind);
       for (const kir::Output& o : k_.outputs)
         if (!k_.instrs[o.instr].row)
-          os_ << ind << store(o.slot, "e" + std::to_string(o.slot), k_.operands[o.slot].dtype, v(o.instr)) << "\n";
+          os_ << ind << (group ? "if (valid_) " : "") << store(o.slot, "e" + std::to_string(o.slot), k_.operands[o.slot].dtype, v(o.instr)) << "\n";
     });
   }
   if (!row_roots.empty()) {
     emit_row_values(row_roots, in4);
-    os_ << in4 << "if (threadIdx.x == 0) {\n";
+    os_ << in4 << (group ? "if (lane_ == 0 && valid_) {\n" : "if (threadIdx.x == 0) {\n");
     for (const kir::Output& o : k_.outputs)
       if (k_.instrs[o.instr].row)
         os_ << in4 << "  " << store(o.slot, "b" + std::to_string(o.slot), k_.operands[o.slot].dtype, v(o.instr)) << "\n";
     os_ << in4 << "}\n";
   }
-  os_ << in4 << "__syncthreads();\n";
+  if (!group) os_ << in4 << "__syncthreads();\n";
   os_ << "  }\n";
 }
 

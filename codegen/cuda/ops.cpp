@@ -46,6 +46,8 @@ __device__ __forceinline__ u64 lf_mix(u64 seed, u64 index) {
 }
 template <class T> __device__ __forceinline__ T lf_shfl_down(T v, int d) { return __shfl_down_sync(0xffffffffu, v, d); }
 __device__ __forceinline__ bool lf_shfl_down(bool v, int d) { return __shfl_down_sync(0xffffffffu, (int)v, d) != 0; }
+template <class T> __device__ __forceinline__ T lf_shfl(T v, int src) { return __shfl_sync(0xffffffffu, v, src); }
+__device__ __forceinline__ bool lf_shfl(bool v, int src) { return __shfl_sync(0xffffffffu, (int)v, src) != 0; }
 )";
 
 const char* ctype(DType d) {

@@ -28,7 +28,7 @@ using lf::Tensor;
 // Partitions the graph behind `t` (CPU tensors; the kernel IR does not depend on the device) and
 // returns the CUDA source of every kernel group.
 std::vector<std::string> cuda_sources(const Tensor& t, bool index32, int row_cache = 0, bool vec4 = false,
-                                      bool row_full = false) {
+                                      bool row_full = false, int row_group = 0) {
   std::vector<lf::ir::Node*> roots{t.node().get()};
   auto order = lf::ir::topo_order(roots);
   auto p = lf::fuse::partition(order, [&](const lf::ir::Node& n) { return &n == roots[0]; }, true);
@@ -53,6 +53,12 @@ std::vector<std::string> cuda_sources(const Tensor& t, bool index32, int row_cac
           vec_ok &= lf::dtype_size(low.kernel.operands[in.slot].dtype) == 4;
     }
     opt.vec4 = vec4 && vec_ok;
+    if (low.kernel.row && row_group > 0) {  // options_for gives short rows no cache and no vectors
+      opt.row_group = row_group;
+      opt.row_cache = 0;
+      opt.row_full = false;
+      opt.vec4 = false;
+    }
     out.push_back(lf::cuda::emit_cuda(low.kernel, "k" + std::to_string(i), opt));
   }
   return out;
@@ -119,15 +125,17 @@ TEST(CudaEmit, EveryKindOfKernelCompilesWithNvrtc) {
       int row_cache;
       bool vec4;
       bool row_full = false;
+      int row_group = 0;
     };
-    for (auto [index32, row_cache, vec4, row_full] :
+    for (auto [index32, row_cache, vec4, row_full, row_group] :
          {Variant{true, 0, false}, Variant{false, 0, false}, Variant{true, 4, false}, Variant{true, 4, false, true},
-          Variant{true, 0, true}}) {
-      std::vector<std::string> sources = cuda_sources(t, index32, row_cache, vec4, row_full);
+          Variant{true, 0, true}, Variant{true, 0, false, false, 1}, Variant{true, 0, false, false, 4},
+          Variant{false, 0, false, false, 32}}) {
+      std::vector<std::string> sources = cuda_sources(t, index32, row_cache, vec4, row_full, row_group);
       ASSERT_FALSE(sources.empty()) << c.name;
       for (size_t i = 0; i < sources.size(); ++i) {
         lf::Status s = lf::cuda::check_compiles(sources[i], "k" + std::to_string(i), "sm_90");
-        EXPECT_TRUE(s.ok()) << c.name << " (index32=" << index32 << ", row_cache=" << row_cache << ", vec4=" << vec4 << ", row_full=" << row_full << ") kernel " << i << ":\n"
+        EXPECT_TRUE(s.ok()) << c.name << " (index32=" << index32 << ", row_cache=" << row_cache << ", vec4=" << vec4 << ", row_full=" << row_full << ", row_group=" << row_group << ") kernel " << i << ":\n"
                             << s.message() << "\n----- source -----\n" << sources[i];
       }
     }
