@@ -2,11 +2,12 @@
 // output storage), on the output's device; the inputs are read through their views.
 #include "codegen/exec/groups.h"
 
+#include "codegen/exec/replay.h"
 #include "codegen/ir/view.h"
 
 namespace lf::exec {
 
-bool run_cat(const backend::GroupRun& run) {
+bool run_cat(const backend::GroupRun& run, Recorder* rec) {
   ir::Node* n = run.group.nodes[0];
   ir::Inputs inputs = n->inputs;
   for (const ir::NodePtr& in : inputs)
@@ -35,6 +36,7 @@ bool run_cat(const backend::GroupRun& run) {
   }
   for (const backend::Prepared& k : copies) backend::launch(k, run.stats);
   backend::materialize(*n, storage, ir::Layout{strides, 0});
+  if (rec && rec->ok) rec->add_cat(*n, copies);
   return true;
 }
 

@@ -25,15 +25,15 @@ void run_host(const fuse::Group& g) {
 
 void run_group(const backend::GroupRun& run, Recorder* rec) {
   const fuse::Group& g = run.group;
-  // Only plain fused kernels are replayed; anything else runs through this function every time.
-  if (rec && g.kind != fuse::Group::Kind::Pointwise && g.kind != fuse::Group::Kind::Row) rec->ok = false;
   size_t cat_inputs = g.nodes[0]->inputs.size();
-  if (g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Cat && run_cat(run)) {
+  if (g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Cat && run_cat(run, rec)) {
     if (run.options.log_level >= 1)
       std::fprintf(stderr, "[lazyfuse]   group %d: cat of %zu inputs: copy kernels into the output's slabs\n",
                    run.index, cat_inputs);
     return;
   }
+  // Fused kernels and cat's copies are replayed; anything else runs through here every time.
+  if (rec && g.kind != fuse::Group::Kind::Pointwise && g.kind != fuse::Group::Kind::Row) rec->ok = false;
   if (g.kind == fuse::Group::Kind::Host) {
     run_host(g);
     if (run.options.log_level >= 1)

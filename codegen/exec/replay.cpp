@@ -14,10 +14,29 @@ void Recorder::add(const backend::Prepared& k) {
   for (size_t i = 0; i < k.low.outputs.size() && ok; ++i) {
     int position = plan::position(sig, k.low.outputs[i]);
     const void* data = k.low.out_storage[i]->data();
-    if (position < 0 || data == nullptr || pointer_from.count(data)) ok = false;
+    if (position < 0 || data == nullptr) ok = false;
     else s.outputs.push_back(position);
-    pointer_from.emplace(data, plan::from_output(slots++));
+    // An address seen before belonged to a buffer freed during this flush (an intermediate whose
+    // last reader ran): from here on it names this output. A replay keeps every slot to its end.
+    pointer_from.insert_or_assign(data, plan::from_output(slots++));
   }
+  if (ok && bind_pointers(k, s)) push(k, std::move(s));
+}
+
+void Recorder::add_cat(const ir::Node& cat, const std::vector<backend::Prepared>& copies) {
+  int position = plan::position(sig, &cat);
+  const void* data = cat.storage ? cat.storage->data() : nullptr;
+  if (copies.empty() || position < 0 || data == nullptr) ok = false;
+  if (!ok) return;
+  pointer_from.insert_or_assign(data, plan::from_output(slots++));  // as in add()
+  for (size_t c = 0; c < copies.size() && ok; ++c) {
+    plan::Step s;
+    if (c == 0) s.outputs.push_back(position);  // allocates the cat's buffer; every copy writes a slab of it
+    if (bind_pointers(copies[c], s)) push(copies[c], std::move(s));
+  }
+}
+
+bool Recorder::bind_pointers(const backend::Prepared& k, plan::Step& s) {
   for (size_t o = 0; o < k.low.args.pointers.size() && ok; ++o) {
     const void* ptr = k.low.args.pointers[o];
     if (k.low.kernel.operands[o].kind == kir::Operand::Kind::Index) {
@@ -28,7 +47,10 @@ void Recorder::add(const backend::Prepared& k) {
       ok = false;  // memory neither a leaf nor written by this flush (or empty)
     }
   }
-  if (!ok) return;
+  return ok;
+}
+
+void Recorder::push(const backend::Prepared& k, plan::Step s) {
   s.entry = k.entry;
   s.kernel = k.low.kernel;
   s.args = k.low.args;

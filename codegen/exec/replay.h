@@ -21,6 +21,14 @@ struct Recorder {
 
   explicit Recorder(const plan::Signature& s);
   void add(const backend::Prepared& k);
+  // A cat: its copy kernels write slabs of one buffer, the cat node's; the first step allocates it.
+  void add_cat(const ir::Node& cat, const std::vector<backend::Prepared>& copies);
+
+ private:
+  // Binds each operand's pointer to a leaf or an earlier output; false (ok = false) when one is
+  // neither.
+  bool bind_pointers(const backend::Prepared& k, plan::Step& s);
+  void push(const backend::Prepared& k, plan::Step s);
 };
 
 // Runs a recorded plan on this flush's nodes and buffers (whose signature matched the plan's):

@@ -63,6 +63,21 @@ TEST(FlushPlan, ALoopReplaysOnNewData) {
   EXPECT_EQ(replayed, 4u);
 }
 
+// A flush with a cat (copy kernels writing slabs of one buffer) replays too: a stencil step built
+// from slices and cat, and a cat that is itself an output, on new data each iteration.
+TEST(FlushPlan, CatFlushesReplay) {
+  static int runs = 0;
+  const float scale = 0.25f + static_cast<float>(runs++);  // a number new to this process: a first sighting
+  uint64_t replayed = check_loop(6, [&](int it) {
+    Tensor x = lf::from_vector(data(10 * 12, it), {10, 12});
+    Tensor inner = (x.slice(0, 0, 8) + x.slice(0, 2, 10)) * scale;
+    Tensor step = lf::cat({x.slice(0, 0, 1), inner, x.slice(0, 9, 10)}, 0) * 2 - x;
+    Tensor both = lf::cat({x, x * 3}, 1);
+    return std::vector<Tensor>{step, both};
+  });
+  EXPECT_EQ(replayed, 4u);
+}
+
 TEST(FlushPlan, RowKernelsAndSeveralOutputs) {
   uint64_t replayed = check_loop(5, [](int it) {
     Tensor x = lf::from_vector(data(64 * 33, it), {64, 33});
