@@ -37,8 +37,9 @@ struct Variant final : backend::Variant {
 };
 
 // Rows at most this long run row_group lanes a row (EmitOptions::row_group): on the H100 a block per
-// row of 2 elements made Monte Carlo pi's row kernel 2.66 ms for 2^22 rows (bench/RESULTS.md).
-inline constexpr int64_t kRowGroupMaxInner = 256;
+// row of 2 elements made Monte Carlo pi 2.66 ms for 2^22 rows, row groups 0.095 ms; longer rows keep
+// a block a row, whose register cache reads them once (bench/RESULTS.md).
+inline constexpr int64_t kRowGroupMaxInner = 64;
 
 // Options that change the generated code for these launch arguments (part of the cache key).
 EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, int device);
