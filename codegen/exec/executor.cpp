@@ -42,6 +42,7 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
     return;
   }
   if (g.kind == fuse::Group::Kind::Matmul) return run_matmul_group(run);
+  if (g.kind == fuse::Group::Kind::Conv) return run_conv_group(run);
   backend::Prepared k = backend::prepare(run, g);
   if (!k.entry->kernel) {
     if (rec) rec->ok = false;
