@@ -500,7 +500,7 @@ Program conv_relu_maxpool() {
   Program p;
   p.name = "conv_relu_maxpool";
   p.config = "8x32x56x56_to_64";
-  p.note = "maxpool2x2(relu(conv3x3(x) + bias)); the pool is a host group of its own (reference executor) for now";
+  p.note = "maxpool2x2(relu(conv3x3(x) + bias)); the pool is a kernel of its own (not fused yet)";
   p.setup = [=] {
     HostRng r(1);
     Vars in;

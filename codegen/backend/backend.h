@@ -24,6 +24,7 @@ namespace lf::backend {
 
 struct MatmulCall;
 struct ConvCall;
+struct PoolCall;
 
 // A backend's code-shaping choices for one kernel at one launch, beyond the kernel IR (CUDA: index
 // width, vector access, rows in registers; CPU: streaming stores). The cache key names them, so
@@ -100,6 +101,8 @@ class Backend {
   virtual void matmul(MatmulCall& call) const = 0;
   // A conv2d group: the convolution and its epilogue (bias, inference batch norm, relu, residual).
   virtual void conv(ConvCall& call) const = 0;
+  // A pool2d group (max, average, adaptive average over windows): the pooling alone.
+  virtual void pool(PoolCall& call) const = 0;
 };
 
 // The backend of `device`'s kind.

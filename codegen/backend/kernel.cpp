@@ -202,10 +202,24 @@ fuse::Group MatmulCall::epilogue_group() const { return epilogue_of(run.group); 
 
 void ConvCall::log(const std::string& how) const {
   if (run.options.log_level < 1) return;
-  ir::Node* y = product();
-  std::fprintf(stderr, "[lazyfuse]   group %d: conv2d %s * %s %s: %s\n", run.index,
-               shape_str(y->inputs[0]->shape).c_str(), shape_str(y->inputs[1]->shape).c_str(), dtype_name(dtype),
-               how.c_str());
+  // From the call: by now the node is materialized and has dropped its inputs.
+  Shape x{batch, channels, height, width}, w{out_channels, channels / params.groups, kernel_h, kernel_w};
+  std::fprintf(stderr, "[lazyfuse]   group %d: conv2d %s * %s %s: %s\n", run.index, shape_str(x).c_str(),
+               shape_str(w).c_str(), dtype_name(dtype), how.c_str());
+}
+
+void PoolCall::log(const std::string& how) const {
+  if (run.options.log_level < 1) return;
+  ir::Node* y = node();
+  static const char* kNames[] = {"max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"};
+  std::fprintf(stderr, "[lazyfuse]   group %d: %s %s -> %s %s: %s\n", run.index, kNames[ir::PoolParams::of(*y).kind],
+               shape_str(in_shape).c_str(), shape_str(y->shape).c_str(), dtype_name(y->dtype), how.c_str());
+}
+
+void run_pool_on_reference(PoolCall& call, const std::string& why) {
+  ir::Node* y = call.node();
+  materialize_value(*y, ir::reference_eval(y));
+  call.log("the reference executor's pooling (" + why + ")");
 }
 
 void run_conv_on_reference(ConvCall& call, const std::string& why) {

@@ -125,4 +125,19 @@ struct ConvCall {
 // of its own. Logs `why`.
 void run_conv_on_reference(ConvCall& call, const std::string& why);
 
+// A pool2d group handed to its backend: the input resolved to storage and strides on the group's
+// device; the node has the geometry (ir::PoolParams) and the output shape.
+struct PoolCall {
+  GroupRun run;
+  kir::GemmOperand x;  // strides over [N, C, H, W], any
+  std::shared_ptr<rt::Storage> x_storage;
+  Shape in_shape;  // x's (the node drops its inputs once materialized)
+  ir::Node* node() const { return run.group.nodes[0]; }
+  // LAZYFUSE_LOG=1: "group 2: max_pool2d [8, 64, 56, 56] -> [8, 64, 28, 28] float32: <how>".
+  void log(const std::string& how) const;
+};
+
+// The pooling computed by the reference executor (on the host, copied to the group's device).
+void run_pool_on_reference(PoolCall& call, const std::string& why);
+
 }  // namespace lf::backend

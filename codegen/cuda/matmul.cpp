@@ -158,4 +158,7 @@ void run_conv(backend::ConvCall& call) {
   backend::run_conv_on_reference(call, "no GPU convolution yet: neither cuDNN nor a generated kernel");
 }
 
+// Pooling on a GPU: the reference executor's, on the host, copied to the device.
+void run_pool(backend::PoolCall& call) { backend::run_pool_on_reference(call, "no GPU pooling kernel yet"); }
+
 }  // namespace lf::cuda

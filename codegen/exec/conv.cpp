@@ -1,6 +1,6 @@
 // Conv2d groups: the input read through its view (any strides), the weights as a contiguous OIHW
 // array (a non-contiguous view is copied: weights are small), then the group's backend runs the
-// convolution and its epilogue (Backend::conv).
+// convolution and its epilogue (Backend::conv). Pool2d groups likewise (Backend::pool).
 #include "codegen/exec/groups.h"
 
 #include "codegen/ir/view.h"
@@ -49,6 +49,13 @@ void run_conv_group(const backend::GroupRun& run) {
   call.y_bytes = static_cast<size_t>(y->numel()) * esize;
   call.bytes = call.y_bytes + static_cast<uint64_t>(xn->numel() + wn->numel()) * esize;
   backend::backend_for(device).conv(call);
+}
+
+void run_pool_group(const backend::GroupRun& run) {
+  ir::Node* y = run.group.nodes[0];
+  Operand x = operand(y->inputs[0].get(), y->device);
+  backend::PoolCall call{run, x.view, x.storage, y->inputs[0]->shape};
+  backend::backend_for(y->device).pool(call);
 }
 
 }  // namespace lf::exec

@@ -34,6 +34,7 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
                    run.index, cat_inputs);
     return;
   }
+  if (g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Pool2d) return run_pool_group(run);
   if (g.kind == fuse::Group::Kind::Host) {
     run_host(g);
     if (run.options.log_level >= 1)

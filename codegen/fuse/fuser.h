@@ -11,8 +11,8 @@
 //   output shape that read it (or each other) directly join it as its epilogue (bias, activation,
 //   scale, residual, cast), computed per output element as the matmul's rows are finished.
 // - A conv2d anchors a conv group the same way: elementwise consumers over its output shape
-//   (bias, inference batch norm, relu, residual add, cast) are its epilogue. pool2d is a host
-//   group of its own (its window is not yet index math inside a kernel).
+//   (bias, inference batch norm, relu, residual add, cast) are its epilogue. pool2d is a group of
+//   its own (a library call: its window is not yet index math inside a kernel).
 // - Every node still needed outside its group (held by the user, read by another group, or read
 //   through a view the group cannot express) is an output, written once.
 // - No group may depend on itself through other groups (checked when a node joins).

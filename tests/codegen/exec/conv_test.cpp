@@ -234,6 +234,24 @@ TEST(Conv, BiasBatchNormReluResidualIsOneConvGroup) {
   EXPECT_EQ(lf::test::compare(lf::test::reference_values(direct), lf::test::fused_values(y), conv_tolerance(DType::Float32, 72)), "");
 }
 
+// LAZYFUSE_LOG=1 names the path each convolution and pooling took.
+TEST(Conv, LogSaysWhichPathRan) {
+  Tensor x = random({2, 4, 6, 6}, 1), w3 = random({5, 4, 3, 3}, 2), w1 = random({5, 4, 1, 1}, 3);
+  int saved = lf::rt::mutable_config().log_level;
+  lf::rt::mutable_config().log_level = 1;
+  testing::internal::CaptureStderr();
+  Tensor a = lf::relu(lf::conv2d(x, w3, {}, 1, 1)), b = lf::conv2d(x, w1), c = lf::max_pool2d(a, 2);
+  lf::sync();
+  std::string log = testing::internal::GetCapturedStderr();
+  lf::rt::mutable_config().log_level = saved;
+  EXPECT_NE(log.find("conv2d [2, 4, 6, 6] * [5, 4, 3, 3] float32: im2col"), std::string::npos) << log;
+  EXPECT_NE(log.find("epilogue fused per block of output planes"), std::string::npos) << log;
+  EXPECT_NE(log.find("conv2d [2, 4, 6, 6] * [5, 4, 1, 1] float32: 1x1 convolution as one GEMM"), std::string::npos) << log;
+  EXPECT_NE(log.find("max_pool2d [2, 5, 6, 6] -> [2, 5, 3, 3] float32: direct loops"), std::string::npos) << log;
+  expect_matches(c, 36, "logged pool");
+  expect_matches(b, 4, "logged 1x1");
+}
+
 TEST(Conv, ErrorsNameTheOpAndShapes) {
   Tensor x = random({2, 4, 5, 5}, 1), w = random({6, 4, 3, 3}, 2);
   auto message = [](const std::function<void()>& f) {
