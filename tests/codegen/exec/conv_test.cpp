@@ -234,6 +234,24 @@ TEST(Conv, BiasBatchNormReluResidualIsOneConvGroup) {
   EXPECT_EQ(lf::test::compare(lf::test::reference_values(direct), lf::test::fused_values(y), conv_tolerance(DType::Float32, 72)), "");
 }
 
+TEST(Conv, Conv1dAndUnbatchedInputs) {
+  Tensor x = random({3, 4, 17}, 1), w = random({6, 2, 3}, 2), b = random({6}, 3);
+  for (int64_t stride : {1, 2})
+    for (lf::Padding2 pad : {lf::Padding2(0), lf::Padding2(2), lf::Padding2("same")}) {
+      if (pad.same && stride != 1) continue;
+      expect_matches(lf::relu(lf::conv1d(x, w, b, stride, pad, 2, 2)), 6, "conv1d");
+      expect_matches(lf::conv1d(lf::slice(x, 0, 0, 1).squeeze(0), w, b, stride, pad, 1, 2), 6, "conv1d unbatched");
+    }
+  Tensor img = random({4, 9, 7}, 4);
+  Tensor y = lf::conv2d(img, random({5, 4, 3, 3}, 5), {}, 1, 1);
+  EXPECT_EQ(y.shape(), (Shape{5, 9, 7}));
+  expect_matches(y, 36, "unbatched conv2d");
+  Tensor p = lf::avg_pool2d(img, 2, 1, 1, true, false);
+  EXPECT_EQ(p.shape(), (Shape{4, 10, 8}));
+  expect_matches(p, 1, "unbatched avg_pool2d");
+  EXPECT_EQ(lf::adaptive_avg_pool2d(img, {2, 2}).shape(), (Shape{4, 2, 2}));
+}
+
 // LAZYFUSE_LOG=1 names the path each convolution and pooling took.
 TEST(Conv, LogSaysWhichPathRan) {
   Tensor x = random({2, 4, 6, 6}, 1), w3 = random({5, 4, 3, 3}, 2), w1 = random({5, 4, 1, 1}, 3);
