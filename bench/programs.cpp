@@ -463,6 +463,60 @@ Program black_scholes() {
   return p;
 }
 
+// ---- Convolutional programs (issue 22), inputs named as bench/programs_peers.py's. Inference
+// batch norm after each convolution; every elementwise op after a convolution is its epilogue.
+Program resnet_basic_block() {
+  const int64_t N = 32, C = 64, H = 56;
+  Program p;
+  p.name = "resnet_basic_block";
+  p.config = "32x64x56x56";
+  p.note = "relu(bn2(conv3x3(relu(bn1(conv3x3(x))))) + x), inference batch norm";
+  p.setup = [=] {
+    HostRng r(1);
+    Vars in;
+    double s = 1 / std::sqrt(double(C * 9));
+    in.add("x", r.normal({N, C, H, H}));
+    for (const char* k : {"1", "2"}) {
+      in.add(std::string("w") + k, r.normal({C, C, 3, 3}, s));
+      in.add(std::string("g") + k, r.uniform({C}, 0.5, 1.5));
+      in.add(std::string("be") + k, r.normal({C}, 0.1));
+      in.add(std::string("m") + k, r.normal({C}, 0.1));
+      in.add(std::string("v") + k, r.uniform({C}, 0.5, 1.5));
+    }
+    return in;
+  };
+  p.body = [](const Vars& in) {
+    lf::Tensor h = lf::relu(lf::batch_norm(lf::conv2d(in["x"], in["w1"], {}, 1, 1), in["m1"], in["v1"], in["g1"], in["be1"]));
+    h = lf::batch_norm(lf::conv2d(h, in["w2"], {}, 1, 1), in["m2"], in["v2"], in["g2"], in["be2"]);
+    Vars out;
+    out.add("y", lf::relu(h + in["x"]));
+    return out;
+  };
+  return p;
+}
+
+Program conv_relu_maxpool() {
+  const int64_t N = 8, C = 32, H = 56, O = 64;
+  Program p;
+  p.name = "conv_relu_maxpool";
+  p.config = "8x32x56x56_to_64";
+  p.note = "maxpool2x2(relu(conv3x3(x) + bias)); the pool is a kernel of its own (not fused yet)";
+  p.setup = [=] {
+    HostRng r(1);
+    Vars in;
+    in.add("x", r.normal({N, C, H, H}));
+    in.add("w", r.normal({O, C, 3, 3}, 1 / std::sqrt(double(C * 9))));
+    in.add("b", r.normal({O}, 0.1));
+    return in;
+  };
+  p.body = [](const Vars& in) {
+    Vars out;
+    out.add("y", lf::max_pool2d(lf::relu(lf::conv2d(in["x"], in["w"], in["b"], 1, 1)), 2));
+    return out;
+  };
+  return p;
+}
+
 // ---- Programs that wait for ops. Their PyTorch spelling is in bench/programs_peers.py, which
 // measures the peers; the LazyFuse body is written when the ops land.
 Program waiting(const std::string& name, const std::string& config, std::vector<std::string> needs, std::string note) {
@@ -485,10 +539,8 @@ std::vector<Program> registry() {
   r.push_back(cross_entropy());
   r.push_back(waiting("embedding_layernorm", "B32_T512_V32000_D512", {"embedding (gather / index_select)"},
                       "y = layer_norm(table[ids], w, b)"));
-  r.push_back(waiting("resnet_basic_block", "32x64x56x56", {"conv2d", "batch_norm"},
-                      "relu(bn2(conv3x3(relu(bn1(conv3x3(x))))) + x), inference batch norm"));
-  r.push_back(waiting("conv_relu_maxpool", "8x32x56x56_to_64", {"conv2d", "max_pool2d"},
-                      "maxpool2x2(relu(conv3x3(x) + bias))"));
+  r.push_back(resnet_basic_block());
+  r.push_back(conv_relu_maxpool());
   r.push_back(waiting("kmeans_step", "N65536_D16_K64", {"index_add / scatter_add (per-cluster sums)", "bincount (counts)"},
                       "distances by broadcasting and argmin are writable today; the per-cluster sums are not"));
   r.push_back(stencil("jacobi2d", 64));

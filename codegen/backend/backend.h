@@ -7,7 +7,7 @@
 // hand and names them in the cache key; build() generates and compiles (touching no device, so a
 // background thread may run it); install() loads a build onto its device; load() turns a stored
 // binary back into a kernel; launch() runs it; graph() records launches for replay; source()
-// regenerates the code for dumps and failure reports. Library calls (matmul today; convolution,
+// regenerates the code for dumps and failure reports. Library calls (matmul, convolution;
 // attention, scan and sort later) run whole groups (backend/kernel.h has what they share).
 #pragma once
 
@@ -23,6 +23,8 @@
 namespace lf::backend {
 
 struct MatmulCall;
+struct ConvCall;
+struct PoolCall;
 
 // A backend's code-shaping choices for one kernel at one launch, beyond the kernel IR (CUDA: index
 // width, vector access, rows in registers; CPU: streaming stores). The cache key names them, so
@@ -97,6 +99,10 @@ class Backend {
 
   // Library calls: each runs a whole group, its elementwise epilogue included.
   virtual void matmul(MatmulCall& call) const = 0;
+  // A conv2d group: the convolution and its epilogue (bias, inference batch norm, relu, residual).
+  virtual void conv(ConvCall& call) const = 0;
+  // A pool2d group (max, average, adaptive average over windows): the pooling alone.
+  virtual void pool(PoolCall& call) const = 0;
 };
 
 // The backend of `device`'s kind.

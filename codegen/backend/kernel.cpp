@@ -82,7 +82,8 @@ void count_and_log(const GroupRun& run, const Prepared& k, bool hit) {
   }
   if (run.options.log_level < 1) return;
   std::fprintf(stderr, "[lazyfuse]   group %d: %s%s, %s%d+%dd, %zu in/out, %s %s", run.index,
-               run.group.kind == fuse::Group::Kind::Matmul ? "matmul epilogue " : "", kernel.summary().c_str(),
+               run.group.kind == fuse::Group::Kind::Matmul ? "matmul epilogue "
+               : run.group.kind == fuse::Group::Kind::Conv ? "conv epilogue " : "", kernel.summary().c_str(),
                kernel.row ? "row " : "", kernel.outer_rank, kernel.inner_rank, kernel.operands.size(), k.name.c_str(),
                hit ? "hit" : "miss");
   if (!hit && entry.from_disk) std::fprintf(stderr, " (loaded from the disk cache)");
@@ -189,12 +190,57 @@ void materialize_value(ir::Node& n, const ir::Value& v) {
   materialize(n, std::move(storage), ir::Layout{ir::contiguous_strides(n.shape), 0});
 }
 
-fuse::Group MatmulCall::epilogue_group() const {
-  fuse::Group e = run.group;
+fuse::Group epilogue_of(const fuse::Group& group) {
+  fuse::Group e = group;
   e.kind = fuse::Group::Kind::Pointwise;
   e.nodes.erase(e.nodes.begin());
-  std::erase(e.outputs, run.group.nodes[0]);
+  std::erase(e.outputs, group.nodes[0]);
   return e;
+}
+
+fuse::Group MatmulCall::epilogue_group() const { return epilogue_of(run.group); }
+
+void ConvCall::log(const std::string& how) const {
+  if (run.options.log_level < 1) return;
+  // From the call: by now the node is materialized and has dropped its inputs.
+  Shape x{batch, channels, height, width}, w{out_channels, channels / params.groups, kernel_h, kernel_w};
+  std::fprintf(stderr, "[lazyfuse]   group %d: conv2d %s * %s %s: %s\n", run.index, shape_str(x).c_str(),
+               shape_str(w).c_str(), dtype_name(dtype), how.c_str());
+}
+
+void PoolCall::log(const std::string& how) const {
+  if (run.options.log_level < 1) return;
+  ir::Node* y = node();
+  static const char* kNames[] = {"max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"};
+  std::fprintf(stderr, "[lazyfuse]   group %d: %s %s -> %s %s: %s\n", run.index, kNames[ir::PoolParams::of(*y).kind],
+               shape_str(in_shape).c_str(), shape_str(y->shape).c_str(), dtype_name(y->dtype), how.c_str());
+}
+
+void run_pool_on_reference(PoolCall& call, const std::string& why) {
+  ir::Node* y = call.node();
+  materialize_value(*y, ir::reference_eval(y));
+  call.log("the reference executor's pooling (" + why + ")");
+}
+
+void run_conv_on_reference(ConvCall& call, const std::string& why) {
+  ir::Node* y = call.product();
+  materialize_value(*y, ir::reference_eval(y));
+  ++call.run.stats.kernels_launched;
+  std::string how = "reference convolution on the host (" + why + ")";
+  if (call.has_epilogue()) {
+    fuse::Group e = call.epilogue_group();
+    if (!e.outputs.empty()) {
+      Prepared k = prepare(call.run, e);
+      if (!k.entry->kernel) {
+        run_fallback(k);
+      } else {
+        launch(k, call.run.stats);
+        materialize_outputs(k);
+        how += ", then the epilogue kernel";
+      }
+    }
+  }
+  call.log(how);
 }
 
 void MatmulCall::log(const std::string& how) const {

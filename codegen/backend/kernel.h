@@ -12,6 +12,7 @@
 #include "codegen/cache/kernel_cache.h"
 #include "codegen/fuse/fuser.h"
 #include "codegen/fuse/lower.h"
+#include "codegen/ir/conv.h"
 #include "codegen/ir/node.h"
 #include "codegen/kir/gemm_problem.h"
 #include "codegen/reference/reference.h"
@@ -88,5 +89,55 @@ struct MatmulCall {
   // LAZYFUSE_LOG=1: "group 3: matmul 64x64x64 float32: <how>".
   void log(const std::string& how) const;
 };
+
+// A library call's group minus its anchor (matmul, conv2d): the elementwise epilogue as a pointwise
+// group of its own, reading the anchor's result as an input.
+fuse::Group epilogue_of(const fuse::Group& group);
+
+// A conv2d group handed to its backend: the input and weights resolved to storage and strides on
+// the group's device, the geometry, and the group, whose other members are the epilogue.
+struct ConvCall {
+  GroupRun run;
+  DType dtype = DType::Float32;
+  int64_t batch = 0, channels = 0, height = 0, width = 0;  // x: [N, C, H, W]
+  int64_t out_channels = 0, kernel_h = 0, kernel_w = 0;   // w: [O, C / groups, kh, kw]
+  int64_t out_h = 0, out_w = 0;
+  ir::ConvParams params;
+  kir::GemmOperand x;  // strides over [N, C, H, W], any
+  kir::GemmOperand w;  // contiguous OIHW (offset allowed)
+  std::shared_ptr<rt::Storage> x_storage, w_storage;  // kept alive for the call
+  size_t y_bytes = 0;    // the output's size
+  uint64_t bytes = 0;    // bytes a convolution moves at least (x and w read, y written)
+
+  ir::Node* product() const { return run.group.nodes[0]; }
+  bool has_epilogue() const { return run.group.nodes.size() > 1; }
+  fuse::Group epilogue_group() const { return epilogue_of(run.group); }
+  // The GEMM sizes of one image and group: m = O / groups, n = OH * OW, k = C / groups * kh * kw.
+  int64_t gemm_m() const { return out_channels / params.groups; }
+  int64_t gemm_n() const { return out_h * out_w; }
+  int64_t gemm_k() const { return channels / params.groups * kernel_h * kernel_w; }
+  // LAZYFUSE_LOG=1: "group 3: conv2d [8, 32, 56, 56] * [64, 32, 3, 3] float32: <how>".
+  void log(const std::string& how) const;
+};
+
+// The convolution computed by the reference executor on the host and copied to the group's
+// device, then the epilogue as a kernel of its own: the path of a backend without a convolution
+// of its own. Logs `why`.
+void run_conv_on_reference(ConvCall& call, const std::string& why);
+
+// A pool2d group handed to its backend: the input resolved to storage and strides on the group's
+// device; the node has the geometry (ir::PoolParams) and the output shape.
+struct PoolCall {
+  GroupRun run;
+  kir::GemmOperand x;  // strides over [N, C, H, W], any
+  std::shared_ptr<rt::Storage> x_storage;
+  Shape in_shape;  // x's (the node drops its inputs once materialized)
+  ir::Node* node() const { return run.group.nodes[0]; }
+  // LAZYFUSE_LOG=1: "group 2: max_pool2d [8, 64, 56, 56] -> [8, 64, 28, 28] float32: <how>".
+  void log(const std::string& how) const;
+};
+
+// The pooling computed by the reference executor (on the host, copied to the group's device).
+void run_pool_on_reference(PoolCall& call, const std::string& why);
 
 }  // namespace lf::backend

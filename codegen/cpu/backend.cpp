@@ -239,6 +239,8 @@ class CpuBackend final : public backend::Backend {
     cpu::launch(static_cast<const CompiledKernel&>(*l.compiled), *l.kernel, *l.args, options_of(*l.variant));
   }
   void matmul(backend::MatmulCall& call) const override { run_matmul(call); }
+  void conv(backend::ConvCall& call) const override { run_conv(call); }
+  void pool(backend::PoolCall& call) const override { run_pool(call); }
 };
 
 }  // namespace

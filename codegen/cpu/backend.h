@@ -44,6 +44,8 @@ const backend::Backend& backend();
 std::string cache_key(const kir::Kernel& kernel, const EmitOptions& options = {});
 // A matmul group (backend::Backend::matmul; codegen/cpu/matmul.cpp).
 void run_matmul(backend::MatmulCall& call);
+void run_conv(backend::ConvCall& call);  // conv.cpp
+void run_pool(backend::PoolCall& call);  // pool.cpp
 
 // Generates, optimizes and compiles `kernel` as function `name`.
 lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name,

@@ -413,6 +413,8 @@ class CudaBackend final : public backend::Backend {
     return LaunchGraph::build(launches, device.index());
   }
   void matmul(backend::MatmulCall& call) const override { run_matmul(call); }
+  void conv(backend::ConvCall& call) const override { run_conv(call); }
+  void pool(backend::PoolCall& call) const override { run_pool(call); }
 };
 
 }  // namespace

@@ -34,6 +34,7 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
   }
   // Fused kernels and cat's copies are replayed; anything else runs through here every time.
   if (rec && g.kind != fuse::Group::Kind::Pointwise && g.kind != fuse::Group::Kind::Row) rec->ok = false;
+  if (g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Pool2d) return run_pool_group(run);
   if (g.kind == fuse::Group::Kind::Host) {
     run_host(g);
     if (run.options.log_level >= 1)
@@ -42,6 +43,7 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
     return;
   }
   if (g.kind == fuse::Group::Kind::Matmul) return run_matmul_group(run);
+  if (g.kind == fuse::Group::Kind::Conv) return run_conv_group(run);
   backend::Prepared k = backend::prepare(run, g);
   if (!k.entry->kernel) {
     if (rec) rec->ok = false;

@@ -7,6 +7,19 @@ namespace lf::exec {
 
 struct Recorder;
 
+// A library call's operand as storage + strides: a view of realized data as it is; anything else
+// (a generator, a reshape that is no view) computed by the reference executor first.
+struct Operand {
+  std::shared_ptr<rt::Storage> storage;
+  kir::GemmOperand view;
+};
+Operand operand(ir::Node* in, Device device);
+
+// A conv2d group: input and weights resolved, then its backend's conv.
+void run_conv_group(const backend::GroupRun& run);
+// A pool2d group: input resolved, then its backend's pool.
+void run_pool_group(const backend::GroupRun& run);
+
 // A matmul group: its operands resolved to storage and strides, then its backend's matmul.
 void run_matmul_group(const backend::GroupRun& run);
 

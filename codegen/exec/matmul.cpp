@@ -6,14 +6,6 @@
 #include "codegen/reference/reference.h"
 
 namespace lf::exec {
-namespace {
-
-// A matmul operand as storage + strides: a view of realized data as it is; anything else (a
-// generator, a reshape that is no view) computed by the reference executor first.
-struct Operand {
-  std::shared_ptr<rt::Storage> storage;
-  kir::GemmOperand view;
-};
 
 Operand operand(ir::Node* in, Device device) {
   auto [source, chain] = ir::resolve_views(in);
@@ -30,8 +22,6 @@ Operand operand(ir::Node* in, Device device) {
   }
   return {storage, {storage->data(), 0, ir::contiguous_strides(in->shape)}};
 }
-
-}  // namespace
 
 void run_matmul_group(const backend::GroupRun& run) {
   ir::Node* mm = run.group.nodes[0];

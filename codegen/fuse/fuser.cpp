@@ -225,6 +225,25 @@ struct Builder {
     int best = -1;
     for (const Edge& e : edges)
       if (computed(e.source) && groups[gid[e.source]].kind != Group::Kind::Host) best = std::max(best, gid[e.source]);
+    // A newest candidate read only through views it cannot express (a per-channel scale computed
+    // after a convolution, read broadcast) would cut; a library call's group read directly takes
+    // the node as its epilogue instead (inference batch norm after conv2d or matmul).
+    if (fusion && best >= 0) {
+      bool direct_best = false, cuts = false;
+      for (const Edge& e : edges) {
+        if (!computed(e.source) || gid[e.source] != best) continue;
+        if (e.chain.empty()) direct_best = true;
+        else if (!is_broadcast_back(groups[best], *e.source, e.chain, n->shape)) cuts = true;
+      }
+      if (cuts && !direct_best) {
+        for (const Edge& e : edges) {
+          if (!computed(e.source) || !e.chain.empty()) continue;
+          Group::Kind k = groups[gid[e.source]].kind;
+          if ((k == Group::Kind::Conv || k == Group::Kind::Matmul) && groups[gid[e.source]].full == n->shape)
+            best = gid[e.source];
+        }
+      }
+    }
     if (fusion && best < 0) best = same_shape_group(n->shape);
     if (!fusion || best < 0) {
       cut(fusion ? CutReason::kNoProducerGroup : CutReason::kFusionDisabled);
@@ -339,7 +358,10 @@ struct Builder {
 
   void place_host(Node* n) {
     cut(CutReason::kHostOp);
-    int g = new_group(n->op == ir::Op::Matmul ? Group::Kind::Matmul : Group::Kind::Host, n->shape, {});
+    Group::Kind kind = n->op == ir::Op::Matmul   ? Group::Kind::Matmul
+                       : n->op == ir::Op::Conv2d ? Group::Kind::Conv
+                                                 : Group::Kind::Host;
+    int g = new_group(kind, n->shape, {});
     add(g, n, false);
     for (auto& in : n->inputs) read_external(g, ir::resolve_views(in.get()).first);
   }
@@ -357,7 +379,8 @@ struct Builder {
         if (wanted(*n)) place_alone(n);
       } else if (ir::is_reduce(n->op)) {
         place_reduce(n);
-      } else if (n->op == ir::Op::Matmul || n->op == ir::Op::Cat) {
+      } else if (n->op == ir::Op::Matmul || n->op == ir::Op::Cat || n->op == ir::Op::Conv2d ||
+                 n->op == ir::Op::Pool2d) {
         place_host(n);
       } else {
         place_elementwise(n);

@@ -10,6 +10,9 @@
 //   broadcast batch dims are strides, never copies), and elementwise consumers over the matmul's
 //   output shape that read it (or each other) directly join it as its epilogue (bias, activation,
 //   scale, residual, cast), computed per output element as the matmul's rows are finished.
+// - A conv2d anchors a conv group the same way: elementwise consumers over its output shape
+//   (bias, inference batch norm, relu, residual add, cast) are its epilogue. pool2d is a group of
+//   its own (a library call: its window is not yet index math inside a kernel).
 // - Every node still needed outside its group (held by the user, read by another group, or read
 //   through a view the group cannot express) is an output, written once.
 // - No group may depend on itself through other groups (checked when a node joins).
@@ -34,13 +37,13 @@ enum class CutReason : uint8_t {
   kDifferentReduction, // a reduction over other dims, or of a value already reduced
   kWouldCycle,         // joining would make the group depend on itself
   kTooLarge,           // the group reached its instruction or operand cap
-  kHostOp,             // matmul and cat start groups of their own
+  kHostOp,             // matmul, conv2d, pool2d and cat start groups of their own
   kCount
 };
 const char* cut_reason_name(CutReason r);
 
 struct Group {
-  enum class Kind : uint8_t { Pointwise, Row, Matmul, Host } kind = Kind::Pointwise;
+  enum class Kind : uint8_t { Pointwise, Row, Matmul, Conv, Host } kind = Kind::Pointwise;
   int id = 0;
   Shape full;                        // iteration shape (row groups: the reduced input's shape)
   std::vector<int64_t> rdims;        // row groups: reduced dims of `full`

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "lazyfuse/tensor.h"
@@ -181,5 +182,49 @@ Tensor layer_norm(Tensor&& x, const Shape& normalized_shape, const Tensor& weigh
                   double eps = 1e-5);
 Tensor rms_norm(Tensor&& x, const Tensor& weight = {}, double eps = 1e-6);
 Tensor matmul(const Tensor& a, const Tensor& b);  // numpy's 1-D / 2-D / batched rules
+
+// ---- Convolution, pooling and normalization over channels (PyTorch's torch.nn.functional names
+// and semantics): activations NCHW ([C, H, W] unbatched), weights OIHW; floating-point dtypes,
+// input, weight and bias of one dtype.
+struct Size2 {  // an int (both dims) or a pair {h, w}
+  int64_t h, w;
+  Size2(int64_t v) : h(v), w(v) {}  // NOLINT(google-explicit-constructor): 3 means {3, 3}
+  Size2(int64_t h, int64_t w) : h(h), w(w) {}
+};
+struct Padding2 {  // an int, a pair {h, w}, "same" (stride 1 only; an odd total pads one more at the end) or "valid"
+  int64_t h = 0, w = 0;
+  bool same = false;
+  Padding2(int64_t v) : h(v), w(v) {}  // NOLINT(google-explicit-constructor)
+  Padding2(int v) : h(v), w(v) {}      // NOLINT(google-explicit-constructor): a literal 0 is no "mode"
+  Padding2(int64_t h, int64_t w) : h(h), w(w) {}
+  Padding2(const char* mode);  // NOLINT(google-explicit-constructor)
+};
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, Size2 stride = 1, Padding2 padding = 0,
+              Size2 dilation = 1, int64_t groups = 1);
+// [N, C, L] ([C, L] unbatched), weight [O, C / groups, k]: conv2d over a height of 1.
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, int64_t stride = 1, Padding2 padding = 0,
+              int64_t dilation = 1, int64_t groups = 1);
+// stride defaults to the kernel size; padding at most half the kernel. max: NaN propagates.
+Tensor max_pool2d(const Tensor& x, Size2 kernel, std::optional<Size2> stride = std::nullopt, Size2 padding = 0,
+                  bool ceil_mode = false);
+Tensor avg_pool2d(const Tensor& x, Size2 kernel, std::optional<Size2> stride = std::nullopt, Size2 padding = 0,
+                  bool ceil_mode = false, bool count_include_pad = true);
+Tensor adaptive_avg_pool2d(const Tensor& x, Size2 output_size);
+// Inference batch norm over dim 1 of [N, C, ...]: (x - running_mean) / sqrt(running_var + eps) * weight + bias,
+// recorded as x * scale + shift with per-channel scale and shift, so after a convolution it is two
+// operations of the convolution's epilogue. weight and bias may be empty Tensors.
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight = {},
+                  const Tensor& bias = {}, double eps = 1e-5);
+// Training batch norm: normalized with the batch's statistics over every dim but 1. `mean` and
+// `var` ([C]) are those statistics, var biased (the one that normalized); updating running
+// statistics is the caller's (PyTorch's uses the unbiased var * n / (n - 1)).
+struct BatchNormOutput {
+  Tensor output, mean, var;
+};
+BatchNormOutput batch_norm_training(const Tensor& x, const Tensor& weight = {}, const Tensor& bias = {},
+                                    double eps = 1e-5);
+// [N, C, ...]: statistics per image over each of num_groups groups of channels; weight, bias [C].
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-5);
 
 }  // namespace lf

@@ -1,4 +1,5 @@
-// Differential fuzzer: random op graphs built through the public API, every kept value read through
+// Differential fuzzer: random op graphs (elementwise, views, reductions, normalizations, conv2d
+// and pooling) built through the public API, every kept value read through
 // the fused CPU path and compared with the reference executor (the oracle).
 //
 // CI runs fixed seeds. For a long run set LAZYFUSE_FUZZ_ITERS (graphs per test) and optionally
@@ -494,9 +495,57 @@ class Graph {
     vals_.back().cancels = fl && len > 1 && (op == "sum" || op == "mean" || op == "var" || op == "std");
   }
 
+  // conv2d (with bias, relu: an epilogue) or a pooling over the value as an image: a 4-D value as
+  // it is, anything else as one row [1, 1, 1, numel]; integers and bool cast to float32 first.
+  void conv_pool(const Val& a) {
+    Tensor x = a.t;
+    std::ostringstream what;
+    if (x.dim() != 4) {
+      if (x.numel() == 0) return;
+      x = lf::reshape(x, {1, 1, 1, x.numel()});
+    }
+    if (!is_floating(x.dtype())) x = lf::cast(x, DType::Float32);
+    const Shape& s = x.shape();
+    int64_t H = s[2], W = s[3], C = s[1];
+    int64_t pad = rng_.range(0, 1), stride = rng_.range(1, 2);
+    Tensor r;
+    double rel = grow(a.rel);
+    if (rng_.chance(0.6)) {
+      int64_t dil = rng_.range(1, 2), kh = rng_.range(1, 3), kw = rng_.range(1, 3);
+      while (kh > 1 && dil * (kh - 1) + 1 > H + 2 * pad) --kh;
+      while (kw > 1 && dil * (kw - 1) + 1 > W + 2 * pad) --kw;
+      int64_t groups = C > 1 && rng_.chance(0.3) ? C : 1;
+      int64_t out = groups * rng_.range(1, 3);
+      if (C == 0) return;
+      Tensor w = lf::cast(lf::rand({out, C / groups, kh, kw}) - 0.5, x.dtype());
+      bool bias = rng_.chance(0.5);
+      r = lf::conv2d(x, w, bias ? lf::cast(lf::rand({out}) - 0.5, x.dtype()) : Tensor(), stride, pad, dil, groups);
+      bool relu = rng_.chance(0.5);
+      if (relu) r = lf::relu(r);
+      int64_t len = C / groups * kh * kw;
+      rel += static_cast<double>(len + 4) * eps_of(x.dtype()) * 4;
+      what << (relu ? "relu(" : "") << "conv2d(" << a.name << " as " << lf::shape_str(s) << ", w[" << out << ", "
+           << C / groups << ", " << kh << ", " << kw << "]" << (bias ? ", bias" : "") << ", stride " << stride << ", pad "
+           << pad << ", dilation " << dil << ", groups " << groups << ")" << (relu ? ")" : "");
+      add(r, what.str(), std::min(1.0, rel), true, a.nan_fuzzy);
+      vals_.back().cancels = len > 1;
+      return;
+    }
+    int64_t k = rng_.range(1, 3);
+    pad = std::min(pad, k / 2);
+    if (H + 2 * pad < k || W + 2 * pad < k) return;
+    bool ceil = rng_.chance(0.5), max = rng_.chance(0.5);
+    r = max ? lf::max_pool2d(x, k, stride, pad, ceil) : lf::avg_pool2d(x, k, stride, pad, ceil, rng_.chance(0.5));
+    if (!max) rel += static_cast<double>(k * k + 4) * eps_of(x.dtype()) * 4;
+    what << (max ? "max_pool2d(" : "avg_pool2d(") << a.name << " as " << lf::shape_str(s) << ", k " << k << ", stride "
+         << stride << ", pad " << pad << (ceil ? ", ceil" : "") << ")";
+    add(r, what.str(), std::min(1.0, rel), a.fuzzy || !max, a.nan_fuzzy);
+  }
+
   void nn(const Val& a) {
     int64_t rank = a.t.dim();
-    int kind = static_cast<int>(rng_.range(0, 3));
+    int kind = static_cast<int>(rng_.range(0, 4));
+    if (kind == 4) return conv_pool(a);
     Tensor r;
     std::ostringstream what;
     int64_t len = 1;

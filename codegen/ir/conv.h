@@ -1,0 +1,62 @@
+// The geometry of a convolution or pooling node, packed in attrs.dims (so that flush signatures,
+// which hash attrs.dims, tell two convolutions apart) and read back here by the frontend, the
+// reference executor and the backends.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "codegen/ir/node.h"
+
+namespace lf::ir {
+
+// conv2d: y[n, o, oh, ow] = sum over c in o's group, i, j of
+//   x[n, c, oh * stride_h - pad_top + i * dil_h, ow * stride_w - pad_left + j * dil_w] * w[o, c, i, j]
+// (zero outside x). Padding is per side: "same" pads an odd total one more at the bottom/right.
+struct ConvParams {
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+  int64_t dil_h = 1, dil_w = 1;
+  int64_t groups = 1;
+
+  std::vector<int64_t> pack() const {
+    return {stride_h, stride_w, pad_top, pad_bottom, pad_left, pad_right, dil_h, dil_w, groups};
+  }
+  static ConvParams of(const Node& n) {
+    const auto& d = n.attrs.dims;
+    return {d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8]};
+  }
+  // Output size along one dim; < 1 when the input is too small for the kernel.
+  static int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad_lo, int64_t pad_hi, int64_t dil) {
+    int64_t span = in + pad_lo + pad_hi - dil * (k - 1) - 1;
+    return span < 0 ? 0 : span / stride + 1;
+  }
+};
+
+// pool2d. kMax: NaN propagates, padding never wins; kAvg: divisor = window clipped to the padded
+// input (count_include_pad) or to the input; kAdaptiveAvg: window i of n over size s is
+// [floor(i * s / n), ceil((i + 1) * s / n)). The output shape (ceil_mode applied) is the node's.
+struct PoolParams {
+  enum Kind : int64_t { kMax = 0, kAvg = 1, kAdaptiveAvg = 2 };
+  int64_t kind = kMax;
+  int64_t kernel_h = 1, kernel_w = 1;
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_h = 0, pad_w = 0;
+  int64_t count_include_pad = 1;
+
+  std::vector<int64_t> pack() const { return {kind, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, count_include_pad}; }
+  static PoolParams of(const Node& n) {
+    const auto& d = n.attrs.dims;
+    return {d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]};
+  }
+  // PyTorch's rule: with ceil_mode, a last window must start inside the input or its left padding.
+  static int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad, bool ceil_mode) {
+    int64_t span = in + 2 * pad - k;
+    if (span < 0) return 0;
+    int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+    if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+    return out;
+  }
+};
+
+}  // namespace lf::ir

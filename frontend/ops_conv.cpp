@@ -1,0 +1,248 @@
+// Convolution and pooling (recorded as conv2d / pool2d nodes, their geometry in attrs: see
+// codegen/ir/conv.h), and the channel normalizations (batch_norm, group_norm: composites of
+// reductions and elementwise ops, which the fuser fuses; after a convolution, inference batch
+// norm's per-channel scale and shift join the convolution's epilogue).
+#include <cstring>
+
+#include "codegen/ir/conv.h"
+#include "frontend/record.h"
+#include "lazyfuse/ops.h"
+
+namespace lf {
+namespace {
+
+using detail::fail;
+
+std::string pair_str(int64_t h, int64_t w) { return "(" + std::to_string(h) + ", " + std::to_string(w) + ")"; }
+
+void check_float(const char* op, std::initializer_list<const Tensor*> args) {
+  DType d = (*args.begin())->dtype();
+  for (const Tensor* t : args) {
+    if (!t->defined()) continue;
+    if (!is_floating(t->dtype())) fail(op, "is only defined for floating-point tensors", args);
+    if (t->dtype() != d) fail(op, "input, weight and bias must have one dtype", args);
+  }
+}
+
+// An unbatched input ([C, H, W]) gets a batch dim of 1, dropped again from the result.
+Tensor batched(const char* op, const Tensor& x, int64_t rank) {
+  if (x.dim() == rank) return x;
+  if (x.dim() == rank - 1) return unsqueeze(x, 0);
+  fail(op, "expects a " + std::to_string(rank) + "-D (batched) or " + std::to_string(rank - 1) +
+               "-D (unbatched) input", {&x});
+}
+
+}  // namespace
+
+Padding2::Padding2(const char* mode) {
+  if (std::strcmp(mode, "same") == 0) {
+    same = true;
+  } else if (std::strcmp(mode, "valid") != 0) {
+    throw Error(std::string("lf::conv2d: padding must be an int, a pair, \"same\" or \"valid\", not \"") + mode + "\"");
+  }
+}
+
+Tensor conv2d(const Tensor& x0, const Tensor& weight, const Tensor& bias, Size2 stride, Padding2 padding,
+              Size2 dilation, int64_t groups) {
+  const char* op = "conv2d";
+  detail::check_defined(op, {&x0, &weight});
+  detail::check_same_device(op, {&x0, &weight});
+  if (bias.defined()) detail::check_same_device(op, {&x0, &bias});
+  check_float(op, {&x0, &weight, &bias});
+  Tensor x = batched(op, x0, 4);
+  if (weight.dim() != 4) fail(op, "weight must be 4-D [out_channels, in_channels / groups, kh, kw]", {&x0, &weight});
+  if (groups < 1) fail(op, "groups must be at least 1, not " + std::to_string(groups), {&x0, &weight});
+  if (stride.h < 1 || stride.w < 1) fail(op, "stride must be positive, not " + pair_str(stride.h, stride.w), {&x0});
+  if (dilation.h < 1 || dilation.w < 1)
+    fail(op, "dilation must be positive, not " + pair_str(dilation.h, dilation.w), {&x0});
+  if (padding.h < 0 || padding.w < 0) fail(op, "padding must be non-negative, not " + pair_str(padding.h, padding.w), {&x0});
+  const Shape& xs = x.shape();
+  const Shape& ws = weight.shape();
+  int64_t out_c = ws[0], kh = ws[2], kw = ws[3];
+  if (xs[1] != ws[1] * groups) {
+    fail(op, "input has " + std::to_string(xs[1]) + " channels, weight expects " + std::to_string(ws[1]) + " x " +
+                 std::to_string(groups) + " groups", {&x0, &weight});
+  }
+  if (out_c % groups != 0)
+    fail(op, "out_channels " + std::to_string(out_c) + " is not divisible by groups " + std::to_string(groups), {&weight});
+  if (bias.defined() && bias.shape() != Shape{out_c})
+    fail(op, "bias must have shape [" + std::to_string(out_c) + "]", {&weight, &bias});
+  ir::ConvParams p;
+  p.stride_h = stride.h;
+  p.stride_w = stride.w;
+  p.dil_h = dilation.h;
+  p.dil_w = dilation.w;
+  p.groups = groups;
+  if (padding.same) {
+    if (stride.h != 1 || stride.w != 1) fail(op, "padding \"same\" needs stride 1, not " + pair_str(stride.h, stride.w), {&x0});
+    int64_t th = dilation.h * (kh - 1), tw = dilation.w * (kw - 1);
+    p.pad_top = th / 2;
+    p.pad_bottom = th - th / 2;
+    p.pad_left = tw / 2;
+    p.pad_right = tw - tw / 2;
+  } else {
+    p.pad_top = p.pad_bottom = padding.h;
+    p.pad_left = p.pad_right = padding.w;
+  }
+  int64_t oh = ir::ConvParams::out_size(xs[2], kh, p.stride_h, p.pad_top, p.pad_bottom, p.dil_h);
+  int64_t ow = ir::ConvParams::out_size(xs[3], kw, p.stride_w, p.pad_left, p.pad_right, p.dil_w);
+  if (oh < 1 || ow < 1) {
+    fail(op, "the padded input " + pair_str(xs[2] + p.pad_top + p.pad_bottom, xs[3] + p.pad_left + p.pad_right) +
+                 " is smaller than the dilated kernel " + pair_str(p.dil_h * (kh - 1) + 1, p.dil_w * (kw - 1) + 1),
+         {&x0, &weight});
+  }
+  Shape out{xs[0], out_c, oh, ow};
+  detail::check_shape(op, out, x.dtype());
+  ir::Attrs attrs;
+  attrs.dims = p.pack();
+  Tensor y = detail::record(ir::Op::Conv2d, x.dtype(), x.device(), out, {&x, &weight}, std::move(attrs));
+  if (bias.defined()) y = y + reshape(bias, {1, out_c, 1, 1});
+  return x0.dim() == 3 ? squeeze(y, 0) : y;
+}
+
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t stride, Padding2 padding,
+              int64_t dilation, int64_t groups) {
+  detail::check_defined("conv1d", {&x, &weight});
+  if (x.dim() != 2 && x.dim() != 3) fail("conv1d", "expects a 3-D (batched) or 2-D (unbatched) input", {&x});
+  if (weight.dim() != 3) fail("conv1d", "weight must be 3-D [out_channels, in_channels / groups, k]", {&x, &weight});
+  Padding2 pad2 = padding.same ? Padding2("same") : Padding2(0, padding.w);
+  Tensor y = conv2d(unsqueeze(x, -2), unsqueeze(weight, -2), bias, Size2(1, stride), pad2, Size2(1, dilation), groups);
+  return squeeze(y, -2);
+}
+
+namespace {
+
+Tensor pool(const char* op, const Tensor& x0, ir::PoolParams p, bool ceil_mode, int64_t oh_adaptive = 0,
+            int64_t ow_adaptive = 0) {
+  detail::check_defined(op, {&x0});
+  check_float(op, {&x0});
+  Tensor x = batched(op, x0, 4);
+  const Shape& xs = x.shape();
+  int64_t oh = oh_adaptive, ow = ow_adaptive;
+  if (p.kind == ir::PoolParams::kAdaptiveAvg) {
+    if (oh < 1 || ow < 1) fail(op, "output_size must be positive, not " + pair_str(oh, ow), {&x0});
+    if (xs[2] < 1 || xs[3] < 1) fail(op, "needs a non-empty image", {&x0});
+  } else {
+    if (p.kernel_h < 1 || p.kernel_w < 1) fail(op, "kernel_size must be positive, not " + pair_str(p.kernel_h, p.kernel_w), {&x0});
+    if (p.stride_h < 1 || p.stride_w < 1) fail(op, "stride must be positive, not " + pair_str(p.stride_h, p.stride_w), {&x0});
+    if (p.pad_h < 0 || p.pad_w < 0 || 2 * p.pad_h > p.kernel_h || 2 * p.pad_w > p.kernel_w) {
+      fail(op, "padding " + pair_str(p.pad_h, p.pad_w) + " must be between 0 and half the kernel " +
+                   pair_str(p.kernel_h, p.kernel_w), {&x0});
+    }
+    oh = ir::PoolParams::out_size(xs[2], p.kernel_h, p.stride_h, p.pad_h, ceil_mode);
+    ow = ir::PoolParams::out_size(xs[3], p.kernel_w, p.stride_w, p.pad_w, ceil_mode);
+    if (oh < 1 || ow < 1) {
+      fail(op, "the padded input " + pair_str(xs[2] + 2 * p.pad_h, xs[3] + 2 * p.pad_w) + " is smaller than the kernel " +
+                   pair_str(p.kernel_h, p.kernel_w), {&x0});
+    }
+  }
+  ir::Attrs attrs;
+  attrs.dims = p.pack();
+  Tensor y = detail::record(ir::Op::Pool2d, x.dtype(), x.device(), {xs[0], xs[1], oh, ow}, {&x}, std::move(attrs));
+  return x0.dim() == 3 ? squeeze(y, 0) : y;
+}
+
+ir::PoolParams window(int64_t kind, Size2 kernel, std::optional<Size2> stride, Size2 padding) {
+  Size2 s = stride.value_or(kernel);
+  return {kind, kernel.h, kernel.w, s.h, s.w, padding.h, padding.w, 1};
+}
+
+}  // namespace
+
+Tensor max_pool2d(const Tensor& x, Size2 kernel, std::optional<Size2> stride, Size2 padding, bool ceil_mode) {
+  return pool("max_pool2d", x, window(ir::PoolParams::kMax, kernel, stride, padding), ceil_mode);
+}
+
+Tensor avg_pool2d(const Tensor& x, Size2 kernel, std::optional<Size2> stride, Size2 padding, bool ceil_mode,
+                  bool count_include_pad) {
+  ir::PoolParams p = window(ir::PoolParams::kAvg, kernel, stride, padding);
+  p.count_include_pad = count_include_pad;
+  return pool("avg_pool2d", x, p, ceil_mode);
+}
+
+Tensor adaptive_avg_pool2d(const Tensor& x, Size2 output_size) {
+  ir::PoolParams p;
+  p.kind = ir::PoolParams::kAdaptiveAvg;
+  p.pad_h = p.pad_w = 0;
+  return pool("adaptive_avg_pool2d", x, p, false, output_size.h, output_size.w);
+}
+
+namespace {
+
+// [C] -> [1, C, 1, ...] against an input of rank `rank`.
+Tensor per_channel(const Tensor& v, int64_t rank) {
+  Shape s(static_cast<size_t>(rank), 1);
+  s[1] = v.shape()[0];
+  return reshape(v, s);
+}
+
+void check_channels(const char* op, const Tensor& x, const Tensor& v, const char* what) {
+  if (!v.defined()) return;
+  detail::check_same_device(op, {&x, &v});
+  if (v.shape() != Shape{x.shape()[1]})
+    fail(op, std::string(what) + " must have shape [" + std::to_string(x.shape()[1]) + "]", {&x, &v});
+}
+
+void check_norm_input(const char* op, const Tensor& x) {
+  detail::check_defined(op, {&x});
+  if (x.dim() < 2) fail(op, "expects an input [N, C, ...] of at least 2 dims", {&x});
+  if (!is_floating(x.dtype())) fail(op, "is only defined for floating-point tensors", {&x});
+}
+
+Tensor affine(const Tensor& y, const Tensor& weight, const Tensor& bias) {
+  Tensor r = y;
+  if (weight.defined()) r = r * per_channel(weight, y.dim());
+  if (bias.defined()) r = r + per_channel(bias, y.dim());
+  return r;
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, double eps) {
+  const char* op = "batch_norm";
+  check_norm_input(op, x);
+  detail::check_defined(op, {&running_mean, &running_var});
+  for (auto [t, what] : {std::pair{&running_mean, "running_mean"}, {&running_var, "running_var"}, {&weight, "weight"},
+                         {&bias, "bias"}})
+    check_channels(op, x, *t, what);
+  // One multiply-add per element: the per-channel arithmetic is done once on [C].
+  Tensor scale = rsqrt(cast(running_var, x.dtype()) + eps);
+  if (weight.defined()) scale = scale * cast(weight, x.dtype());
+  Tensor shift = -cast(running_mean, x.dtype()) * scale;
+  if (bias.defined()) shift = shift + cast(bias, x.dtype());
+  return x * per_channel(scale, x.dim()) + per_channel(shift, x.dim());
+}
+
+BatchNormOutput batch_norm_training(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+  const char* op = "batch_norm_training";
+  check_norm_input(op, x);
+  check_channels(op, x, weight, "weight");
+  check_channels(op, x, bias, "bias");
+  std::vector<int64_t> dims{0};
+  for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+  Tensor m = mean(x, dims, true);
+  Tensor centered = x - m;
+  Tensor v = mean(centered * centered, dims, true);
+  Tensor y = affine(centered * rsqrt(v + eps), weight, bias);
+  Shape c{x.shape()[1]};
+  return {y, reshape(m, c), reshape(v, c)};
+}
+
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
+  const char* op = "group_norm";
+  check_norm_input(op, x);
+  int64_t C = x.shape()[1];
+  if (num_groups < 1 || C % num_groups != 0)
+    fail(op, "num_groups " + std::to_string(num_groups) + " must divide the " + std::to_string(C) + " channels", {&x});
+  check_channels(op, x, weight, "weight");
+  check_channels(op, x, bias, "bias");
+  int64_t per_group = C / num_groups;
+  for (int64_t d = 2; d < x.dim(); ++d) per_group *= x.shape()[d];
+  Tensor g = reshape(x, {x.shape()[0], num_groups, per_group});
+  Tensor centered = g - mean(g, {2}, true);
+  Tensor v = mean(centered * centered, {2}, true);
+  return affine(reshape(centered * rsqrt(v + eps), x.shape()), weight, bias);
+}
+
+}  // namespace lf
