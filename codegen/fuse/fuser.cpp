@@ -18,6 +18,7 @@ const char* cut_reason_name(CutReason r) {
     case CutReason::kWouldCycle: return "would-cycle";
     case CutReason::kTooLarge: return "too-large";
     case CutReason::kHostOp: return "host-op";
+    case CutReason::kGatherSource: return "gather-source";
     case CutReason::kCount: break;
   }
   return "?";
@@ -222,9 +223,15 @@ struct Builder {
     }
     // Candidate: the newest group among computed producers (host groups take no members; a matmul
     // group takes epilogue members, which the checks below keep to its output shape, read directly).
+    // A gather's source (edge 0) is read from memory at data-dependent places: it never makes the
+    // gather join its group, and a pending generator as a source is written first.
+    const bool gather = n->op == ir::Op::Gather;
+    if (gather && !edges[0].source->realized() && !computed(edges[0].source)) place_alone(edges[0].source);
     int best = -1;
-    for (const Edge& e : edges)
+    for (size_t i = gather ? 1 : 0; i < edges.size(); ++i) {
+      const Edge& e = edges[i];
       if (computed(e.source) && groups[gid[e.source]].kind != Group::Kind::Host) best = std::max(best, gid[e.source]);
+    }
     if (fusion && best < 0) best = same_shape_group(n->shape);
     if (!fusion || best < 0) {
       cut(fusion ? CutReason::kNoProducerGroup : CutReason::kFusionDisabled);
@@ -248,6 +255,11 @@ struct Builder {
       }
     }
     bool row = any_in_group && all_row && g.kind == Group::Kind::Row && is_row_shape(g, n->shape);
+    if (gather) {
+      row = false;  // element phase only (its source is addressed over the element shape)
+      if (computed(edges[0].source) && gid[edges[0].source] == best) why = CutReason::kGatherSource;
+      if (g.kind == Group::Kind::Matmul) why = CutReason::kHostOp;  // a matmul epilogue checks no indices
+    }
     if (why == CutReason::kCount && !row && n->shape != g.full) why = CutReason::kShapeMismatch;
     for (const Edge& e : edges) {
       if (why != CutReason::kCount) break;
@@ -357,7 +369,8 @@ struct Builder {
         if (wanted(*n)) place_alone(n);
       } else if (ir::is_reduce(n->op)) {
         place_reduce(n);
-      } else if (n->op == ir::Op::Matmul || n->op == ir::Op::Cat) {
+      } else if (n->op == ir::Op::Matmul || n->op == ir::Op::Cat || n->op == ir::Op::ScatterAdd ||
+                 n->op == ir::Op::CumSum || n->op == ir::Op::CumProd || n->op == ir::Op::ArgSort) {
         place_host(n);
       } else {
         place_elementwise(n);

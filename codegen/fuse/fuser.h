@@ -34,7 +34,8 @@ enum class CutReason : uint8_t {
   kDifferentReduction, // a reduction over other dims, or of a value already reduced
   kWouldCycle,         // joining would make the group depend on itself
   kTooLarge,           // the group reached its instruction or operand cap
-  kHostOp,             // matmul and cat start groups of their own
+  kHostOp,             // matmul, cat, scatter_add, scans and argsort start groups of their own
+  kGatherSource,       // a gather would join the group that computes its source (read from memory)
   kCount
 };
 const char* cut_reason_name(CutReason r);
