@@ -98,6 +98,17 @@ int insert_reshape_copies(const std::vector<ir::Node*>& order) {
   std::vector<ir::Node*> all = order;
   for (const ir::NodePtr& m : made) all.push_back(m.get());
   for (ir::Node* n : all) {
+    if (n->op == ir::Op::Gather) {
+      // A gather reads its source from memory at data-dependent places: a generator (arange,
+      // full, rand, through views) is written by a copy first. The gather holds the copy.
+      ir::Node* s = ir::resolve_views(n->inputs[0].get()).first;
+      if (!s->realized() && ir::is_generator(s->op)) {
+        ir::Node* in = n->inputs[0].get();
+        n->inputs[0] = ir::make_node(ir::Op::Copy, in->dtype, in->device, Shape(in->shape), {n->inputs[0]});
+        ++inserted;
+      }
+      continue;
+    }
     if (n->op != ir::Op::Reshape) continue;
     ir::Node* in = n->inputs[0].get();
     auto [source, chain] = ir::resolve_views(in);
@@ -224,9 +235,8 @@ struct Builder {
     // Candidate: the newest group among computed producers (host groups take no members; a matmul
     // group takes epilogue members, which the checks below keep to its output shape, read directly).
     // A gather's source (edge 0) is read from memory at data-dependent places: it never makes the
-    // gather join its group, and a pending generator as a source is written first.
+    // gather join its group (insert_reshape_copies gave a generator source a copy to be written).
     const bool gather = n->op == ir::Op::Gather;
-    if (gather && !edges[0].source->realized() && !computed(edges[0].source)) place_alone(edges[0].source);
     int best = -1;
     for (size_t i = gather ? 1 : 0; i < edges.size(); ++i) {
       const Edge& e = edges[i];

@@ -70,7 +70,9 @@ Partition partition(const std::vector<ir::Node*>& order, const std::function<boo
 //   below the elementwise ops, view(op(a, b)) -> op(view(a), view(b)), so that its consumer
 //   computes only the elements it reads (index math) instead of the whole value being stored;
 // - every reshape becomes expressible as strides over its source: where a reshape's input layout
-//   cannot be viewed that way, a copy is inserted below it.
+//   cannot be viewed that way, a copy is inserted below it;
+// - a gather whose source is a pending generator (through views) reads a copy of it, written
+//   first (a gather reads its source from memory).
 // (One entry point, which the executor already calls, for both rewrites.)
 int insert_reshape_copies(const std::vector<ir::Node*>& order);
 
