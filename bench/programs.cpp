@@ -517,6 +517,119 @@ Program conv_relu_maxpool() {
   return p;
 }
 
+// ---- Indexing, scatter, scans and sorting (issue 23).
+
+// Token embedding then layer norm: the gather is index math inside the layer norm's row kernel.
+Program embedding_layernorm() {
+  const int64_t B = 32, T = 512, V = 32000, D = 512;
+  Program p;
+  p.name = "embedding_layernorm";
+  p.config = "B32_T512_V32000_D512";
+  p.setup = [=] {
+    HostRng r(1);
+    Vars in;
+    in.add("ids", r.integers({B, T}, V));
+    in.add("table", r.normal({V, D}));
+    in.add("w", r.uniform({D}, 0.5, 1.5));
+    in.add("b", r.normal({D}, 0.1));
+    return in;
+  };
+  p.body = [=](const Vars& in) {
+    Vars out;
+    out.add("y", lf::layer_norm(lf::embedding(in["table"], in["ids"]), 1, in["w"], in["b"]));
+    return out;
+  };
+  return p;
+}
+
+// One k-means step: distances by broadcasting, argmin, per-cluster sums (index_add) and counts
+// (bincount: its size is data, so it reads max and min of the assignments, a sync point).
+Program kmeans_step() {
+  const int64_t N = 65536, D = 16, K = 64;
+  Program p;
+  p.name = "kmeans_step";
+  p.config = "N65536_D16_K64";
+  p.note = "bincount reads the assignments' max and min (a sync point inside the step)";
+  p.setup = [=] {
+    HostRng r(1);
+    Vars in;
+    in.add("X", r.normal({N, D}));
+    in.add("C", r.normal({K, D}));
+    return in;
+  };
+  p.body = [=](const Vars& in) {
+    const lf::Tensor &X = in["X"], &C = in["C"];
+    lf::Tensor d = lf::sum(lf::square(X.unsqueeze(1) - C.unsqueeze(0)), {-1});
+    lf::Tensor a = lf::argmin(d, {1});
+    lf::Tensor sums = lf::index_add(lf::zeros({K, D}), 0, a, X);
+    lf::Tensor counts = lf::bincount(a, {}, K);
+    Vars out;
+    out.add("centroids", sums / lf::cast(lf::clamp(counts, 1, std::numeric_limits<int64_t>::max()), lf::DType::Float32).unsqueeze(1));
+    out.add("counts", counts);
+    return out;
+  };
+  return p;
+}
+
+Program cumsum_program() {
+  Program p;
+  p.name = "cumsum";
+  p.config = "4096x4096_dim1";
+  p.setup = [] {
+    HostRng r(1);
+    Vars in;
+    in.add("x", r.normal({4096, 4096}));
+    return in;
+  };
+  p.body = [](const Vars& in) {
+    Vars out;
+    out.add("y", lf::cumsum(in["x"], 1));
+    return out;
+  };
+  return p;
+}
+
+Program sort_program() {
+  Program p;
+  p.name = "sort";
+  p.config = "1024x4096_dim1";
+  p.setup = [] {
+    HostRng r(1);
+    Vars in;
+    in.add("x", r.normal({1024, 4096}));
+    return in;
+  };
+  p.body = [](const Vars& in) {
+    auto [values, indices] = lf::sort(in["x"], 1);
+    Vars out;
+    out.add("values", values);
+    out.add("indices", indices);
+    return out;
+  };
+  return p;
+}
+
+Program topk_program() {
+  Program p;
+  p.name = "topk";
+  p.config = "256x32000_k50";
+  p.note = "a full stable sort per row, then the first 50";
+  p.setup = [] {
+    HostRng r(1);
+    Vars in;
+    in.add("x", r.normal({256, 32000}));
+    return in;
+  };
+  p.body = [](const Vars& in) {
+    auto [values, indices] = lf::topk(in["x"], 50, 1);
+    Vars out;
+    out.add("values", values);
+    out.add("indices", indices);
+    return out;
+  };
+  return p;
+}
+
 // ---- Programs that wait for ops. Their PyTorch spelling is in bench/programs_peers.py, which
 // measures the peers; the LazyFuse body is written when the ops land.
 Program waiting(const std::string& name, const std::string& config, std::vector<std::string> needs, std::string note) {
@@ -537,21 +650,19 @@ std::vector<Program> registry() {
   }
   r.push_back(mlp());
   r.push_back(cross_entropy());
-  r.push_back(waiting("embedding_layernorm", "B32_T512_V32000_D512", {"embedding (gather / index_select)"},
-                      "y = layer_norm(table[ids], w, b)"));
+  r.push_back(embedding_layernorm());
   r.push_back(resnet_basic_block());
   r.push_back(conv_relu_maxpool());
-  r.push_back(waiting("kmeans_step", "N65536_D16_K64", {"index_add / scatter_add (per-cluster sums)", "bincount (counts)"},
-                      "distances by broadcasting and argmin are writable today; the per-cluster sums are not"));
+  r.push_back(kmeans_step());
   r.push_back(stencil("jacobi2d", 64));
   r.push_back(stencil("jacobi2d", 2048));
   r.push_back(stencil("heat2d", 64));
   r.push_back(stencil("heat2d", 2048));
   r.push_back(monte_carlo_pi());
   r.push_back(black_scholes());
-  r.push_back(waiting("cumsum", "4096x4096_dim1", {"cumsum"}, ""));
-  r.push_back(waiting("sort", "1024x4096_dim1", {"sort"}, ""));
-  r.push_back(waiting("topk", "256x32000_k50", {"topk"}, ""));
+  r.push_back(cumsum_program());
+  r.push_back(sort_program());
+  r.push_back(topk_program());
   return r;
 }
 

@@ -36,10 +36,11 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
   if (rec && g.kind != fuse::Group::Kind::Pointwise && g.kind != fuse::Group::Kind::Row) rec->ok = false;
   if (g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Pool2d) return run_pool_group(run);
   if (g.kind == fuse::Group::Kind::Host) {
+    ir::Op op = g.nodes[0]->op;  // before it becomes a buffer
     run_host(g);
     if (run.options.log_level >= 1)
       std::fprintf(stderr, "[lazyfuse]   group %d: %s on the host (reference executor)\n", run.index,
-                   ir::op_name(g.nodes[0]->op));
+                   ir::op_name(op));
     return;
   }
   if (g.kind == fuse::Group::Kind::Matmul) return run_matmul_group(run);
@@ -50,7 +51,10 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
     return backend::run_fallback(k);
   }
   backend::launch(k, run.stats);
+  // A plan replay would skip the index check after the launch: gathers are not recorded.
+  if (rec && k.low.error_storage) rec->ok = false;
   if (rec && rec->ok) rec->add(k);
+  lower::check_gathers(k.low);
   backend::materialize_outputs(k);
 }
 

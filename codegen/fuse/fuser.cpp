@@ -18,6 +18,7 @@ const char* cut_reason_name(CutReason r) {
     case CutReason::kWouldCycle: return "would-cycle";
     case CutReason::kTooLarge: return "too-large";
     case CutReason::kHostOp: return "host-op";
+    case CutReason::kGatherSource: return "gather-source";
     case CutReason::kCount: break;
   }
   return "?";
@@ -97,6 +98,17 @@ int insert_reshape_copies(const std::vector<ir::Node*>& order) {
   std::vector<ir::Node*> all = order;
   for (const ir::NodePtr& m : made) all.push_back(m.get());
   for (ir::Node* n : all) {
+    if (n->op == ir::Op::Gather) {
+      // A gather reads its source from memory at data-dependent places: a generator (arange,
+      // full, rand, through views) is written by a copy first. The gather holds the copy.
+      ir::Node* s = ir::resolve_views(n->inputs[0].get()).first;
+      if (!s->realized() && ir::is_generator(s->op)) {
+        ir::Node* in = n->inputs[0].get();
+        n->inputs[0] = ir::make_node(ir::Op::Copy, in->dtype, in->device, Shape(in->shape), {n->inputs[0]});
+        ++inserted;
+      }
+      continue;
+    }
     if (n->op != ir::Op::Reshape) continue;
     ir::Node* in = n->inputs[0].get();
     auto [source, chain] = ir::resolve_views(in);
@@ -222,9 +234,14 @@ struct Builder {
     }
     // Candidate: the newest group among computed producers (host groups take no members; a matmul
     // group takes epilogue members, which the checks below keep to its output shape, read directly).
+    // A gather's source (edge 0) is read from memory at data-dependent places: it never makes the
+    // gather join its group (insert_reshape_copies gave a generator source a copy to be written).
+    const bool gather = n->op == ir::Op::Gather;
     int best = -1;
-    for (const Edge& e : edges)
+    for (size_t i = gather ? 1 : 0; i < edges.size(); ++i) {
+      const Edge& e = edges[i];
       if (computed(e.source) && groups[gid[e.source]].kind != Group::Kind::Host) best = std::max(best, gid[e.source]);
+    }
     // A newest candidate read only through views it cannot express (a per-channel scale computed
     // after a convolution, read broadcast) would cut; a library call's group read directly takes
     // the node as its epilogue instead (inference batch norm after conv2d or matmul).
@@ -235,7 +252,7 @@ struct Builder {
         if (e.chain.empty()) direct_best = true;
         else if (!is_broadcast_back(groups[best], *e.source, e.chain, n->shape)) cuts = true;
       }
-      if (cuts && !direct_best) {
+      if (cuts && !direct_best && !gather) {  // (a gather's source is read from memory, never joined)
         for (const Edge& e : edges) {
           if (!computed(e.source) || !e.chain.empty()) continue;
           Group::Kind k = groups[gid[e.source]].kind;
@@ -267,6 +284,11 @@ struct Builder {
       }
     }
     bool row = any_in_group && all_row && g.kind == Group::Kind::Row && is_row_shape(g, n->shape);
+    if (gather) {
+      row = false;  // element phase only (its source is addressed over the element shape)
+      if (computed(edges[0].source) && gid[edges[0].source] == best) why = CutReason::kGatherSource;
+      if (g.kind == Group::Kind::Matmul) why = CutReason::kHostOp;  // a matmul epilogue checks no indices
+    }
     if (why == CutReason::kCount && !row && n->shape != g.full) why = CutReason::kShapeMismatch;
     for (const Edge& e : edges) {
       if (why != CutReason::kCount) break;
@@ -380,7 +402,8 @@ struct Builder {
       } else if (ir::is_reduce(n->op)) {
         place_reduce(n);
       } else if (n->op == ir::Op::Matmul || n->op == ir::Op::Cat || n->op == ir::Op::Conv2d ||
-                 n->op == ir::Op::Pool2d) {
+                 n->op == ir::Op::Pool2d || n->op == ir::Op::ScatterAdd || n->op == ir::Op::CumSum ||
+                 n->op == ir::Op::CumProd || n->op == ir::Op::ArgSort) {
         place_host(n);
       } else {
         place_elementwise(n);

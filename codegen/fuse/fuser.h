@@ -37,7 +37,8 @@ enum class CutReason : uint8_t {
   kDifferentReduction, // a reduction over other dims, or of a value already reduced
   kWouldCycle,         // joining would make the group depend on itself
   kTooLarge,           // the group reached its instruction or operand cap
-  kHostOp,             // matmul, conv2d, pool2d and cat start groups of their own
+  kHostOp,             // matmul, conv2d, pool2d, cat, scatter_add, scans and argsort start groups of their own
+  kGatherSource,       // a gather would join the group that computes its source (read from memory)
   kCount
 };
 const char* cut_reason_name(CutReason r);
@@ -72,7 +73,9 @@ Partition partition(const std::vector<ir::Node*>& order, const std::function<boo
 //   below the elementwise ops, view(op(a, b)) -> op(view(a), view(b)), so that its consumer
 //   computes only the elements it reads (index math) instead of the whole value being stored;
 // - every reshape becomes expressible as strides over its source: where a reshape's input layout
-//   cannot be viewed that way, a copy is inserted below it.
+//   cannot be viewed that way, a copy is inserted below it;
+// - a gather whose source is a pending generator (through views) reads a copy of it, written
+//   first (a gather reads its source from memory).
 // (One entry point, which the executor already calls, for both rewrites.)
 int insert_reshape_copies(const std::vector<ir::Node*>& order);
 

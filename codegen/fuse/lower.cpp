@@ -6,6 +6,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "codegen/ir/indexing.h"
 #include "codegen/ir/view.h"
 
 namespace lf::lower {
@@ -150,7 +151,9 @@ class Lowerer {
     if (auto it = memo_.find(n); it != memo_.end()) return it->second;
     int result;
     bool row = is_row(n);
-    if (ir::is_view(n->op) || ir::is_generator(n->op)) {
+    if (n->op == ir::Op::Gather) {
+      result = gather(n, row);
+    } else if (ir::is_view(n->op) || ir::is_generator(n->op)) {
       // Held by the user on its own: the group copies it out.
       auto [source, chain] = ir::resolve_views(n);
       result = leaf(source, chain, row);
@@ -175,6 +178,59 @@ class Lowerer {
     }
     memo_[n] = result;
     return result;
+  }
+
+  // A gather (ir::Op::Gather): its source is read from memory (the fuser makes sure it is written
+  // first) through a view whose stride along the gathered dim is 0; the index picks the element.
+  int gather(Node* n, bool row) {
+    auto [isrc, ichain] = ir::resolve_views(n->inputs[1].get());
+    int index = member(isrc) ? instr_of(isrc) : leaf(isrc, ichain, row);
+    auto [source, chain] = ir::resolve_views(n->inputs[0].get());
+    if (!source->realized()) throw Error("lower: a gather's source is not in memory (internal error)");
+    auto view = ir::view_of_chain(*source, chain);
+    if (!view) throw Error("lower: a reshape that cannot be viewed reached the lowering (internal error)");
+    size_t axis = static_cast<size_t>(n->attrs.axis);
+    int64_t size = view->shape[axis], stride = view->strides[axis];
+    Shape strides = view->strides;
+    strides[axis] = 0;
+    OperandData od;
+    od.meta = Operand{Operand::Kind::Input, source->dtype, false, {}};
+    od.strides = std::move(strides);
+    od.offset = view->offset;
+    od.pointer = source->storage->data();
+    int slot = static_cast<int>(operands_.size());
+    operands_.push_back(std::move(od));
+    out_.bytes += n->numel() * static_cast<int64_t>(dtype_size(source->dtype));
+    if (out_.kernel.error_slot < 0) {
+      out_.error_storage = rt::Storage::allocate(device_, 2 * sizeof(int64_t));
+      zero(*out_.error_storage);
+      OperandData err;
+      err.meta = Operand{Operand::Kind::Output, DType::Int64, false, {}};
+      err.strides = Shape(g_.full.size(), 0);
+      err.pointer = out_.error_storage->data();
+      out_.kernel.error_slot = static_cast<int>(operands_.size());
+      operands_.push_back(std::move(err));
+    }
+    out_.gathers.push_back(n);
+    Instr in;
+    in.kind = InstrKind::Gather;
+    in.dtype = n->dtype;
+    in.row = row;
+    in.slot = slot;
+    in.args = {index};
+    in.params = {param(kir::ParamKind::Int, size), param(kir::ParamKind::Int, stride),
+                 param(kir::ParamKind::Int, static_cast<int64_t>(out_.gathers.size()))};
+    return push(std::move(in));
+  }
+
+  static void zero(rt::Storage& s) {
+    if (s.device().is_cpu()) {
+      std::memset(s.data(), 0, s.nbytes());
+      return;
+    }
+    auto host = rt::Storage::allocate(Device::cpu(), s.nbytes());
+    std::memset(host->data(), 0, s.nbytes());
+    rt::copy(*host, 0, s, 0, s.nbytes());
   }
 
   // Reduced dims last; drop size-1 dims; merge neighbours that are contiguous for every operand.
@@ -261,6 +317,24 @@ class Lowerer {
 };
 
 }  // namespace
+
+void check_gathers(const Lowered& low) {
+  if (!low.error_storage) return;
+  int64_t err[2];
+  const rt::Storage& s = *low.error_storage;
+  if (s.device().is_cpu()) {
+    std::memcpy(err, s.data(), sizeof err);
+  } else {
+    auto host = rt::Storage::allocate(Device::cpu(), sizeof err);
+    rt::copy(s, 0, *host, 0, sizeof err);
+    std::memcpy(err, host->data(), sizeof err);
+  }
+  if (err[0] <= 0 || err[0] > static_cast<int64_t>(low.gathers.size())) return;
+  const Node& g = *low.gathers[static_cast<size_t>(err[0] - 1)];
+  int64_t axis = g.attrs.axis;
+  throw Error(ir::index_error(ir::gather_op_name(g.attrs.start), err[1], axis, g.inputs[0]->shape[static_cast<size_t>(axis)],
+                              g.attrs.start != static_cast<int64_t>(ir::GatherOp::Take)));
+}
 
 Lowered lower_group(const fuse::Group& group, const fuse::Partition& partition, int group_index, Device device,
                     bool keep_last_dim, const std::vector<OutputPlacement>* placement) {

@@ -19,7 +19,15 @@ struct Lowered {
   std::vector<ir::Node*> outputs;                         // in kernel output order
   std::vector<std::shared_ptr<rt::Storage>> out_storage;  // freshly allocated, contiguous
   int64_t bytes = 0;                                      // bytes read and written, at least once each
+  // Gathers: the kernel's error operand ({tag, index}, zero before the launch: check_gathers()
+  // reads it after) and the gather node of each tag (tag t is gathers[t - 1]).
+  std::shared_ptr<rt::Storage> error_storage;
+  std::vector<ir::Node*> gathers;
 };
+
+// Throws the index error a launch of `low` recorded, if any (waits for the device: the flush is a
+// sync point for a group with a gather, since indices are data).
+void check_gathers(const Lowered& low);
 
 // The group's inputs must be realized (earlier groups ran); outputs are allocated on `device`.
 // `keep_last_dim`: a pointwise kernel's last two dims stay as they are (never merged or dropped),

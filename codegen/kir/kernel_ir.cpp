@@ -63,6 +63,10 @@ std::string Kernel::key() const {
     put(s, o.slot);
     s += ' ';
   }
+  if (error_slot >= 0) {
+    s += "|err:";
+    put(s, error_slot);
+  }
   return s;
 }
 
@@ -72,6 +76,7 @@ std::string Kernel::summary() const {
   for (const Instr& in : instrs) {
     if (in.kind == InstrKind::Op && in.op != ir::Op::Copy) s += std::string(s.empty() ? "" : ",") + ir::op_name(in.op);
     if (in.kind == InstrKind::Gen) s += std::string(s.empty() ? "" : ",") + ir::op_name(in.op);
+    if (in.kind == InstrKind::Gather) s += std::string(s.empty() ? "" : ",") + "gather";
     if (in.kind == InstrKind::Reduce) reduces += std::string(reduces.empty() ? "" : ",") + ir::op_name(in.op);
   }
   if (s.empty()) s = "copy";

@@ -23,6 +23,12 @@ enum class InstrKind : uint8_t {
   Gen,     // arange/rand/randn at the linear index given by operand `slot`'s strides
   Op,      // elementwise op over args (where, cast and copy included)
   Reduce,  // reduction of args[0] (an element value) over the row; the result is a row value
+  // A load of operand `slot` at a data-dependent index (ir::Op::Gather): the operand's offset at
+  // the current element (its stride along the gathered dim is 0) plus i * stride, where i is
+  // args[0] (an integer) taken modulo size when negative; params: {size, stride, tag}. An i out of
+  // [-size, size) stores tag and i into the kernel's error operand (Kernel::error_slot) and reads
+  // element 0 instead, so the executor can report it after the launch.
+  Gather,
 };
 
 struct Instr {
@@ -60,6 +66,9 @@ struct Kernel {
   std::vector<ParamKind> params;
   std::vector<Instr> instrs;  // topologically ordered
   std::vector<Output> outputs;
+  // An Output operand of two Int64s {tag, index}, zero before the launch, that Gather instructions
+  // write when an index is out of range; -1 when the kernel has no gather.
+  int error_slot = -1;
 
   // The canonical structural string: equal keys mean identical generated code.
   std::string key() const;

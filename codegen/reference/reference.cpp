@@ -10,6 +10,7 @@
 #include "codegen/ir/dtype_dispatch.h"
 #include "codegen/ir/random.h"
 #include "codegen/reference/conv.h"
+#include "codegen/reference/indexing.h"
 #include "codegen/reference/math.h"
 
 namespace lf::ir {
@@ -450,6 +451,11 @@ Value reference_op(const Node& node, const std::vector<Value>& in) {
     case Op::Matmul: return matmul(node, in[0], in[1]);
     case Op::Conv2d: return reference_conv2d(node, in[0], in[1]);
     case Op::Pool2d: return reference_pool2d(node, in[0]);
+    case Op::Gather: return gather_ref(node, in);
+    case Op::ScatterAdd: return scatter_add_ref(node, in);
+    case Op::CumSum:
+    case Op::CumProd: return scan_ref(node, in[0]);
+    case Op::ArgSort: return argsort_ref(node, in[0]);
     default: break;
   }
   throw Error(std::string("reference executor: no implementation of op ") + op_name(node.op));

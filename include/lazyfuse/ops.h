@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <optional>
+
+#include <utility>
 #include <vector>
 
 #include "lazyfuse/tensor.h"
@@ -226,5 +228,35 @@ BatchNormOutput batch_norm_training(const Tensor& x, const Tensor& weight = {}, 
 // [N, C, ...]: statistics per image over each of num_groups groups of channels; weight, bias [C].
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},
                   double eps = 1e-5);
+
+// ---- Indexing, scatter, scans and sorting (PyTorch's names and semantics; each returns a new
+// tensor). Indices are int32 or int64; negative ones count from the end. An index out of range is
+// an lf::Error at the sync point that computes the result (indices are data), naming the op, the
+// index and the size.
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);  // index: 1-D (or 0-D)
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);  // index: x's rank, sizes <= x's off dim
+Tensor take_along_dim(const Tensor& x, const Tensor& indices, int64_t dim);  // broadcasts off dim
+Tensor take_along_dim(const Tensor& x, const Tensor& indices);  // over the flattened x
+Tensor take(const Tensor& x, const Tensor& index);  // x flattened; the result has index's shape
+Tensor embedding(const Tensor& weight, const Tensor& indices);  // weight [V, D] -> indices.shape + [D]
+// out = x; out[.., index[i], ..] += alpha * source[.., i, ..] along dim (in order of i: deterministic).
+Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha = 1);
+// out = x; out[c with c[dim] = index[c]] += src[c] for c over index's shape (in order: deterministic).
+Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+// Counts of each value of the 1-D non-negative integer x (weighted sums with `weights`). The
+// result's size, max(x) + 1 (at least minlength), is data: a sync point that reads max and min of x.
+Tensor bincount(const Tensor& x, const Tensor& weights = {}, int64_t minlength = 0);
+// int64 one-hot rows (x.shape + [num_classes]); num_classes -1: max(x) + 1. Reads min and max of x
+// (a sync point) to check the classes, like PyTorch.
+Tensor one_hot(const Tensor& x, int64_t num_classes = -1);
+Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value);  // where(mask, value, x), x's dtype
+Tensor cumsum(const Tensor& x, int64_t dim);   // bool and integers give int64
+Tensor cumprod(const Tensor& x, int64_t dim);  // bool and integers give int64
+// Stable sort along dim (NaN is larger than every number: last ascending, first descending):
+// {values, int64 indices}.
+std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim = -1, bool descending = false);
+Tensor argsort(const Tensor& x, int64_t dim = -1, bool descending = false);
+// The k largest (or smallest) along dim, sorted, with their int64 indices; ties keep index order.
+std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bool largest = true);
 
 }  // namespace lf

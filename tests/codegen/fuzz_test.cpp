@@ -1,5 +1,5 @@
 // Differential fuzzer: random op graphs (elementwise, views, reductions, normalizations, conv2d
-// and pooling) built through the public API, every kept value read through
+// and pooling, gathers, scatters, scans and sorts) built through the public API, every kept value read through
 // the fused CPU path and compared with the reference executor (the oracle).
 //
 // CI runs fixed seeds. For a long run set LAZYFUSE_FUZZ_ITERS (graphs per test) and optionally
@@ -227,7 +227,8 @@ class Graph {
       else if (kind < 44) compare_where(a);
       else if (kind < 50) cast_op(a);
       else if (kind < 70) view(a);
-      else if (kind < 88) reduction(a);
+      else if (kind < 84) reduction(a);
+      else if (kind < 92) indexing(a);
       else nn(a);
     } catch (const lf::Error& e) {
       desc_ << "# rejected by the frontend: " << e.what() << "\n";
@@ -493,6 +494,89 @@ class Graph {
     bool nan_fuzzy = a.nan_fuzzy || (fuzzy && (op == "std" || op == "logsumexp"));
     add(r, what.str(), rel, fuzzy, nan_fuzzy);
     vals_.back().cancels = fl && len > 1 && (op == "sum" || op == "mean" || op == "var" || op == "std");
+  }
+
+  // Random indices in [-size, size) of `shape`, int32 or int64; half the time computed in the graph
+  // (a float tensor times 1, cast), so that the gather joins its index's group.
+  Tensor random_index(const Shape& shape, int64_t size, std::string* name) {
+    std::vector<float> f(static_cast<size_t>(lf::shape_numel(shape)));
+    for (float& x : f) x = static_cast<float>(size == 0 ? 0 : rng_.range(-size, size - 1));
+    DType d = rng_.chance(0.5) ? DType::Int64 : DType::Int32;
+    Tensor base = lf::from_vector(f, shape);
+    if (rng_.chance(0.5)) {
+      *name = "idx" + lf::shape_str(shape) + "(computed)";
+      return lf::cast(base * 1.0, d);
+    }
+    *name = "idx" + lf::shape_str(shape);
+    return lf::cast(base, d);
+  }
+
+  // Gathers (fused as index math), scatters, scans and sorts (host groups).
+  void indexing(const Val& a) {
+    int64_t rank = a.t.dim();
+    if (rank == 0 || a.t.numel() == 0) return;  // an index into nothing is an error (tested elsewhere)
+    int64_t d = rng_.range(0, rank - 1);
+    int64_t size = a.t.size(d);
+    int kind = static_cast<int>(rng_.range(0, 7));
+    std::string in;
+    std::ostringstream what;
+    Tensor r;
+    double rel = a.rel;
+    bool fuzzy = a.fuzzy;
+    if (kind == 0) {
+      Tensor idx = random_index({rng_.range(0, 5)}, size, &in);
+      r = lf::index_select(a.t, d, idx);
+      what << "index_select(" << a.name << ", " << d << ", " << in << ")";
+    } else if (kind == 1 || kind == 2) {
+      Shape s = a.t.shape();
+      for (int64_t k = 0; k < rank; ++k)
+        if (k == d) s[static_cast<size_t>(k)] = rng_.range(0, 4);
+        else if (rng_.chance(0.3)) s[static_cast<size_t>(k)] = rng_.range(std::min<int64_t>(1, s[k]), s[k]);
+      Tensor idx = random_index(s, size, &in);
+      r = kind == 1 ? lf::gather(a.t, d, idx) : lf::take_along_dim(a.t, idx, d - rank);
+      what << (kind == 1 ? "gather(" : "take_along_dim(") << a.name << ", " << d << ", " << in << ")";
+    } else if (kind == 3) {
+      Tensor idx = random_index({rng_.range(1, 3), rng_.range(0, 3)}, a.t.numel(), &in);
+      r = lf::take(a.t, idx);
+      what << "take(" << a.name << ", " << in << ")";
+    } else if (kind == 4) {
+      if (rank != 2) return;
+      Tensor idx = random_index({rng_.range(1, 4)}, a.t.size(0), &in);
+      r = lf::embedding(a.t, idx);
+      what << "embedding(" << a.name << ", " << in << ")";
+    } else if (kind == 5) {
+      if (a.t.dtype() == DType::Bool) return;
+      int64_t n = rng_.range(0, 6);
+      Shape s = a.t.shape();
+      s[static_cast<size_t>(d)] = n;
+      Tensor idx = random_index({n}, size, &in);
+      Tensor src = lf::cast(lf::rand(s) * 4 - 2, a.t.dtype());
+      r = lf::index_add(a.t, d, idx, src);
+      what << "index_add(" << a.name << ", " << d << ", " << in << ", rand" << lf::shape_str(s) << ")";
+      rel = grow(a.rel) + static_cast<double>(n + 2) * eps_of(r.dtype()) * 4;
+      fuzzy = is_floating(r.dtype());
+    } else if (kind == 6) {
+      bool prod = rng_.chance(0.3);
+      r = prod ? lf::cumprod(a.t, d) : lf::cumsum(a.t, d);
+      what << (prod ? "cumprod(" : "cumsum(") << a.name << ", " << d << ")";
+      rel = grow(a.rel) * static_cast<double>(prod ? size : 1) + static_cast<double>(size + 2) * eps_of(r.dtype()) * 4;
+      fuzzy = is_floating(r.dtype()) && (a.fuzzy || size > 1);
+    } else {
+      if (a.fuzzy) return;  // ties between last-bit-different values order differently
+      bool desc = rng_.chance(0.5);
+      int which = static_cast<int>(rng_.range(0, 2));
+      if (which == 0) r = lf::sort(a.t, d, desc).first;
+      else if (which == 1) r = lf::argsort(a.t, d, desc);
+      else r = lf::topk(a.t, rng_.range(0, size), d, desc).second;
+      what << (which == 0 ? "sort(" : which == 1 ? "argsort(" : "topk indices(") << a.name << ", " << d
+           << (desc ? ", descending" : "") << ")";
+      if (which > 0) rel = 0;
+    }
+    if (rng_.chance(0.5) && r.dtype() != DType::Bool && r.numel() > 0) {
+      r = r * 2;  // an elementwise consumer: the gather (or the host group's output) feeds a fused kernel
+      what << " * 2";
+    }
+    add(r, what.str(), rel, fuzzy, a.nan_fuzzy || (fuzzy && kind >= 5));
   }
 
   // conv2d (with bias, relu: an epilogue) or a pooling over the value as an image: a 4-D value as

@@ -1,5 +1,5 @@
 // Golden snippets of emitted code: for a few canonical groups (pointwise with a broadcast, a row
-// reduction, a split reduction, a matmul epilogue) the key lines of the LLVM IR and the CUDA C are
+// reduction, a split reduction, a matmul epilogue, gathers) the key lines of the LLVM IR and the CUDA C are
 // kept in tests/codegen/golden/, so that any change in emitted code shows in review. After an
 // intended change, run tests/codegen/golden/update.sh and commit the new files with it.
 #include <gtest/gtest.h>
@@ -96,12 +96,24 @@ Tensor matmul_epilogue() {
   return lf::gelu(lf::matmul(a, w) + b) + r;
 }
 
+// Issue 23: a gather as index math, in a row kernel (embedding + layer_norm) and a pointwise one.
+Tensor embedding_layer_norm() {
+  Tensor ids = lf::from_vector(std::vector<int64_t>{3, 0, 7, 1}, {4});
+  return lf::layer_norm(lf::embedding(input({10, 64}), ids), 1);
+}
+Tensor gather_pointwise() {
+  Tensor idx = lf::from_vector(std::vector<int32_t>(64 * 8, 1), {64, 8});
+  return lf::gather(input({64, 128}), 1, idx) * 2;
+}
+
 const std::vector<Case>& cases() {
   static const std::vector<Case> c = {
       {"pointwise_broadcast", pointwise_broadcast, {.index32 = true, .vec4 = true}},
       {"row_softmax", row_softmax, {.index32 = true, .row_cache = 4}},
       {"split_sum", split_sum, {.index32 = true, .vec4 = true}},
       {"matmul_epilogue", matmul_epilogue, {.index32 = true, .matmul_product = 0}},
+      {"embedding_layer_norm", embedding_layer_norm, {.index32 = true, .row_cache = 1}},
+      {"gather_pointwise", gather_pointwise, {.index32 = true}},
   };
   return c;
 }
@@ -149,7 +161,11 @@ TEST_P(Golden, LlvmIr) {
 TEST_P(Golden, CudaC) {
   const Case& c = GetParam();
   lf::lower::Lowered low = lowered(c.make());
-  check_or_update(std::string(c.name) + ".cu", key_lines(lf::cuda::emit_cuda(low.kernel, c.name, c.cuda), true));
+  std::string source = lf::cuda::emit_cuda(low.kernel, c.name, c.cuda);
+  // LAZYFUSE_GOLDEN_CUDA_DIR: also write the whole source there (to compile it with nvcc where no
+  // GPU is present).
+  if (const char* dir = std::getenv("LAZYFUSE_GOLDEN_CUDA_DIR")) std::ofstream(std::string(dir) + "/" + c.name + ".cu") << source;
+  check_or_update(std::string(c.name) + ".cu", key_lines(source, true));
 }
 
 INSTANTIATE_TEST_SUITE_P(Canonical, Golden, ::testing::ValuesIn(cases()),

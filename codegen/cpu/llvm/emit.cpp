@@ -2,6 +2,8 @@
 // generators, and the entry points.
 #include "codegen/cpu/llvm/emitter.h"
 
+#include <llvm/IR/MDBuilder.h>
+
 namespace lf::cpu {
 
 llvm::Type* Emitter::ctype(DType d) {
@@ -171,6 +173,7 @@ Value* Emitter::compute(const Instr& in, const std::vector<Value*>& off, bool ro
     case InstrKind::Param: return param_value(in);
     case InstrKind::Gen: return generate(in, off[in.slot]);
     case InstrKind::Reduce: throw Error("llvm emitter: reduction used before it was computed (internal error)");
+    case InstrKind::Gather: return gather(in, off, row);
     case InstrKind::Op: break;
   }
   std::vector<Value*> args;
@@ -180,6 +183,30 @@ Value* Emitter::compute(const Instr& in, const std::vector<Value*>& off, bool ro
   if (in.op == Op::Cast) return convert(args[0], k_.instrs[in.args[0]].dtype, in.dtype);
   Value* v = elementwise(in.op, args, arg_dtype);
   return is_floating(in.dtype) ? round16(v, in.dtype) : v;
+}
+
+// A load at a data-dependent index (kir::InstrKind::Gather). An index out of range is recorded
+// in the error operand on a branch taken only then (several threads may store at once: each store
+// is one bad index, and any of them makes the error) and element 0 is read instead, so the kernel
+// never reads outside the source.
+Value* Emitter::gather(const Instr& in, const std::vector<Value*>& off, bool row) {
+  Value* raw = convert(arg(in.args[0], row), k_.instrs[in.args[0]].dtype, DType::Int64);
+  Value* size = params_[in.params[0]];
+  Value* stride = params_[in.params[1]];
+  Value* idx = b_.CreateSelect(b_.CreateICmpSLT(raw, b_.getInt64(0)), b_.CreateAdd(raw, size), raw);
+  Value* bad = b_.CreateICmpUGE(idx, size);  // unsigned: still negative is out of range too
+  auto* report = llvm::BasicBlock::Create(ctx_, "gather.bad", fn_);
+  auto* cont = llvm::BasicBlock::Create(ctx_, "gather.ok", fn_);
+  llvm::MDBuilder md(ctx_);
+  b_.CreateCondBr(bad, report, cont, md.createBranchWeights(1, 1 << 20));
+  b_.SetInsertPoint(report);
+  Value* err = ptrs_[k_.error_slot];
+  b_.CreateStore(params_[in.params[2]], err);
+  b_.CreateStore(raw, b_.CreateConstInBoundsGEP1_64(i64_, err, 1));
+  b_.CreateBr(cont);
+  b_.SetInsertPoint(cont);
+  Value* safe = b_.CreateSelect(bad, b_.getInt64(0), idx);
+  return load(in.slot, b_.CreateAdd(off[in.slot], b_.CreateMul(safe, stride)), in.dtype);
 }
 
 Value* Emitter::param_value(const Instr& in) {

@@ -185,6 +185,8 @@ class Emitter {
 
   Value* param_value(const Instr& in);
 
+  Value* gather(const Instr& in, const std::vector<Value*>& off, bool row);
+
   // ---- generators (the same integer steps as codegen/ir/random.h)
 
   Value* splitmix(Value* seed, Value* index);

@@ -1,0 +1,158 @@
+// Reference implementations of gather, scatter_add, cumsum/cumprod and argsort (indexing.h).
+// Each works on contiguous copies, viewed as [outer, n, inner] around the op's axis.
+#include "codegen/reference/indexing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include "codegen/ir/dtype_dispatch.h"
+#include "codegen/ir/indexing.h"
+#include "codegen/reference/math.h"
+
+namespace lf::ir {
+namespace {
+
+struct Around {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+
+Around around(const Shape& shape, int64_t axis) {
+  Around a;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+    if (d < axis) a.outer *= shape[d];
+    else if (d == axis) a.n = shape[d];
+    else a.inner *= shape[d];
+  }
+  return a;
+}
+
+Value fresh(DType dtype, const Shape& shape) {
+  auto storage = rt::Storage::allocate(Device::cpu(), static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype));
+  return Value{std::move(storage), dtype, shape, Layout{contiguous_strides(shape), 0}};
+}
+
+// The index, counted from the end when negative; an lf::Error when out of range.
+int64_t checked_index(int64_t raw, int64_t size, const char* op, int64_t axis, bool name_dim) {
+  int64_t i = raw < 0 ? raw + size : raw;
+  if (i < 0 || i >= size) throw Error(index_error(op, raw, axis, size, name_dim));
+  return i;
+}
+
+}  // namespace
+
+Value gather_ref(const Node& node, const std::vector<Value>& in) {
+  Value src = to_contiguous(in[0], in[0].dtype);
+  Value idx = to_contiguous(in[1], DType::Int64);
+  const int64_t* ip = static_cast<const int64_t*>(idx.storage->data());
+  Around out = around(node.shape, node.attrs.axis);
+  int64_t size = src.shape[static_cast<size_t>(node.attrs.axis)];
+  Value result = fresh(node.dtype, node.shape);
+  size_t es = dtype_size(node.dtype);
+  const char* sp = static_cast<const char*>(src.storage->data());
+  char* dp = static_cast<char*>(result.storage->data());
+  const char* op = gather_op_name(node.attrs.start);
+  bool name_dim = node.attrs.start != static_cast<int64_t>(GatherOp::Take);
+  for (int64_t o = 0; o < out.outer; ++o)
+    for (int64_t j = 0; j < out.n; ++j)
+      for (int64_t k = 0; k < out.inner; ++k) {
+        int64_t at = (o * out.n + j) * out.inner + k;
+        int64_t i = checked_index(ip[at], size, op, node.attrs.axis, name_dim);
+        std::memcpy(dp + at * es, sp + ((o * size + i) * out.inner + k) * es, es);
+      }
+  return result;
+}
+
+Value scatter_add_ref(const Node& node, const std::vector<Value>& in) {
+  // A fresh copy of self (values are immutable: never write into the input's storage).
+  Value result = fresh(node.dtype, node.shape);
+  std::memcpy(result.storage->data(), to_contiguous(in[0], node.dtype).storage->data(), result.storage->nbytes());
+  Value idx = to_contiguous(in[1], DType::Int64);
+  Value src = to_contiguous(in[2], node.dtype);
+  const int64_t* ip = static_cast<const int64_t*>(idx.storage->data());
+  int64_t axis = node.attrs.axis;
+  Shape self_strides = contiguous_strides(node.shape);
+  int64_t size = node.shape[static_cast<size_t>(axis)];
+  size_t rank = node.shape.size();
+  dispatch(node.dtype, [&](auto tag) {
+    using S = typename decltype(tag)::storage_t;
+    S* out = static_cast<S*>(result.storage->data());
+    const S* sp = static_cast<const S*>(src.storage->data());
+    std::vector<int64_t> c(rank, 0);
+    for (int64_t e = 0; e < shape_numel(idx.shape); ++e) {
+      int64_t rest = e, off = 0;
+      for (size_t d = rank; d-- > 0;) {
+        c[d] = rest % idx.shape[d];
+        rest /= idx.shape[d];
+      }
+      for (size_t d = 0; d < rank; ++d) {
+        int64_t cd = static_cast<int64_t>(d) == axis ? checked_index(ip[e], size, "scatter_add", axis, true) : c[d];
+        off += cd * self_strides[d];
+      }
+      // Each add is rounded to the dtype, in order: the result does not depend on threads.
+      out[off] = from_value<S>(ref::add(to_compute(out[off]), to_compute(sp[e])));
+    }
+  });
+  return result;
+}
+
+Value scan_ref(const Node& node, const Value& in) {
+  Value x = to_contiguous(in, node.dtype);
+  Value result = fresh(node.dtype, node.shape);
+  Around a = around(node.shape, node.attrs.axis);
+  bool sum = node.op == Op::CumSum;
+  dispatch(node.dtype, [&](auto tag) {
+    using S = typename decltype(tag)::storage_t;
+    using C = typename decltype(tag)::compute_t;
+    const S* xp = static_cast<const S*>(x.storage->data());
+    S* out = static_cast<S*>(result.storage->data());
+    for (int64_t o = 0; o < a.outer; ++o)
+      for (int64_t k = 0; k < a.inner; ++k) {
+        C acc = sum ? C(0) : C(1);  // in the compute type (float for the 16-bit floats), rounded on store
+        for (int64_t j = 0; j < a.n; ++j) {
+          int64_t at = (o * a.n + j) * a.inner + k;
+          acc = sum ? ref::add(acc, to_compute(xp[at])) : ref::mul(acc, to_compute(xp[at]));
+          out[at] = from_value<S>(acc);
+        }
+      }
+  });
+  return result;
+}
+
+Value argsort_ref(const Node& node, const Value& in) {
+  Value x = to_contiguous(in, in.dtype);
+  Value result = fresh(DType::Int64, node.shape);
+  Around a = around(node.shape, node.attrs.axis);
+  bool descending = node.attrs.keepdim;
+  int64_t* out = static_cast<int64_t*>(result.storage->data());
+  dispatch(in.dtype, [&](auto tag) {
+    using S = typename decltype(tag)::storage_t;
+    using C = typename decltype(tag)::compute_t;
+    const S* xp = static_cast<const S*>(x.storage->data());
+    std::vector<int64_t> order(static_cast<size_t>(a.n));
+    std::vector<C> row(static_cast<size_t>(a.n));
+    for (int64_t o = 0; o < a.outer; ++o)
+      for (int64_t k = 0; k < a.inner; ++k) {
+        for (int64_t j = 0; j < a.n; ++j) row[j] = to_compute(xp[(o * a.n + j) * a.inner + k]);
+        std::iota(order.begin(), order.end(), int64_t{0});
+        // NaN is larger than every number (PyTorch): last ascending, first descending.
+        auto nan = [](C v) {
+          if constexpr (std::is_floating_point_v<C>) return std::isnan(v);
+          else return false;
+        };
+        auto less = [&](int64_t p, int64_t q) {
+          C u = row[p], v = row[q];
+          if (descending) std::swap(u, v);
+          if (nan(u)) return false;
+          if (nan(v)) return true;
+          return u < v;
+        };
+        std::stable_sort(order.begin(), order.end(), less);
+        for (int64_t j = 0; j < a.n; ++j) out[(o * a.n + j) * a.inner + k] = order[j];
+      }
+  });
+  return result;
+}
+
+}  // namespace lf::ir

@@ -1,0 +1,253 @@
+// Indexing, scatter, scans and sorting (issue 23). The gathers (index_select, gather,
+// take_along_dim, take, embedding) record one Gather node over views of their operands; scatters
+// record ScatterAdd; masked_fill and one_hot are elementwise composites; sort and topk are an
+// argsort followed by a gather.
+#include <algorithm>
+#include <string>
+
+#include "codegen/ir/indexing.h"
+#include "frontend/record.h"
+#include "lazyfuse/ops.h"
+
+namespace lf {
+namespace {
+
+using detail::fail;
+using detail::record;
+using ir::GatherOp;
+using ir::Op;
+
+void check_index(const char* op, const Tensor& index, std::initializer_list<const Tensor*> args) {
+  if (index.dtype() != DType::Int64 && index.dtype() != DType::Int32)
+    fail(op, "indices must be int32 or int64, not " + std::string(dtype_name(index.dtype())), args);
+}
+
+// The gather primitive: `src` has the result's sizes except along `axis`; `index` the result's shape.
+Tensor record_gather(const Tensor& src, int64_t axis, const Tensor& index, GatherOp op) {
+  ir::Attrs a;
+  a.axis = axis;
+  a.start = static_cast<int64_t>(op);
+  return record(Op::Gather, src.dtype(), src.device(), index.shape(), {&src, &index}, std::move(a));
+}
+
+Tensor as_1d(const Tensor& x) { return x.dim() == 0 ? reshape(x, {1}) : x; }
+
+}  // namespace
+
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
+  detail::check_defined("index_select", {&x, &index});
+  detail::check_same_device("index_select", {&x, &index});
+  check_index("index_select", index, {&x, &index});
+  if (index.dim() > 1) fail("index_select", "index must be 1-D or 0-D", {&x, &index});
+  Tensor src = as_1d(x);
+  dim = detail::normalize_dim("index_select", dim, src.dim(), src);
+  Shape shape = src.shape();
+  shape[dim] = index.numel();
+  Shape along(shape.size(), 1);
+  along[dim] = index.numel();
+  Tensor idx = expand(reshape(index, along), shape);
+  Tensor out = record_gather(src, dim, idx, GatherOp::IndexSelect);
+  return x.dim() == 0 ? reshape(out, {}) : out;
+}
+
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
+  detail::check_defined("gather", {&x, &index});
+  detail::check_same_device("gather", {&x, &index});
+  check_index("gather", index, {&x, &index});
+  if (index.dim() != x.dim())
+    fail("gather", "index must have the rank of x (" + std::to_string(x.dim()) + ")", {&x, &index});
+  Tensor src = as_1d(x), idx = as_1d(index);
+  dim = detail::normalize_dim("gather", dim, src.dim(), src);
+  for (int64_t d = 0; d < src.dim(); ++d) {
+    if (d == dim) continue;
+    if (idx.size(d) > src.size(d))
+      fail("gather", "index is larger than x in dim " + std::to_string(d) + " (" + std::to_string(idx.size(d)) +
+                         " vs " + std::to_string(src.size(d)) + ")",
+           {&x, &index});
+    if (idx.size(d) < src.size(d)) src = slice(src, d, 0, idx.size(d));
+  }
+  Tensor out = record_gather(src, dim, idx, GatherOp::Gather);
+  return index.dim() == 0 ? reshape(out, {}) : out;
+}
+
+Tensor take_along_dim(const Tensor& x, const Tensor& indices, int64_t dim) {
+  detail::check_defined("take_along_dim", {&x, &indices});
+  detail::check_same_device("take_along_dim", {&x, &indices});
+  check_index("take_along_dim", indices, {&x, &indices});
+  if (indices.dim() != x.dim())
+    fail("take_along_dim", "indices must have the rank of x (" + std::to_string(x.dim()) + ")", {&x, &indices});
+  Tensor src = as_1d(x), idx = as_1d(indices);
+  dim = detail::normalize_dim("take_along_dim", dim, src.dim(), src);
+  Shape xs = src.shape(), is = idx.shape();
+  xs[dim] = 1;
+  is[dim] = 1;
+  Shape b = detail::broadcast_shapes("take_along_dim", xs, is, {&x, &indices});
+  Shape bx = b, bi = b;
+  bx[dim] = src.size(dim);
+  bi[dim] = idx.size(dim);
+  Tensor out = record_gather(expand(src, bx), dim, expand(idx, bi), GatherOp::TakeAlongDim);
+  return x.dim() == 0 ? reshape(out, {}) : out;
+}
+
+Tensor take_along_dim(const Tensor& x, const Tensor& indices) {
+  detail::check_defined("take_along_dim", {&x, &indices});
+  detail::check_same_device("take_along_dim", {&x, &indices});
+  check_index("take_along_dim", indices, {&x, &indices});
+  return record_gather(flatten(x), 0, flatten(indices), GatherOp::TakeAlongDim);
+}
+
+Tensor take(const Tensor& x, const Tensor& index) {
+  detail::check_defined("take", {&x, &index});
+  detail::check_same_device("take", {&x, &index});
+  check_index("take", index, {&x, &index});
+  return reshape(record_gather(flatten(x), 0, flatten(index), GatherOp::Take), index.shape());
+}
+
+Tensor embedding(const Tensor& weight, const Tensor& indices) {
+  detail::check_defined("embedding", {&weight, &indices});
+  detail::check_same_device("embedding", {&weight, &indices});
+  check_index("embedding", indices, {&weight, &indices});
+  if (weight.dim() != 2) fail("embedding", "weight must be 2-D [num_embeddings, embedding_dim]", {&weight, &indices});
+  int64_t n = indices.numel(), width = weight.size(1);
+  Tensor idx = expand(reshape(indices, {n, 1}), {n, width});
+  Shape shape = indices.shape();
+  shape.push_back(width);
+  return reshape(record_gather(weight, 0, idx, GatherOp::Embedding), shape);
+}
+
+Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  detail::check_defined("scatter_add", {&x, &index, &src});
+  detail::check_same_device("scatter_add", {&x, &index, &src});
+  check_index("scatter_add", index, {&x, &index, &src});
+  if (x.dtype() == DType::Bool) fail("scatter_add", "is not defined for bool", {&x, &index, &src});
+  if (index.dim() != x.dim() || src.dim() != x.dim())
+    fail("scatter_add", "x, index and src must have one rank", {&x, &index, &src});
+  Tensor self = as_1d(x), idx = as_1d(index), s = as_1d(src);
+  dim = detail::normalize_dim("scatter_add", dim, self.dim(), self);
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (idx.size(d) > s.size(d) || (d != dim && idx.size(d) > self.size(d)))
+      fail("scatter_add",
+           "index is larger than src in dim " + std::to_string(d) + ", or than x off dim " + std::to_string(dim),
+           {&x, &index, &src});
+    if (idx.size(d) < s.size(d)) s = slice(s, d, 0, idx.size(d));
+  }
+  s = detail::cast_to(s, x.dtype());
+  ir::Attrs a;
+  a.axis = dim;
+  Tensor out = record(Op::ScatterAdd, x.dtype(), x.device(), self.shape(), {&self, &idx, &s}, std::move(a));
+  return x.dim() == 0 ? reshape(out, {}) : out;
+}
+
+Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha) {
+  detail::check_defined("index_add", {&x, &index, &source});
+  detail::check_same_device("index_add", {&x, &index, &source});
+  check_index("index_add", index, {&x, &index, &source});
+  if (index.dim() > 1) fail("index_add", "index must be 1-D or 0-D", {&x, &index, &source});
+  Tensor self = as_1d(x), src = as_1d(source);
+  dim = detail::normalize_dim("index_add", dim, self.dim(), self);
+  Shape want = self.shape();
+  want[dim] = index.numel();
+  if (src.shape() != want)
+    fail("index_add", "source must have shape " + shape_str(want), {&x, &index, &source});
+  Shape along(want.size(), 1);
+  along[dim] = index.numel();
+  Tensor idx = expand(reshape(index, along), want);
+  if (!(alpha.kind() == Scalar::Kind::Int && alpha.to_int() == 1)) src = src * alpha;
+  Tensor out = scatter_add(self, dim, idx, src);
+  return x.dim() == 0 ? reshape(out, {}) : out;
+}
+
+Tensor bincount(const Tensor& x, const Tensor& weights, int64_t minlength) {
+  detail::check_defined("bincount", {&x});
+  if (x.dim() != 1 || (x.dtype() != DType::Int32 && x.dtype() != DType::Int64))
+    fail("bincount", "x must be a 1-D tensor of int32 or int64", {&x});
+  if (minlength < 0) fail("bincount", "minlength must be non-negative", {&x});
+  if (weights.defined() && weights.shape() != x.shape())
+    fail("bincount", "weights must have x's shape", {&x, &weights});
+  int64_t n = minlength;
+  if (x.numel() > 0) {  // the result's size is data: read it (a sync point)
+    if (lf::min(x).item<int64_t>() < 0) fail("bincount", "x must be non-negative", {&x});
+    n = std::max(n, lf::max(x).item<int64_t>() + 1);
+  }
+  DType dt = !weights.defined() ? DType::Int64 : weights.dtype() == DType::Float32 ? DType::Float32 : DType::Float64;
+  Tensor w = weights.defined() ? detail::cast_to(weights, dt) : ones({x.numel()}, dt);
+  return scatter_add(zeros({n}, dt).to(x.device()), 0, x, w.to(x.device()));
+}
+
+Tensor one_hot(const Tensor& x, int64_t num_classes) {
+  detail::check_defined("one_hot", {&x});
+  if (x.dtype() != DType::Int64) fail("one_hot", "x must be int64", {&x});
+  if (num_classes < -1) fail("one_hot", "num_classes must be -1 or non-negative", {&x});
+  if (x.numel() > 0) {  // PyTorch checks the classes too (a sync point)
+    int64_t lo = lf::min(x).item<int64_t>(), hi = lf::max(x).item<int64_t>();
+    if (lo < 0) fail("one_hot", "class values must be non-negative (got " + std::to_string(lo) + ")", {&x});
+    if (num_classes == -1) num_classes = hi + 1;
+    if (hi >= num_classes)
+      fail("one_hot", "class values must be smaller than num_classes (" + std::to_string(hi) + " >= " +
+                          std::to_string(num_classes) + ")",
+           {&x});
+  } else if (num_classes == -1) {
+    fail("one_hot", "cannot infer num_classes of an empty tensor", {&x});
+  }
+  Tensor classes = arange(0, static_cast<double>(num_classes), 1, DType::Int64).to(x.device());
+  return cast(unsqueeze(x, -1) == classes, DType::Int64);
+}
+
+Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
+  detail::check_defined("masked_fill", {&x, &mask});
+  if (mask.dtype() != DType::Bool) fail("masked_fill", "mask must be bool", {&x, &mask});
+  Shape b = detail::broadcast_shapes("masked_fill", x, mask);
+  if (b != x.shape()) fail("masked_fill", "mask must broadcast to x's shape " + shape_str(x.shape()), {&x, &mask});
+  return detail::cast_to(where(mask, value, x), x.dtype());
+}
+
+namespace {
+
+Tensor scan(Op op, const char* name, const Tensor& x, int64_t dim) {
+  detail::check_defined(name, {&x});
+  Tensor v = as_1d(x);
+  dim = detail::normalize_dim(name, dim, v.dim(), v);
+  DType dt = is_floating(x.dtype()) ? x.dtype() : DType::Int64;
+  v = detail::cast_to(v, dt);
+  ir::Attrs a;
+  a.axis = dim;
+  Tensor out = record(op, dt, x.device(), v.shape(), {&v}, std::move(a));
+  return x.dim() == 0 ? reshape(out, {}) : out;
+}
+
+}  // namespace
+
+Tensor cumsum(const Tensor& x, int64_t dim) { return scan(Op::CumSum, "cumsum", x, dim); }
+Tensor cumprod(const Tensor& x, int64_t dim) { return scan(Op::CumProd, "cumprod", x, dim); }
+
+Tensor argsort(const Tensor& x, int64_t dim, bool descending) {
+  detail::check_defined("argsort", {&x});
+  Tensor v = as_1d(x);
+  dim = detail::normalize_dim("argsort", dim, v.dim(), v);
+  ir::Attrs a;
+  a.axis = dim;
+  a.keepdim = descending;
+  Tensor out = record(Op::ArgSort, DType::Int64, x.device(), v.shape(), {&v}, std::move(a));
+  return x.dim() == 0 ? reshape(out, {}) : out;
+}
+
+std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending) {
+  Tensor idx = argsort(x, dim, descending);
+  return {gather(x, dim, idx), idx};
+}
+
+std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest) {
+  detail::check_defined("topk", {&x});
+  Tensor v = as_1d(x);
+  int64_t d = detail::normalize_dim("topk", dim, v.dim(), v);
+  if (k < 0 || k > v.size(d))
+    fail("topk", "k = " + std::to_string(k) + " is out of range for dim " + std::to_string(d) + " of size " +
+                     std::to_string(v.size(d)),
+         {&x});
+  Tensor idx = slice(argsort(v, d, largest), d, 0, k);
+  Tensor values = gather(v, d, idx);
+  if (x.dim() == 0) return {reshape(values, {}), reshape(idx, {})};
+  return {values, idx};
+}
+
+}  // namespace lf

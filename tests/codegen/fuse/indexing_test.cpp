@@ -1,0 +1,173 @@
+// Indexing, scatter, scans and sorting (issue 23): values against hand-computed ones (so the
+// oracle itself is checked), fused and unfused against the reference executor, fusion of a gather
+// into its consumers' kernel, and index errors at the sync point.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "codegen/test_util.h"
+#include "lazyfuse/lazyfuse.h"
+
+namespace {
+
+using lf::DType;
+using lf::Tensor;
+using lf::test::FusionScope;
+
+Tensor ints(std::vector<int64_t> v, lf::Shape s) { return lf::from_vector(std::move(v), std::move(s)); }
+Tensor floats(std::vector<float> v, lf::Shape s) { return lf::from_vector(std::move(v), std::move(s)); }
+
+class Indexing : public ::testing::TestWithParam<bool> {};  // fusion on, off
+
+TEST_P(Indexing, GathersMatchHandComputedValues) {
+  FusionScope scope(GetParam());
+  Tensor x = lf::arange(0, 12).reshape({3, 4});  // [[0..3], [4..7], [8..11]]
+  EXPECT_EQ(lf::index_select(x, 1, ints({3, 0, -1}, {3})).to_vector<float>(),
+            (std::vector<float>{3, 0, 3, 7, 4, 7, 11, 8, 11}));
+  EXPECT_EQ(lf::index_select(x, 0, ints({2}, {})).shape(), (lf::Shape{1, 4}));
+  EXPECT_EQ(lf::gather(x, 1, ints({1, 0, 3, 3}, {2, 2})).to_vector<float>(), (std::vector<float>{1, 0, 7, 7}));
+  EXPECT_EQ(lf::gather(x, 0, ints({2, 0, -3}, {1, 3})).to_vector<float>(), (std::vector<float>{8, 1, 2}));
+  EXPECT_EQ(lf::take_along_dim(x, ints({3, 1, 0}, {3, 1}), 1).to_vector<float>(), (std::vector<float>{3, 5, 8}));
+  EXPECT_EQ(lf::take_along_dim(x, ints({0, 2}, {1, 2}), -1).to_vector<float>(),
+            (std::vector<float>{0, 2, 4, 6, 8, 10}));  // broadcast over dim 0
+  EXPECT_EQ(lf::take(x.transpose(0, 1), ints({1, -1}, {2})).to_vector<float>(), (std::vector<float>{4, 11}));
+  Tensor e = lf::embedding(x, ints({2, 0, 2, 1}, {2, 2}));
+  EXPECT_EQ(e.shape(), (lf::Shape{2, 2, 4}));
+  EXPECT_EQ(lf::slice(e, 0, 1, 2).to_vector<float>(), (std::vector<float>{8, 9, 10, 11, 4, 5, 6, 7}));
+  EXPECT_EQ(lf::index_select(x, 0, ints({}, {0})).shape(), (lf::Shape{0, 4}));
+}
+
+TEST_P(Indexing, ScattersScansAndSortsMatchHandComputedValues) {
+  FusionScope scope(GetParam());
+  Tensor z = lf::zeros({2, 3});
+  // Duplicate indices add up (in order: deterministic).
+  EXPECT_EQ(lf::index_add(z, 1, ints({2, 2, -3}, {3}), lf::ones({2, 3}), 2).to_vector<float>(),
+            (std::vector<float>{2, 0, 4, 2, 0, 4}));
+  EXPECT_EQ(lf::scatter_add(lf::zeros({3}), 0, ints({0, 2, 0}, {3}), floats({1, 2, 3}, {3})).to_vector<float>(),
+            (std::vector<float>{4, 0, 2}));
+  EXPECT_EQ(lf::bincount(ints({1, 1, 3}, {3})).to_vector<int64_t>(), (std::vector<int64_t>{0, 2, 0, 1}));
+  EXPECT_EQ(lf::bincount(ints({1, 1}, {2}), floats({0.5f, 2}, {2}), 3).to_vector<float>(),
+            (std::vector<float>{0, 2.5f, 0}));
+  EXPECT_EQ(lf::bincount(ints({}, {0})).numel(), 0);
+  EXPECT_EQ(lf::one_hot(ints({2, 0}, {2}), 3).to_vector<int64_t>(), (std::vector<int64_t>{0, 0, 1, 1, 0, 0}));
+  EXPECT_EQ(lf::masked_fill(lf::arange(0, 4, 1, DType::Int32), floats({1, 0, 0, 1}, {4}) > 0.5f, 7).to_vector<int32_t>(),
+            (std::vector<int32_t>{7, 1, 2, 7}));
+  Tensor x = lf::arange(1, 7).reshape({2, 3});
+  EXPECT_EQ(lf::cumsum(x, 1).to_vector<float>(), (std::vector<float>{1, 3, 6, 4, 9, 15}));
+  EXPECT_EQ(lf::cumsum(x, 0).to_vector<float>(), (std::vector<float>{1, 2, 3, 5, 7, 9}));
+  EXPECT_EQ(lf::cumprod(x, -1).to_vector<float>(), (std::vector<float>{1, 2, 6, 4, 20, 120}));
+  EXPECT_EQ(lf::cumsum(lf::from_vector(std::vector<bool>{true, false, true}, {3}), 0).dtype(), DType::Int64);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor v = floats({3, nan, 1, 2, 1}, {5});
+  auto [up, ui] = lf::sort(v);
+  EXPECT_EQ(ui.to_vector<int64_t>(), (std::vector<int64_t>{2, 4, 3, 0, 1}));  // stable, NaN last
+  EXPECT_TRUE(std::isnan(up.to_vector<float>()[4]));
+  EXPECT_EQ(lf::argsort(v, 0, true).to_vector<int64_t>(), (std::vector<int64_t>{1, 0, 3, 2, 4}));  // NaN first
+  auto [tv, ti] = lf::topk(floats({1, 5, 3, 5, 0}, {5}), 3);
+  EXPECT_EQ(tv.to_vector<float>(), (std::vector<float>{5, 5, 3}));
+  EXPECT_EQ(ti.to_vector<int64_t>(), (std::vector<int64_t>{1, 3, 2}));
+  EXPECT_EQ(lf::topk(floats({1, 5, 3}, {3}), 2, 0, false).second.to_vector<int64_t>(), (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(lf::sort(x.transpose(0, 1), 0, true).first.to_vector<float>(), (std::vector<float>{3, 6, 2, 5, 1, 4}));
+}
+
+// Random inputs of every dtype through views, with producers and consumers, against the oracle.
+TEST_P(Indexing, RandomMatchesReference) {
+  FusionScope scope(GetParam());
+  lf::test::Rng rng(23);
+  for (DType dt : {DType::Bool, DType::Int32, DType::Int64, DType::Float16, DType::BFloat16, DType::Float32,
+                   DType::Float64}) {
+    for (int rep = 0; rep < 4; ++rep) {
+      int64_t a = rng.range(0, 1) ? 1 : rng.range(2, 9), b = rng.range(1, 70), c = rng.range(1, 5);
+      Tensor src = lf::cast((lf::rand({b, a, c}) - 0.5) * 40, dt).permute({1, 0, 2});  // [a, b, c], strided
+      std::vector<int64_t> iv(static_cast<size_t>(rng.range(0, 40)));
+      for (int64_t& i : iv) i = rng.range(-b, b - 1);
+      Tensor idx = ints(iv, {static_cast<int64_t>(iv.size())});
+      Tensor idx32 = lf::cast(idx + 0, DType::Int32);  // computed, in the gather's group
+      lf::test::expect_matches_reference(lf::index_select(src, 1, idx), 1, "index_select");
+      if (dt != DType::Bool) {
+        lf::test::expect_matches_reference(lf::index_select(src, 1, idx32) * 3 + 1, 1, "index_select consumer");
+        lf::test::expect_matches_reference(lf::cumsum(src, 1), b, "cumsum");
+        lf::test::expect_matches_reference(lf::index_add(src, 1, idx, lf::ones({a, static_cast<int64_t>(iv.size()), c}, dt)),
+                                           1, "index_add");
+      }
+      Tensor g = ints(std::vector<int64_t>(static_cast<size_t>(a * 3 * c), -1), {a, 3, c});
+      lf::test::expect_matches_reference(lf::gather(src, 1, g), 1, "gather");
+      lf::test::expect_matches_reference(lf::sort(src, 1, rep % 2 == 1).first, 1, "sort");
+      lf::test::expect_matches_reference(lf::embedding(src.reshape({a * b, c}), idx.reshape({-1, 1})), 1,
+                                         "embedding");
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(FusedAndUnfused, Indexing, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "Fused" : "Unfused"; });
+
+TEST(IndexingFusion, GatherIsIndexMathInItsConsumersKernel) {
+  Tensor w = lf::rand({50, 16});
+  Tensor ids = ints({3, 49, 0, 7}, {4});
+  w.to_vector<float>();  // materialized: the gather reads it from memory
+  lf::test::StatsDelta d;
+  // Embedding + layer_norm: the gather and the normalization in one row kernel.
+  Tensor y = lf::layer_norm(lf::embedding(w, ids) * 2, 1);
+  lf::test::Values ref = lf::test::reference_values(y);
+  lf::test::Values got = lf::test::fused_values(y);
+  EXPECT_EQ(d.launched(), 1u);
+  EXPECT_TRUE(lf::test::compare(ref, got, lf::test::default_tolerance(DType::Float32, 16)).empty());
+  // An index computed over the gather's shape joins it too: cast, gather and consumer in one kernel.
+  lf::test::StatsDelta d2;
+  Tensor g = lf::gather(w, 1, lf::cast(lf::from_vector(std::vector<float>(50 * 3, 15.f), {50, 3}) - 1, DType::Int32)) + 1;
+  lf::test::Values gref = lf::test::reference_values(g);
+  lf::test::Values ggot = lf::test::fused_values(g);
+  EXPECT_EQ(d2.launched(), 1u);
+  EXPECT_TRUE(lf::test::compare(gref, ggot, lf::test::default_tolerance(DType::Float32)).empty());
+}
+
+TEST(IndexingFusion, GatherOfAPendingSourceWritesItFirst) {
+  Tensor x = lf::arange(0, 10) * 2;       // pending: written by its own kernel
+  Tensor i = ints({9, 0}, {2});
+  EXPECT_EQ(lf::index_select(x, 0, i).to_vector<float>(), (std::vector<float>{18, 0}));
+  EXPECT_EQ(lf::index_select(lf::arange(0, 10), 0, i).to_vector<float>(), (std::vector<float>{9, 0}));  // a generator
+}
+
+TEST_P(Indexing, IndexOutOfRangeIsAnErrorAtTheSyncPoint) {
+  FusionScope scope(GetParam());
+  Tensor x = lf::arange(0, 6).reshape({2, 3});
+  auto expect_error = [](const Tensor& t, const std::string& what) {
+    try {
+      t.to_vector<float>();
+      ADD_FAILURE() << "no error for " << what;
+    } catch (const lf::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  Tensor bad = lf::index_select(x * 1, 1, ints({0, 3}, {2}));  // recorded: no error yet
+  expect_error(bad + 1, "lf::index_select: index 3 is out of range for dim 1 of size 3");
+  expect_error(lf::gather(x, 0, ints({-3}, {1, 1})), "lf::gather: index -3 is out of range for dim 0 of size 2");
+  expect_error(lf::take(x, ints({6}, {1})), "lf::take: index 6 is out of range for size 6");
+  expect_error(lf::embedding(x, lf::cast(ints({2}, {1}) * 1, DType::Int32)), "lf::embedding: index 2");
+  expect_error(lf::index_add(x, 0, ints({2}, {1}), lf::ones({1, 3})), "lf::scatter_add: index 2");
+  // The trace stays usable after the error.
+  EXPECT_EQ(lf::index_select(x, 1, ints({2}, {1})).to_vector<float>(), (std::vector<float>{2, 5}));
+}
+
+TEST(IndexingErrors, BadArgumentsFailAtTheCall) {
+  Tensor x = lf::zeros({2, 3});
+  EXPECT_THROW(lf::index_select(x, 0, lf::zeros({2})), lf::Error);  // float indices
+  EXPECT_THROW(lf::index_select(x, 2, ints({0}, {1})), lf::Error);
+  EXPECT_THROW(lf::gather(x, 0, ints({0}, {1})), lf::Error);        // rank
+  EXPECT_THROW(lf::gather(x, 0, ints({0, 0, 0, 0}, {1, 4})), lf::Error);  // larger off dim
+  EXPECT_THROW(lf::embedding(lf::zeros({3}), ints({0}, {1})), lf::Error);
+  EXPECT_THROW(lf::index_add(x, 0, ints({0}, {1}), lf::ones({2, 3})), lf::Error);
+  EXPECT_THROW(lf::bincount(ints({-1}, {1})), lf::Error);
+  EXPECT_THROW(lf::one_hot(ints({3}, {1}), 3), lf::Error);
+  EXPECT_THROW(lf::masked_fill(x, lf::zeros({2, 3}), 1), lf::Error);
+  EXPECT_THROW(lf::topk(x, 4), lf::Error);
+  try {
+    lf::index_select(x, 0, lf::zeros({2}));
+  } catch (const lf::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("lf::index_select: indices must be int32 or int64"), std::string::npos);
+  }
+}
+
+}  // namespace

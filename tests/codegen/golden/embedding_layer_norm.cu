@@ -1,0 +1,137 @@
+struct Meta { i64 v[19]; };
+struct Ptrs { void* p[4]; };
+struct Scratch { void* partial; void* partial_index; unsigned* counters; };
+extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Meta meta, const Ptrs ptrs, const Scratch scratch) {
+  const int n0 = (int)meta.v[0];
+  const int n1 = (int)meta.v[1];
+  const int off0 = (int)meta.v[2];
+  const i64* __restrict__ p0 = (const i64*)ptrs.p[0];
+  const int off1 = (int)meta.v[5];
+  const float* __restrict__ p1 = (const float*)ptrs.p[1];
+  const int off2 = (int)meta.v[8];
+  i64* __restrict__ p2 = (i64*)ptrs.p[2];
+  const int off3 = (int)meta.v[11];
+  const int s3_0 = (int)meta.v[12];
+  float* __restrict__ p3 = (float*)ptrs.p[3];
+  const i64 q0 = meta.v[14];
+  const i64 q1 = meta.v[15];
+  const i64 q2 = meta.v[16];
+  const i64 q3 = meta.v[17];
+  const i64 q4 = meta.v[18];
+  __shared__ double red_v[8];
+  __shared__ i64 red_i[8];
+  __shared__ bool last_block;
+  int rows = 1 * n0;
+  int inner = 1 * n1;
+  const int seg_lo = (int)(((i64)inner * blockIdx.y) / gridDim.y);
+  const int seg_hi = (int)(((i64)inner * (blockIdx.y + 1)) / gridDim.y);
+  for (int row = blockIdx.x; row < rows; row += gridDim.x) {
+    int rest_ = row;
+    int o0 = rest_;
+    (void)rest_;
+    int b0 = off0 + o0 * 1;
+    int b1 = off1;
+    int b2 = off2;
+    int b3 = off3 + o0 * s3_0;
+    i64 c0[1];
+    #pragma unroll
+    for (int k_ = 0; k_ < 1; ++k_) {
+      const i64 j64 = (i64)threadIdx.x + (i64)k_ * 256;
+      if (j64 >= inner) break;
+      const int j = (int)j64;
+      int e0 = b0;
+      int e1 = b1 + j;
+      int e2 = b2;
+      int e3 = b3 + j;
+      c0[k_] = __ldg(&p0[e0]);
+    }
+    float acc2 = 0.0f;
+    #pragma unroll
+    for (int k_ = 0; k_ < 1; ++k_) {
+      const i64 j64 = (i64)threadIdx.x + (i64)k_ * 256;
+      if (j64 >= seg_hi) break;
+      const int j = (int)j64;
+      int e0 = b0;
+      int e1 = b1 + j;
+      int e2 = b2;
+      int e3 = b3 + j;
+      const i64 v0 = c0[k_];
+      const float v1 = ([&]{ const i64 r_ = (i64)(v0); i64 i_ = r_ < 0 ? r_ + q0 : r_; if ((unsigned long long)i_ >= (unsigned long long)q0) { p2[0] = q2; p2[1] = r_; i_ = 0; } return __ldg(&p1[(e1 + i_ * q1)]); }());
+      acc2 = acc2 + v1;
+    }
+    for (int d_ = 16; d_ > 0; d_ >>= 1) {
+      float x_ = lf_shfl_down(acc2, d_);
+      acc2 = acc2 + x_;
+    }
+    if ((threadIdx.x & 31) == 0) { ((float*)red_v)[threadIdx.x >> 5] = acc2; }
+    __syncthreads();
+    if (threadIdx.x < 32) {
+      acc2 = threadIdx.x < (blockDim.x >> 5) ? ((float*)red_v)[threadIdx.x] : 0.0f;
+      for (int d_ = 16; d_ > 0; d_ >>= 1) {
+        float x_ = lf_shfl_down(acc2, d_);
+        acc2 = acc2 + x_;
+      }
+      if (threadIdx.x == 0) { ((float*)red_v)[0] = acc2; }
+    }
+    __syncthreads();
+    acc2 = ((float*)red_v)[0];
+    __syncthreads();
+    const float v2 = acc2;
+    const float v3 = ((float)(__longlong_as_double(q3)));
+    const float v4 = (v2 / v3);
+    float acc7 = 0.0f;
+    #pragma unroll
+    for (int k_ = 0; k_ < 1; ++k_) {
+      const i64 j64 = (i64)threadIdx.x + (i64)k_ * 256;
+      if (j64 >= seg_hi) break;
+      const int j = (int)j64;
+      int e0 = b0;
+      int e1 = b1 + j;
+      int e2 = b2;
+      int e3 = b3 + j;
+      const i64 v0 = c0[k_];
+      const float v1 = ([&]{ const i64 r_ = (i64)(v0); i64 i_ = r_ < 0 ? r_ + q0 : r_; if ((unsigned long long)i_ >= (unsigned long long)q0) { p2[0] = q2; p2[1] = r_; i_ = 0; } return __ldg(&p1[(e1 + i_ * q1)]); }());
+      const float v5 = (v1 - v4);
+      const float v6 = (v5 * v5);
+      acc7 = acc7 + v6;
+    }
+    for (int d_ = 16; d_ > 0; d_ >>= 1) {
+      float x_ = lf_shfl_down(acc7, d_);
+      acc7 = acc7 + x_;
+    }
+    if ((threadIdx.x & 31) == 0) { ((float*)red_v)[threadIdx.x >> 5] = acc7; }
+    __syncthreads();
+    if (threadIdx.x < 32) {
+      acc7 = threadIdx.x < (blockDim.x >> 5) ? ((float*)red_v)[threadIdx.x] : 0.0f;
+      for (int d_ = 16; d_ > 0; d_ >>= 1) {
+        float x_ = lf_shfl_down(acc7, d_);
+        acc7 = acc7 + x_;
+      }
+      if (threadIdx.x == 0) { ((float*)red_v)[0] = acc7; }
+    }
+    __syncthreads();
+    acc7 = ((float*)red_v)[0];
+    __syncthreads();
+    const float v7 = acc7;
+    const float v8 = (v7 / v3);
+    const float v9 = ((float)(__longlong_as_double(q4)));
+    const float v10 = (v8 + v9);
+    const float v11 = (1.0f / sqrtf(v10));
+    #pragma unroll
+    for (int k_ = 0; k_ < 1; ++k_) {
+      const i64 j64 = (i64)threadIdx.x + (i64)k_ * 256;
+      if (j64 >= inner) break;
+      const int j = (int)j64;
+      int e0 = b0;
+      int e1 = b1 + j;
+      int e2 = b2;
+      int e3 = b3 + j;
+      const i64 v0 = c0[k_];
+      const float v1 = ([&]{ const i64 r_ = (i64)(v0); i64 i_ = r_ < 0 ? r_ + q0 : r_; if ((unsigned long long)i_ >= (unsigned long long)q0) { p2[0] = q2; p2[1] = r_; i_ = 0; } return __ldg(&p1[(e1 + i_ * q1)]); }());
+      const float v5 = (v1 - v4);
+      const float v12 = (v5 * v11);
+      p3[e3] = v12;
+    }
+    __syncthreads();
+  }
+}

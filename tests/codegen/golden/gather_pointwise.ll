@@ -1,0 +1,106 @@
+define void @gather_pointwise(ptr noalias %0, ptr noalias %1, i64 %2, i64 %3, i64 %4, i64 %5) #0 {
+entry:
+  %6 = getelementptr inbounds i64, ptr %0, i64 0
+  %7 = load i64, ptr %6, align 4
+  %8 = getelementptr inbounds i64, ptr %0, i64 1
+  %9 = load i64, ptr %8, align 4
+  %10 = getelementptr inbounds i64, ptr %0, i64 2
+  %11 = load i64, ptr %10, align 4
+  %12 = getelementptr inbounds i64, ptr %0, i64 3
+  %13 = load i64, ptr %12, align 4
+  %14 = getelementptr inbounds i64, ptr %0, i64 4
+  %15 = load i64, ptr %14, align 4
+  %16 = getelementptr inbounds ptr, ptr %1, i64 0
+  %17 = load ptr, ptr %16, align 8
+  %18 = getelementptr inbounds i64, ptr %0, i64 5
+  %19 = load i64, ptr %18, align 4
+  %20 = getelementptr inbounds i64, ptr %0, i64 6
+  %21 = load i64, ptr %20, align 4
+  %22 = getelementptr inbounds i64, ptr %0, i64 7
+  %23 = load i64, ptr %22, align 4
+  %24 = getelementptr inbounds ptr, ptr %1, i64 1
+  %25 = load ptr, ptr %24, align 8
+  %26 = getelementptr inbounds i64, ptr %0, i64 8
+  %27 = load i64, ptr %26, align 4
+  %28 = getelementptr inbounds i64, ptr %0, i64 9
+  %29 = load i64, ptr %28, align 4
+  %30 = getelementptr inbounds i64, ptr %0, i64 10
+  %31 = load i64, ptr %30, align 4
+  %32 = getelementptr inbounds ptr, ptr %1, i64 2
+  %33 = load ptr, ptr %32, align 8
+  %34 = getelementptr inbounds i64, ptr %0, i64 11
+  %35 = load i64, ptr %34, align 4
+  %36 = getelementptr inbounds i64, ptr %0, i64 12
+  %37 = load i64, ptr %36, align 4
+  %38 = getelementptr inbounds i64, ptr %0, i64 13
+  %39 = load i64, ptr %38, align 4
+  %40 = getelementptr inbounds ptr, ptr %1, i64 3
+  %41 = load ptr, ptr %40, align 8
+  %42 = getelementptr inbounds i64, ptr %0, i64 14
+  %43 = load i64, ptr %42, align 4
+  %44 = getelementptr inbounds i64, ptr %0, i64 15
+  %45 = load i64, ptr %44, align 4
+  %46 = getelementptr inbounds i64, ptr %0, i64 16
+  %47 = load i64, ptr %46, align 4
+  %48 = getelementptr inbounds i64, ptr %0, i64 17
+  %49 = load i64, ptr %48, align 4
+  %50 = icmp slt i64 %2, %3
+  br i1 %50, label %row, label %row.exit
+row:                                              ; preds = %col.exit, %entry
+  %row.i = phi i64 [ %2, %entry ], [ %77, %col.exit ]
+  %51 = mul i64 %row.i, %13
+  %52 = add i64 %11, %51
+  %53 = mul i64 %row.i, %21
+  %54 = add i64 %19, %53
+  %55 = mul i64 %row.i, 0
+  %56 = add i64 %27, %55
+  %57 = mul i64 %row.i, %37
+  %58 = add i64 %35, %57
+  %59 = icmp slt i64 %4, %5
+  br i1 %59, label %col, label %col.exit
+row.exit:                                         ; preds = %col.exit, %entry
+  ret void
+col:                                              ; preds = %gather.ok, %row
+  %col.i = phi i64 [ %4, %row ], [ %89, %gather.ok ]
+  %60 = mul i64 %col.i, 1
+  %61 = add i64 %52, %60
+  %62 = mul i64 %col.i, 0
+  %63 = add i64 %54, %62
+  %64 = mul i64 %col.i, 0
+  %65 = add i64 %56, %64
+  %66 = mul i64 %col.i, 1
+  %67 = add i64 %58, %66
+  %68 = mul i64 0, %9
+  %69 = add i64 %68, %col.i
+  %70 = getelementptr i32, ptr %17, i64 %61
+  %71 = load i32, ptr %70, align 4
+  %72 = sext i32 %71 to i64
+  %73 = add i64 %72, %43
+  %74 = icmp slt i64 %72, 0
+  %75 = select i1 %74, i64 %73, i64 %72
+  %76 = icmp uge i64 %75, %43
+  br i1 %76, label %gather.bad, label %gather.ok, !prof !0
+col.exit:                                         ; preds = %gather.ok, %row
+  %77 = add i64 %row.i, 1
+  %78 = icmp slt i64 %77, %3
+  br i1 %78, label %row, label %row.exit
+gather.bad:                                       ; preds = %col
+  store i64 %47, ptr %33, align 4
+  %79 = getelementptr inbounds i64, ptr %33, i64 1
+  store i64 %72, ptr %79, align 4
+  br label %gather.ok
+gather.ok:                                        ; preds = %gather.bad, %col
+  %80 = select i1 %76, i64 0, i64 %75
+  %81 = mul i64 %80, %45
+  %82 = add i64 %63, %81
+  %83 = getelementptr float, ptr %25, i64 %82
+  %84 = load float, ptr %83, align 4
+  %85 = bitcast i64 %49 to double
+  %86 = fptrunc double %85 to float
+  %87 = fmul float %84, %86
+  %88 = getelementptr float, ptr %41, i64 %67
+  store float %87, ptr %88, align 4
+  %89 = add i64 %col.i, 1
+  %90 = icmp slt i64 %89, %5
+  br i1 %90, label %col, label %col.exit
+}
