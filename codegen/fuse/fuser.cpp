@@ -1,3 +1,26 @@
+// The fuser (fuser.h lists the fusion rules). Its cost rule: fusing is never meant to be slower
+// than not fusing; where it would be, the fuser cuts, and every such cut is a named CutReason.
+// What it weighs, per decision:
+// - Bytes saved: a value kept inside a group is neither written nor read back; this is why nodes
+//   join their producers' group by default, and why a value the user holds is still written once.
+// - Parallelism: pointwise kernels split over threads by elements, row kernels by rows, and a row
+//   kernel whose outputs are all per-row values splits long rows (cpu/backend.cpp launch()). A
+//   row kernel with element outputs and fewer rows than threads runs on `rows` threads; measured
+//   on 2 cores, fused still won there (softmax of one long row), so that makes no cut yet.
+// - Vectorization and fixed costs per row: a row kernel loops over each row (CPU: scalar loops
+//   when rows are short; GPU: a block per row). Over rows of fewer than kShortRowElements
+//   elements with at least kShortRowMinElements elements in all, a held element value (Monte Carlo
+//   pi's xy = rand(n, 2)) makes the row kernel slower than a pointwise kernel plus a separate
+//   reduction, so the reduction does not take a group that holds one, and a held element value
+//   does not join such a row group (kShortRows). Unheld element values (var's x - mean) stay.
+// - Recomputation: a row kernel computes its element values again in every pass that needs them
+//   (one pass per reduction level, then the output pass). A reduction over values computed from
+//   another reduction of the group is one level up; past kMaxRowLevels levels (top-k by repeated
+//   max: level k recomputes k `where`s per element, k^2/2 in all) the next level starts a new
+//   group, which reads the values stored by the last one (kRecompute).
+// - Registers and code size: a group stops at kMaxGroupNodes members and kMaxGroupLeaves inputs
+//   (kTooLarge).
+// The thresholds come from measurements recorded in bench/RESULTS.md ("Fusion cost rule").
 #include "codegen/fuse/fuser.h"
 
 #include <algorithm>
