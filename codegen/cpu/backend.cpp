@@ -161,39 +161,57 @@ void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir
   if (options.stream_stores && congruent_outputs(kernel, args) == 0)
     throw Error("internal error: kernel " + compiled.name + " (" + kernel.summary() +
                 ") writes with streaming stores, but its outputs' addresses do not agree modulo 64");
+  LaunchPlan plan = plan_launch(kernel, args, compiled.part != nullptr, rt::num_cpu_threads());
+  if (plan.mode == LaunchPlan::Mode::None) return;
   std::vector<int64_t> meta = kir::pack_meta(kernel, args);
   int64_t rows = args.rows();
   int64_t cols = args.sizes[static_cast<size_t>(args.outer_rank)];  // the first inner dim
-  int64_t inner = args.inner_numel();
-  if (rows == 0) return;
-  if (!kernel.row && inner == 0) return;
   const int64_t* m = meta.data();
   void* const* p = args.pointers.data();
-  if (kernel.row && compiled.part && inner >= kSplitMinElements && cols > 1) {
-    int64_t chunks = std::min(cols, (inner + kSplitGrain - 1) / kSplitGrain);
-    return launch_split(compiled, kernel, m, p, rows, cols, chunks);
-  }
-  // Chunks of at least kGrain elements, a few per thread for balance.
-  constexpr int64_t kGrain = 1 << 15;
-  int64_t threads = rt::num_cpu_threads();
-  int64_t work = rows * std::max<int64_t>(inner, 1);
-  int64_t chunks = std::clamp<int64_t>(work / kGrain, 1, threads * 4);
+  if (plan.mode == LaunchPlan::Mode::Split) return launch_split(compiled, kernel, m, p, rows, cols, plan.per_row);
   KernelFn fn = compiled.fn;
-  if (kernel.row || rows >= chunks) {
-    chunks = std::min(chunks, rows);
+  if (plan.mode == LaunchPlan::Mode::Rows) {
+    int64_t chunks = plan.chunks;
     rt::parallel_for(chunks, [&](int64_t c) {
       int64_t r0 = rows * c / chunks, r1 = rows * (c + 1) / chunks;
       fn(m, p, r0, r1, 0, cols);
     });
     return;
   }
-  // Few long rows (a pointwise kernel over contiguous data is one row): split the columns.
-  int64_t per_row = (chunks + rows - 1) / rows;
+  int64_t per_row = plan.per_row;
   rt::parallel_for(rows * per_row, [&](int64_t c) {
     int64_t r = c / per_row, k = c % per_row;
     int64_t c0 = cols * k / per_row, c1 = cols * (k + 1) / per_row;
     fn(m, p, r, r + 1, c0, c1);
   });
+}
+
+LaunchPlan plan_launch(const kir::Kernel& kernel, const kir::LaunchArgs& args, bool has_split, int64_t threads) {
+  LaunchPlan plan;
+  int64_t rows = args.rows();
+  int64_t cols = args.sizes[static_cast<size_t>(args.outer_rank)];  // the first inner dim
+  int64_t inner = args.inner_numel();
+  if (rows == 0 || (!kernel.row && inner == 0)) return plan;
+  if (kernel.row && has_split && inner >= kSplitMinElements && cols > 1) {
+    plan.mode = LaunchPlan::Mode::Split;
+    plan.per_row = std::min(cols, (inner + kSplitGrain - 1) / kSplitGrain);
+    plan.chunks = rows * plan.per_row;
+    return plan;
+  }
+  // Chunks of at least kGrain elements, a few per thread for balance.
+  constexpr int64_t kGrain = 1 << 15;
+  int64_t work = rows * std::max<int64_t>(inner, 1);
+  int64_t chunks = std::clamp<int64_t>(work / kGrain, 1, std::max<int64_t>(threads, 1) * 4);
+  if (kernel.row || rows >= chunks) {
+    plan.mode = LaunchPlan::Mode::Rows;
+    plan.chunks = std::min(chunks, rows);
+    return plan;
+  }
+  // Few long rows (a pointwise kernel over contiguous data is one row): split the columns.
+  plan.mode = LaunchPlan::Mode::Columns;
+  plan.per_row = (chunks + rows - 1) / rows;
+  plan.chunks = rows * plan.per_row;
+  return plan;
 }
 
 // ---- the backend::Backend of the CPU

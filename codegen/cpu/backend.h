@@ -90,6 +90,17 @@ inline constexpr int64_t kSplitGrain = int64_t{1} << 15;
 void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args,
             const EmitOptions& options = {});
 
+// How launch() cuts a kernel's work into parallel chunks (a function of the sizes and the thread
+// count, so tests can check it without timing): split reductions (`Split`: rows x chunks per
+// row), ranges of rows (`Rows`), or, for fewer rows than chunks of a pointwise kernel, ranges of
+// columns within each row (`Columns`: chunks per row). `chunks` is the number of parallel tasks.
+struct LaunchPlan {
+  enum class Mode : uint8_t { None, Split, Rows, Columns } mode = Mode::None;
+  int64_t chunks = 0;  // parallel tasks
+  int64_t per_row = 1; // Split and Columns: chunks of each row
+};
+LaunchPlan plan_launch(const kir::Kernel& kernel, const kir::LaunchArgs& args, bool has_split, int64_t threads);
+
 // The optimized LLVM IR and the assembly LLVM makes of `kernel` (tests check that loops vectorize).
 lf::StatusOr<Inspection> inspect(const kir::Kernel& kernel, const std::string& name, const EmitOptions& options = {});
 

@@ -1,3 +1,26 @@
+// The fuser (fuser.h lists the fusion rules). Its cost rule: fusing is never meant to be slower
+// than not fusing; where it would be, the fuser cuts, and every such cut is a named CutReason.
+// What it weighs, per decision:
+// - Bytes saved: a value kept inside a group is neither written nor read back; this is why nodes
+//   join their producers' group by default, and why a value the user holds is still written once.
+// - Parallelism: pointwise kernels split over threads by elements, row kernels by rows, and a row
+//   kernel whose outputs are all per-row values splits long rows (cpu/backend.cpp launch()). A
+//   row kernel with element outputs and fewer rows than threads runs on `rows` threads; measured
+//   on 2 cores, fused still won there (softmax of one long row), so that makes no cut yet.
+// - Vectorization and fixed costs per row: a row kernel loops over each row (CPU: scalar loops
+//   when rows are short; GPU: a block per row). Over rows of fewer than kShortRowElements
+//   elements with at least kShortRowMinElements elements in all, a held element value (Monte Carlo
+//   pi's xy = rand(n, 2)) makes the row kernel slower than a pointwise kernel plus a separate
+//   reduction, so the reduction does not take a group that holds one, and a held element value
+//   does not join such a row group (kShortRows). Unheld element values (var's x - mean) stay.
+// - Recomputation: a row kernel computes its element values again in every pass that needs them
+//   (one pass per reduction level, then the output pass). A reduction over values computed from
+//   another reduction of the group is one level up; past kMaxRowLevels levels (top-k by repeated
+//   max: level k recomputes k `where`s per element, k^2/2 in all) the next level starts a new
+//   group, which reads the values stored by the last one (kRecompute).
+// - Registers and code size: a group stops at kMaxGroupNodes members and kMaxGroupLeaves inputs
+//   (kTooLarge).
+// The thresholds come from measurements recorded in bench/RESULTS.md ("Fusion cost rule").
 #include "codegen/fuse/fuser.h"
 
 #include <algorithm>
@@ -19,6 +42,8 @@ const char* cut_reason_name(CutReason r) {
     case CutReason::kTooLarge: return "too-large";
     case CutReason::kHostOp: return "host-op";
     case CutReason::kGatherSource: return "gather-source";
+    case CutReason::kShortRows: return "short-rows";
+    case CutReason::kRecompute: return "recompute";
     case CutReason::kCount: break;
   }
   return "?";
@@ -134,6 +159,31 @@ struct Builder {
   std::unordered_map<const Node*, int> gid;        // member -> group id
   std::unordered_set<const Node*> materialize;     // members read from outside their group
   std::vector<int> leaves;                         // by id: distinct leaf reads (approximate)
+  std::unordered_map<const Node*, int> level;      // member -> reduction levels below it in its group
+
+  int level_of(const Node* n) const {
+    auto it = level.find(n);
+    return it == level.end() ? 0 : it->second;
+  }
+
+  // Cost rule, parallelism and vectorization: rows this short run as scalar loops with a row's
+  // fixed cost each (and, on a GPU, a block per row), so element outputs are cheaper written by a
+  // pointwise kernel. Small tensors keep fusing: there a launch costs more than the rows.
+  static bool short_rows(const Shape& full, const std::vector<int64_t>& rdims) {
+    int64_t len = 1, numel = 1;
+    for (size_t d = 0; d < full.size(); ++d) {
+      numel *= full[d];
+      if (std::binary_search(rdims.begin(), rdims.end(), static_cast<int64_t>(d))) len *= full[d];
+    }
+    return len < kShortRowElements && numel >= kShortRowMinElements;
+  }
+
+  // Whether a member of group g is held by the user (an element output once g is a row group).
+  bool holds_element_output(int g) const {
+    for (const Node* m : groups[static_cast<size_t>(g)].nodes)
+      if (wanted(*m)) return true;
+    return false;
+  }
 
   bool computed(const Node* n) const { return !n->realized() && gid.count(n) > 0; }
 
@@ -298,16 +348,21 @@ struct Builder {
     if (why == CutReason::kCount &&
         (static_cast<int>(g.nodes.size()) >= kMaxGroupNodes || leaves[best] >= kMaxGroupLeaves))
       why = CutReason::kTooLarge;
+    if (why == CutReason::kCount && g.kind == Group::Kind::Row && !row && wanted(*n) && short_rows(g.full, g.rdims))
+      why = CutReason::kShortRows;
     if (why != CutReason::kCount) {
       cut(why);
       start_alone(n, edges);
       return;
     }
     add(best, n, row);
+    int lv = 0;
     for (const Edge& e : edges) {
       bool inside = computed(e.source) && gid[e.source] == best;
       if (!inside) read_external(best, e.source);
+      else lv = std::max(lv, level_of(e.source));
     }
+    if (lv > 0) level[n] = lv;
   }
 
   // A node that reads only buffers and generators may join a recent group over the same shape
@@ -340,15 +395,23 @@ struct Builder {
       Group& g = groups[gi];
       bool same_rows = g.kind == Group::Kind::Row && g.rdims == n->attrs.dims && g.full == in_shape;
       bool can_become_row = g.kind == Group::Kind::Pointwise && g.full == in_shape;
-      if ((same_rows || can_become_row) && static_cast<int>(g.nodes.size()) < kMaxGroupNodes) {
+      int lv = level_of(source) + 1;
+      CutReason why = !(same_rows || can_become_row) || static_cast<int>(g.nodes.size()) >= kMaxGroupNodes
+                          ? CutReason::kDifferentReduction
+                      : lv > kMaxRowLevels ? CutReason::kRecompute
+                      : can_become_row && short_rows(in_shape, n->attrs.dims) && holds_element_output(gi)
+                          ? CutReason::kShortRows
+                          : CutReason::kCount;
+      if (why == CutReason::kCount) {
         if (can_become_row) {
           g.kind = Group::Kind::Row;
           g.rdims = n->attrs.dims;
         }
         add(gi, n, true);
+        level[n] = lv;
         return;
       }
-      cut(CutReason::kDifferentReduction);
+      cut(why);
     } else if (fusion && !computed(source)) {
       // A reduction of a buffer or generator may join a recent group over the same rows (mean
       // and std of one x: one pass instead of two). It adds no dependency, so no cycle.
@@ -357,13 +420,14 @@ struct Builder {
         bool same_rows = g.kind == Group::Kind::Row && g.rdims == n->attrs.dims && g.full == in_shape;
         bool can_become_row = g.kind == Group::Kind::Pointwise && g.full == in_shape;
         if (!(same_rows || can_become_row) || static_cast<int>(g.nodes.size()) >= kMaxGroupNodes ||
-            leaves[gi] >= kMaxGroupLeaves)
+            leaves[gi] >= kMaxGroupLeaves || (can_become_row && short_rows(in_shape, n->attrs.dims) && holds_element_output(gi)))
           continue;
         if (can_become_row) {
           g.kind = Group::Kind::Row;
           g.rdims = n->attrs.dims;
         }
         add(gi, n, true);
+        level[n] = 1;
         read_external(gi, source);
         return;
       }
@@ -375,6 +439,7 @@ struct Builder {
     }
     int g = new_group(Group::Kind::Row, in_shape, n->attrs.dims);
     add(g, n, true);
+    level[n] = 1;
     read_external(g, source);
   }
 
@@ -460,7 +525,7 @@ struct Builder {
 
 Partition partition(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted,
                     bool fusion) {
-  Builder b{wanted, fusion, {}, {}, {}, {}, {}, {}};  // NOLINT
+  Builder b{wanted, fusion, {}, {}, {}, {}, {}, {}, {}};  // NOLINT
   b.run(order);
   return std::move(b.p);
 }

@@ -39,6 +39,8 @@ enum class CutReason : uint8_t {
   kTooLarge,           // the group reached its instruction or operand cap
   kHostOp,             // matmul, conv2d, pool2d, cat, scatter_add, scans and argsort start groups of their own
   kGatherSource,       // a gather would join the group that computes its source (read from memory)
+  kShortRows,          // cost rule: element outputs of a row group whose rows are too short
+  kRecompute,          // cost rule: another reduction level would recompute too much per element
   kCount
 };
 const char* cut_reason_name(CutReason r);
@@ -61,7 +63,18 @@ struct Partition {
 };
 
 inline constexpr int kMaxGroupNodes = 512;
+
 inline constexpr int kMaxGroupLeaves = 48;
+
+// The cost rule's thresholds (fuser.cpp's header comment says what they weigh; the measurements
+// that set them are in bench/RESULTS.md, "Fusion cost rule").
+// A row group whose rows have fewer elements than kShortRowElements, over at least
+// kShortRowMinElements elements, writes no per-element output: the reduction starts its own group.
+inline constexpr int64_t kShortRowElements = 16;
+inline constexpr int64_t kShortRowMinElements = int64_t{1} << 16;
+// A row group holds at most kMaxRowLevels reduction levels (a reduction over values computed from
+// another reduction of the group is one level up); the next level starts a new group.
+inline constexpr int kMaxRowLevels = 4;
 
 // `order`: pending nodes, inputs first (ir::topo_order); `wanted`: nodes that must be materialized.
 Partition partition(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted,
