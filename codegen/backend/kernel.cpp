@@ -50,6 +50,7 @@ void dump_source(const Prepared& k) {
   std::ofstream out(path);
   const char* comment = std::string(k.backend->source_suffix()) == ".ll" ? ";" : "//";
   out << comment << " " << k.low.kernel.summary() << "\n";
+  out << comment << " why: " << (compiled.why.empty() ? "the first kernel of these ops" : "new: " + compiled.why) << "\n";
   if (!compiled.log.empty()) out << comment << " compile log: " << compiled.log << "\n";
   out << compiled.source;
   out.close();
