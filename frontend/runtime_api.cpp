@@ -1,4 +1,5 @@
 // Default device and counters.
+#include <cstdio>
 #include <mutex>
 #include <optional>
 
@@ -8,6 +9,7 @@
 #include "runtime/config.h"
 #include "runtime/cuda_allocator.h"
 #include "runtime/cuda_driver.h"
+#include "runtime/profile.h"
 #include "runtime/storage.h"
 
 namespace lf {
@@ -94,5 +96,19 @@ void reset_stats() {
 }
 
 void finish_compiles() { cache::global_cache().wait_for_upgrades(); }
+
+void profile_begin() { rt::obs::profile_begin(); }
+std::string profile_report() { return rt::obs::profile_report(/*stop=*/true); }
+
+Profile::~Profile() {
+  if (!reported_) std::fputs(report().c_str(), stderr);
+}
+
+std::string Profile::report() {
+  reported_ = true;
+  return profile_report();
+}
+
+bool write_trace() { return rt::obs::write_trace(); }
 
 }  // namespace lf

@@ -26,6 +26,18 @@ int64_t env_int(const char* name, int64_t fallback, int64_t lo, int64_t hi) {
   return n;
 }
 
+double env_double(const char* name, double fallback, double lo, double hi) {
+  auto v = env(name);
+  if (!v) return fallback;
+  char* end = nullptr;
+  double d = std::strtod(v->c_str(), &end);
+  if (end == v->c_str() || *end != '\0' || !(d >= lo && d <= hi)) {
+    throw Error(std::string(name) + "=" + *v + ": expected a number in [" + std::to_string(lo) + ", " +
+                std::to_string(hi) + "]");
+  }
+  return d;
+}
+
 Config read_config() {
   Config c;
   c.device = env("LAZYFUSE_DEVICE");
@@ -46,6 +58,9 @@ Config read_config() {
   c.tiered_compile = env_int("LAZYFUSE_TIERED_COMPILE", 1, 0, 1) != 0;
   c.cuda_graphs = env_int("LAZYFUSE_CUDA_GRAPHS", 1, 0, 1) != 0;
   c.launch_thread = env_int("LAZYFUSE_LAUNCH_THREAD", 1, 0, 1) != 0;
+  c.profile = env_int("LAZYFUSE_PROFILE", 0, 0, 1) != 0;
+  c.profile_floor_gbs = env_double("LAZYFUSE_PROFILE_FLOOR_GBS", 0, 0, 1e6);
+  c.trace_file = env("LAZYFUSE_TRACE_FILE").value_or("");
   c.matmul = env("LAZYFUSE_MATMUL").value_or("auto");
   if (c.matmul != "auto" && c.matmul != "cublaslt" && c.matmul != "generated")
     throw Error("LAZYFUSE_MATMUL=" + c.matmul + ": expected auto, cublaslt or generated");

@@ -32,6 +32,15 @@ struct Config {
   // LAZYFUSE_LAUNCH_THREAD=0: CUDA graph launches are made on the flushing thread, never handed to
   // the launch thread (runtime/launch_queue.h) when flushes come back to back.
   bool launch_thread = true;
+  // LAZYFUSE_PROFILE=1: every kernel launch and flush is timed, and a table of kernels is printed
+  // to stderr at exit (runtime/profile.h; lf::profile_begin/profile_report for a scope).
+  bool profile = false;
+  // LAZYFUSE_PROFILE_FLOOR_GBS: the machine's copy bandwidth (GB/s); the profile then shows each
+  // kernel's time as a ratio to the time a copy of its bytes takes. 0: unknown, the column omitted.
+  double profile_floor_gbs = 0;
+  // LAZYFUSE_TRACE_FILE: a Chrome/Perfetto trace (flushes, fusing, compiles, launches) is written
+  // here at exit (empty: off).
+  std::string trace_file;
 };
 
 // Read once, at first use. Malformed values throw lf::Error naming the variable.

@@ -31,7 +31,7 @@ constexpr const char* kUsage =
     "\n"
     "commands:\n"
     "  list [--sort=use|hits|size|time|name] [--json]  one line per entry\n"
-    "  show HASH [--json]                          the whole entry: key, source, compile log\n"
+    "  show HASH|KERNEL [--json]                   the whole entry: why, key, source, compile log\n"
     "  stats [--json]                              totals per backend, programs' hit rates, disk use\n"
     "  verify                                      checks every entry; exit 1 if any is bad\n"
     "  prune [--max-mb N] [--older-than DAYS]      removes least recently used / old entries\n"
@@ -42,14 +42,16 @@ constexpr const char* kUsage =
 const std::map<std::string, std::string> kHelp = {
     {"list",
      "usage: lazyfuse-cache list [--sort=use|hits|size|time|name] [--json]\n"
-     "One line per entry: short hash, backend and target, fused ops, operand dtypes and layout classes,\n"
-     "compile ms, size, hits (times programs loaded it from disk), last use. --sort: use (most recent\n"
+     "One line per entry: kernel name (lf_<hash>, as in LAZYFUSE_LOG, dumps, profiles and traces), backend\n"
+     "and target, fused ops, operand dtypes and layout classes, compile ms, size, hits (times programs\n"
+     "loaded it from disk), last use, and why it was compiled. --sort: use (most recent\n"
      "first, the default), hits (most first), size (largest first), time (slowest compile first),\n"
      "name (hash). Bad entries are listed as BAD.\n"},
     {"show",
-     "usage: lazyfuse-cache show HASH [--json]\n"
-     "Prints one entry: key, backend, target, summary, compile log and generated source.\n"
-     "HASH may be any unique prefix of the hash 'list' prints.\n"},
+     "usage: lazyfuse-cache show HASH|KERNEL [--json]\n"
+     "Prints one entry: why it was compiled, key, backend, target, summary, compile log and generated\n"
+     "source. HASH may be any unique prefix of an entry's hash; KERNEL a kernel name as the logs print\n"
+     "it (lf_<hash>, or lf_ and a unique prefix).\n"},
     {"stats",
      "usage: lazyfuse-cache stats [--json]\n"
      "Entries, bytes and compile time saved per backend; disk use; entry hits; and what the programs\n"
@@ -168,7 +170,11 @@ std::string json(const std::string& s) {
   return out + "\"";
 }
 
-std::string short_hash(const std::string& h) { return h.substr(0, 10); }
+// Why an entry exists, in words: its recorded explanation, or what its absence means.
+std::string why_text(const disk::Record& r) {
+  if (r.version < 3) return "(not recorded: a format version " + std::to_string(r.version) + " entry)";
+  return r.why.empty() ? "the first kernel of its ops in the run that compiled it" : "new: " + r.why;
+}
 
 // CPU targets read "llvm19.1.7/x86_64/intel-6-207-2/cpuid-<hash>/+avx,...": the CPU's vendor,
 // family, model and stepping is what tells entries apart. CUDA targets read "sm_90/nvrtc12.8/driver12080": the architecture.
@@ -241,7 +247,7 @@ Args parse(const std::string& cmd, const std::vector<std::string>& argv) {
   }
   size_t want = cmd == "show" ? 1 : 0;
   if (a.positional.size() != want)
-    throw Error{cmd == "show" ? "show needs exactly one HASH" : "'" + cmd + "' takes no arguments, got '" + a.positional[0] + "'"};
+    throw Error{cmd == "show" ? "show needs exactly one HASH or KERNEL name" : "'" + cmd + "' takes no arguments, got '" + a.positional[0] + "'"};
   if (cmd == "prune" && !a.max_mb && !a.older_days) throw Error{"prune needs --max-mb N and/or --older-than DAYS"};
   return a;
 }
@@ -268,9 +274,10 @@ int cmd_list(const std::string& dir, const Args& a) {
       if (it.record) {
         const disk::Record& r = *it.record;
         std::printf(", \"backend\": %s, \"target\": %s, \"name\": %s, \"summary\": %s, \"io\": %s, "
-                    "\"compile_ms\": %.3f, \"created\": %lld, \"quick\": %s",
+                    "\"compile_ms\": %.3f, \"created\": %lld, \"quick\": %s, \"why\": %s",
                     json(r.backend).c_str(), json(r.target).c_str(), json(r.name).c_str(), json(r.summary).c_str(),
-                    json(r.io).c_str(), r.compile_ms, static_cast<long long>(r.created), r.quick ? "true" : "false");
+                    json(r.io).c_str(), r.compile_ms, static_cast<long long>(r.created), r.quick ? "true" : "false",
+                    json(r.why).c_str());
       } else {
         std::printf(", \"error\": %s", json(it.why).c_str());
       }
@@ -281,22 +288,26 @@ int cmd_list(const std::string& dir, const Args& a) {
   }
   for (const Item& it : items) {
     if (!it.record) {
-      std::printf("%-10s  BAD  %s  %s  (%s)\n", short_hash(it.hash).c_str(), human(it.size).c_str(),
+      std::printf("%-19s  BAD  %s  %s  (%s)\n", ("lf_" + it.hash).c_str(), human(it.size).c_str(),
                   when(it.used).c_str(), it.why.c_str());
       continue;
     }
     const disk::Record& r = *it.record;
     std::string target = short_target(r);
-    std::printf("%-10s  %-4s %-10s  %-36s  %-44s  %8.1f ms  %7s  %5llu hits  %s\n", short_hash(it.hash).c_str(),
+    std::printf("%-19s  %-4s %-10s  %-36s  %-44s  %8.1f ms  %7s  %5llu hits  %s  %s\n", ("lf_" + it.hash).c_str(),
                 r.backend.c_str(), target.c_str(), r.summary.c_str(), r.io.c_str(), r.compile_ms,
-                human(it.size).c_str(), static_cast<unsigned long long>(it.hits), when(it.used).c_str());
+                human(it.size).c_str(), static_cast<unsigned long long>(it.hits), when(it.used).c_str(),
+                why_text(r).c_str());
   }
   if (items.empty()) std::printf("(no entries in %s)\n", dir.c_str());
   return 0;
 }
 
 int cmd_show(const std::string& dir, const Args& a) {
-  const std::string& prefix = a.positional[0];
+  // A kernel's name is "lf_" + its entry's hash (codegen/backend/kernel.h).
+  std::string prefix = a.positional[0];
+  if (prefix.rfind("lf_", 0) == 0) prefix = prefix.substr(3);
+  if (prefix.empty()) throw Error{"'" + a.positional[0] + "': expected a hash or a kernel name lf_<hash>"};
   auto items = scan(dir, false);
   std::vector<Item> match;
   for (Item& it : items)
@@ -314,18 +325,20 @@ int cmd_show(const std::string& dir, const Args& a) {
     std::printf(
         "{\"hash\": %s, \"key\": %s, \"backend\": %s, \"target\": %s, \"name\": %s, \"summary\": %s, "
         "\"io\": %s, \"compile_ms\": %.3f, \"quick\": %s, \"created\": %lld, \"hits\": %llu, \"last_use\": %lld, "
-        "\"size\": %llu, \"binary_bytes\": %zu, \"log\": %s, \"source\": %s}\n",
+        "\"size\": %llu, \"binary_bytes\": %zu, \"why\": %s, \"version\": %u, \"log\": %s, \"source\": %s}\n",
         json(it.hash).c_str(), json(r->key).c_str(), json(r->backend).c_str(), json(r->target).c_str(),
         json(r->name).c_str(), json(r->summary).c_str(), json(r->io).c_str(), r->compile_ms, r->quick ? "true" : "false",
         static_cast<long long>(r->created), static_cast<unsigned long long>(it.hits), static_cast<long long>(it.used),
-        static_cast<unsigned long long>(it.size), r->binary.size(), json(r->log).c_str(), json(r->source).c_str());
+        static_cast<unsigned long long>(it.size), r->binary.size(), json(r->why).c_str(), r->version,
+        json(r->log).c_str(), json(r->source).c_str());
     return 0;
   }
   std::printf(
-      "hash:     %s\nfile:     %s\nkernel:   %s\nbackend:  %s\ntarget:   %s\nops:      %s\noperands: %s\n"
+      "hash:     %s\nfile:     %s\nkernel:   %s\nwhy:      %s\nbackend:  %s\ntarget:   %s\nops:      %s\noperands: %s\n"
       "compiled: %.1f ms, %s%s\nhits:     %llu (loads from disk by programs)\nlast use: %s\n"
       "size:     %s (binary %zu bytes)\nkey:      %s\n",
-      it.hash.c_str(), it.path.c_str(), r->name.c_str(), r->backend.c_str(), r->target.c_str(), r->summary.c_str(),
+      it.hash.c_str(), it.path.c_str(), r->name.c_str(), why_text(*r).c_str(), r->backend.c_str(), r->target.c_str(),
+      r->summary.c_str(),
       r->io.c_str(), r->compile_ms, when(r->created).c_str(),
       r->quick ? " (a quick build: the next run that loads it compiles the optimized one)" : "", static_cast<unsigned long long>(it.hits),
       when(it.used).c_str(), human(it.size).c_str(), r->binary.size(), r->key.c_str());

@@ -13,11 +13,13 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/backend/compiled.h"
 #include "codegen/kir/kernel_ir.h"
 #include "lazyfuse/types.h"
+#include "runtime/profile.h"
 #include "runtime/status.h"
 
 namespace lf::backend {
@@ -31,6 +33,9 @@ struct PoolCall;
 // equal keys mean equal variants; opaque above the backend.
 struct Variant {
   virtual ~Variant() = default;
+  // The choices by name, e.g. {{"vec4", "on"}, {"index", "32-bit"}}: what a recompile's
+  // explanation (explain.h) compares.
+  virtual std::vector<std::pair<std::string, std::string>> describe() const { return {}; }
 };
 
 // A kernel specialized for a launch: its full cache key ("<backend>|<generator fingerprint>|
@@ -92,6 +97,10 @@ class Backend {
   virtual std::string source(const kir::Kernel& kernel, const std::string& name, const Variant& variant) const = 0;
 
   virtual void launch(const Launch& launch, Device device) const = 0;
+  // Profiling (runtime/profile.h): a device-side timer started just before a launch on `device`,
+  // for backends whose launches return before the kernel has run. Null (the default): launches are
+  // synchronous and the host clock times them.
+  virtual std::unique_ptr<rt::obs::DeviceTimer> start_timer(Device device) const { return nullptr; }
   // The launches as one replayable graph; null where the backend has none for them.
   virtual std::unique_ptr<LaunchGraph> graph(const std::vector<Launch>& launches, Device device) const {
     return nullptr;

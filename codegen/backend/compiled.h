@@ -16,6 +16,10 @@ struct CompiledKernel {
   // Built for compile speed, not run speed (tiered compiling, kernel_cache.h): an optimized build
   // is on its way and replaces this one, in memory and in the persistent cache.
   bool quick = false;
+  // Why it was compiled: what was new in its key against the nearest kernel of the same ops
+  // compiled before (backend/explain.h); empty for the first of its ops. Kept in its persistent
+  // cache entry.
+  std::string why;
 };
 
 }  // namespace lf

@@ -7,18 +7,15 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "codegen/backend/explain.h"
+#include "codegen/cache/disk_entry.h"
 #include "codegen/ir/view.h"
 #include "codegen/reference/reference.h"
 #include "runtime/config.h"
+#include "runtime/profile.h"
 
 namespace lf::backend {
 namespace {
-
-std::string short_hash(const std::string& key) {
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "%016zx", std::hash<std::string>{}(key));
-  return buf;
-}
 
 // A failing kernel is reported once per key, not at every flush.
 bool first_failure(const std::string& key) {
@@ -53,6 +50,7 @@ void dump_source(const Prepared& k) {
   std::ofstream out(path);
   const char* comment = std::string(k.backend->source_suffix()) == ".ll" ? ";" : "//";
   out << comment << " " << k.low.kernel.summary() << "\n";
+  out << comment << " why: " << (compiled.why.empty() ? "the first kernel of these ops" : "new: " + compiled.why) << "\n";
   if (!compiled.log.empty()) out << comment << " compile log: " << compiled.log << "\n";
   out << compiled.source;
   out.close();
@@ -92,10 +90,39 @@ void count_and_log(const GroupRun& run, const Prepared& k, bool hit) {
                  entry.kernel->compiler_ms, entry.kernel->quick ? "; a quick build, the optimized one follows" : "");
   else if (!hit && entry.kernel) std::fprintf(stderr, " (compiled in %.1f ms)", entry.kernel->compile_ms);
   std::fprintf(stderr, "\n");
+  if (!hit && entry.kernel)
+    std::fprintf(stderr, "[lazyfuse]     %s %s: %s\n", entry.from_disk ? "compiled (by an earlier run)" : "compiled", k.name.c_str(),
+                 entry.kernel->why.empty() ? "the first kernel of these ops" : ("new: " + entry.kernel->why).c_str());
   if (run.options.log_level >= 2 && !hit && entry.kernel) std::fprintf(stderr, "%s\n", entry.kernel->source.c_str());
 }
 
 }  // namespace
+
+void launch_observed(const Backend& backend, const Launch& l, Device device, const std::string& name, uint64_t bytes) {
+  std::unique_ptr<rt::obs::DeviceTimer> timer;
+  if (rt::obs::profiling()) timer = backend.start_timer(device);
+  auto start = rt::obs::now();
+  backend.launch(l, device);
+  auto end = rt::obs::now();
+  rt::obs::launch(name, [&] { return l.kernel->summary(); }, bytes, start, end, std::move(timer));
+}
+
+std::string json_quote(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string kernel_name(const std::string& key) { return "lf_" + cache::disk::key_hash(key); }
 
 Prepared prepare(const GroupRun& run, const fuse::Group& group, const PrepareOptions& options) {
   Prepared k;
@@ -109,7 +136,9 @@ Prepared prepare(const GroupRun& run, const fuse::Group& group, const PrepareOpt
     product_operand = static_cast<int>(std::find(ptrs.begin(), ptrs.end(), options.product) - ptrs.begin());
   }
   k.spec = k.backend->specialize(kernel, k.low.args, k.device, product_operand);
-  k.name = "lf_" + short_hash(k.spec.key);
+  // The persistent cache's file name for this key is <hash>.lfk: one identifier in logs, dumps,
+  // profiles, traces and `lazyfuse-cache show`.
+  k.name = kernel_name(k.spec.key);
 
   const Backend& backend = *k.backend;
   cache::DiskSpec disk;
@@ -132,15 +161,26 @@ Prepared prepare(const GroupRun& run, const fuse::Group& group, const PrepareOpt
     };
   }
   bool hit = false;
+  const bool observed = rt::obs::on();
+  rt::obs::Clock::time_point start;
+  if (observed) start = rt::obs::now();
   k.entry = cache::global_cache().get_or_compile(
       k.spec.key,
       [&]() -> lf::StatusOr<std::shared_ptr<CompiledKernel>> {
         auto built = backend.build(kernel, k.name, *k.spec.variant, tiered);
         if (!built.ok()) return built.status();
         if (lf::Status s = backend.install(**built, k.device); !s.ok()) return s;
+        // Before it is stored on disk (get_or_compile stores it after this returns).
+        (*built)->why = explain_new(key_shape(kernel, *k.spec.variant, backend.name(), k.spec.key));
         return built;
       },
       &hit, &disk, upgrade);
+  if (!hit && k.entry->kernel) remember(key_shape(kernel, *k.spec.variant, backend.name(), k.spec.key));
+  if (observed && !hit) {
+    const std::string& why = k.entry->kernel ? k.entry->kernel->why : std::string();
+    rt::obs::span(k.entry->from_disk ? "load" : "compile", k.name, start, rt::obs::now(),
+                  "\"ops\": " + json_quote(kernel.summary()) + ", \"why\": " + json_quote(why));
+  }
   count_and_log(run, k, hit);
   const cache::Entry& entry = *k.entry;
   // No compiler at all (the CPU's LLVM plugin missing or broken) is an installation problem, not a
@@ -158,7 +198,11 @@ Prepared prepare(const GroupRun& run, const fuse::Group& group, const PrepareOpt
 }
 
 void launch(const Prepared& k, CacheStats& stats) {
-  k.backend->launch(k.as_launch(), k.device);
+  if (rt::obs::on()) [[unlikely]] {
+    launch_observed(*k.backend, k.as_launch(), k.device, k.name, static_cast<uint64_t>(k.low.bytes));
+  } else {
+    k.backend->launch(k.as_launch(), k.device);
+  }
   ++stats.kernels_launched;
   stats.bytes_moved += static_cast<uint64_t>(k.low.bytes);
 }

@@ -41,7 +41,7 @@ struct Prepared {
   Device device;
   const Backend* backend = nullptr;
   Specialized spec;
-  std::string name;  // "lf_" + the key's hash: the name in logs, dumps and lazyfuse-cache
+  std::string name;  // kernel_name(spec.key): the name in logs, dumps, profiles, traces and lazyfuse-cache
   std::shared_ptr<const cache::Entry> entry;
 
   Launch as_launch() const { return {entry->kernel.get(), &low.kernel, &low.args, spec.variant.get()}; }
@@ -56,6 +56,16 @@ struct PrepareOptions {
   // Where the outputs go instead of fresh buffers (cat's slabs; lower.h).
   const std::vector<lower::OutputPlacement>* placement = nullptr;
 };
+
+// "lf_" + the 16 hex digits of the key's hash, which also names its persistent cache entry
+// (<hash>.lfk): `lazyfuse-cache show lf_<hash>` finds it.
+std::string kernel_name(const std::string& key);
+
+// One launch timed for the profile and the trace (runtime/profile.h); launch() and flush-plan
+// replays call it only while either is on.
+void launch_observed(const Backend& backend, const Launch& l, Device device, const std::string& name, uint64_t bytes);
+// `s` as a JSON string literal (trace arguments).
+std::string json_quote(const std::string& s);
 
 // Lowers `group` (run.group, or a part of it such as a matmul's epilogue) and looks its kernel up,
 // compiling it on first sight; counts and logs the lookup.

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 namespace lf::cache::disk {
 namespace {
@@ -50,6 +51,7 @@ std::string encode(const Record& r) {
   put_field(s, std::to_string(r.created));
   put_field(s, r.binary);
   put_field(s, r.quick ? "1" : "0");
+  put_field(s, r.why);
   put_u64(s, fnv1a64(s.data(), s.size()));
   return s;
 }
@@ -63,15 +65,19 @@ std::optional<Record> decode(const std::string& b, std::string* why) {
     return fail("not a LazyFuse cache entry (bad magic or too short)");
   uint32_t version = 0;
   for (int i = 0; i < 4; ++i) version |= static_cast<uint32_t>(static_cast<unsigned char>(b[8 + i])) << (8 * i);
-  if (version != kFormatVersion) return fail("format version " + std::to_string(version) + ", expected " +
-                                             std::to_string(kFormatVersion));
+  if (version < kOldestReadVersion || version > kFormatVersion)
+    return fail("format version " + std::to_string(version) + ", expected " + std::to_string(kOldestReadVersion) +
+                " to " + std::to_string(kFormatVersion));
   size_t body = b.size() - 8;
   if (get_u64(b, body) != fnv1a64(b.data(), body)) return fail("checksum mismatch (truncated or corrupted)");
   Record r;
+  r.version = version;
   std::string ms, created, quick;
   size_t at = 12;
-  for (std::string* f : {&r.key, &r.backend, &r.target, &r.name, &r.summary, &r.io, &r.source, &r.log, &ms,
-                         &created, &r.binary, &quick}) {
+  std::vector<std::string*> fields{&r.key, &r.backend, &r.target, &r.name, &r.summary, &r.io, &r.source, &r.log,
+                                   &ms,    &created,   &r.binary, &quick};
+  if (version >= 3) fields.push_back(&r.why);
+  for (std::string* f : fields) {
     if (at + 8 > body) return fail("truncated field");
     uint64_t n = get_u64(b, at);
     at += 8;

@@ -12,7 +12,11 @@
 
 namespace lf::cache::disk {
 
-inline constexpr uint32_t kFormatVersion = 2;  // 2: the `quick` field
+// 2: the `quick` field. 3: the `why` field, and `name` is "lf_" + key_hash(key). Version 2 entries
+// are still read (the tool lists and shows them); the library never loads one (its kernel has an
+// older name) and replaces it.
+inline constexpr uint32_t kFormatVersion = 3;
+inline constexpr uint32_t kOldestReadVersion = 2;
 inline constexpr const char* kEntrySuffix = ".lfk";
 
 struct Record {
@@ -28,14 +32,16 @@ struct Record {
   int64_t created = 0;  // seconds since the epoch
   std::string binary;   // CPU: an object file; CUDA: a cubin
   bool quick = false;   // a quick build (tiered compiling): a run that loads it compiles the optimized one
+  std::string why;      // why it was compiled (backend/explain.h); empty for the first of its ops
+  uint32_t version = kFormatVersion;  // as read (decode); encode always writes kFormatVersion
 };
 
 uint64_t fnv1a64(const void* data, size_t n, uint64_t h = 0xcbf29ce484222325ull);
 
 std::string encode(const Record& r);
 
-// Parses and checks an entry. On failure returns nullopt and says why in *why (bad magic, another
-// format version, truncated, checksum mismatch).
+// Parses and checks an entry (versions kOldestReadVersion to kFormatVersion). On failure returns
+// nullopt and says why in *why (bad magic, another format version, truncated, checksum mismatch).
 std::optional<Record> decode(const std::string& bytes, std::string* why);
 
 // The 16-hex-digit hash of a key; entry files are named <hash>.lfk.

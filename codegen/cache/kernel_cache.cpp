@@ -33,6 +33,7 @@ std::shared_ptr<CompiledKernel> load_from_disk(const std::string& key, const Dis
   auto record = disk::global_disk_cache().load(key);
   auto [backend, target] = backend_and_target(key);
   if (!record || record->backend != backend || record->target != target) return nullptr;
+  if (record->version != disk::kFormatVersion) return nullptr;  // an older kernel name: compiled and replaced
   auto kernel = spec.load(record->name, record->binary);
   if (!kernel.ok()) {
     std::fprintf(stderr, "[lazyfuse] warning: cached kernel %s did not load (%s); recompiling it\n",
@@ -43,6 +44,7 @@ std::shared_ptr<CompiledKernel> load_from_disk(const std::string& key, const Dis
   (*kernel)->log = std::move(record->log);
   (*kernel)->compile_ms = record->compile_ms;
   (*kernel)->quick = record->quick;
+  (*kernel)->why = std::move(record->why);
   return *kernel;
 }
 
@@ -59,6 +61,7 @@ void store_on_disk(const std::string& key, const DiskSpec& spec, CompiledKernel&
   r.log = kernel.log;
   r.compile_ms = kernel.compile_ms;
   r.quick = kernel.quick;
+  r.why = kernel.why;
   r.created = static_cast<int64_t>(std::time(nullptr));
   r.binary = std::move(kernel.binary);  // not needed in memory once stored
   kernel.binary.clear();
@@ -238,6 +241,7 @@ void KernelCache::install(Job& job) {
   if (!current()) return;
   CompiledKernel& built = *job.built;
   built.quick = false;
+  if (built.why.empty() && job.quick->kernel) built.why = job.quick->kernel->why;  // the same key: the same reason
   if (lf::Status loaded = job.upgrade.finish ? job.upgrade.finish(built) : lf::OkStatus(); !loaded.ok()) {
     std::fprintf(stderr, "[lazyfuse] warning: the optimized build of kernel %s did not load (%s); it keeps its quick build\n",
                  built.name.c_str(), std::string(loaded.message()).c_str());

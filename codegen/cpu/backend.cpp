@@ -220,6 +220,9 @@ namespace {
 
 struct Variant final : backend::Variant {
   EmitOptions options;
+  std::vector<std::pair<std::string, std::string>> describe() const override {
+    return {{"streaming stores", options.stream_stores ? "on" : "off"}};
+  }
 };
 
 const EmitOptions& options_of(const backend::Variant& v) { return static_cast<const Variant&>(v).options; }

@@ -360,6 +360,46 @@ namespace {
 
 const Variant& variant_of(const backend::Variant& v) { return static_cast<const Variant&>(v); }
 
+// Profiling a launch on the device: an event recorded on LazyFuse's stream before the launch and
+// one after; the profile reads the time between them when it reports (cuEventSynchronize waits for
+// the launch then). Untested on a GPU. A failure anywhere makes the timing unknown (elapsed_ms < 0),
+// never an error of the program.
+class EventTimer final : public rt::obs::DeviceTimer {
+ public:
+  static std::unique_ptr<rt::obs::DeviceTimer> start(int device) {
+    const auto& cu = rt::cu::api();
+    auto t = std::unique_ptr<EventTimer>(new EventTimer(device));
+    rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
+    t->stream_ = ctx.stream;
+    if (cu.cuEventCreate(&t->begin_, 0) != 0 || cu.cuEventCreate(&t->end_, 0) != 0 ||
+        cu.cuEventRecord(t->begin_, t->stream_) != 0)
+      t->failed_ = true;
+    return t;
+  }
+  void stop() override {
+    if (!failed_ && rt::cu::api().cuEventRecord(end_, stream_) != 0) failed_ = true;
+  }
+  double elapsed_ms() override {
+    const auto& cu = rt::cu::api();
+    float ms = 0;
+    rt::cu::context_of(device_);  // the device's context current on this thread
+    if (failed_ || cu.cuEventSynchronize(end_) != 0 || cu.cuEventElapsedTime(&ms, begin_, end_) != 0) return -1;
+    return ms;
+  }
+  ~EventTimer() override {
+    const auto& cu = rt::cu::api();
+    if (begin_) cu.cuEventDestroy(begin_);
+    if (end_) cu.cuEventDestroy(end_);
+  }
+
+ private:
+  explicit EventTimer(int device) : device_(device) {}
+  int device_;
+  rt::cu::CUstream stream_ = nullptr;
+  rt::cu::CUevent begin_ = nullptr, end_ = nullptr;
+  bool failed_ = false;
+};
+
 class CudaBackend final : public backend::Backend {
  public:
   const char* name() const override { return "cuda"; }
@@ -414,6 +454,9 @@ class CudaBackend final : public backend::Backend {
   std::unique_ptr<backend::LaunchGraph> graph(const std::vector<backend::Launch>& launches,
                                               Device device) const override {
     return LaunchGraph::build(launches, device.index());
+  }
+  std::unique_ptr<rt::obs::DeviceTimer> start_timer(Device device) const override {
+    return EventTimer::start(device.index());
   }
   void matmul(backend::MatmulCall& call) const override { run_matmul(call); }
   void conv(backend::ConvCall& call) const override { run_conv(call); }

@@ -34,6 +34,13 @@ const backend::Backend& backend();
 struct Variant final : backend::Variant {
   EmitOptions options;
   std::string arch;  // arch_of(device), read on the flushing thread: build() must not touch the device
+  std::vector<std::pair<std::string, std::string>> describe() const override {
+    return {{"index", options.index32 ? "32-bit" : "64-bit"},
+            {"row cache", std::to_string(options.row_cache) + (options.row_full ? " (full rows)" : "")},
+            {"vec4", options.vec4 ? "on" : "off"},
+            {"matmul product", options.matmul_product >= 0 ? "operand " + std::to_string(options.matmul_product) : "none"},
+            {"arch", arch}};
+  }
 };
 
 // Rows at most this long run row_group lanes a row (EmitOptions::row_group): on the H100 a block per

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <mutex>
 #include <optional>
+#include <string>
 
 #include "codegen/exec/flush_plan.h"
 #include "codegen/exec/groups.h"
@@ -11,6 +12,7 @@
 #include "codegen/fuse/fuser.h"
 #include "codegen/reference/reference.h"
 #include "runtime/config.h"
+#include "runtime/profile.h"
 
 namespace lf::exec {
 namespace {
@@ -58,6 +60,22 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
   backend::materialize_outputs(k);
 }
 
+const char* kind_name(fuse::Group::Kind k) {
+  switch (k) {
+    case fuse::Group::Kind::Pointwise: return "pointwise";
+    case fuse::Group::Kind::Row: return "row";
+    case fuse::Group::Kind::Matmul: return "matmul";
+    case fuse::Group::Kind::Conv: return "conv";
+    case fuse::Group::Kind::Host: return "host";
+  }
+  return "?";
+}
+
+// "mul#12": a node as the log names it (its op and creation number, unique in the process).
+std::string node_name(const ir::Node& n) { return std::string(ir::op_name(n.op)) + "#" + std::to_string(n.id); }
+
+// LAZYFUSE_LOG=1: the cut totals, then each group with its members, then each cut: which node
+// started a new group, which group it would have joined, and why.
 void log_partition(const fuse::Partition& p, size_t nodes) {
   std::fprintf(stderr, "[lazyfuse] flush: %zu nodes -> %zu groups; cuts:", nodes, p.groups.size());
   for (size_t r = 0; r < p.cuts.size(); ++r)
@@ -65,6 +83,25 @@ void log_partition(const fuse::Partition& p, size_t nodes) {
       std::fprintf(stderr, " %s=%lld", fuse::cut_reason_name(static_cast<fuse::CutReason>(r)),
                    static_cast<long long>(p.cuts[r]));
   std::fprintf(stderr, "\n");
+  constexpr size_t kShown = 24;  // members named per group; a 512-node group would drown the log
+  for (size_t g = 0; g < p.groups.size(); ++g) {
+    const fuse::Group& group = p.groups[g];
+    std::string members;
+    for (size_t i = 0; i < group.nodes.size() && i < kShown; ++i) members += " " + node_name(*group.nodes[i]);
+    if (group.nodes.size() > kShown) members += " ... (+" + std::to_string(group.nodes.size() - kShown) + ")";
+    std::fprintf(stderr, "[lazyfuse]   group %zu (%s, %zu ops):%s\n", g, kind_name(group.kind), group.nodes.size(),
+                 members.c_str());
+  }
+  for (const fuse::Cut& c : p.cut_log) {
+    std::string node = c.node ? node_name(*c.node) : "?";
+    std::string to = c.group >= 0 ? "group " + std::to_string(c.group) : "a group of its own";
+    if (c.would_join >= 0)
+      std::fprintf(stderr, "[lazyfuse]   cut: %s not joined to group %d (%s); starts %s\n", node.c_str(), c.would_join,
+                   fuse::cut_reason_name(c.reason), to.c_str());
+    else
+      std::fprintf(stderr, "[lazyfuse]   cut: %s starts %s (%s)\n", node.c_str(), to.c_str(),
+                   fuse::cut_reason_name(c.reason));
+  }
 }
 
 }  // namespace
@@ -79,8 +116,11 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
   thread_local std::vector<ir::Node*> order;
   ir::flush_order(roots, &order);
   if (order.empty()) return;
-  std::chrono::steady_clock::time_point start;  // read only for the log: a clock read costs on some hosts
-  if (opt.log_level >= 1) start = std::chrono::steady_clock::now();
+  static const bool obs_ready = (rt::obs::init(), true);  // LAZYFUSE_PROFILE, LAZYFUSE_TRACE_FILE
+  (void)obs_ready;
+  const bool observed = rt::obs::on();
+  std::chrono::steady_clock::time_point start;  // read only for the log and the profile: a clock read costs on some hosts
+  if (opt.log_level >= 1 || observed) start = std::chrono::steady_clock::now();
   // Flush plans (flush_plan.h); off while logging, so that every flush shows its groups.
   static std::mutex plans_mu;
   // Never destroyed: a plan's CUDA graph must not be freed after the driver shut down at exit.
@@ -92,21 +132,29 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
     plans_lock.lock();
     plan::describe(order, wanted, opt.fusion, &signature);
     sig = &signature;
-    if (plan::Plan* recorded = plans.find(*sig, cache::global_cache().generation()))
-      return replay(*recorded, order, *sig, wanted, stats);
+    if (plan::Plan* recorded = plans.find(*sig, cache::global_cache().generation())) {
+      replay(*recorded, order, *sig, wanted, stats);
+      if (observed) rt::obs::flush(start, rt::obs::now(), /*replayed=*/true);
+      return;
+    }
   }
   std::optional<Recorder> rec;
   if (sig && plans.seen_before(*sig)) {
     rec.emplace(*sig);
     rec->plan.generation = cache::global_cache().generation();
   }
+  rt::obs::Clock::time_point fuse_start;
+  if (observed) fuse_start = rt::obs::now();
   if (fuse::insert_reshape_copies(order) > 0) {
     ir::flush_order(roots, &order);
     rec.reset();  // the graph changed under the signature
   }
   materialize_held_views(order, wanted);
   std::erase_if(order, [](ir::Node* n) { return n->realized(); });
-  fuse::Partition p = fuse::partition(order, wanted, opt.fusion);
+  fuse::Partition p = fuse::partition(order, wanted, opt.fusion, /*record_cuts=*/opt.log_level >= 1);
+  if (observed)
+    rt::obs::span("fuse", "fuse", fuse_start, rt::obs::now(),
+                  "\"nodes\": " + std::to_string(order.size()) + ", \"groups\": " + std::to_string(p.groups.size()));
   if (opt.log_level >= 1) log_partition(p, order.size());
   for (size_t i = 0; i < p.groups.size(); ++i)
     run_group({p.groups[i], p, static_cast<int>(i), opt, stats}, rec ? &*rec : nullptr);
@@ -116,6 +164,7 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
     rec->plan.nodes = order.size();
     plans.store(*sig, std::move(rec->plan));
   }
+  if (observed) rt::obs::flush(start, rt::obs::now(), /*replayed=*/false);
   if (opt.log_level >= 1) {
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::fprintf(stderr, "[lazyfuse] flush done in %.3f ms\n", ms);

@@ -1,6 +1,7 @@
 #include "codegen/exec/replay.h"
 
 #include "codegen/ir/view.h"
+#include "runtime/profile.h"
 
 namespace lf::exec {
 
@@ -92,6 +93,13 @@ void try_graph(plan::Plan& plan) {
   plan.graph = backend::backend_for(device).graph(launches, device);
 }
 
+std::vector<std::shared_ptr<rt::Storage>>& replay_slots() {
+  thread_local std::vector<std::shared_ptr<rt::Storage>> slots;  // its memory kept between replays
+  return slots;
+}
+
+void finish_replay(plan::Plan& plan, const std::vector<ir::Node*>& order, CacheStats& stats);
+
 }  // namespace
 
 void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::Signature& sig,
@@ -102,7 +110,7 @@ void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::S
   leaf_data.clear();
   for (const ir::Node* leaf : sig.leaves) leaf_data.push_back(leaf->storage->data());
   materialize_held_views(order, wanted);
-  thread_local std::vector<std::shared_ptr<rt::Storage>> slots;  // its memory kept between replays
+  std::vector<std::shared_ptr<rt::Storage>>& slots = replay_slots();
   slots.clear();
   for (plan::Step& s : plan.steps) {
     for (int o : s.outputs) {
@@ -116,6 +124,13 @@ void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::S
                                                   : slots[static_cast<size_t>(plan::output_slot(from))]->data();
     }
   }
+  // Profiled or traced, a replay launches its steps one by one, each timed (a graph is one launch).
+  if (rt::obs::on()) [[unlikely]] {
+    for (plan::Step& s : plan.steps)
+      backend::launch_observed(backend::backend_for(s.device), launch_of(s), s.device, s.entry->kernel->name,
+                               static_cast<uint64_t>(s.bytes));
+    return finish_replay(plan, order, stats);
+  }
   if (!plan.graph_tried) try_graph(plan);  // with this replay's pointers: none to set below
   bool pointers_set = plan.graph != nullptr;
   for (size_t i = 0; i < plan.steps.size() && pointers_set; ++i)
@@ -127,6 +142,14 @@ void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::S
   } else {
     for (plan::Step& s : plan.steps) backend::backend_for(s.device).launch(launch_of(s), s.device);
   }
+  finish_replay(plan, order, stats);
+}
+
+namespace {
+
+// Hands the replay's buffers to their nodes and counts it.
+void finish_replay(plan::Plan& plan, const std::vector<ir::Node*>& order, CacheStats& stats) {
+  std::vector<std::shared_ptr<rt::Storage>>& slots = replay_slots();
   size_t slot = 0;
   for (plan::Step& s : plan.steps) {
     for (int o : s.outputs) {
@@ -142,5 +165,7 @@ void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::S
   ++stats.plans_replayed;
   stats.nodes_executed += plan.nodes;
 }
+
+}  // namespace
 
 }  // namespace lf::exec

@@ -153,6 +153,7 @@ using ir::Node;
 struct Builder {
   const std::function<bool(const Node&)>& wanted;
   bool fusion;
+  bool record_cuts;
   Partition p;
   std::vector<Group> groups;                     // by id (creation order)
   std::vector<std::unordered_set<int>> deps;     // by id: groups it reads from directly
@@ -260,7 +261,12 @@ struct Builder {
     return false;
   }
 
-  void cut(CutReason r) { ++p.cuts[static_cast<size_t>(r)]; }
+  // `n` starts a group of its own instead of joining group id `would_join` (-1: none). The group it
+  // goes to is the next one made (every caller makes it right after).
+  void cut(CutReason r, const Node* n = nullptr, int would_join = -1) {
+    ++p.cuts[static_cast<size_t>(r)];
+    if (record_cuts) p.cut_log.push_back({r, n, would_join, static_cast<int>(groups.size())});
+  }
 
   // An input read from outside the reading group: its source must be written by its own group.
   void read_external(int g, Node* source) {
@@ -313,7 +319,7 @@ struct Builder {
     }
     if (fusion && best < 0) best = same_shape_group(n->shape);
     if (!fusion || best < 0) {
-      cut(fusion ? CutReason::kNoProducerGroup : CutReason::kFusionDisabled);
+      cut(fusion ? CutReason::kNoProducerGroup : CutReason::kFusionDisabled, n);
       start_alone(n, edges);
       return;
     }
@@ -351,7 +357,7 @@ struct Builder {
     if (why == CutReason::kCount && g.kind == Group::Kind::Row && !row && wanted(*n) && short_rows(g.full, g.rdims))
       why = CutReason::kShortRows;
     if (why != CutReason::kCount) {
-      cut(why);
+      cut(why, n, best);
       start_alone(n, edges);
       return;
     }
@@ -411,7 +417,7 @@ struct Builder {
         level[n] = lv;
         return;
       }
-      cut(why);
+      cut(why, n, gi);
     } else if (fusion && !computed(source)) {
       // A reduction of a buffer or generator may join a recent group over the same rows (mean
       // and std of one x: one pass instead of two). It adds no dependency, so no cycle.
@@ -431,11 +437,12 @@ struct Builder {
         read_external(gi, source);
         return;
       }
-      cut(CutReason::kNoProducerGroup);
+      cut(CutReason::kNoProducerGroup, n);
     } else {
       cut(!fusion ? CutReason::kFusionDisabled
                   : computed(source) ? (chain.empty() ? CutReason::kDifferentReduction : CutReason::kViewOfComputed)
-                                     : CutReason::kNoProducerGroup);
+                                     : CutReason::kNoProducerGroup,
+          n, fusion && computed(source) ? gid[source] : -1);
     }
     int g = new_group(Group::Kind::Row, in_shape, n->attrs.dims);
     add(g, n, true);
@@ -444,7 +451,7 @@ struct Builder {
   }
 
   void place_host(Node* n) {
-    cut(CutReason::kHostOp);
+    cut(CutReason::kHostOp, n);
     Group::Kind kind = n->op == ir::Op::Matmul   ? Group::Kind::Matmul
                        : n->op == ir::Op::Conv2d ? Group::Kind::Conv
                                                  : Group::Kind::Host;
@@ -518,14 +525,19 @@ struct Builder {
       for (Node* n : g.nodes) p.group_of[n] = static_cast<int>(p.groups.size());
       p.groups.push_back(std::move(g));
     }
+    for (Cut& c : p.cut_log) {  // creation ids -> execution indices
+      if (c.would_join >= 0) c.would_join = index_of[c.would_join];
+      if (c.group >= 0 && c.group < static_cast<int>(index_of.size())) c.group = index_of[c.group];
+      else c.group = -1;
+    }
   }
 };
 
 }  // namespace
 
 Partition partition(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted,
-                    bool fusion) {
-  Builder b{wanted, fusion, {}, {}, {}, {}, {}, {}, {}};  // NOLINT
+                    bool fusion, bool record_cuts) {
+  Builder b{wanted, fusion, record_cuts, {}, {}, {}, {}, {}, {}, {}};  // NOLINT
   b.run(order);
   return std::move(b.p);
 }

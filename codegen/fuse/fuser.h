@@ -55,11 +55,21 @@ struct Group {
   std::vector<int> deps;             // groups that must run first
 };
 
+// One cut, recorded when the caller asks (LAZYFUSE_LOG): the node that started a new group, and
+// the group it would have joined (an index into Partition::groups; -1 when there was none).
+struct Cut {
+  CutReason reason;
+  const ir::Node* node;
+  int would_join = -1;
+  int group = -1;  // the group the node went to instead
+};
+
 struct Partition {
   std::vector<Group> groups;  // in an order that respects deps
   std::unordered_map<const ir::Node*, int> group_of;   // member -> index into groups
   std::unordered_map<const ir::Node*, bool> row_phase;  // member -> per-row value (row groups)
   std::array<int64_t, static_cast<size_t>(CutReason::kCount)> cuts{};
+  std::vector<Cut> cut_log;  // with record_cuts only, in placement order
 };
 
 inline constexpr int kMaxGroupNodes = 512;
@@ -77,8 +87,9 @@ inline constexpr int64_t kShortRowMinElements = int64_t{1} << 16;
 inline constexpr int kMaxRowLevels = 4;
 
 // `order`: pending nodes, inputs first (ir::topo_order); `wanted`: nodes that must be materialized.
+// `record_cuts`: fill Partition::cut_log (the log's per-cut lines; off on the common path).
 Partition partition(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted,
-                    bool fusion);
+                    bool fusion, bool record_cuts = false);
 
 // Rewrites the graph before partitioning; returns the number of changes (then the caller orders
 // the flush again, and does not record it as a flush plan). In order:

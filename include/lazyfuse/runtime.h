@@ -55,4 +55,32 @@ struct CacheStats {
 CacheStats cache_stats();
 void reset_stats();
 
+// Kernel profile (README, "Observability"): from profile_begin() on, every kernel launch (replayed
+// flush plans included, per step) and every flush is timed (CPU: the host's steady clock around
+// the launch; GPU: CUDA events). profile_report() returns the table: per kernel its name (as in
+// logs and `lazyfuse-cache show`), ops, launches, total and mean time, bytes, GB/s and, with
+// LAZYFUSE_PROFILE_FLOOR_GBS, the ratio to a copy's time; sorted by time; then the flushes' host
+// time. It ends the scope (unless LAZYFUSE_PROFILE=1, which profiles the whole run and prints the
+// table at exit). Profiling on makes replayed GPU plans launch kernel by kernel (no CUDA graph).
+void profile_begin();
+std::string profile_report();
+
+// A profile scope: begins at construction; at destruction prints the table to stderr unless
+// report() was called.
+class Profile {
+ public:
+  Profile() { profile_begin(); }
+  ~Profile();
+  Profile(const Profile&) = delete;
+  Profile& operator=(const Profile&) = delete;
+  std::string report();
+
+ private:
+  bool reported_ = false;
+};
+
+// LAZYFUSE_TRACE_FILE: writes the Chrome/Perfetto trace now (it is written at exit too); false
+// when no trace file is set or it cannot be written.
+bool write_trace();
+
 }  // namespace lf

@@ -5,6 +5,7 @@
 set -u
 tool=$1
 filler=$2
+demo=${3:-}
 dir=$(mktemp -d /tmp/lf-cache-tool-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -57,7 +58,7 @@ expect_exit 0 "$tool" verify
 # --sort=hits puts the least loaded entry last: one entry loses its count, a third run loads all.
 expect_exit 0 "$tool" list --sort=name
 idle=$(head -1 "$dir/out" | cut -d' ' -f1)
-rm "$dir/cache/$idle"*.hits
+rm "$dir/cache/${idle#lf_}"*.hits
 out=$("$filler") || fail "filler failed: $out"
 expect_exit 0 "$tool" list --sort=hits
 tail -1 "$dir/out" | grep -q "^$idle .* 1 hits " || { cat "$dir/out"; fail "list --sort=hits: $idle last"; }
@@ -176,4 +177,28 @@ grep -q "removed 3 entries" "$dir/out" || fail "clear"
 [ -z "$(ls "$dir/cache")" ] || { ls "$dir/cache"; fail "clear leaves nothing (hit counts and the programs record too)"; }
 expect_exit 0 "$tool" stats
 grep -q "programs: none has recorded" "$dir/out" || fail "stats after clear"
+# Names agree: the kernel name LAZYFUSE_LOG prints is what list prints and what show takes (whole,
+# or lf_ and a prefix, or a bare hash prefix); show and list say why an entry was compiled.
+if [ -n "$demo" ]; then
+  export LAZYFUSE_CACHE_DIR="$dir/demo-cache"
+  LAZYFUSE_LOG=1 "$demo" >"$dir/out" 2>"$dir/err" || { cat "$dir/err"; fail "demo"; }
+  name=$(sed -n 's/.*compiled \(lf_[0-9a-f]*\): new: .*transposed.*/\1/p' "$dir/err")
+  [ -n "$name" ] || { cat "$dir/err"; fail "the log names the recompiled kernel"; }
+  first=$(sed -n 's/.*compiled \(lf_[0-9a-f]*\): the first kernel of these ops/\1/p' "$dir/err" | head -1)
+  expect_exit 0 "$tool" show "$name"
+  grep -q "^kernel:  *$name$" "$dir/out" || { cat "$dir/out"; fail "show $name: the kernel"; }
+  grep -q "^why:  *new: .*input 1: transposed layout (was contiguous)" "$dir/out" || { cat "$dir/out"; fail "show: why"; }
+  expect_exit 0 "$tool" show "${name:0:9}"
+  grep -q "^kernel:  *$name$" "$dir/out" || fail "show lf_ and a prefix"
+  expect_exit 0 "$tool" show "${name:3:6}"
+  grep -q "^kernel:  *$name$" "$dir/out" || fail "show a hash prefix"
+  expect_exit 0 "$tool" show "$first"
+  grep -q "^why:  *the first kernel of its ops" "$dir/out" || { cat "$dir/out"; fail "show: a first kernel's why"; }
+  expect_exit 0 "$tool" show "$name" --json
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "transposed" in d["why"] and d["name"]==sys.argv[2] and d["version"]==3' \
+    "$dir/out" "$name" || fail "show --json: why"
+  expect_exit 0 "$tool" list
+  grep -q "^$name .*new: .*transposed layout" "$dir/out" || { cat "$dir/out"; fail "list: name and why"; }
+  expect_exit 2 "$tool" show lf_
+fi
 echo "lazyfuse-cache tool: ok"
