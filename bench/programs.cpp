@@ -22,7 +22,8 @@
 // directory: first call, peak memory). Nothing is shared between programs, so every first call is
 // that program's own.
 //
-//   lazyfuse-programs [--device cpu|cuda] [--csv FILE] [--dump DIR] [--only SUBSTRING] [--quick] [--list]
+//   lazyfuse-programs [--device cpu|cuda] [--csv FILE] [--dump DIR] [--only SUBSTRING] [--skip SUBSTRING]
+//                     [--quick] [--list]
 //     --device: default LAZYFUSE_DEVICE, else cpu (this is a CPU benchmark unless told otherwise)
 //     --csv:    one line per (program, config, dtype, impl), columns as bench/programs_peers.py writes
 //     --dump:   writes every program's inputs and outputs (fused and unfused) under DIR for the check
@@ -971,7 +972,7 @@ std::string run_child(const std::string& cmd, std::map<std::string, Result>& res
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string csv_path, dump_dir, only, child_key, phase;
+  std::string csv_path, dump_dir, only, skip, child_key, phase;
   bool list = false;
   const char* env_dev = std::getenv("LAZYFUSE_DEVICE");
   std::string device = env_dev && *env_dev ? env_dev : "cpu";
@@ -987,13 +988,14 @@ int main(int argc, char** argv) {
     if (a == "--csv") csv_path = next();
     else if (a == "--dump") dump_dir = next();
     else if (a == "--only") only = next();
+    else if (a == "--skip") skip = next();
     else if (a == "--device") device = next();
     else if (a == "--quick") g_quick = true;
     else if (a == "--list") list = true;
     else if (a == "--child") child_key = next();
     else if (a == "--phase") phase = next();
     else {
-      std::fprintf(stderr, "usage: %s [--device cpu|cuda] [--csv FILE] [--dump DIR] [--only SUBSTRING] [--quick] [--list]\n",
+      std::fprintf(stderr, "usage: %s [--device cpu|cuda] [--csv FILE] [--dump DIR] [--only SUBSTRING] [--skip SUBSTRING] [--quick] [--list]\n",
                    argv[0]);
       return 2;
     }
@@ -1067,6 +1069,11 @@ int main(int argc, char** argv) {
   for (const Program& p : progs) {
     if (p.gpu_only && !gpu) continue;
     if (!only.empty() && p.key().find(only) == std::string::npos) continue;
+    if (!skip.empty() && p.key().find(skip) != std::string::npos) {
+      std::printf("| %s | %s | %s | skipped (--skip %s) |\n", p.name.c_str(), p.config.c_str(), lf::dtype_name(p.dtype),
+                  skip.c_str());
+      continue;
+    }
     std::map<std::string, Result> res;
     std::string cold_err, warm_err;
     if (p.needs.empty()) {
