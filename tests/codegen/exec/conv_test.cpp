@@ -254,6 +254,12 @@ TEST(Conv, Conv1dAndUnbatchedInputs) {
 
 // LAZYFUSE_LOG=1 names the path each convolution and pooling took.
 TEST(Conv, LogSaysWhichPathRan) {
+  // The CPU's paths (on the GPU machine the default device is CUDA, whose paths differ).
+  struct Restore {
+    lf::Device saved = lf::default_device();
+    ~Restore() { lf::set_default_device(saved); }
+  } restore;
+  lf::set_default_device(lf::Device::cpu());
   Tensor x = random({2, 4, 6, 6}, 1), w3 = random({5, 4, 3, 3}, 2), w1 = random({5, 4, 1, 1}, 3);
   int saved = lf::rt::mutable_config().log_level;
   lf::rt::mutable_config().log_level = 1;
