@@ -59,6 +59,13 @@ struct Step {
   Device device;
   std::vector<int64_t> pointer_from;  // per operand: kNoPointer, a leaf, or from_output(slot)
   std::vector<int> outputs;           // order positions of the nodes it writes; slots in sequence
+  // Per output: the earlier slot whose buffer it takes over (in the recorded flush that buffer was
+  // freed before this output got its address), or -1 for a buffer of its own. A replay reuses
+  // memory as the recorded flush did, instead of holding every intermediate to its end.
+  std::vector<int64_t> reuse;
+  // Per output with a buffer of its own: the bytes to allocate (a later output taking the buffer
+  // over may need more than this one: the allocator's block was larger).
+  std::vector<size_t> alloc_bytes;
   int64_t bytes = 0;
 };
 

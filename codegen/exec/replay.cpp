@@ -18,8 +18,10 @@ void Recorder::add(const backend::Prepared& k) {
     if (position < 0 || data == nullptr) ok = false;
     else s.outputs.push_back(position);
     // An address seen before belonged to a buffer freed during this flush (an intermediate whose
-    // last reader ran): from here on it names this output. A replay keeps every slot to its end.
-    pointer_from.insert_or_assign(data, plan::from_output(slots++));
+    // last reader ran): from here on it names this output, and when that buffer was an earlier
+    // output at least as large, the replay hands its buffer on to this one too.
+    s.reuse.push_back(new_slot(data, k.low.out_storage[i]->nbytes(), s.outputs.size() - 1));
+    s.alloc_bytes.push_back(k.low.out_storage[i]->nbytes());
   }
   if (ok && bind_pointers(k, s)) push(k, std::move(s));
 }
@@ -29,12 +31,37 @@ void Recorder::add_cat(const ir::Node& cat, const std::vector<backend::Prepared>
   const void* data = cat.storage ? cat.storage->data() : nullptr;
   if (copies.empty() || position < 0 || data == nullptr) ok = false;
   if (!ok) return;
-  pointer_from.insert_or_assign(data, plan::from_output(slots++));  // as in add()
+  int64_t reuse = new_slot(data, cat.storage->nbytes(), 0);  // as in add()
   for (size_t c = 0; c < copies.size() && ok; ++c) {
     plan::Step s;
-    if (c == 0) s.outputs.push_back(position);  // allocates the cat's buffer; every copy writes a slab of it
+    if (c == 0) {  // allocates the cat's buffer; every copy writes a slab of it
+      s.outputs.push_back(position);
+      s.reuse.push_back(reuse);
+      s.alloc_bytes.push_back(cat.storage->nbytes());
+    }
     if (bind_pointers(copies[c], s)) push(copies[c], std::move(s));
   }
+}
+
+int64_t Recorder::reused_slot(const void* data) const {
+  auto it = pointer_from.find(data);
+  if (it == pointer_from.end() || it->second >= 0 || it->second == plan::kNoPointer) return -1;  // new, or a leaf's
+  return slot_root[static_cast<size_t>(plan::output_slot(it->second))];
+}
+
+int64_t Recorder::new_slot(const void* data, size_t bytes, size_t output) {
+  int64_t root = reused_slot(data);
+  if (root >= 0) {  // the root's buffer must hold this output too
+    auto [step, out] = root_where[static_cast<size_t>(root)];
+    size_t& alloc = step < plan.steps.size() ? plan.steps[step].alloc_bytes[out] : slot_bytes[static_cast<size_t>(root)];
+    alloc = std::max(alloc, bytes);
+  }
+  int64_t slot = slots++;
+  slot_root.push_back(root >= 0 ? root : slot);
+  root_where.emplace_back(plan.steps.size(), output);
+  slot_bytes.push_back(bytes);
+  pointer_from.insert_or_assign(data, plan::from_output(slot));
+  return root;
 }
 
 bool Recorder::bind_pointers(const backend::Prepared& k, plan::Step& s) {
@@ -113,9 +140,10 @@ void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::S
   std::vector<std::shared_ptr<rt::Storage>>& slots = replay_slots();
   slots.clear();
   for (plan::Step& s : plan.steps) {
-    for (int o : s.outputs) {
-      const ir::Node* n = order[static_cast<size_t>(o)];
-      slots.push_back(rt::Storage::allocate(n->device, static_cast<size_t>(n->numel()) * dtype_size(n->dtype)));
+    for (size_t i = 0; i < s.outputs.size(); ++i) {
+      const ir::Node* n = order[static_cast<size_t>(s.outputs[i])];
+      int64_t reuse = s.reuse[i];
+      slots.push_back(reuse >= 0 ? slots[static_cast<size_t>(reuse)] : rt::Storage::allocate(n->device, s.alloc_bytes[i]));
     }
     for (size_t i = 0; i < s.pointer_from.size(); ++i) {
       int64_t from = s.pointer_from[i];
