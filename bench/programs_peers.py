@@ -361,7 +361,7 @@ def specs():
                   lambda x: (torch.cumsum(x, 1),), lambda x: (np.cumsum(x, 1),), tol_n=4096))
     r.append(Spec("sort", "1024x4096_dim1", lambda rng: dict(x=f32(rng, 1024, 4096)),
                   # stable: equal values keep their order, as LazyFuse's sort (and the indices are compared)
-                  lambda x: tuple(torch.sort(x, 1, stable=True)), lambda x: (np.sort(x, 1, kind="stable"),)))
+                  lambda x: tuple(torch.sort(x, dim=1, stable=True)), lambda x: (np.sort(x, 1, kind="stable"),)))
     r.append(Spec("topk", "256x32000_k50", lambda rng: dict(x=f32(rng, 256, 32000)),
                   lambda x: tuple(torch.topk(x, 50, 1)), topk_numpy))
     return r
