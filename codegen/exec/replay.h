@@ -16,11 +16,6 @@ struct Recorder {
   const plan::Signature& sig;
   plan::Plan plan;
   bool ok = true;  // false once a group is something a plan cannot replay
-  std::unordered_map<const void*, int64_t> pointer_from;
-  int64_t slots = 0;
-  std::vector<size_t> slot_bytes;  // per output slot: the bytes its buffer must hold
-  std::vector<int64_t> slot_root;  // per output slot: the slot that allocates its buffer
-  std::vector<std::pair<size_t, size_t>> root_where;  // per slot: (step index, output index) where it is declared
 
   explicit Recorder(const plan::Signature& s);
   void add(const backend::Prepared& k);
@@ -32,11 +27,17 @@ struct Recorder {
   // neither.
   bool bind_pointers(const backend::Prepared& k, plan::Step& s);
   void push(const backend::Prepared& k, plan::Step s);
-  // The earlier output slot whose buffer (at least `bytes` large) was at `data` and freed, or -1.
+  // The slot allocating the buffer of the earlier output that was at `data` (freed since), or -1.
   int64_t reused_slot(const void* data) const;
   // Registers output slot `slots` (about to be created) for `data`, `bytes` large, declared as output
   // `output` of step plan.steps.size() (the step being built); returns its reuse entry.
   int64_t new_slot(const void* data, size_t bytes, size_t output);
+
+  std::unordered_map<const void*, int64_t> pointer_from;  // address -> a leaf, or from_output(slot)
+  int64_t slots = 0;
+  std::vector<size_t> slot_bytes;  // per output slot: its bytes (the allocation while its step is built)
+  std::vector<int64_t> slot_root;  // per output slot: the slot that allocates its buffer
+  std::vector<std::pair<size_t, size_t>> root_where;  // per slot: (step index, output index) declaring it
 };
 
 // Runs a recorded plan on this flush's nodes and buffers (whose signature matched the plan's):
