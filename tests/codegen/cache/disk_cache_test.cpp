@@ -29,6 +29,7 @@
 #include "codegen/exec/executor.h"
 #include "codegen/cache/fingerprint.h"
 #include "codegen/cache/kernel_cache.h"
+#include "codegen/cache/cache_dir_fixture.h"
 #include "codegen/test_util.h"
 
 extern char** environ;
@@ -39,39 +40,10 @@ using lf::cache::disk::decode;
 using lf::cache::disk::encode;
 using lf::cache::disk::read_file;
 
-// A temporary cache directory in the config for the test's lifetime, CPU default device, and an
-// empty in-memory cache at both ends.
-class DiskCacheTest : public testing::Test {
+// The disk cache tests' fixture (cache_dir_fixture.h), with their readers of the cache's files.
+class DiskCacheTest : public lf::test::CacheDirTest {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/lf-disk-cache-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
-    dir_ = root_ + "/cache";
-    saved_ = lf::rt::config();
-    lf::rt::mutable_config().cache_dir = dir_;
-    saved_device_ = lf::default_device();
-    lf::set_default_device(lf::Device::cpu());
-    lf::cache::global_cache().clear();
-  }
-  void TearDown() override {
-    lf::cache::disk::global_disk_cache().fail_writes_for_testing(0);
-    lf::cache::global_cache().clear();
-    lf::rt::mutable_config() = saved_;
-    lf::set_default_device(saved_device_);
-    std::error_code ec;
-    fs::permissions(root_, fs::perms::owner_all, ec);
-    fs::remove_all(root_, ec);
-  }
-
-  std::vector<fs::path> entries() const {
-    std::vector<fs::path> out;
-    std::error_code ec;
-    for (auto& e : fs::directory_iterator(dir_, ec))
-      if (e.path().extension() == ".lfk") out.push_back(e.path());
-    std::sort(out.begin(), out.end());
-    return out;
-  }
+  std::vector<fs::path> entries() const { return files(".lfk"); }
 
   // The hit count beside an entry; nullopt when there is no count file.
   std::optional<uint64_t> hits(const fs::path& entry) const {
@@ -113,10 +85,6 @@ class DiskCacheTest : public testing::Test {
     posix_spawn_file_actions_destroy(&actions);
     return pid;
   }
-
-  std::string root_, dir_;
-  lf::rt::Config saved_;
-  lf::Device saved_device_ = lf::Device::cpu();
 };
 
 lf::Tensor input(float start) {

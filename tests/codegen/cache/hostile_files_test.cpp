@@ -21,6 +21,7 @@
 #include "codegen/cache/disk_cache.h"
 #include "codegen/cache/disk_usage.h"
 #include "codegen/cache/kernel_cache.h"
+#include "codegen/cache/cache_dir_fixture.h"
 #include "codegen/test_util.h"
 #include "runtime/config.h"
 
@@ -35,37 +36,12 @@ struct Deadline {
   ~Deadline() { alarm(0); }
 };
 
-class HostileCacheFiles : public testing::Test {
+class HostileCacheFiles : public lf::test::CacheDirTest {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/lf-hostile-cache-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
-    dir_ = root_ + "/cache";
-    saved_ = lf::rt::config();
-    lf::rt::mutable_config().cache_dir = dir_;
-    saved_device_ = lf::default_device();
-    lf::set_default_device(lf::Device::cpu());
-    lf::cache::global_cache().clear();
-  }
   void TearDown() override {
-    lf::cache::disk::global_disk_cache().fail_writes_for_testing(0);
     lf::cache::disk::global_disk_cache().before_rename_for_testing({});
-    lf::cache::global_cache().clear();
-    lf::rt::mutable_config() = saved_;
-    lf::set_default_device(saved_device_);
     if (mounted_) umount2(mount_.c_str(), MNT_DETACH);
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
-
-  std::vector<fs::path> files(const std::string& ext) const {
-    std::vector<fs::path> out;
-    std::error_code ec;
-    for (auto& e : fs::directory_iterator(dir_, ec))
-      if (e.path().extension() == ext) out.push_back(e.path());
-    std::sort(out.begin(), out.end());
-    return out;
+    CacheDirTest::TearDown();
   }
 
   // No file of the cache is empty or a leftover temporary, and every entry and hit count decodes.
@@ -84,10 +60,8 @@ class HostileCacheFiles : public testing::Test {
     }
   }
 
-  std::string root_, dir_, mount_;
+  std::string mount_;
   bool mounted_ = false;
-  lf::rt::Config saved_;
-  lf::Device saved_device_ = lf::Device::cpu();
 };
 
 lf::Tensor input(float start) { return lf::from_vector(lf::test::iota_floats(6 * 70, start, 0.011f), {6, 70}); }
