@@ -70,6 +70,7 @@ class Backend {
   virtual ~Backend() = default;
   virtual const char* name() const = 0;           // "cpu", "cuda": the cache key's first field
   virtual const char* source_suffix() const = 0;  // ".ll", ".cu": dumps and failure reports
+  virtual const char* comment_prefix() const = 0;  // ";", "//": header lines of a dumped source
 
   // The variant of `kernel` for these launch arguments, and its key. `product_operand` >= 0: the
   // kernel is a matmul epilogue whose input operand `product_operand` is the product, computed in

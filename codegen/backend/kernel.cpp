@@ -48,7 +48,7 @@ void dump_source(const Prepared& k) {
   std::filesystem::create_directories(dir, ec);
   std::filesystem::path path = dir / (compiled.name + k.backend->source_suffix());
   std::ofstream out(path);
-  const char* comment = std::string(k.backend->source_suffix()) == ".ll" ? ";" : "//";
+  const char* comment = k.backend->comment_prefix();
   out << comment << " " << k.low.kernel.summary() << "\n";
   out << comment << " why: " << (compiled.why.empty() ? "the first kernel of these ops" : "new: " + compiled.why) << "\n";
   if (!compiled.log.empty()) out << comment << " compile log: " << compiled.log << "\n";

@@ -231,6 +231,7 @@ class CpuBackend final : public backend::Backend {
  public:
   const char* name() const override { return "cpu"; }
   const char* source_suffix() const override { return ".ll"; }
+  const char* comment_prefix() const override { return ";"; }
   bool needs_compiler() const override { return true; }
 
   backend::Specialized specialize(const kir::Kernel& kernel, const kir::LaunchArgs& args, Device,

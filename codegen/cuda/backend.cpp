@@ -404,6 +404,7 @@ class CudaBackend final : public backend::Backend {
  public:
   const char* name() const override { return "cuda"; }
   const char* source_suffix() const override { return ".cu"; }
+  const char* comment_prefix() const override { return "//"; }
   bool tiered() const override { return rt::config().tiered_compile; }
 
   backend::Specialized specialize(const kir::Kernel& kernel, const kir::LaunchArgs& args, Device device,
