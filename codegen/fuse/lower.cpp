@@ -168,16 +168,33 @@ class Lowerer {
           args.push_back(leaf(source, chain, reduce ? false : row));
         }
       }
+      // A float product accumulates in float64, as the reference does: in a narrower type the
+      // partial products of a row with a 0 and large values overflow to inf on some lanes, and
+      // inf * 0 gave NaN where the product is 0 (the order of the lanes decided which).
+      bool widen = n->op == ir::Op::Prod && is_floating(n->dtype) && n->dtype != DType::Float64;
+      if (widen) args[0] = cast(args[0], DType::Float64, /*row=*/false);  // per element
       Instr in;
       in.kind = reduce ? InstrKind::Reduce : InstrKind::Op;
       in.op = n->op;
       in.dtype = n->dtype;
       in.row = row;
       in.args = std::move(args);
+      if (widen) in.dtype = DType::Float64;
       result = push(std::move(in));
+      if (widen) result = cast(result, n->dtype, row);
     }
     memo_[n] = result;
     return result;
+  }
+
+  int cast(int arg, DType to, bool row) {
+    Instr c;
+    c.kind = InstrKind::Op;
+    c.op = ir::Op::Cast;
+    c.dtype = to;
+    c.row = row;
+    c.args = {arg};
+    return push(std::move(c));
   }
 
   // A gather (ir::Op::Gather): its source is read from memory (the fuser makes sure it is written

@@ -216,6 +216,25 @@ TEST(ReduceProd, Values) {
   expect_close(lf::prod(lf::transpose(x, 0, 1), {1}), {3, 8});
 }
 
+// A row with a 0 among values whose partial products overflow the dtype: the product is 0 (the
+// reference accumulates in double), whichever lanes the partial products fall on; a real inf
+// times the 0 is NaN.
+TEST(ReduceProd, ZeroAmongOverflowingValuesIsZero) {
+  for (lf::DType d : {lf::DType::Float32, lf::DType::BFloat16, lf::DType::Float16}) {
+    for (int64_t zero_at : {0, 1, 5, 63}) {
+      std::vector<float> v(64, 100.0f);  // 100^63 overflows float32, not double
+      v[static_cast<size_t>(zero_at)] = 0;
+      lf::Tensor x = lf::from_vector(v, {2, 32}).to(d);
+      EXPECT_EQ(lf::prod(x).item<double>(), 0.0) << lf::dtype_name(d) << " zero at " << zero_at;
+      EXPECT_EQ(lf::prod(lf::reshape(x, {64}), {0}).item<double>(), 0.0) << lf::dtype_name(d);
+    }
+    std::vector<float> w(64, 2.0f);
+    w[3] = 0;
+    w[40] = kInf;
+    EXPECT_TRUE(std::isnan(lf::prod(lf::from_vector(w, {64}).to(d)).item<double>())) << lf::dtype_name(d);
+  }
+}
+
 TEST(ReduceProd, EmptyIsOne) {
   EXPECT_EQ(lf::prod(lf::zeros({0})).item<float>(), 1.0f);
   expect_close(lf::prod(lf::zeros({3, 0}), {1}), {1, 1, 1});
