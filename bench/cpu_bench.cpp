@@ -448,6 +448,29 @@ int main(int argc, char** argv) {
             [&] { return lf::relu(lf::matmul(a, w) + b); }, eigen, small ? "-" : "<=1.3x Eigen, < Eigen+pass",
             small ? 301 : g_reps, eigen_separate);
   }
+  // 11b. The GEMM on every operand layout (issue 21): the same product with transposed views, and
+  // attention's batched q @ k^T with heads made by permuting [B, T, H, d] buffers, each against its
+  // contiguous twin (packing reads the strides: the rows should match).
+  {
+    const int64_t n = 1024;
+    lf::Tensor a = materialized(lf::randn({n, n})), w = materialized(lf::randn({n, n}));
+    double bytes = 4.0 * 3 * n * n;
+    measure("matmul_layouts", "large", "a@w 1024^3 contiguous", bytes, [&] { return lf::matmul(a, w); }, nullptr, "-");
+    measure("matmul_layouts", "large", "a^T@w (views)", bytes,
+            [&] { return lf::matmul(lf::transpose(a, 0, 1), w); }, nullptr, "= contiguous");
+    measure("matmul_layouts", "large", "a@w^T (views)", bytes,
+            [&] { return lf::matmul(a, lf::transpose(w, 0, 1)); }, nullptr, "= contiguous");
+    const int64_t B = 4, T = 256, H = 8, d = 64;
+    lf::Tensor q = materialized(lf::randn({B, T, H, d})), k = materialized(lf::randn({B, T, H, d}));
+    lf::Tensor qc = materialized(lf::contiguous(lf::permute(q, {0, 2, 1, 3})));
+    lf::Tensor kc = materialized(lf::contiguous(lf::permute(k, {0, 2, 3, 1})));
+    double qk_bytes = 4.0 * (2 * B * H * T * d + B * H * T * T);
+    measure("matmul_layouts", "large", "q@k^T [4,8]x256x256x64 contiguous", qk_bytes,
+            [&] { return lf::matmul(qc, kc); }, nullptr, "-");
+    measure("matmul_layouts", "large", "q@k^T heads by permute (views)", qk_bytes,
+            [&] { return lf::matmul(lf::permute(q, {0, 2, 1, 3}), lf::permute(k, {0, 2, 3, 1})); }, nullptr,
+            "= contiguous");
+  }
   // 12. MLP forward, softmax(relu(relu(x@w1+b1)@w2+b2)@w3+b3): three GEMMs with fused epilogues.
   struct Mlp {
     int64_t batch, in, hidden, out;
