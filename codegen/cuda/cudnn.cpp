@@ -123,6 +123,7 @@ struct PerDevice {
   dnn::Handle handle = nullptr;
   std::shared_ptr<rt::Storage> workspace;  // grown to the largest plan's need; one stream orders its uses
   std::map<std::string, Plan> plans;
+  std::map<std::string, lf::Status> declined;  // problems make_plan() failed on: asked once
 };
 
 lf::Status make_plan(const backend::ConvCall& c, dnn::Handle handle, bool tf32, Plan* plan) {
@@ -233,8 +234,12 @@ lf::Status cudnn_conv2d(const backend::ConvCall& c, void* y, int device, std::st
   }
   auto it = dev.plans.find(key);
   if (it == dev.plans.end()) {
+    if (auto d = dev.declined.find(key); d != dev.declined.end()) return d->second;
     Plan plan;
-    if (lf::Status s = make_plan(c, dev.handle, tf32, &plan); !s.ok()) return s;
+    if (lf::Status s = make_plan(c, dev.handle, tf32, &plan); !s.ok()) {
+      dev.declined.emplace(key, s);
+      return s;
+    }
     it = dev.plans.emplace(key, plan).first;
   }
   const Plan& plan = it->second;
