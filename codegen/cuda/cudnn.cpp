@@ -121,6 +121,7 @@ struct Plan {
 
 struct PerDevice {
   dnn::Handle handle = nullptr;
+  dnn::Stream stream = nullptr;  // the handle's, followed when the device's stream changes (lf::set_stream)
   std::shared_ptr<rt::Storage> workspace;  // grown to the largest plan's need; one stream orders its uses
   std::map<std::string, Plan> plans;
   std::map<std::string, lf::Status> declined;  // problems make_plan() failed on: asked once
@@ -228,9 +229,10 @@ lf::Status cudnn_conv2d(const backend::ConvCall& c, void* y, int device, std::st
   std::lock_guard<std::mutex> lock(mu);
   rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
   PerDevice& dev = devices[device];
-  if (!dev.handle) {
-    LF_DNN_RETURN_IF_ERROR(a.create(&dev.handle));
-    LF_DNN_RETURN_IF_ERROR(a.set_stream(dev.handle, reinterpret_cast<dnn::Stream>(ctx.stream)));
+  if (!dev.handle) LF_DNN_RETURN_IF_ERROR(a.create(&dev.handle));
+  if (auto stream = reinterpret_cast<dnn::Stream>(ctx.stream); dev.stream != stream) {
+    LF_DNN_RETURN_IF_ERROR(a.set_stream(dev.handle, stream));
+    dev.stream = stream;
   }
   auto it = dev.plans.find(key);
   if (it == dev.plans.end()) {
