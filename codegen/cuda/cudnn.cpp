@@ -110,7 +110,8 @@ void x_strides(const backend::ConvCall& c, int64_t out[4]) {
   }
 }
 
-// Descriptors and the chosen algorithm of one problem shape, made once.
+// Descriptors and the chosen algorithm of one problem shape, made once and kept (a declined
+// problem's descriptors are not destroyed either: one set per declined shape, remembered).
 struct Plan {
   dnn::TensorDesc x = nullptr, y = nullptr;
   dnn::FilterDesc w = nullptr;
@@ -169,12 +170,16 @@ lf::Status make_plan(const backend::ConvCall& c, dnn::Handle handle, bool tf32, 
   for (int i = 0; i < found; ++i) {
     const dnn::FwdAlgoPerf& r = perf[i];
     if (r.status != 0 || r.algo > dnn::kAlgoDirect || r.memory > kMaxWorkspaceBytes) continue;
-    if (f32 && !tf32 && r.math_type != dnn::kFmaMath) continue;
-    LF_DNN_RETURN_IF_ERROR(a.set_math_type(plan->conv, r.math_type));
+    int math = r.math_type;
+    if (f32 && !tf32) {  // no tensor-op result, and FMA math set whatever the result says (DEFAULT allows TF32)
+      if (math == dnn::kTensorOpMath || math == dnn::kTensorOpMathAllowConversion) continue;
+      math = dnn::kFmaMath;
+    }
+    LF_DNN_RETURN_IF_ERROR(a.set_math_type(plan->conv, math));
     size_t ws = 0;
     if (a.workspace_size(handle, plan->x, plan->w, plan->conv, plan->y, r.algo, &ws) != 0 || ws > kMaxWorkspaceBytes) continue;
     plan->algo = r.algo;
-    plan->math = r.math_type;
+    plan->math = math;
     plan->workspace = ws;
     return lf::OkStatus();
   }
