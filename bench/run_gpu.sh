@@ -23,14 +23,19 @@ export LAZYFUSE_GOLDEN_DIR="$PWD/tests/codegen/golden"  # the test binaries were
 lt=$(find / -name 'libcublasLt.so.1[23]' -not -path '*/proc/*' 2>/dev/null | head -n 1)
 [ -n "$lt" ] && export LD_LIBRARY_PATH="$(dirname "$lt"):$LD_LIBRARY_PATH"
 echo "cuBLASLt: ${lt:-not found}"
+# cuDNN 9 (the convolution path) likewise: PyTorch's nvidia-cudnn wheel has libcudnn.so.9 and the
+# libcudnn_cnn/graph/engines libraries it loads from its own folder.
+dnn=$(find / -name 'libcudnn.so.9' -not -path '*/proc/*' 2>/dev/null | head -n 1)
+[ -n "$dnn" ] && export LD_LIBRARY_PATH="$(dirname "$dnn"):$LD_LIBRARY_PATH"
+echo "cuDNN: ${dnn:-not found (convolutions take the generated kernel)}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
 status=0
 if [ "$suite" = programs ]; then
   work=$(mktemp -d /tmp/lazyfuse-programs-XXXXXX)
   echo "== LazyFuse whole programs (CUDA)"
-  # PROGRAMS_SKIP: a program too slow for one device call (default: the ResNet block, whose GPU
-  # convolution is still the reference executor on the host).
-  timeout 250 "$dir/lazyfuse-programs" --device cuda --skip "${PROGRAMS_SKIP-resnet}" --csv "$work/lazyfuse.csv" --dump "$work/dump" 2>&1 |
+  # PROGRAMS_SKIP: programs to leave out (default none). The peers run float32 convolutions in full
+  # float32 (allow_tf32 off, programs_peers.py), and so does LazyFuse here (LAZYFUSE_CONV_TF32=0).
+  LAZYFUSE_CONV_TF32=0 timeout 250 "$dir/lazyfuse-programs" --device cuda --skip "${PROGRAMS_SKIP-}" --csv "$work/lazyfuse.csv" --dump "$work/dump" 2>&1 |
     tee "$out/programs_lazyfuse.log" || status=1
   cp "$work/lazyfuse.csv" "$out/programs_gpu_lazyfuse.csv" 2>/dev/null
   echo "== PyTorch peers and the check"
@@ -51,6 +56,10 @@ done
 echo "== matmul paths (LAZYFUSE_LOG=1)"
 LAZYFUSE_LOG=1 timeout 120 "$dir/codegen_tests" --gtest_filter='Matmul.BiasRelu*:Matmul.EpiloguePatterns:Matmul.OperandLayouts*' 2>&1 |
   grep -E 'matmul|FAILED|PASSED' | sort | uniq -c | head -n 30
+echo "== convolution and pooling paths (LAZYFUSE_LOG=1)"
+LAZYFUSE_LOG=1 timeout 120 "$dir/codegen_tests" --gtest_filter='Conv.EveryParameter*:Conv.EveryFloatDtype*:Conv.InputViews*:Pool.EveryOption*' 2>&1 |
+  grep -E 'conv2d \[|pool2d \[|FAILED|PASSED' | sed -E 's/.*(float32|float64|float16|bfloat16): //' | cut -c1-110 |
+  sort | uniq -c | sort -rn | head -n 30
 echo "== PyTorch tensors through DLPack (issue 24)"
 # Preloaded: the library's thread-locals use the initial-exec model, which a library dlopen'ed late
 # (ctypes) cannot always get ("cannot allocate memory in static TLS block").

@@ -64,6 +64,10 @@ Config read_config() {
   c.matmul = env("LAZYFUSE_MATMUL").value_or("auto");
   if (c.matmul != "auto" && c.matmul != "cublaslt" && c.matmul != "generated")
     throw Error("LAZYFUSE_MATMUL=" + c.matmul + ": expected auto, cublaslt or generated");
+  c.conv = env("LAZYFUSE_CONV").value_or("auto");
+  if (c.conv != "auto" && c.conv != "cudnn" && c.conv != "generated")
+    throw Error("LAZYFUSE_CONV=" + c.conv + ": expected auto, cudnn or generated");
+  c.conv_tf32 = env_int("LAZYFUSE_CONV_TF32", 1, 0, 1) != 0;
   return c;
 }
 

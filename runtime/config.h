@@ -23,6 +23,13 @@ struct Config {
   // "cublaslt" (cuBLASLt plus an epilogue pass unless cuBLASLt declines) or "generated" (the
   // generated kernel with the epilogue inside whenever it can run it).
   std::string matmul = "auto";
+  // LAZYFUSE_CONV: the GPU convolution path: "auto" (cuDNN where it is loaded and takes the
+  // problem, else the generated kernel), "cudnn" (the same, said explicitly) or "generated" (the
+  // generated NVRTC kernel always).
+  std::string conv = "auto";
+  // LAZYFUSE_CONV_TF32=0: float32 convolutions in cuDNN in full float32 (FMA math) instead of on
+  // TF32 tensor cores (PyTorch's torch.backends.cudnn.allow_tf32, on by default there too).
+  bool conv_tf32 = true;
   // LAZYFUSE_TIERED_COMPILE=0: a new GPU kernel is compiled fully optimized before its first
   // launch, instead of a quick build first and the optimized build on a background thread.
   bool tiered_compile = true;

@@ -194,14 +194,4 @@ void run_matmul(backend::MatmulCall& call) {
   call.log(how);
 }
 
-// A conv2d group on a GPU: not yet a GPU convolution (neither cuDNN nor a generated kernel): the
-// reference executor's convolution on the host, copied to the device, then the epilogue kernel on
-// the device. LAZYFUSE_LOG=1 says so for every convolution.
-void run_conv(backend::ConvCall& call) {
-  backend::run_conv_on_reference(call, "no GPU convolution yet: neither cuDNN nor a generated kernel");
-}
-
-// Pooling on a GPU: the reference executor's, on the host, copied to the device.
-void run_pool(backend::PoolCall& call) { backend::run_pool_on_reference(call, "no GPU pooling kernel yet"); }
-
 }  // namespace lf::cuda

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/exec/conv_tolerance.h"
 #include "codegen/fuse/fuser.h"
 #include "codegen/test_util.h"
 #include "lazyfuse/lazyfuse.h"
@@ -38,15 +39,7 @@ Tensor random(Shape shape, uint64_t seed, DType dtype = DType::Float32, bool spe
   return t;
 }
 
-// The GEMM accumulates in float (double for float64) in another order than the reference's double
-// sum: about k * eps * sum|x||w| apart (values in [-1, 1]), plus the output's rounding.
-lf::test::Tolerance conv_tolerance(DType d, int64_t k) {
-  double acc_eps = d == DType::Float64 ? 2.3e-16 : 1.2e-7;
-  lf::test::Tolerance t = lf::test::default_tolerance(d);
-  t.atol += 4.0 * acc_eps * static_cast<double>(std::max<int64_t>(k, 1)) * 4.0;
-  if (d == DType::Float16 || d == DType::BFloat16) t.atol += t.rtol * std::sqrt(static_cast<double>(k));
-  return t;
-}
+using lf::test::conv_tolerance;
 
 // `computed_in`: the dtype the convolution ran in, when the result was cast afterwards.
 void expect_matches(const Tensor& t, int64_t k, const std::string& what, std::optional<DType> computed_in = {}) {

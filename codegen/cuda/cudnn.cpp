@@ -1,0 +1,270 @@
+// cuDNN 9's legacy convolution API through dlopen (see cudnn.h). Untested on a GPU: written
+// against cuDNN 9.19's headers; the library loads and binds on the build machine (no GPU there).
+#include "codegen/cuda/cudnn.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "codegen/cuda/cudnn_abi.h"
+#include "runtime/config.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/shared_library.h"
+#include "runtime/storage.h"
+
+namespace lf::cuda {
+namespace {
+
+// An algorithm needing more scratch than this is passed over for the next one.
+constexpr size_t kMaxWorkspaceBytes = size_t{1} << 30;
+
+struct Loaded {
+  dnn::Api api{};
+  std::string name;
+  std::string error;  // why cuDNN is unusable, when it is
+};
+
+const Loaded& loaded() {
+  static const Loaded l = [] {
+    Loaded l;
+    // libcudnn.so.9 from the toolkit, a system package or PyTorch's nvidia-cudnn wheel (bench/run_gpu.sh
+    // puts the wheel's folder on LD_LIBRARY_PATH).
+    auto lib = rt::SharedLibrary::open({"libcudnn.so.9", "libcudnn.so", "/usr/local/cuda/lib64/libcudnn.so.9",
+                                        "/usr/lib/x86_64-linux-gnu/libcudnn.so.9"});
+    if (!lib.loaded()) {
+      l.error = "libcudnn.so.9 not found (install cuDNN 9, or put its directory on LD_LIBRARY_PATH)";
+      return l;
+    }
+    l.name = lib.name();
+    dnn::Api& a = l.api;
+    lib.bind(a.create, "cudnnCreate");
+    lib.bind(a.set_stream, "cudnnSetStream");
+    lib.bind(a.version, "cudnnGetVersion");
+    lib.bind(a.error_string, "cudnnGetErrorString");
+    lib.bind(a.create_tensor, "cudnnCreateTensorDescriptor");
+    lib.bind(a.set_tensor_nd, "cudnnSetTensorNdDescriptor");
+    lib.bind(a.create_filter, "cudnnCreateFilterDescriptor");
+    lib.bind(a.set_filter_4d, "cudnnSetFilter4dDescriptor");
+    lib.bind(a.create_conv, "cudnnCreateConvolutionDescriptor");
+    lib.bind(a.set_conv_2d, "cudnnSetConvolution2dDescriptor");
+    lib.bind(a.set_group_count, "cudnnSetConvolutionGroupCount");
+    lib.bind(a.set_math_type, "cudnnSetConvolutionMathType");
+    lib.bind(a.output_dim, "cudnnGetConvolution2dForwardOutputDim");
+    lib.bind(a.find_algo_v7, "cudnnGetConvolutionForwardAlgorithm_v7");
+    lib.bind(a.workspace_size, "cudnnGetConvolutionForwardWorkspaceSize");
+    lib.bind(a.forward, "cudnnConvolutionForward");
+    if (!lib.missing().empty()) l.error = l.name + " lacks entry points: " + lib.missing();
+    else if (a.version() < 90000) l.error = l.name + " is cuDNN " + std::to_string(a.version()) + ", not 9";
+    return l;
+  }();
+  return l;
+}
+
+lf::Status check(dnn::Status s, const char* call) {
+  if (s == 0) return lf::OkStatus();
+  const char* text = loaded().api.error_string ? loaded().api.error_string(s) : "";
+  return lf::InternalError(std::string(call) + " failed: " + (text ? text : "") + " (" + std::to_string(s) + ")");
+}
+#define LF_DNN_RETURN_IF_ERROR(call)                                   \
+  do {                                                                 \
+    if (lf::Status s_ = check((call), #call); !s_.ok()) return s_;     \
+  } while (0)
+
+bool data_type(DType d, int* data, int* compute) {
+  switch (d) {
+    case DType::Float32: *data = dnn::kFloat; *compute = dnn::kFloat; return true;
+    case DType::Float64: *data = dnn::kDouble; *compute = dnn::kDouble; return true;
+    // float32 accumulation, as the CPU and the generated kernel do (cuDNN's PSEUDO_HALF_CONFIG).
+    case DType::Float16: *data = dnn::kHalf; *compute = dnn::kFloat; return true;
+    case DType::BFloat16: *data = dnn::kBFloat16; *compute = dnn::kFloat; return true;
+    default: return false;
+  }
+}
+
+const char* algo_name(int a) {
+  static const char* kNames[] = {"implicit GEMM", "implicit precomputed GEMM", "GEMM", "direct",
+                                 "FFT", "FFT tiling", "Winograd", "Winograd nonfused"};
+  return a >= 0 && a < dnn::kAlgoCount ? kNames[a] : "?";
+}
+const char* math_name(int m) {
+  switch (m) {
+    case dnn::kDefaultMath: return "default math";
+    case dnn::kTensorOpMath: return "tensor ops";
+    case dnn::kTensorOpMathAllowConversion: return "tensor ops with conversion";
+    case dnn::kFmaMath: return "FMA math";
+  }
+  return "?";
+}
+
+// x's strides with size-1 dims given the stride a packed tensor would have there (cuDNN checks
+// strides against sizes; a size-1 dim's stride is arbitrary in a view), as PyTorch does.
+void x_strides(const backend::ConvCall& c, int64_t out[4]) {
+  int64_t sizes[4] = {c.batch, c.channels, c.height, c.width};
+  int64_t z = 1;
+  for (int d = 3; d >= 0; --d) {
+    out[d] = sizes[d] == 1 ? z : c.x.strides[static_cast<size_t>(d)];
+    z = std::max(z, out[d] * sizes[d]);
+  }
+}
+
+// Descriptors and the chosen algorithm of one problem shape, made once and kept (a declined
+// problem's descriptors are not destroyed either: one set per declined shape, remembered).
+struct Plan {
+  dnn::TensorDesc x = nullptr, y = nullptr;
+  dnn::FilterDesc w = nullptr;
+  dnn::ConvDesc conv = nullptr;
+  int algo = 0, math = 0;
+  size_t workspace = 0;
+};
+
+struct PerDevice {
+  dnn::Handle handle = nullptr;
+  dnn::Stream stream = nullptr;  // the handle's, followed when the device's stream changes (lf::set_stream)
+  std::shared_ptr<rt::Storage> workspace;  // grown to the largest plan's need; one stream orders its uses
+  std::map<std::string, Plan> plans;
+  std::map<std::string, lf::Status> declined;  // problems make_plan() failed on: asked once
+};
+
+lf::Status make_plan(const backend::ConvCall& c, dnn::Handle handle, bool tf32, Plan* plan) {
+  const dnn::Api& a = loaded().api;
+  int data = 0, compute = 0;
+  data_type(c.dtype, &data, &compute);
+  int64_t xs[4];
+  x_strides(c, xs);
+  int xd[4] = {static_cast<int>(c.batch), static_cast<int>(c.channels), static_cast<int>(c.height), static_cast<int>(c.width)};
+  int xst[4] = {static_cast<int>(xs[0]), static_cast<int>(xs[1]), static_cast<int>(xs[2]), static_cast<int>(xs[3])};
+  int yd[4] = {static_cast<int>(c.batch), static_cast<int>(c.out_channels), static_cast<int>(c.out_h), static_cast<int>(c.out_w)};
+  int yst[4] = {yd[1] * yd[2] * yd[3], yd[2] * yd[3], yd[3], 1};
+  const auto& p = c.params;
+  LF_DNN_RETURN_IF_ERROR(a.create_tensor(&plan->x));
+  LF_DNN_RETURN_IF_ERROR(a.create_tensor(&plan->y));
+  LF_DNN_RETURN_IF_ERROR(a.create_filter(&plan->w));
+  LF_DNN_RETURN_IF_ERROR(a.create_conv(&plan->conv));
+  LF_DNN_RETURN_IF_ERROR(a.set_tensor_nd(plan->x, data, 4, xd, xst));
+  LF_DNN_RETURN_IF_ERROR(a.set_tensor_nd(plan->y, data, 4, yd, yst));
+  LF_DNN_RETURN_IF_ERROR(a.set_filter_4d(plan->w, data, dnn::kNchw, static_cast<int>(c.out_channels),
+                                         static_cast<int>(c.channels / p.groups), static_cast<int>(c.kernel_h),
+                                         static_cast<int>(c.kernel_w)));
+  LF_DNN_RETURN_IF_ERROR(a.set_conv_2d(plan->conv, static_cast<int>(p.pad_top), static_cast<int>(p.pad_left),
+                                       static_cast<int>(p.stride_h), static_cast<int>(p.stride_w),
+                                       static_cast<int>(p.dil_h), static_cast<int>(p.dil_w), dnn::kCrossCorrelation, compute));
+  LF_DNN_RETURN_IF_ERROR(a.set_group_count(plan->conv, static_cast<int>(p.groups)));
+  // The math asked for: tensor cores for the 16-bit floats; for float32 TF32 tensor cores unless
+  // LAZYFUSE_CONV_TF32=0 (FMA math: full float32), as PyTorch's allow_tf32; float64 has none.
+  bool f32 = c.dtype == DType::Float32;
+  int want = dtype_size(c.dtype) == 2 ? dnn::kTensorOpMath : f32 && !tf32 ? dnn::kFmaMath : dnn::kDefaultMath;
+  LF_DNN_RETURN_IF_ERROR(a.set_math_type(plan->conv, want));
+  int n = 0, oc = 0, oh = 0, ow = 0;
+  LF_DNN_RETURN_IF_ERROR(a.output_dim(plan->conv, plan->x, plan->w, &n, &oc, &oh, &ow));
+  if (n != yd[0] || oc != yd[1] || oh != yd[2] || ow != yd[3])
+    return lf::UnimplementedError("cuDNN computes another output shape for this geometry");
+  dnn::FwdAlgoPerf perf[2 * dnn::kAlgoCount];
+  int found = 0;
+  LF_DNN_RETURN_IF_ERROR(a.find_algo_v7(handle, plan->x, plan->w, plan->conv, plan->y, 2 * dnn::kAlgoCount, &found, perf));
+  // The heuristic's ranking, keeping the GEMM-like algorithms: FFT and Winograd mix the inputs of a
+  // tile, so one inf would turn neighbouring outputs into NaN (inf - inf) where the direct sum is
+  // finite; and in full float32 only FMA math.
+  for (int i = 0; i < found; ++i) {
+    const dnn::FwdAlgoPerf& r = perf[i];
+    if (r.status != 0 || r.algo > dnn::kAlgoDirect || r.memory > kMaxWorkspaceBytes) continue;
+    int math = r.math_type;
+    if (f32 && !tf32) {  // no tensor-op result, and FMA math set whatever the result says (DEFAULT allows TF32)
+      if (math == dnn::kTensorOpMath || math == dnn::kTensorOpMathAllowConversion) continue;
+      math = dnn::kFmaMath;
+    }
+    LF_DNN_RETURN_IF_ERROR(a.set_math_type(plan->conv, math));
+    size_t ws = 0;
+    if (a.workspace_size(handle, plan->x, plan->w, plan->conv, plan->y, r.algo, &ws) != 0 || ws > kMaxWorkspaceBytes) continue;
+    plan->algo = r.algo;
+    plan->math = math;
+    plan->workspace = ws;
+    return lf::OkStatus();
+  }
+  return lf::UnimplementedError("cuDNN offers no GEMM-like algorithm for this problem (" + std::to_string(found) +
+                                " candidates)");
+}
+
+}  // namespace
+
+std::string cudnn_status() {
+  const Loaded& l = loaded();
+  if (!l.error.empty()) return l.error;
+  return "cuDNN " + std::to_string(l.api.version()) + " (" + l.name + ")";
+}
+
+lf::Status cudnn_supports(const backend::ConvCall& c) {
+  int data = 0, compute = 0;
+  if (!data_type(c.dtype, &data, &compute)) return lf::UnimplementedError(std::string("cuDNN: no ") + dtype_name(c.dtype));
+  const auto& p = c.params;
+  if (p.pad_top != p.pad_bottom || p.pad_left != p.pad_right)
+    return lf::UnimplementedError("cuDNN: asymmetric padding (\"same\" with an even dilated kernel)");
+  int64_t sizes[4] = {c.batch, c.channels, c.height, c.width};
+  int64_t reach = 0;
+  for (size_t d = 0; d < 4; ++d) {
+    if (sizes[d] > 1 && c.x.strides[d] <= 0) return lf::UnimplementedError("cuDNN: a broadcast or reversed input dim");
+    reach += (sizes[d] - 1) * std::max<int64_t>(c.x.strides[d], 0);
+  }
+  int64_t y_numel = c.batch * c.out_channels * c.out_h * c.out_w;
+  int64_t w_numel = c.out_channels * (c.channels / std::max<int64_t>(p.groups, 1)) * c.kernel_h * c.kernel_w;
+  if (reach >= INT32_MAX || y_numel >= INT32_MAX || w_numel >= INT32_MAX)
+    return lf::UnimplementedError("cuDNN: a tensor past 2^31 elements");
+  if (!loaded().error.empty()) return lf::UnavailableError(loaded().error);
+  return lf::OkStatus();
+}
+
+lf::Status cudnn_conv2d(const backend::ConvCall& c, void* y, int device, std::string* how) {
+  if (lf::Status s = cudnn_supports(c); !s.ok()) return s;
+  const dnn::Api& a = loaded().api;
+  bool tf32 = rt::config().conv_tf32;
+  int64_t xs[4];
+  x_strides(c, xs);
+  const auto& p = c.params;
+  char key[512];
+  std::snprintf(key, sizeof key, "%d|%d|%lld,%lld,%lld,%lld|%lld,%lld,%lld,%lld|%lld,%lld,%lld|%lld,%lld,%lld,%lld,%lld,%lld,%lld",
+                static_cast<int>(c.dtype), tf32 ? 1 : 0, (long long)c.batch, (long long)c.channels, (long long)c.height,
+                (long long)c.width, (long long)xs[0], (long long)xs[1], (long long)xs[2], (long long)xs[3],
+                (long long)c.out_channels, (long long)c.kernel_h, (long long)c.kernel_w, (long long)p.stride_h,
+                (long long)p.stride_w, (long long)p.pad_top, (long long)p.pad_left, (long long)p.dil_h, (long long)p.dil_w,
+                (long long)p.groups);
+  static std::mutex mu;
+  static std::map<int, PerDevice> devices;
+  std::lock_guard<std::mutex> lock(mu);
+  rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
+  PerDevice& dev = devices[device];
+  if (!dev.handle) LF_DNN_RETURN_IF_ERROR(a.create(&dev.handle));
+  if (auto stream = reinterpret_cast<dnn::Stream>(ctx.stream); dev.stream != stream) {
+    LF_DNN_RETURN_IF_ERROR(a.set_stream(dev.handle, stream));
+    dev.stream = stream;
+  }
+  auto it = dev.plans.find(key);
+  if (it == dev.plans.end()) {
+    if (auto d = dev.declined.find(key); d != dev.declined.end()) return d->second;
+    Plan plan;
+    if (lf::Status s = make_plan(c, dev.handle, tf32, &plan); !s.ok()) {
+      dev.declined.emplace(key, s);
+      return s;
+    }
+    it = dev.plans.emplace(key, plan).first;
+  }
+  const Plan& plan = it->second;
+  if (plan.workspace > 0 && (!dev.workspace || dev.workspace->nbytes() < plan.workspace))
+    dev.workspace = rt::Storage::allocate(Device::cuda(device), plan.workspace);
+  size_t esize = dtype_size(c.dtype);
+  const void* x = static_cast<const char*>(c.x.data) + c.x.offset * static_cast<int64_t>(esize);
+  const void* w = static_cast<const char*>(c.w.data) + c.w.offset * static_cast<int64_t>(esize);
+  float one32 = 1, zero32 = 0;
+  double one64 = 1, zero64 = 0;
+  bool f64 = c.dtype == DType::Float64;
+  const void* alpha = f64 ? static_cast<const void*>(&one64) : &one32;
+  const void* beta = f64 ? static_cast<const void*>(&zero64) : &zero32;
+  LF_DNN_RETURN_IF_ERROR(a.forward(dev.handle, alpha, plan.x, x, plan.w, w, plan.conv, plan.algo,
+                                   plan.workspace ? dev.workspace->data() : nullptr, plan.workspace, beta, plan.y, y));
+  *how = std::string("cuDNN ") + algo_name(plan.algo) + ", " + math_name(plan.math) +
+         (plan.workspace ? ", " + std::to_string(plan.workspace >> 10) + " KiB workspace" : "") + " (" + cudnn_status() + ")";
+  return lf::OkStatus();
+}
+
+}  // namespace lf::cuda

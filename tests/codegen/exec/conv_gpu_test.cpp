@@ -1,0 +1,169 @@
+// The GPU convolution and pooling paths (codegen/cuda/conv.cpp) against the reference executor, at
+// sizes that take many blocks of the generated kernels (output tiles of 64 x 64, k in slices of
+// 16, more than 65535 (image, group) planes, pooling over several blocks): both convolution paths,
+// cuDNN (LAZYFUSE_CONV=auto) and the generated kernel (LAZYFUSE_CONV=generated), every float dtype,
+// strides, padding incl. asymmetric "same" (which cuDNN declines), dilation, groups, depthwise, 1x1,
+// batch 0 and 1, an NHWC view, NaN and inf, with the fused epilogue; the log names the path.
+// Skipped without a GPU (the default device is then the CPU, whose paths conv_test.cpp checks).
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "codegen/cuda/cudnn.h"
+#include "codegen/exec/conv_tolerance.h"
+#include "codegen/test_util.h"
+#include "lazyfuse/lazyfuse.h"
+#include "runtime/config.h"
+
+namespace {
+
+using lf::DType;
+using lf::Shape;
+using lf::Tensor;
+
+Tensor random(Shape shape, uint64_t seed, DType dtype, bool specials = false) {
+  lf::test::Rng rng(seed);
+  std::vector<double> v(static_cast<size_t>(lf::shape_numel(shape)));
+  for (double& x : v) {
+    x = rng.uniform(-1, 1);
+    if (specials && rng.chance(0.01)) {
+      double s[] = {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+                    -std::numeric_limits<double>::infinity()};
+      x = s[rng.next() % 3];
+    }
+  }
+  Tensor t = lf::from_vector(v, std::move(shape)).to(dtype);
+  lf::sync();
+  return t;
+}
+
+// LAZYFUSE_CONV and LAZYFUSE_LOG=1 for a scope; log() is what the flushes printed.
+class PathScope {
+ public:
+  explicit PathScope(const std::string& conv) : saved_conv_(lf::rt::config().conv), saved_log_(lf::rt::config().log_level) {
+    lf::rt::mutable_config().conv = conv;
+    lf::rt::mutable_config().log_level = 1;
+    testing::internal::CaptureStderr();
+  }
+  ~PathScope() {
+    if (!done_) (void)log();
+    lf::rt::mutable_config().conv = saved_conv_;
+  }
+  std::string log() {
+    done_ = true;
+    lf::rt::mutable_config().log_level = saved_log_;
+    return testing::internal::GetCapturedStderr();
+  }
+
+ private:
+  std::string saved_conv_;
+  int saved_log_;
+  bool done_ = false;
+};
+
+struct Case {
+  Shape x, w;
+  lf::Size2 stride = 1;
+  lf::Padding2 padding = 0;
+  lf::Size2 dilation = 1;
+  int64_t groups = 1;
+  bool nhwc = false;     // x read through a permuted NHWC buffer
+  bool cudnn = true;     // cuDNN takes it (not: asymmetric padding)
+};
+
+std::vector<Case> cases() {
+  return {
+      {{2, 32, 33, 35}, {80, 32, 3, 3}, 1, 1},                       // 19 x 2 tiles, k = 288: 18 slices
+      {{3, 16, 40, 37}, {24, 16, 3, 3}, 2, 2, 2},                    // strided, dilated
+      {{2, 16, 29, 31}, {40, 16, 5, 3}, {1, 2}, {2, 1}, {2, 1}},     // every parameter per dim
+      {{3, 32, 20, 20}, {64, 8, 3, 3}, 1, 1, 1, 4},                  // groups
+      {{2, 64, 30, 30}, {64, 1, 3, 3}, 1, 1, 1, 64},                 // depthwise
+      {{2, 32, 19, 23}, {96, 1, 3, 3}, 2, 1, 1, 32},                 // depthwise, multiplier 3
+      {{2, 128, 14, 14}, {72, 128, 1, 1}},                           // 1x1, k = 128
+      {{2, 24, 15, 17}, {70, 24, 3, 3}, 1, 1, 1, 1, true},           // NHWC input
+      {{2, 8, 16, 16}, {16, 8, 4, 4}, 1, "same", 1, 1, false, false},  // asymmetric padding
+      {{0, 8, 9, 9}, {16, 8, 3, 3}, 1, 1},                           // batch 0
+      {{1, 5, 7, 7}, {3, 5, 7, 7}},                                  // batch 1, a 1x1 output
+      {{70000, 1, 1, 1}, {2, 1, 1, 1}},                              // 70000 planes: past gridDim.z
+  };
+}
+
+void run_cases(const std::string& mode, DType d) {
+  bool cudnn_loaded = lf::cuda::cudnn_status().rfind("cuDNN ", 0) == 0;
+  int i = 0;
+  for (const Case& c : cases()) {
+    ++i;
+    Tensor x = random(c.x, 10 + i, d, /*specials=*/i == 1);
+    if (c.nhwc) x = lf::permute(random({c.x[0], c.x[2], c.x[3], c.x[1]}, 10 + i, d), {0, 3, 1, 2});
+    Tensor w = random(c.w, 100 + i, d), b = random({c.w[0]}, 200 + i, d);
+    int64_t k = c.w[1] * c.w[2] * c.w[3];
+    std::string what = mode + " " + lf::dtype_name(d) + " x" + lf::shape_str(c.x) + " w" + lf::shape_str(c.w);
+    PathScope scope(mode);
+    Tensor y = lf::relu(lf::conv2d(x, w, b, c.stride, c.padding, c.dilation, c.groups));
+    lf::test::Values ref = lf::test::reference_values(y);
+    lf::test::Values got = lf::test::fused_values(y);
+    std::string log = scope.log();
+    EXPECT_EQ(lf::test::compare(ref, got, lf::test::conv_tolerance(d, k)), "") << what;
+    if (lf::shape_numel(y.shape()) == 0) continue;
+    bool want_cudnn = mode != "generated" && c.cudnn && cudnn_loaded;
+    EXPECT_NE(log.find(want_cudnn ? ": cuDNN " : ": generated implicit-GEMM kernel lf_conv2d_"), std::string::npos)
+        << what << "\n" << log;
+    EXPECT_NE(log.find("then the epilogue kernel"), std::string::npos) << what << "\n" << log;
+    if (!c.cudnn && mode != "generated") {
+      EXPECT_NE(log.find("asymmetric padding"), std::string::npos) << what << "\n" << log;
+    }
+  }
+}
+
+TEST(ConvGpu, GeneratedKernelMatchesTheReference) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  for (DType d : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) run_cases("generated", d);
+}
+
+TEST(ConvGpu, CudnnMatchesTheReference) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  // Where cuDNN is not found the generated kernel runs (and the log check expects it).
+  if (lf::cuda::cudnn_status().rfind("cuDNN ", 0) != 0) std::printf("cuDNN unavailable: %s\n", lf::cuda::cudnn_status().c_str());
+  for (DType d : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) run_cases("auto", d);
+}
+
+TEST(ConvGpu, FullFloat32WithoutTf32) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  bool saved = lf::rt::config().conv_tf32;
+  lf::rt::mutable_config().conv_tf32 = false;  // LAZYFUSE_CONV_TF32=0: the float32 tolerance alone
+  Tensor x = random({2, 64, 28, 28}, 1, DType::Float32), w = random({64, 64, 3, 3}, 2, DType::Float32);
+  Tensor y = lf::conv2d(x, w, {}, 1, 1);
+  std::string diff = lf::test::compare(lf::test::reference_values(y), lf::test::fused_values(y),
+                                       lf::test::conv_tolerance(DType::Float32, 576));
+  lf::rt::mutable_config().conv_tf32 = saved;
+  EXPECT_EQ(diff, "");
+}
+
+TEST(PoolGpu, EveryKindMatchesTheReference) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  for (DType d : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {
+    Tensor base = random({4, 37, 41, 16}, 1, d, true);
+    Tensor x = lf::permute(base, {0, 3, 1, 2});  // [4, 16, 37, 41] read through NHWC strides
+    PathScope scope("auto");
+    std::vector<std::pair<std::string, Tensor>> outs = {
+        {"max 3 s2 p1", lf::max_pool2d(x, 3, 2, 1)},
+        {"max 2 ceil", lf::max_pool2d(x, 2, std::nullopt, 0, true)},
+        {"avg 3 s2 p1 incl", lf::avg_pool2d(x, 3, 2, 1, false, true)},
+        {"avg 3 s2 p1 excl ceil", lf::avg_pool2d(x, 3, 2, 1, true, false)},
+        {"adaptive 7x5", lf::adaptive_avg_pool2d(x, {7, 5})},
+        {"adaptive 1", lf::adaptive_avg_pool2d(x, 1)},
+    };
+    for (auto& [what, t] : outs) {
+      std::string diff = lf::test::compare(lf::test::reference_values(t), lf::test::fused_values(t),
+                                           lf::test::default_tolerance(d));
+      EXPECT_EQ(diff, "") << what << " " << lf::dtype_name(d);
+    }
+    std::string log = scope.log();
+    EXPECT_NE(log.find("generated kernel lf_pool2d_"), std::string::npos) << log;
+    EXPECT_EQ(log.find("reference executor's pooling"), std::string::npos) << log;
+  }
+}
+
+}  // namespace
