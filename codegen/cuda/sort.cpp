@@ -124,10 +124,11 @@ void run_sort(backend::SortCall& call) {
     auto hist = rt::Storage::allocate(y->device, static_cast<size_t>(tiles) * 256 * 4);
     // Freed when this returns, before the kernels ran: safe, as every later use of a reused block
     // is queued on the same stream, after them.
-    long long total = static_cast<long long>(tiles) * 256;
+    auto totals = rt::Storage::allocate(y->device, 256 * 4);
     int64_t grid = std::min<int64_t>((n + 255) / 256, 65535);
     for (long long row = 0; row < rows; ++row) {
-      void *ka = keys_a->data(), *kb = keys_b->data(), *ia = idx_a->data(), *ib = idx_b->data(), *h = hist->data();
+      void *ka = keys_a->data(), *kb = keys_b->data(), *ia = idx_a->data(), *ib = idx_b->data(), *h = hist->data(),
+           *tot = totals->data();
       void* init[] = {&x, &r, &row, &ka, &ia};
       launch(m.init, grid, 256, 0, init);
       long long nn = n;
@@ -135,9 +136,9 @@ void run_sort(backend::SortCall& call) {
         int t = tiles;
         void* hp[] = {&ka, &nn, &shift, &h, &t};
         launch(m.hist, tiles, 256, 0, hp);
-        void* sp[] = {&h, &total};
-        launch(m.scan, 1, 1024, 0, sp);
-        void* cp[] = {&ka, &ia, &kb, &ib, &nn, &shift, &h, &t};
+        void* sp[] = {&h, &t, &tot};
+        launch(m.scan, 256, 1024, 0, sp);
+        void* cp[] = {&ka, &ia, &kb, &ib, &nn, &shift, &h, &t, &tot};
         launch(m.scatter, tiles, 256, 0, cp);
         std::swap(ka, kb);
         std::swap(ia, ib);

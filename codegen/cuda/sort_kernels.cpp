@@ -7,7 +7,8 @@
 //   k-th key (8-bit digits, a shared histogram a pass), the keys below it and the first of the
 //   keys equal to it (in position order) are gathered, and the k are sorted in shared memory;
 // - lf_radix_*: a long row's LSD radix sort, 8-bit digits: per-tile digit histograms, one
-//   exclusive scan over them (digit-major, so tiles keep their order), a stable scatter per tile
+//   exclusive scan over them (per digit, tiles in order; then over the digits' totals), a stable
+//   scatter per tile
 //   (ranks among equal digits from warp matches, in position order).
 #include <string>
 
@@ -165,36 +166,52 @@ extern "C" __global__ void lf_radix_hist(const LF_KEY* keys, i64 n, int shift, u
   hist[(i64)threadIdx.x * tiles + blockIdx.x] = h[threadIdx.x];
 }
 
-// One block of 1024 threads: the exclusive scan of hist[0, total), in place.
-extern "C" __global__ void lf_radix_scan(unsigned* hist, i64 total) {
-  __shared__ u64 sums[1024];
+// One block of 1024 threads per digit: hist[digit][0, tiles) exclusive-scanned in place (so each
+// tile learns where its keys of that digit start among the digit's), the digit's total to totals.
+extern "C" __global__ void lf_radix_scan(unsigned* hist, int tiles, unsigned* totals) {
+  __shared__ unsigned s[1024];
+  __shared__ unsigned carry;
   const int tid = threadIdx.x;
-  i64 seg = (total + 1023) / 1024, lo = tid * seg, hi = lo + seg < total ? lo + seg : total;
-  u64 s = 0;
-  for (i64 i = lo; i < hi; ++i) s += hist[i];
-  sums[tid] = s;
+  unsigned* h = hist + (i64)blockIdx.x * tiles;
+  if (tid == 0) carry = 0;
   __syncthreads();
-  for (int off = 1; off < 1024; off <<= 1) {
-    u64 v = tid >= off ? sums[tid - off] : 0;
+  for (int base = 0; base < tiles; base += 1024) {
+    int i = base + tid;
+    unsigned v = i < tiles ? h[i] : 0;
+    s[tid] = v;
     __syncthreads();
-    sums[tid] += v;
+    for (int off = 1; off < 1024; off <<= 1) {
+      unsigned t = tid >= off ? s[tid - off] : 0;
+      __syncthreads();
+      s[tid] += t;
+      __syncthreads();
+    }
+    unsigned c = carry;
+    if (i < tiles) h[i] = c + s[tid] - v;
+    __syncthreads();
+    if (tid == 1023) carry = c + s[1023];
     __syncthreads();
   }
-  u64 run = sums[tid] - s;
-  for (i64 i = lo; i < hi; ++i) {
-    unsigned t = hist[i];
-    hist[i] = (unsigned)run;
-    run += t;
-  }
+  if (tid == 0) totals[blockIdx.x] = carry;
 }
 
 // One block of 256 threads per tile; the tile's keys go out in position order, 256 at a time.
 extern "C" __global__ void lf_radix_scatter(const LF_KEY* kin, const unsigned* iin, LF_KEY* kout, unsigned* iout,
-                                            i64 n, int shift, const unsigned* hist, int tiles) {
+                                            i64 n, int shift, const unsigned* hist, int tiles,
+                                            const unsigned* totals) {
   __shared__ unsigned run[256];
   __shared__ unsigned cnt[8][256];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  run[tid] = hist[(i64)tid * tiles + blockIdx.x];
+  // Where each digit starts in the pass's output: an exclusive scan of the digits' totals.
+  run[tid] = totals[tid];
+  __syncthreads();
+  for (int off = 1; off < 256; off <<= 1) {
+    unsigned t = tid >= off ? run[tid - off] : 0;
+    __syncthreads();
+    run[tid] += t;
+    __syncthreads();
+  }
+  run[tid] += hist[(i64)tid * tiles + blockIdx.x] - totals[tid];
   i64 lo = (i64)blockIdx.x * LF_TILE;
   for (int c = 0; c < LF_TILE / 256; ++c) {
     for (int w = 0; w < 8; ++w) cnt[w][tid] = 0;
