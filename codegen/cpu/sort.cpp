@@ -10,6 +10,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "codegen/backend/sort_call.h"
@@ -112,8 +113,9 @@ struct Sorter {
   int64_t* out;
 
   void load(int64_t r, Item* a) const {
+    const S* row = x + call.at(r, 0);  // the division in at() once a row, not once an element
     for (int64_t j = 0; j < call.n; ++j)
-      a[j] = item_of<S, Item>(x[call.at(r, j)], static_cast<uint32_t>(j), call.descending);
+      a[j] = item_of<S, Item>(row[j * call.stride_n], static_cast<uint32_t>(j), call.descending);
   }
   void store(int64_t r, const Item* a) const {
     int64_t o = r / call.inner, i = r % call.inner;
@@ -137,18 +139,19 @@ struct Sorter {
   }
 
   // One long row over the thread pool.
-  void long_row(int64_t r, std::vector<Item>& a, std::vector<Item>& b, int64_t chunks) const {
+  void long_row(int64_t r, Item* a, Item* b, int64_t chunks) const {
     const int64_t n = call.n, k = call.kept;
     rt::parallel_for(chunks, [&](int64_t c) {
+      const S* row = x + call.at(r, 0);
       for (int64_t j = n * c / chunks; j < n * (c + 1) / chunks; ++j)
-        a[j] = item_of<S, Item>(x[call.at(r, j)], static_cast<uint32_t>(j), call.descending);
+        a[j] = item_of<S, Item>(row[j * call.stride_n], static_cast<uint32_t>(j), call.descending);
     });
     if (selects(k, n) && k * chunks <= n) {
       // Each chunk keeps its k smallest; the k smallest of those are the row's.
       std::vector<Item> best(static_cast<size_t>(k * chunks));
       rt::parallel_for(chunks, [&](int64_t c) {
-        Item* lo = a.data() + n * c / chunks;
-        Item* hi = a.data() + n * (c + 1) / chunks;
+        Item* lo = a + n * c / chunks;
+        Item* hi = a + n * (c + 1) / chunks;
         int64_t m = std::min<int64_t>(k, hi - lo);
         std::nth_element(lo, lo + m - 1, hi);
         std::copy(lo, lo + m, best.data() + k * c);
@@ -158,16 +161,17 @@ struct Sorter {
       std::sort(best.begin(), best.begin() + k);
       return store(r, best.data());
     }
-    store(r, radix_sort(a.data(), b.data(), n, chunks));
+    store(r, radix_sort(a, b, n, chunks));
   }
 
   void run() const {
     const int64_t rows = call.rows(), n = call.n;
     const int64_t threads = rt::num_cpu_threads();
     if (n >= kParallelRow && rows < threads && threads > 1) {
-      std::vector<Item> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
+      // Uninitialized: zeroing 2 x 16 bytes an element first cost as much as a radix pass.
+      std::unique_ptr<Item[]> a(new Item[static_cast<size_t>(n)]), b(new Item[static_cast<size_t>(n)]);
       int64_t chunks = std::min<int64_t>(threads, n / 4096);
-      for (int64_t r = 0; r < rows; ++r) long_row(r, a, b, chunks);
+      for (int64_t r = 0; r < rows; ++r) long_row(r, a.get(), b.get(), chunks);
       return;
     }
     int64_t chunks = std::min<int64_t>(rows, 8 * threads);
