@@ -614,7 +614,7 @@ Program topk_program() {
   Program p;
   p.name = "topk";
   p.config = "256x32000_k50";
-  p.note = "a full stable sort per row, then the first 50";
+  p.note = "a selection per row (Backend::sort: CPU nth_element, GPU radix select), then the 50 sorted";
   p.setup = [] {
     HostRng r(1);
     Vars in;

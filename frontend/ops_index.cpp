@@ -244,7 +244,14 @@ std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool lar
     fail("topk", "k = " + std::to_string(k) + " is out of range for dim " + std::to_string(d) + " of size " +
                      std::to_string(v.size(d)),
          {&x});
-  Tensor idx = slice(argsort(v, d, largest), d, 0, k);
+  // A TopK node rather than a slice of argsort: backends select the k instead of sorting the row.
+  ir::Attrs a;
+  a.axis = d;
+  a.start = k;
+  a.keepdim = largest;
+  Shape shape = v.shape();
+  shape[d] = k;
+  Tensor idx = record(Op::TopK, DType::Int64, x.device(), shape, {&v}, std::move(a));
   Tensor values = gather(v, d, idx);
   if (x.dim() == 0) return {reshape(values, {}), reshape(idx, {})};
   return {values, idx};

@@ -20,6 +20,9 @@ void run_conv_group(const backend::GroupRun& run);
 // A pool2d group: input resolved, then its backend's pool.
 void run_pool_group(const backend::GroupRun& run);
 
+// An argsort or topk group: keys resolved, then its backend's sort (sort.cpp).
+void run_sort_group(const backend::GroupRun& run);
+
 // A matmul group: its operands resolved to storage and strides, then its backend's matmul.
 void run_matmul_group(const backend::GroupRun& run);
 

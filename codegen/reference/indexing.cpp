@@ -1,4 +1,4 @@
-// Reference implementations of gather, scatter_add, cumsum/cumprod and argsort (indexing.h).
+// Reference implementations of gather, scatter_add, cumsum/cumprod and argsort/topk (indexing.h).
 // Each works on contiguous copies, viewed as [outer, n, inner] around the op's axis.
 #include "codegen/reference/indexing.h"
 
@@ -123,7 +123,9 @@ Value scan_ref(const Node& node, const Value& in) {
 Value argsort_ref(const Node& node, const Value& in) {
   Value x = to_contiguous(in, in.dtype);
   Value result = fresh(DType::Int64, node.shape);
-  Around a = around(node.shape, node.attrs.axis);
+  Around a = around(in.shape, node.attrs.axis);
+  // argsort keeps every position; topk the first k (the node's size along the axis).
+  int64_t kept = node.shape[static_cast<size_t>(node.attrs.axis)];
   bool descending = node.attrs.keepdim;
   int64_t* out = static_cast<int64_t*>(result.storage->data());
   dispatch(in.dtype, [&](auto tag) {
@@ -149,7 +151,7 @@ Value argsort_ref(const Node& node, const Value& in) {
           return u < v;
         };
         std::stable_sort(order.begin(), order.end(), less);
-        for (int64_t j = 0; j < a.n; ++j) out[(o * a.n + j) * a.inner + k] = order[j];
+        for (int64_t j = 0; j < kept; ++j) out[(o * kept + j) * a.inner + k] = order[j];
       }
   });
   return result;

@@ -11,6 +11,7 @@ namespace lf::ir {
 Value gather_ref(const Node& node, const std::vector<Value>& in);
 Value scatter_add_ref(const Node& node, const std::vector<Value>& in);
 Value scan_ref(const Node& node, const Value& in);
+// argsort, and topk (the first k positions of argsort's).
 Value argsort_ref(const Node& node, const Value& in);
 
 }  // namespace lf::ir

@@ -456,6 +456,7 @@ Value reference_op(const Node& node, const std::vector<Value>& in) {
     case Op::CumSum:
     case Op::CumProd: return scan_ref(node, in[0]);
     case Op::ArgSort: return argsort_ref(node, in[0]);
+    case Op::TopK: return argsort_ref(node, in[0]);
     default: break;
   }
   throw Error(std::string("reference executor: no implementation of op ") + op_name(node.op));

@@ -258,5 +258,20 @@ std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim = -1, bool descendin
 Tensor argsort(const Tensor& x, int64_t dim = -1, bool descending = false);
 // The k largest (or smallest) along dim, sorted, with their int64 indices; ties keep index order.
 std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bool largest = true);
+// The k-th smallest (k from 1) along dim and its int64 index: position k - 1 of the stable sort
+// (NaN largest; among ties, the k-th by index).
+std::pair<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim = -1, bool keepdim = false);
+// The lower median along dim ({values, indices}) as PyTorch: NaN when the row has one (the first
+// NaN's index), else the value at position (n - 1) / 2 of the stable sort. median(x): of all of x.
+std::pair<Tensor, Tensor> median(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor median(const Tensor& x);
+Tensor msort(const Tensor& x);  // sort(x, 0).first
+// The sorted distinct values of x (flattened; NaNs are distinct from each other, -0.0 equals
+// 0.0), with `inverse` (x's shape: each element's place in `values`) and `counts` (int64). The
+// number of values is data: a sync point that reads x's sorted values back to the host.
+struct Unique {
+  Tensor values, inverse, counts;
+};
+Unique unique(const Tensor& x);
 
 }  // namespace lf

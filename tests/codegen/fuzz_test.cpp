@@ -564,13 +564,18 @@ class Graph {
     } else {
       if (a.fuzzy) return;  // ties between last-bit-different values order differently
       bool desc = rng_.chance(0.5);
-      int which = static_cast<int>(rng_.range(0, 2));
+      int which = static_cast<int>(rng_.range(0, size > 0 ? 4 : 2));
+      int64_t k = which == 2 ? rng_.range(0, size) : which == 3 ? rng_.range(1, size) : 0;
       if (which == 0) r = lf::sort(a.t, d, desc).first;
       else if (which == 1) r = lf::argsort(a.t, d, desc);
-      else r = lf::topk(a.t, rng_.range(0, size), d, desc).second;
-      what << (which == 0 ? "sort(" : which == 1 ? "argsort(" : "topk indices(") << a.name << ", " << d
-           << (desc ? ", descending" : "") << ")";
-      if (which > 0) rel = 0;
+      else if (which == 2) r = lf::topk(a.t, k, d, desc).second;
+      else if (which == 3) r = lf::kthvalue(a.t, k, d, desc).second;  // desc: keepdim
+      else r = lf::median(a.t, d, desc).first;
+      const char* names[] = {"sort(", "argsort(", "topk indices(", "kthvalue indices(", "median("};
+      what << names[which] << a.name << ", " << d;
+      if (which >= 2 && which <= 3) what << ", k=" << k;
+      what << (desc ? ", descending/keepdim" : "") << ")";
+      if (which > 0 && which < 4) rel = 0;
     }
     if (rng_.chance(0.5) && r.dtype() != DType::Bool && r.numel() > 0) {
       r = r * 2;  // an elementwise consumer: the gather (or the host group's output) feeds a fused kernel

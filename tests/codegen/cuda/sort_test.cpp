@@ -1,0 +1,18 @@
+// The GPU sort's CUDA C (codegen/cuda/sort_kernels.cpp) compiles with NVRTC for every key dtype,
+// without a GPU. Its results are checked against the reference by tests/codegen/exec/sort_test.cpp
+// on a machine with one (there the default device is CUDA).
+#include <gtest/gtest.h>
+
+#include "codegen/cuda/nvrtc.h"
+#include "codegen/cuda/sort.h"
+
+TEST(CudaSort, SourceCompilesWithNvrtcForEveryDtype) {
+  if (!lf::cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90").ok())
+    GTEST_SKIP() << "NVRTC is not available here";
+  for (lf::DType dt : {lf::DType::Bool, lf::DType::Int32, lf::DType::Int64, lf::DType::Float16, lf::DType::BFloat16,
+                       lf::DType::Float32, lf::DType::Float64}) {
+    std::string source = lf::cuda::sort_source(dt);
+    lf::Status s = lf::cuda::check_compiles(source, "lf_sort", "sm_90");
+    EXPECT_TRUE(s.ok()) << lf::dtype_name(dt) << ":\n" << s.message() << "\n----- source -----\n" << source;
+  }
+}

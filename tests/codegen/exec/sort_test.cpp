@@ -1,0 +1,187 @@
+// Sorting and selection through Backend::sort (issue 23): argsort, sort, topk, kthvalue, median,
+// msort and unique against the reference executor's stable sort, fused and unfused, for every
+// dtype, rows of 1 to 2^20 + 3 elements along any dim and through views, with NaN, infinities,
+// -0.0 and ties; hand-computed values check the oracle itself. On a GPU these run the CUDA sort:
+// rows up to 4096 the block sort, 4097 and 2^20 + 3 the radix sort, topk of k <= 64 the selection.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "codegen/test_util.h"
+#include "lazyfuse/lazyfuse.h"
+
+namespace {
+
+using lf::DType;
+using lf::Tensor;
+using lf::test::expect_matches_reference;
+using lf::test::FusionScope;
+
+const std::vector<DType> kDTypes = {DType::Bool,     DType::Int32,   DType::Int64,  DType::Float16,
+                                    DType::BFloat16, DType::Float32, DType::Float64};
+
+// Keys of `shape` in dtype `dt`: mostly values of a few hundred distinct ones (ties), with NaN,
+// +-inf, -0.0 and 0.0 sprinkled in (integers get the casts' saturated values), and a wide spread
+// when `wide` so that every radix digit varies.
+Tensor keys(DType dt, lf::Shape shape, uint64_t seed, bool wide = false) {
+  lf::test::Rng rng(seed);
+  std::vector<double> v(static_cast<size_t>(lf::shape_numel(shape)));
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double& x : v) {
+    int64_t r = rng.range(0, 24);
+    x = r == 0   ? std::nan("")
+        : r == 1 ? inf
+        : r == 2 ? -inf
+        : r == 3 ? -0.0
+        : r == 4 ? 0.0
+        : wide   ? rng.uniform(-1, 1) * std::ldexp(1.0, static_cast<int>(rng.range(-20, 40)))
+                 : static_cast<double>(rng.range(-150, 150)) / 4;
+  }
+  if (dt == DType::Bool || dt == DType::Int32 || dt == DType::Int64)
+    for (double& x : v) x = std::isnan(x) ? 7 : std::isinf(x) ? (x > 0 ? 2e9 : -2e9) : x * 4;
+  return lf::cast(lf::from_vector(v, shape), dt);
+}
+
+class Sort : public ::testing::TestWithParam<bool> {};  // fusion on, off
+
+TEST_P(Sort, SelectionMatchesHandComputedValues) {
+  FusionScope scope(GetParam());
+  const float nan = std::nanf("");
+  Tensor x = lf::from_vector(std::vector<float>{3, 1, 2, 1, 5, -0.0f, 0, 4}, {2, 4});
+  auto [kv, ki] = lf::kthvalue(x, 2, 1);
+  EXPECT_EQ(kv.to_vector<float>(), (std::vector<float>{1, 0}));
+  EXPECT_EQ(ki.to_vector<int64_t>(), (std::vector<int64_t>{3, 2}));  // ties: the 2nd by index (-0.0 == 0)
+  auto [mv, mi] = lf::median(x, 1, true);
+  EXPECT_EQ(mv.shape(), (lf::Shape{2, 1}));
+  EXPECT_EQ(mv.to_vector<float>(), (std::vector<float>{1, 0}));  // lower median
+  EXPECT_EQ(mi.to_vector<int64_t>(), (std::vector<int64_t>{3, 2}));
+  Tensor withnan = lf::from_vector(std::vector<float>{2, nan, 1, nan, 0}, {5});
+  auto [nv, ni] = lf::median(withnan, 0);
+  EXPECT_TRUE(std::isnan(nv.item<float>()));
+  EXPECT_EQ(ni.item<int64_t>(), 1);  // the first NaN, as PyTorch
+  EXPECT_EQ(lf::kthvalue(withnan, 3).first.item<float>(), 2);  // NaN is largest
+  EXPECT_EQ(lf::median(lf::from_vector(std::vector<int64_t>{5, 1, 4, 2}, {2, 2})).item<int64_t>(), 2);
+  EXPECT_EQ(lf::msort(x).to_vector<float>(), (std::vector<float>{3, -0.0f, 0, 1, 5, 1, 2, 4}));
+  auto [tv, ti] = lf::topk(x, 4, 1);  // k = n: the whole row, descending, ties by index
+  EXPECT_EQ(ti.to_vector<int64_t>(), (std::vector<int64_t>{0, 2, 1, 3, 0, 3, 1, 2}));
+  EXPECT_EQ(lf::topk(x, 1, 0, false).second.to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 1, 0}));
+
+  lf::Unique u = lf::unique(lf::from_vector(std::vector<float>{2, -0.0f, nan, 2, 0, nan, -1}, {7}));
+  std::vector<float> values = u.values.to_vector<float>();
+  ASSERT_EQ(values.size(), 5u);  // -1, 0, 2, NaN, NaN
+  EXPECT_EQ(values[0], -1);
+  EXPECT_EQ(values[1], 0);
+  EXPECT_EQ(values[2], 2);
+  EXPECT_TRUE(std::isnan(values[3]) && std::isnan(values[4]));
+  EXPECT_EQ(u.counts.to_vector<int64_t>(), (std::vector<int64_t>{1, 2, 2, 1, 1}));
+  EXPECT_EQ(u.inverse.to_vector<int64_t>(), (std::vector<int64_t>{2, 1, 3, 2, 1, 4, 0}));
+  lf::Unique ui = lf::unique(lf::from_vector(std::vector<int32_t>{3, 1, 3, 3}, {2, 2}));
+  EXPECT_EQ(ui.values.dtype(), DType::Int32);
+  EXPECT_EQ(ui.values.to_vector<int32_t>(), (std::vector<int32_t>{1, 3}));
+  EXPECT_EQ(ui.inverse.shape(), (lf::Shape{2, 2}));
+  EXPECT_EQ(ui.counts.to_vector<int64_t>(), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(lf::unique(lf::zeros({0})).values.numel(), 0);
+}
+
+TEST_P(Sort, RowsMatchReferenceForEveryDtypeDimAndView) {
+  FusionScope scope(GetParam());
+  uint64_t seed = 1;
+  for (DType dt : kDTypes)
+    for (int64_t n : {1, 2, 1000, 4097}) {
+      std::string what = std::string(lf::dtype_name(dt)) + " n=" + std::to_string(n);
+      for (bool desc : {false, true}) {
+        Tensor rows = keys(dt, {3, n}, seed++);
+        expect_matches_reference(lf::argsort(rows, -1, desc), 1, what + " argsort rows");
+        expect_matches_reference(lf::sort(keys(dt, {3, n}, seed), 1, desc).first, 1, what + " sort values");
+        // Along dim 0 (the row's stride is 3) and through a transposed view.
+        expect_matches_reference(lf::argsort(keys(dt, {n, 3}, seed++), 0, desc), 1, what + " argsort dim 0");
+        expect_matches_reference(lf::argsort(keys(dt, {n, 3}, seed++).transpose(0, 1), 1, desc), 1,
+                                 what + " argsort view");
+        for (int64_t k : {int64_t{1}, std::min<int64_t>(n, 5), std::min<int64_t>(n, 64), n}) {
+          expect_matches_reference(lf::topk(keys(dt, {2, n}, seed), k, 1, !desc).second, 1,
+                                   what + " topk " + std::to_string(k));
+          expect_matches_reference(lf::topk(keys(dt, {n, 2}, seed), k, 0, !desc).first, 1,
+                                   what + " topk values dim 0 " + std::to_string(k));
+        }
+      }
+      expect_matches_reference(lf::kthvalue(keys(dt, {2, n}, seed), (n + 1) / 2, 1).second, 1, what + " kthvalue");
+      expect_matches_reference(lf::median(keys(dt, {n, 2}, seed), 0).second, 1, what + " median");
+      expect_matches_reference(lf::median(keys(dt, {n, 2}, seed), 0).first, 1, what + " median values");
+    }
+}
+
+// One and two rows of 2^20 + 3: the CPU sorts each over the thread pool (radix passes, or a
+// selection per chunk for topk), a GPU runs the radix sort. Fused only: a sort group is the same
+// group with fusion off, and the reference's sorts of 2^20 are slow.
+TEST(SortLong, RowsMatchReference) {
+  const int64_t n = (int64_t{1} << 20) + 3;
+  uint64_t seed = 100;
+  // Each dtype in one order (they alternate), to keep the reference's sorts of 2^20 short.
+  bool desc = false;
+  for (DType dt : kDTypes) {
+    desc = !desc;
+    std::string what = std::string(lf::dtype_name(dt)) + (desc ? " descending" : "");
+    Tensor one = keys(dt, {n}, seed++, /*wide=*/true);
+    expect_matches_reference(lf::argsort(one, 0, desc), 1, what + " argsort");
+    expect_matches_reference(lf::topk(one, 16, 0, desc).second, 1, what + " topk 16");
+    if (dt == DType::Float32 || dt == DType::Int64)
+      expect_matches_reference(lf::argsort(keys(dt, {2, n}, seed++, true), 1, !desc), 1, what + " argsort 2 rows");
+    if (dt == DType::Float64 || dt == DType::BFloat16) expect_matches_reference(lf::median(one, 0).second, 1, what + " median");
+  }
+}
+
+TEST_P(Sort, EmptyInputsGiveEmptyResults) {
+  FusionScope scope(GetParam());
+  EXPECT_EQ(lf::argsort(lf::zeros({0, 5}), 1).shape(), (lf::Shape{0, 5}));
+  EXPECT_EQ(lf::sort(lf::zeros({5, 0}), 1).second.to_vector<int64_t>().size(), 0u);
+  EXPECT_EQ(lf::topk(lf::ones({3, 4}), 0, 1).second.shape(), (lf::Shape{3, 0}));
+  EXPECT_EQ(lf::topk(lf::ones({3, 4}), 0, 1).first.to_vector<float>().size(), 0u);
+  EXPECT_EQ(lf::kthvalue(lf::zeros({0, 4}), 2, 1).first.shape(), (lf::Shape{0}));
+  EXPECT_EQ(lf::argsort(lf::scalar(3.0f)).item<int64_t>(), 0);
+}
+
+TEST_P(Sort, UniqueMatchesAHostCount) {
+  FusionScope scope(GetParam());
+  for (DType dt : {DType::Int32, DType::Int64, DType::Float32, DType::Float64, DType::Bool}) {
+    Tensor x = keys(dt, {37, 29}, 7);
+    std::vector<double> host = lf::cast(x, DType::Float64).to_vector<double>();
+    std::map<double, int64_t> count;  // no NaN: the integer and bool keys have none
+    lf::Unique u = lf::unique(x);
+    std::vector<double> values = u.values.to_vector<double>();
+    std::vector<int64_t> inverse = u.inverse.to_vector<int64_t>(), counts = u.counts.to_vector<int64_t>();
+    ASSERT_EQ(inverse.size(), host.size());
+    for (size_t i = 0; i < host.size(); ++i) {
+      ASSERT_LT(static_cast<size_t>(inverse[i]), values.size());
+      double v = values[static_cast<size_t>(inverse[i])];
+      EXPECT_TRUE(v == host[i] || (std::isnan(v) && std::isnan(host[i]))) << i;
+      if (!std::isnan(host[i])) ++count[host[i] == 0 ? 0.0 : host[i]];
+    }
+    for (size_t j = 1; j < values.size(); ++j)
+      if (!std::isnan(values[j])) EXPECT_LT(values[j - 1], values[j]);
+    for (size_t j = 0; j < values.size(); ++j)
+      if (!std::isnan(values[j])) EXPECT_EQ(counts[j], count[values[j]]) << lf::dtype_name(dt) << " " << values[j];
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(FusedAndUnfused, Sort, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "Fused" : "Unfused"; });
+
+TEST(SortErrors, BadArgumentsFailAtTheCall) {
+  Tensor x = lf::ones({2, 3});
+  EXPECT_THROW(lf::kthvalue(x, 0), lf::Error);
+  EXPECT_THROW(lf::kthvalue(x, 4), lf::Error);
+  EXPECT_THROW(lf::kthvalue(x, 1, 2), lf::Error);
+  EXPECT_THROW(lf::median(lf::zeros({2, 0}), 1), lf::Error);
+  EXPECT_THROW(lf::median(lf::zeros({0})), lf::Error);
+  try {
+    lf::kthvalue(x, 5, 1);
+    FAIL() << "no error";
+  } catch (const lf::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("kthvalue"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("[2, 3]"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
