@@ -90,6 +90,16 @@ struct Plan {
   // (graph_tried says whether one was tried).
   std::unique_ptr<backend::LaunchGraph> graph;
   bool graph_tried = false;
+  // A plan with library calls: its replays captured as graphs (Backend::capture), each for the
+  // pointers it was captured with (a few sets: a loop alternating between buffers keeps one each);
+  // off after a capture failed or too many pointer sets came.
+  struct Captured {
+    std::vector<void*> pointers;  // every step's, in order
+    std::unique_ptr<backend::LaunchGraph> graph;
+  };
+  std::vector<Captured> captured;
+  int captures = 0;
+  bool capture_off = false;
 };
 
 // Plans by signature. A plan is recorded on a signature's second sighting, so that one-off flushes

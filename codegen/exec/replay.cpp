@@ -142,11 +142,56 @@ void try_graph(plan::Plan& plan) {
   Device device = plan.steps[0].device;
   std::vector<backend::Launch> launches;
   for (const plan::Step& s : plan.steps) {
-    // Library calls run step by step: capturing them into the graph is not done yet.
-    if (s.device != device || s.library) return;
+    if (s.device != device) return;
     launches.push_back(launch_of(s));
   }
   plan.graph = backend::backend_for(device).graph(launches, device);
+}
+
+void run_steps(plan::Plan& plan) {
+  for (plan::Step& s : plan.steps)
+    if (s.library) s.library(s.args.pointers.data());
+    else backend::backend_for(s.device).launch(launch_of(s), s.device);
+}
+
+// A plan with library calls launched as one captured graph (Backend::capture): the one captured
+// with this replay's pointers, or a new capture. False when there is none: launch step by step.
+constexpr size_t kMaxCapturedPerPlan = 4;
+constexpr int kMaxCaptures = 16;
+bool launch_captured(plan::Plan& plan, CacheStats& stats) {
+  if (plan.capture_off || plan.steps.empty()) return false;
+  thread_local std::vector<void*> pointers;
+  pointers.clear();
+  for (const plan::Step& s : plan.steps) pointers.insert(pointers.end(), s.args.pointers.begin(), s.args.pointers.end());
+  plan::Plan::Captured* hit = nullptr;
+  for (plan::Plan::Captured& c : plan.captured)
+    if (c.pointers == pointers) hit = &c;
+  if (hit == nullptr) {
+    Device device = plan.steps[0].device;
+    std::vector<backend::Launch> kernels;
+    for (const plan::Step& s : plan.steps) {
+      if (s.device != device) plan.capture_off = true;
+      if (!s.library) kernels.push_back(launch_of(s));
+    }
+    if (plan.capture_off || ++plan.captures > kMaxCaptures) {
+      plan.capture_off = true;
+      plan.captured.clear();
+      return false;
+    }
+    std::unique_ptr<backend::LaunchGraph> graph =
+        backend::backend_for(device).capture(kernels, [&plan] { run_steps(plan); }, device);
+    if (!graph) {  // nothing ran: step by step from now on
+      plan.capture_off = true;
+      plan.captured.clear();
+      return false;
+    }
+    if (plan.captured.size() >= kMaxCapturedPerPlan) plan.captured.erase(plan.captured.begin());  // the oldest
+    plan.captured.push_back({pointers, std::move(graph)});
+    hit = &plan.captured.back();
+  }
+  if (hit->graph->launch()) ++stats.queued_launches;
+  ++stats.graph_launches;
+  return true;
 }
 
 std::vector<std::shared_ptr<rt::Storage>>& replay_slots() {
@@ -191,6 +236,12 @@ void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::S
                                  static_cast<uint64_t>(s.bytes));
     return finish_replay(plan, order, stats);
   }
+  bool library = false;
+  for (const plan::Step& s : plan.steps) library |= static_cast<bool>(s.library);
+  if (library) {
+    if (!launch_captured(plan, stats)) run_steps(plan);
+    return finish_replay(plan, order, stats);
+  }
   if (!plan.graph_tried) try_graph(plan);  // with this replay's pointers: none to set below
   bool pointers_set = plan.graph != nullptr;
   for (size_t i = 0; i < plan.steps.size() && pointers_set; ++i)
@@ -200,9 +251,7 @@ void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::S
     if (plan.graph->launch()) ++stats.queued_launches;
     ++stats.graph_launches;
   } else {
-    for (plan::Step& s : plan.steps)
-      if (s.library) s.library(s.args.pointers.data());
-      else backend::backend_for(s.device).launch(launch_of(s), s.device);
+    run_steps(plan);
   }
   finish_replay(plan, order, stats);
 }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "codegen/test_util.h"
@@ -217,6 +218,63 @@ TEST(LibraryPlan, ReplayCountersMatchARunThatIsNotReplayed) {
   EXPECT_EQ(s1.hits - s0.hits, (s2.hits + s2.misses) - (s1.hits + s1.misses));
   EXPECT_EQ(s1.nodes_executed - s0.nodes_executed, s2.nodes_executed - s1.nodes_executed);
   EXPECT_EQ(s1.flushes - s0.flushes, s2.flushes - s1.flushes);
+}
+
+// ---- On a GPU: a replayed plan with library calls is one captured CUDA graph (cuda/capture.cpp).
+
+// Replays and graph launches of `iterations` checked iterations after a first checked one whose
+// kernels are in place (optimized builds included).
+struct Replays {
+  uint64_t replayed = 0, graphs = 0;
+};
+Replays warm_loop(int iterations, int64_t reduce, const std::function<std::vector<Tensor>(int)>& body) {
+  check_loop(1, reduce, [&](int) { return body(iterations); });
+  lf::finish_compiles();
+  uint64_t graphs = lf::cache_stats().graph_launches;
+  uint64_t replayed = check_loop(iterations, reduce, body);
+  return {replayed, lf::cache_stats().graph_launches - graphs};
+}
+
+TEST(LibraryPlanGraph, EveryMatmulPathReplaysAsOneCapturedGraph) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  NoTiers no_tiers;
+  struct Restore {
+    std::string matmul = lf::rt::config().matmul;
+    bool graphs = lf::rt::config().cuda_graphs;
+    ~Restore() {
+      lf::rt::mutable_config().matmul = matmul;
+      lf::rt::mutable_config().cuda_graphs = graphs;
+    }
+  } restore;
+  // 400 x 160 x 96 products (several 128 x 128 tiles), softmax rows of 160, and a batched product.
+  auto in = synced({input({400, 96}, 1), input({96, 160}, 2), input({160}, 3), input({4, 130, 64}, 4)});
+  for (const char* path : {"auto", "cublaslt", "generated"}) {
+    lf::rt::mutable_config().matmul = path;
+    for (bool graphs : {true, false}) {
+      lf::rt::mutable_config().cuda_graphs = graphs;
+      const float c = fresh_number();
+      auto body = [&](int) {
+        Tensor a = lf::relu(lf::matmul(in[0], in[1]) + in[2]);  // cuBLASLt's bias + relu epilogue
+        Tensor b = lf::softmax(lf::matmul(in[0], in[1]) * c + in[2], -1);
+        Tensor q = in[3];
+        Tensor s = lf::matmul(q, q.transpose(1, 2)) * 0.125f;
+        return std::vector<Tensor>{a, b, s};
+      };
+      // The same buffers each iteration: captured once, then launched.
+      Replays r = warm_loop(5, 96, body);
+      EXPECT_GE(r.replayed, 4u) << path;
+      EXPECT_EQ(r.graphs, graphs ? r.replayed : 0u) << path << (graphs ? ", graphs on" : ", graphs off");
+    }
+  }
+  // New buffers each iteration (pointers move: captured again, a few graphs kept per plan).
+  lf::rt::mutable_config().matmul = "auto";
+  lf::rt::mutable_config().cuda_graphs = true;
+  const float c = fresh_number();
+  Replays r = warm_loop(8, 96, [&](int it) {
+    auto x = synced({input({400, 96}, it)});
+    return std::vector<Tensor>{lf::gelu(lf::matmul(x[0], in[1]) * c + in[2])};
+  });
+  EXPECT_GE(r.replayed, 7u);
 }
 
 }  // namespace
