@@ -127,6 +127,23 @@ TEST(LibraryPlan, ChainsWithFreedIntermediatesAndCat) {
   EXPECT_EQ(replayed, 4u);
 }
 
+// Flushes the fuser rewrites before partitioning (a reshape of a transposed product needs a copy;
+// a slice of an unheld elementwise value is pushed below it) are recorded over the rewritten
+// graph and rewritten alike before each replay: attention's heads put back together.
+TEST(LibraryPlan, RewrittenFlushesReplay) {
+  NoTiers no_tiers;
+  const float c = fresh_number();
+  uint64_t replayed = check_loop(6, 16, [&](int it) {
+    auto in = synced({input({2, 4, 24, 16}, it), input({64, 32}, it + 1), input({24, 32}, it + 2)});
+    Tensor o = lf::softmax(lf::matmul(in[0] * c, in[0].transpose(2, 3)), -1);  // [2, 4, 24, 24]
+    Tensor heads = lf::matmul(o, in[0]).transpose(1, 2).reshape({2, 24, 64});  // a copy: no view
+    Tensor y = lf::matmul(heads, in[1]);
+    Tensor z = (lf::exp(in[2] * 0.5f) + c).transpose(0, 1).slice(1, 3, 20, 2);  // pushed below exp
+    return std::vector<Tensor>{y, z * 2};
+  });
+  EXPECT_EQ(replayed, 4u);
+}
+
 TEST(LibraryPlan, NewShapesAreNewPlans) {
   NoTiers no_tiers;
   const float c = fresh_number();
