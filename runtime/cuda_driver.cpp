@@ -83,6 +83,8 @@ Loaded load() {
              lib.bind(d.cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams") &&
              lib.bind(d.cuGraphLaunch, "cuGraphLaunch") && lib.bind(d.cuGraphExecDestroy, "cuGraphExecDestroy") &&
              lib.bind(d.cuGraphDestroy, "cuGraphDestroy");
+  d.capture = d.graphs && lib.bind(d.cuStreamBeginCapture, "cuStreamBeginCapture_v2") &&
+              lib.bind(d.cuStreamEndCapture, "cuStreamEndCapture");
   if (cu::CUresult r = d.cuInit(0); r != 0) {
     const char* s = nullptr;
     d.cuGetErrorString(r, &s);

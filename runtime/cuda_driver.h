@@ -98,7 +98,12 @@ struct Api {
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
   CUresult (*cuGraphDestroy)(CUgraph);
+  // Stream capture (flush plans with library calls): both or neither (`capture`); only with graphs.
+  bool capture;
+  CUresult (*cuStreamBeginCapture)(CUstream, int mode);  // mode: kCaptureThreadLocal
+  CUresult (*cuStreamEndCapture)(CUstream, CUgraph*);
 };
+inline constexpr int kCaptureThreadLocal = 1;  // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
 
 // The loaded driver; throws lf::Error saying why when CUDA is unavailable.
 const Api& api();

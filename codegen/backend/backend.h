@@ -11,6 +11,7 @@
 // attention, scan and sort later) run whole groups (backend/kernel.h has what they share).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -105,6 +106,15 @@ class Backend {
   virtual std::unique_ptr<rt::obs::DeviceTimer> start_timer(Device device) const { return nullptr; }
   // The launches as one replayable graph; null where the backend has none for them.
   virtual std::unique_ptr<LaunchGraph> graph(const std::vector<Launch>& launches, Device device) const {
+    return nullptr;
+  }
+
+  // `run` (a flush plan's replay: kernel launches and library calls on `device`, nothing else)
+  // captured as one graph and not run; launch() runs it whole, and set_pointers() refuses every
+  // change (the caller captures again). `kernels`: the kernel launches among them, for the backend
+  // to check. Null where the backend has no capture, declines, or the capture failed.
+  virtual std::unique_ptr<LaunchGraph> capture(const std::vector<Launch>& kernels, const std::function<void()>& run,
+                                               Device device) const {
     return nullptr;
   }
 

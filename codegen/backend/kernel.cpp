@@ -296,3 +296,25 @@ void MatmulCall::log(const std::string& how) const {
 }
 
 }  // namespace lf::backend
+
+namespace lf::backend {
+
+void RecordedCall::add_outputs(const Prepared& k) {
+  for (size_t i = 0; i < k.low.outputs.size(); ++i) outputs.emplace_back(k.low.outputs[i], k.low.out_storage[i]);
+}
+
+void RecordedCall::add_operands(const Prepared& k) {
+  for (size_t o = 0; o < k.low.args.pointers.size(); ++o)
+    addresses.push_back(k.low.kernel.operands[o].kind == kir::Operand::Kind::Index ? nullptr : k.low.args.pointers[o]);
+}
+
+KernelReplay::KernelReplay(const Prepared& k)
+    : entry(k.entry), kernel(k.low.kernel), args(k.low.args), variant(k.spec.variant), device(k.device), backend(k.backend) {}
+
+void KernelReplay::bind(void* const* pointers) {
+  for (size_t o = 0; o < args.pointers.size(); ++o) args.pointers[o] = pointers[o];
+}
+
+void KernelReplay::launch() const { backend->launch({entry->kernel.get(), &kernel, &args, variant.get()}, device); }
+
+}  // namespace lf::backend

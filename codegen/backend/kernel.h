@@ -4,6 +4,7 @@
 // epilogues.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -82,6 +83,40 @@ void materialize(ir::Node& n, std::shared_ptr<rt::Storage> storage, ir::Layout l
 // Stores a host value computed by the reference executor into `n`, on n's device.
 void materialize_value(ir::Node& n, const ir::Value& v);
 
+// A library call (matmul, conv2d, pool2d) as a flush plan records it (exec/flush_plan.h): the
+// buffers it handed to nodes, every address it used, and the call again over other buffers of the
+// same sizes and layouts, without lowering, lookups or logging. A call that cannot be replayed so
+// (an operand computed on the host, a scratch copy, a kernel that failed to compile) leaves
+// `replay` null, and the flush is not recorded.
+struct RecordedCall {
+  // The buffers the call allocated and handed to nodes, in allocation order.
+  std::vector<std::pair<ir::Node*, std::shared_ptr<rt::Storage>>> outputs;
+  // Every address replay() takes, in its order: base addresses (Storage::data()) of the call's
+  // inputs and outputs; null for an operand with no memory (an Index operand).
+  std::vector<const void*> addresses;
+  // The call over new addresses (as many as `addresses`, in its order); on the flushing thread.
+  std::function<void(void* const* addresses)> replay;
+
+  // Adds a kernel's outputs (after the call's own) and its operands' addresses.
+  void add_outputs(const Prepared& k);
+  void add_operands(const Prepared& k);
+};
+
+// A kernel launched again by a replayed library call with new operand pointers.
+struct KernelReplay {
+  std::shared_ptr<const cache::Entry> entry;  // keeps the compiled kernel
+  kir::Kernel kernel;
+  kir::LaunchArgs args;
+  std::shared_ptr<const Variant> variant;
+  Device device;
+  const Backend* backend = nullptr;
+
+  explicit KernelReplay(const Prepared& k);
+  // Sets the operand pointers from `pointers` (one per operand); launch() then runs it.
+  void bind(void* const* pointers);
+  void launch() const;
+};
+
 // A matmul group handed to its backend: the product (operands resolved to storage and strides on
 // the group's device) and the group, whose other members are the elementwise epilogue.
 struct MatmulCall {
@@ -90,6 +125,7 @@ struct MatmulCall {
   std::shared_ptr<rt::Storage> a, b;  // the operands' storage, kept alive for the call
   size_t c_bytes = 0;        // the product's size
   uint64_t gemm_bytes = 0;   // bytes a GEMM moves at least (operands read, product written)
+  RecordedCall* record = nullptr;  // set while a flush plan is recorded: the backend fills it
 
   ir::Node* product() const { return run.group.nodes[0]; }
   bool has_epilogue() const { return run.group.nodes.size() > 1; }
@@ -118,6 +154,7 @@ struct ConvCall {
   std::shared_ptr<rt::Storage> x_storage, w_storage;  // kept alive for the call
   size_t y_bytes = 0;    // the output's size
   uint64_t bytes = 0;    // bytes a convolution moves at least (x and w read, y written)
+  RecordedCall* record = nullptr;  // as MatmulCall's
 
   ir::Node* product() const { return run.group.nodes[0]; }
   bool has_epilogue() const { return run.group.nodes.size() > 1; }
@@ -142,6 +179,7 @@ struct PoolCall {
   kir::GemmOperand x;  // strides over [N, C, H, W], any
   std::shared_ptr<rt::Storage> x_storage;
   Shape in_shape;  // x's (the node drops its inputs once materialized)
+  RecordedCall* record = nullptr;  // as MatmulCall's
   ir::Node* node() const { return run.group.nodes[0]; }
   // LAZYFUSE_LOG=1: "group 2: max_pool2d [8, 64, 56, 56] -> [8, 64, 28, 28] float32: <how>".
   void log(const std::string& how) const;

@@ -25,13 +25,13 @@ constexpr int64_t kScratchBytes = int64_t{32} << 20;
 // lowered with its last two dims kept, its rows are [N * O * OH] and its columns OW, so planes
 // [p0, p1) are rows [p0 * OH, p1 * OH); or it is one row of every element (columns p * OH * OW).
 // Null (run it after the convolution) otherwise.
-RowsDone epilogue_by_planes(const backend::Prepared& k, const std::vector<int64_t>& meta, const backend::ConvCall& c,
-                            int64_t first_plane) {
+RowsDone epilogue_by_planes(const backend::KernelReplay& k, const std::vector<int64_t>& meta,
+                            const backend::ConvCall& c, int64_t first_plane) {
   const auto& compiled = static_cast<const CompiledKernel&>(*k.entry->kernel);
-  int64_t rows = k.low.args.rows(), cols = k.low.args.sizes.back();
+  int64_t rows = k.args.rows(), cols = k.args.sizes.back();
   KernelFn fn = compiled.fn;
   const int64_t* m = meta.data();
-  void* const* ptrs = k.low.args.pointers.data();
+  void* const* ptrs = k.args.pointers.data();
   int64_t oh = c.out_h, plane = c.out_h * c.out_w;
   if (cols == c.out_w && rows == c.batch * c.out_channels * oh)
     return [=](int64_t r0, int64_t r1) { fn(m, ptrs, (first_plane + r0) * oh, (first_plane + r1) * oh, 0, cols); };
@@ -76,25 +76,12 @@ void im2col(const backend::ConvCall& c, int64_t img, int64_t ch, char* col) {
   }
 }
 
-}  // namespace
-
-void run_conv(backend::ConvCall& call) {
-  ir::Node* y = call.product();
-  CacheStats& stats = call.run.stats;
-  auto out = rt::Storage::allocate(y->device, call.y_bytes);
-  backend::materialize(*y, out, ir::Layout{ir::contiguous_strides(y->shape), 0});
-  std::optional<backend::Prepared> epilogue;
-  if (call.has_epilogue()) {
-    fuse::Group e = call.epilogue_group();
-    if (!e.outputs.empty()) epilogue = backend::prepare(call.run, e, {.keep_last_dim = true});
-  }
-  bool fused = epilogue && epilogue->entry->kernel;
-  std::vector<int64_t> meta;
-  if (fused) {
-    meta = kir::pack_meta(epilogue->low.kernel, epilogue->low.args);
-    fused = epilogue_by_planes(*epilogue, meta, call, 0) != nullptr;
-  }
-
+// The convolution into `out`, the epilogue (when given) run on each block of output planes; returns
+// what ran, for the log. Reads only the call's geometry and operands (a flush plan's replay runs it
+// on a copy of the call whose group is gone).
+std::string convolve(const backend::ConvCall& call, void* out, const backend::KernelReplay* epilogue,
+                     const std::vector<int64_t>& meta) {
+  bool fused = epilogue != nullptr;
   const auto& p = call.params;
   int64_t G = p.groups, Og = call.gemm_m(), P = call.gemm_n(), K = call.gemm_k();
   int64_t Cg = call.channels / G;
@@ -115,7 +102,7 @@ void run_conv(backend::ConvCall& call) {
     int64_t sp = call.width == 1 ? xs[2] : xs[3];
     problem.batch = {call.batch, G};
     problem.b = {call.x.data, call.x.offset, {xs[0], Cg * xs[1], xs[1], sp}};
-    problem.c = out->data();
+    problem.c = out;
     gemm(problem, fused ? epilogue_by_planes(*epilogue, meta, call, 0) : RowsDone{});
     how = "1x1 convolution as one GEMM over [N, groups] (" + std::string(gemm_kernel_name(call.dtype)) + ")";
   } else {
@@ -133,11 +120,66 @@ void run_conv(backend::ConvCall& call) {
       });
       problem.batch = {nb, G};
       problem.b = {col.get(), 0, {G * K * P, K * P, P, 1}};
-      problem.c = static_cast<char*>(out->data()) + n0 * call.out_channels * P * static_cast<int64_t>(esize);
+      problem.c = static_cast<char*>(out) + n0 * call.out_channels * P * static_cast<int64_t>(esize);
       gemm(problem, fused ? epilogue_by_planes(*epilogue, meta, call, n0 * call.out_channels) : RowsDone{});
     }
     how = "im2col per chunk of " + std::to_string(chunk) + " images + GEMM (" + gemm_kernel_name(call.dtype) + ")";
   }
+  return how;
+}
+
+// The call for a flush plan: the convolution and its epilogue over new addresses: x, w, y, then
+// the epilogue's operands.
+void record(const backend::ConvCall& call, const std::shared_ptr<rt::Storage>& out,
+            const std::optional<backend::Prepared>& epilogue, bool fused) {
+  backend::RecordedCall& r = *call.record;
+  if (epilogue && (!epilogue->entry->kernel || epilogue->low.error_storage)) return;  // not replayable
+  r.outputs.emplace_back(call.product(), out);
+  r.addresses = {call.x.data, call.w.data, out->data()};
+  std::shared_ptr<backend::KernelReplay> kr;
+  std::vector<int64_t> meta;
+  if (epilogue) {
+    r.add_outputs(*epilogue);
+    r.add_operands(*epilogue);
+    kr = std::make_shared<backend::KernelReplay>(*epilogue);
+    meta = kir::pack_meta(kr->kernel, kr->args);
+  }
+  // A copy of the geometry; the copy's group and stats are never read (convolve() does not), and
+  // it holds no buffers (each replay binds its own).
+  auto geometry = std::make_shared<backend::ConvCall>(call);
+  geometry->x_storage = geometry->w_storage = nullptr;
+  geometry->record = nullptr;
+  r.replay = [geometry, kr, meta, fused](void* const* p) {
+    backend::ConvCall& c = *geometry;
+    c.x.data = p[0];
+    c.w.data = p[1];
+    if (kr) kr->bind(p + 3);
+    convolve(c, p[2], fused ? kr.get() : nullptr, meta);
+    if (kr && !fused) kr->launch();
+  };
+}
+
+}  // namespace
+
+void run_conv(backend::ConvCall& call) {
+  ir::Node* y = call.product();
+  CacheStats& stats = call.run.stats;
+  auto out = rt::Storage::allocate(y->device, call.y_bytes);
+  backend::materialize(*y, out, ir::Layout{ir::contiguous_strides(y->shape), 0});
+  std::optional<backend::Prepared> epilogue;
+  if (call.has_epilogue()) {
+    fuse::Group e = call.epilogue_group();
+    if (!e.outputs.empty()) epilogue = backend::prepare(call.run, e, {.keep_last_dim = true});
+  }
+  std::optional<backend::KernelReplay> planes_kernel;  // the epilogue, when it runs per block of planes
+  std::vector<int64_t> meta;
+  if (epilogue && epilogue->entry->kernel) {
+    planes_kernel.emplace(*epilogue);
+    meta = kir::pack_meta(epilogue->low.kernel, epilogue->low.args);
+    if (!epilogue_by_planes(*planes_kernel, meta, call, 0)) planes_kernel.reset();
+  }
+  bool fused = planes_kernel.has_value();
+  std::string how = convolve(call, out->data(), fused ? &*planes_kernel : nullptr, meta);
   ++stats.kernels_launched;
   stats.bytes_moved += call.bytes;
   if (epilogue && !epilogue->entry->kernel) {
@@ -152,6 +194,7 @@ void run_conv(backend::ConvCall& call) {
     backend::materialize_outputs(*epilogue);
     how += ", then the epilogue kernel";
   }
+  if (call.record) record(call, out, epilogue, fused);
   call.log(how);
 }
 

@@ -13,17 +13,48 @@ namespace {
 // How an epilogue kernel's rows line up with the matmul's rows (see lower.h, keep_last_dim): its
 // columns are the matmul's n (then a block of matmul rows is a block of kernel rows), or it is one
 // row of every element (a block is a range of columns), or neither (it runs after the GEMM).
-RowsDone epilogue_by_rows(const backend::Prepared& k, const std::vector<int64_t>& meta, int64_t n, bool* deferred) {
+RowsDone epilogue_by_rows(const backend::KernelReplay& k, const std::vector<int64_t>& meta, int64_t n, bool* deferred) {
   const auto& compiled = static_cast<const CompiledKernel&>(*k.entry->kernel);
-  int64_t rows = k.low.args.rows(), cols = k.low.args.sizes.back();
+  int64_t rows = k.args.rows(), cols = k.args.sizes.back();
   KernelFn fn = compiled.fn;
   const int64_t* m = meta.data();
-  void* const* ptrs = k.low.args.pointers.data();
+  void* const* ptrs = k.args.pointers.data();
   *deferred = false;
   if (cols == n) return [=](int64_t r0, int64_t r1) { fn(m, ptrs, r0, r1, 0, cols); };
   if (rows == 1) return [=](int64_t r0, int64_t r1) { fn(m, ptrs, 0, 1, r0 * n, r1 * n); };
   *deferred = true;
   return nullptr;
+}
+
+// The call for a flush plan: the GEMM and the epilogue (per row block, or after) over new
+// addresses: A, B, C, then the epilogue's operands.
+void record(backend::MatmulCall& call, const std::shared_ptr<rt::Storage>& c,
+            const std::optional<backend::Prepared>& epilogue) {
+  backend::RecordedCall& r = *call.record;
+  if (epilogue && (!epilogue->entry->kernel || epilogue->low.error_storage)) return;  // not replayable
+  r.outputs.emplace_back(call.product(), c);
+  r.addresses = {call.problem.a.data, call.problem.b.data, c->data()};
+  std::shared_ptr<backend::KernelReplay> kr;
+  if (epilogue) {
+    r.add_outputs(*epilogue);
+    r.add_operands(*epilogue);
+    kr = std::make_shared<backend::KernelReplay>(*epilogue);
+  }
+  std::vector<int64_t> meta;
+  if (kr) meta = kir::pack_meta(kr->kernel, kr->args);
+  r.replay = [problem = call.problem, kr, meta](void* const* p) mutable {
+    problem.a.data = p[0];
+    problem.b.data = p[1];
+    problem.c = p[2];
+    bool deferred = true;
+    RowsDone done;
+    if (kr) {
+      kr->bind(p + 3);
+      done = epilogue_by_rows(*kr, meta, problem.n, &deferred);
+    }
+    gemm(problem, done);
+    if (kr && deferred) kr->launch();
+  };
 }
 
 }  // namespace
@@ -46,9 +77,11 @@ void run_matmul(backend::MatmulCall& call) {
   std::vector<int64_t> meta;
   bool deferred = true;
   RowsDone done;
+  std::optional<backend::KernelReplay> rows_kernel;  // what the row blocks launch
   if (epilogue_pending) {
+    rows_kernel.emplace(*epilogue);
     meta = kir::pack_meta(epilogue->low.kernel, epilogue->low.args);
-    done = epilogue_by_rows(*epilogue, meta, problem.n, &deferred);
+    done = epilogue_by_rows(*rows_kernel, meta, problem.n, &deferred);
   }
   gemm(problem, done);
   ++stats.kernels_launched;
@@ -66,6 +99,7 @@ void run_matmul(backend::MatmulCall& call) {
     backend::materialize_outputs(*epilogue);
     how += ", then the epilogue kernel";
   }
+  if (call.record) record(call, c, epilogue);
   call.log(how);
 }
 

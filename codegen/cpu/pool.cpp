@@ -14,12 +14,19 @@
 namespace lf::cpu {
 namespace {
 
+// One pooling: its geometry and input, without the node (a flush plan's replay runs it again).
+struct Pooling {
+  ir::PoolParams p;
+  DType dtype;
+  Shape in_shape, out_shape;
+  kir::GemmOperand x;
+};
+
 template <typename S>
-void pool_planes(const backend::PoolCall& call, S* out, int64_t p0, int64_t p1) {
-  ir::Node* y = call.node();
-  ir::PoolParams p = ir::PoolParams::of(*y);
+void pool_planes(const Pooling& call, S* out, int64_t p0, int64_t p1) {
+  const ir::PoolParams& p = call.p;
   const Shape& xs = call.in_shape;
-  int64_t C = xs[1], H = xs[2], W = xs[3], OH = y->shape[2], OW = y->shape[3];
+  int64_t C = xs[1], H = xs[2], W = xs[3], OH = call.out_shape[2], OW = call.out_shape[3];
   const int64_t* st = call.x.strides.data();
   const S* x = static_cast<const S*>(call.x.data) + call.x.offset;
   for (int64_t plane = p0; plane < p1; ++plane) {
@@ -63,21 +70,36 @@ void pool_planes(const backend::PoolCall& call, S* out, int64_t p0, int64_t p1) 
   }
 }
 
+// Pools into `out` over the thread pool; returns the number of chunks of planes.
+int64_t pool(const Pooling& call, void* out) {
+  int64_t planes = call.out_shape[0] * call.out_shape[1];
+  int64_t chunks = std::min<int64_t>(planes, 8 * rt::num_cpu_threads());
+  dispatch(call.dtype, [&](auto tag) {
+    using S = typename decltype(tag)::storage_t;
+    if constexpr (std::is_floating_point_v<typename decltype(tag)::compute_t>) {
+      S* o = static_cast<S*>(out);
+      rt::parallel_for(chunks, [&](int64_t c) { pool_planes<S>(call, o, planes * c / chunks, planes * (c + 1) / chunks); });
+    }
+  });
+  return chunks;
+}
+
 }  // namespace
 
 void run_pool(backend::PoolCall& call) {
   ir::Node* y = call.node();
   if (!is_floating(y->dtype)) return backend::run_pool_on_reference(call, "not a floating-point dtype");
   auto out = rt::Storage::allocate(y->device, static_cast<size_t>(y->numel()) * dtype_size(y->dtype));
-  int64_t planes = y->shape[0] * y->shape[1];
-  int64_t chunks = std::min<int64_t>(planes, 8 * rt::num_cpu_threads());
-  dispatch(y->dtype, [&](auto tag) {
-    using S = typename decltype(tag)::storage_t;
-    if constexpr (std::is_floating_point_v<typename decltype(tag)::compute_t>) {
-      S* o = static_cast<S*>(out->data());
-      rt::parallel_for(chunks, [&](int64_t c) { pool_planes<S>(call, o, planes * c / chunks, planes * (c + 1) / chunks); });
-    }
-  });
+  Pooling pooling{ir::PoolParams::of(*y), y->dtype, call.in_shape, y->shape, call.x};
+  int64_t chunks = pool(pooling, out->data());
+  if (call.record) {  // for a flush plan: the pooling again over new addresses (x, y)
+    call.record->outputs.emplace_back(y, out);
+    call.record->addresses = {call.x.data, out->data()};
+    call.record->replay = [pooling](void* const* p) mutable {
+      pooling.x.data = p[0];
+      pool(pooling, p[1]);
+    };
+  }
   ++call.run.stats.kernels_launched;
   call.run.stats.bytes_moved += static_cast<uint64_t>(y->numel() + shape_numel(call.in_shape)) * dtype_size(y->dtype);
   backend::materialize(*y, out, ir::Layout{ir::contiguous_strides(y->shape), 0});

@@ -319,6 +319,12 @@ std::unique_ptr<LaunchGraph> LaunchGraph::build(const std::vector<backend::Launc
   return g;
 }
 
+bool needs_setup(const backend::Launch& l, int device) {
+  const rt::cu::DeviceContext& ctx = rt::cu::context_of(device);
+  Grid grid = grid_of(*l.kernel, *l.args, static_cast<const Variant&>(*l.variant).options, ctx.info.multiprocessors);
+  return !grid.skip && grid.y > 1;
+}
+
 bool LaunchGraph::set_pointers(size_t i, const std::vector<void*>& pointers) {
   Node& n = *nodes_[i];
   if (n.node == nullptr) return true;
@@ -455,6 +461,10 @@ class CudaBackend final : public backend::Backend {
   std::unique_ptr<backend::LaunchGraph> graph(const std::vector<backend::Launch>& launches,
                                               Device device) const override {
     return LaunchGraph::build(launches, device.index());
+  }
+  std::unique_ptr<backend::LaunchGraph> capture(const std::vector<backend::Launch>& kernels,
+                                                const std::function<void()>& run, Device device) const override {
+    return capture_graph(kernels, run, device.index());
   }
   std::unique_ptr<rt::obs::DeviceTimer> start_timer(Device device) const override {
     return EventTimer::start(device.index());

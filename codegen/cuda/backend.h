@@ -115,6 +115,15 @@ class LaunchGraph final : public backend::LaunchGraph {
   std::vector<std::unique_ptr<Node>> nodes_;
 };
 
+// Whether a launch needs set-up of its own each time (a row reduction split over blocks: scratch
+// allocated and counters cleared), which a captured graph would freeze.
+bool needs_setup(const backend::Launch& l, int device);
+
+// A flush plan's replay captured on the device's stream as one CUDA graph (capture.cpp); null,
+// with one warning on stderr, when the capture fails (nothing ran), or when graphs are off.
+std::unique_ptr<backend::LaunchGraph> capture_graph(const std::vector<backend::Launch>& kernels,
+                                                    const std::function<void()>& run, int device);
+
 // Launches a generated matmul kernel (options.matmul_product >= 0): one block per 128 x 128 tile
 // of the product, per batch. Throws lf::Error when the grid would be too large.
 void launch_matmul(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args,

@@ -25,7 +25,14 @@ namespace {
 // the product itself is not kept (otherwise it must be written anyway) and there is an epilogue.
 // Returns false to go on.
 constexpr double kGeneratedRate = 16.5e12;
-bool run_generated(backend::MatmulCall& call, const std::string& lt_why) {
+
+// A replayed cuBLASLt call that fails (it ran when the plan was recorded, with the same layouts)
+// is an error: its outputs were already handed out.
+void check_replay(const lf::Status& st) {
+  if (!st.ok()) throw lf::Error("lf::matmul: cuBLASLt failed in a replayed flush plan: " + std::string(st.message()));
+}
+
+bool run_generated(backend::MatmulCall& call, const std::string& lt_why, bool recordable) {
   const fuse::Group& g = call.run.group;
   const kir::GemmProblem& problem = call.problem;
   ir::Node* mm = call.product();
@@ -80,6 +87,28 @@ bool run_generated(backend::MatmulCall& call, const std::string& lt_why) {
     gp.b_batch_stride[d] = problem.b.strides[d];
   }
   launch_matmul(static_cast<const CompiledKernel&>(*k.entry->kernel), k.low.kernel, k.low.args, gp, device.index());
+  if (call.record && recordable && !k.low.error_storage) {
+    // For a flush plan: A, B, then the kernel's operands; the product's operand is the stand-in,
+    // which the kernel never loads: kept here and bound as it was.
+    backend::RecordedCall& r = *call.record;
+    r.add_outputs(k);
+    r.addresses = {problem.a.data, problem.b.data};
+    r.add_operands(k);
+    std::vector<size_t> product_at;  // the stand-in's operands
+    for (size_t i = 2; i < r.addresses.size(); ++i)
+      if (r.addresses[i] == stand_in->data()) {
+        r.addresses[i] = nullptr;
+        product_at.push_back(i - 2);
+      }
+    auto kr = std::make_shared<backend::KernelReplay>(k);
+    r.replay = [kr, gp, stand_in, product_at, device](void* const* p) mutable {
+      gp.a = p[0];
+      gp.b = p[1];
+      kr->bind(p + 2);
+      for (size_t i : product_at) kr->args.pointers[i] = stand_in->data();
+      launch_matmul(static_cast<const CompiledKernel&>(*kr->entry->kernel), kr->kernel, kr->args, gp, device.index());
+    };
+  }
   ++call.run.stats.kernels_launched;
   call.run.stats.bytes_moved += static_cast<uint64_t>(k.low.bytes);
   backend::materialize_outputs(k);
@@ -151,6 +180,19 @@ void run_matmul(backend::MatmulCall& call) {
     if (st.ok()) {
       ++stats.kernels_launched;
       stats.bytes_moved += call.gemm_bytes;
+      if (call.record && copied.empty()) {  // for a flush plan: A, B, D, the bias's buffer
+        int64_t bias_offset = match.bias ? match.bias_offset * static_cast<int64_t>(esize) : 0;
+        call.record->outputs.emplace_back(match.output, out);
+        call.record->addresses = {problem.a.data, problem.b.data, out->data(),
+                                  match.bias ? match.bias->storage->data() : nullptr};
+        call.record->replay = [problem, epilogue = match.epilogue, bias_offset, device](void* const* p) mutable {
+          problem.a.data = p[0];
+          problem.b.data = p[1];
+          problem.c = p[2];
+          const void* bias = p[3] ? static_cast<const char*>(p[3]) + bias_offset : nullptr;
+          check_replay(lt_matmul(problem, epilogue, bias, device.index()));
+        };
+      }
       backend::materialize(*match.output, out, ir::Layout{ir::contiguous_strides(match.output->shape), 0});
       call.log(std::string("cuBLASLt with its ") + lt_epilogue_name(match.epilogue) + " epilogue (" + lt_status() +
                "), product written once" + (copied.empty() ? "" : "; " + copied));
@@ -159,7 +201,7 @@ void run_matmul(backend::MatmulCall& call) {
     lt_why = std::string(st.message());
   }
 
-  if (run_generated(call, lt_why)) return;
+  if (run_generated(call, lt_why, copied.empty())) return;
 
   auto c = rt::Storage::allocate(device, call.c_bytes);
   problem.c = c->data();
@@ -190,6 +232,28 @@ void run_matmul(backend::MatmulCall& call) {
     backend::launch(*epilogue, stats);
     backend::materialize_outputs(*epilogue);
     how += ", then the epilogue kernel";
+  }
+  if (call.record && copied.empty() && st.ok() && !(epilogue && (!epilogue->entry->kernel || epilogue->low.error_storage))) {
+    // For a flush plan: A, B, C, then the epilogue's operands.
+    backend::RecordedCall& r = *call.record;
+    r.outputs.emplace_back(mm, c);
+    r.addresses = {problem.a.data, problem.b.data, c->data()};
+    std::shared_ptr<backend::KernelReplay> kr;
+    if (epilogue) {
+      r.add_outputs(*epilogue);
+      r.add_operands(*epilogue);
+      kr = std::make_shared<backend::KernelReplay>(*epilogue);
+    }
+    r.replay = [problem, kr, device](void* const* p) mutable {
+      problem.a.data = p[0];
+      problem.b.data = p[1];
+      problem.c = p[2];
+      if (problem.m * problem.n != 0) check_replay(lt_matmul(problem, LtEpilogue::kNone, nullptr, device.index()));
+      if (kr) {
+        kr->bind(p + 3);
+        kr->launch();
+      }
+    };
   }
   call.log(how);
 }

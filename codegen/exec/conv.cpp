@@ -7,7 +7,7 @@
 
 namespace lf::exec {
 
-void run_conv_group(const backend::GroupRun& run) {
+void run_conv_group(const backend::GroupRun& run, backend::RecordedCall* record) {
   ir::Node* y = run.group.nodes[0];
   Device device = y->device;
   ir::Node* xn = y->inputs[0].get();
@@ -48,13 +48,15 @@ void run_conv_group(const backend::GroupRun& run) {
   size_t esize = dtype_size(y->dtype);
   call.y_bytes = static_cast<size_t>(y->numel()) * esize;
   call.bytes = call.y_bytes + static_cast<uint64_t>(xn->numel() + wn->numel()) * esize;
+  if (contiguous && !x.computed && !w.computed) call.record = record;  // else a replay would read stale operands
   backend::backend_for(device).conv(call);
 }
 
-void run_pool_group(const backend::GroupRun& run) {
+void run_pool_group(const backend::GroupRun& run, backend::RecordedCall* record) {
   ir::Node* y = run.group.nodes[0];
   Operand x = operand(y->inputs[0].get(), y->device);
   backend::PoolCall call{run, x.view, x.storage, y->inputs[0]->shape};
+  if (!x.computed) call.record = record;
   backend::backend_for(y->device).pool(call);
 }
 

@@ -34,9 +34,23 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
                    run.index, cat_inputs);
     return;
   }
+  // Library calls (matmul, conv2d, pool2d) are replayed as their backend recorded them.
+  bool pool = g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Pool2d;
+  if (pool || g.kind == fuse::Group::Kind::Matmul || g.kind == fuse::Group::Kind::Conv) {
+    backend::RecordedCall call;
+    backend::RecordedCall* record = rec && rec->ok ? &call : nullptr;
+    CacheStats before = run.stats;
+    if (pool) run_pool_group(run, record);
+    else if (g.kind == fuse::Group::Kind::Matmul) run_matmul_group(run, record);
+    else run_conv_group(run, record);
+    if (record)
+      rec->add_library(call, run.stats.kernels_launched - before.kernels_launched,
+                       run.stats.hits + run.stats.misses - before.hits - before.misses,
+                       run.stats.bytes_moved - before.bytes_moved);
+    return;
+  }
   // Fused kernels and cat's copies are replayed; anything else runs through here every time.
   if (rec && g.kind != fuse::Group::Kind::Pointwise && g.kind != fuse::Group::Kind::Row) rec->ok = false;
-  if (g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Pool2d) return run_pool_group(run);
   if (g.kind == fuse::Group::Kind::Host && (g.nodes[0]->op == ir::Op::ArgSort || g.nodes[0]->op == ir::Op::TopK))
     return run_sort_group(run);
   if (g.kind == fuse::Group::Kind::Host) {
@@ -47,8 +61,6 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
                    ir::op_name(op));
     return;
   }
-  if (g.kind == fuse::Group::Kind::Matmul) return run_matmul_group(run);
-  if (g.kind == fuse::Group::Kind::Conv) return run_conv_group(run);
   backend::Prepared k = backend::prepare(run, g);
   if (!k.entry->kernel) {
     if (rec) rec->ok = false;
@@ -134,10 +146,22 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
     plans_lock.lock();
     plan::describe(order, wanted, opt.fusion, &signature);
     sig = &signature;
+  }
+  int rewrites = -1;  // not rewritten yet
+  if (sig) {
     if (plan::Plan* recorded = plans.find(*sig, cache::global_cache().generation())) {
-      replay(*recorded, order, *sig, wanted, stats);
-      if (observed) rt::obs::flush(start, rt::obs::now(), /*replayed=*/true);
-      return;
+      // The recorded flush's graph was rewritten before it ran: rewrite this one alike first.
+      if (recorded->rewrites > 0) {
+        rewrites = fuse::insert_reshape_copies(order);
+        ir::flush_order(roots, &order);
+        plan::renumber(*sig, order);
+      }
+      if (rewrites < 0 || rewrites == recorded->rewrites) {
+        replay(*recorded, order, *sig, wanted, stats);
+        if (observed) rt::obs::flush(start, rt::obs::now(), /*replayed=*/true);
+        return;
+      }
+      sig = nullptr;  // not rewritten alike after all (never seen): run it, record nothing
     }
   }
   std::optional<Recorder> rec;
@@ -147,9 +171,12 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
   }
   rt::obs::Clock::time_point fuse_start;
   if (observed) fuse_start = rt::obs::now();
-  if (fuse::insert_reshape_copies(order) > 0) {
+  if (rewrites < 0 && (rewrites = fuse::insert_reshape_copies(order)) > 0) {
     ir::flush_order(roots, &order);
-    rec.reset();  // the graph changed under the signature
+    if (rec) {  // the plan's positions are the rewritten order's
+      plan::renumber(*sig, order);
+      rec->plan.rewrites = rewrites;
+    }
   }
   materialize_held_views(order, wanted);
   std::erase_if(order, [](ir::Node* n) { return n->realized(); });

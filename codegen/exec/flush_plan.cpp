@@ -95,6 +95,13 @@ void describe(const std::vector<ir::Node*>& order, const std::function<bool(cons
   out->hash = hash_words(words);
 }
 
+void renumber(const Signature& sig, const std::vector<ir::Node*>& order) {
+  for (size_t i = 0; i < order.size(); ++i) {
+    order[i]->flush_mark = sig.mark;
+    order[i]->flush_pos = static_cast<int32_t>(i);
+  }
+}
+
 Plan* PlanCache::find(const Signature& sig, uint64_t generation) {
   auto it = plans_.find(sig.hash);
   if (it == plans_.end() || it->second.generation != generation || it->second.words != sig.words) return nullptr;

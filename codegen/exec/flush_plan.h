@@ -40,6 +40,12 @@ struct Signature {
 void describe(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted, bool fusion,
               Signature* out);
 
+// Numbers a flush's new order after fuse::insert_reshape_copies rewrote its graph (copies inserted,
+// views moved), as describe() numbers an order; the leaves keep their numbers. The rewrite depends
+// only on what the signature holds, so equal signatures are rewritten alike: a plan recorded over
+// the rewritten order replays after the same rewrite.
+void renumber(const Signature& sig, const std::vector<ir::Node*>& order);
+
 // A pending node's position in the order `sig` describes; -1 when it is not there.
 inline int position(const Signature& sig, const ir::Node* n) {
   return n->flush_mark == sig.mark && n->flush_pos >= 0 ? n->flush_pos : -1;
@@ -50,7 +56,7 @@ inline constexpr int64_t kNoPointer = -1;                      // an Index opera
 inline int64_t from_output(int64_t slot) { return -2 - slot; }  // an output of this flush
 inline int64_t output_slot(int64_t from) { return -2 - from; }  // a leaf when from >= 0
 
-// One kernel launch of a recorded flush.
+// One kernel launch of a recorded flush, or one library call (matmul, conv2d, pool2d: `library`).
 struct Step {
   std::shared_ptr<const cache::Entry> entry;
   kir::Kernel kernel;
@@ -67,6 +73,10 @@ struct Step {
   // over may need more than this one: the allocator's block was larger).
   std::vector<size_t> alloc_bytes;
   int64_t bytes = 0;
+  // A library call (backend::RecordedCall::replay), run with `args.pointers` as its addresses; null
+  // for a kernel launch. Counted as the launches and kernel lookups the recorded call made.
+  std::function<void(void* const*)> library;
+  uint64_t launches = 1, lookups = 1;
 };
 
 struct Plan {
@@ -74,11 +84,22 @@ struct Plan {
   uint64_t generation = 0;     // the kernel cache's generation then (a cleared cache drops plans)
   std::vector<Step> steps;
   uint64_t nodes = 0;          // nodes the flush computed (CacheStats::nodes_executed)
+  int rewrites = 0;            // what fuse::insert_reshape_copies changed before it was recorded
   // The steps as one graph of their backend (a CUDA graph), built at the first replay (after
   // `steps`, so that it goes first: it refers to their kernels). Null when there is none
   // (graph_tried says whether one was tried).
   std::unique_ptr<backend::LaunchGraph> graph;
   bool graph_tried = false;
+  // A plan with library calls: its replays captured as graphs (Backend::capture), each for the
+  // pointers it was captured with (a few sets: a loop alternating between buffers keeps one each);
+  // off after a capture failed or too many pointer sets came.
+  struct Captured {
+    std::vector<void*> pointers;  // every step's, in order
+    std::unique_ptr<backend::LaunchGraph> graph;
+  };
+  std::vector<Captured> captured;
+  int captures = 0;
+  bool capture_off = false;
 };
 
 // Plans by signature. A plan is recorded on a signature's second sighting, so that one-off flushes

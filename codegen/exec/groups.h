@@ -12,19 +12,22 @@ struct Recorder;
 struct Operand {
   std::shared_ptr<rt::Storage> storage;
   kir::GemmOperand view;
+  bool computed = false;  // storage is new, not the input's (a flush plan cannot rebind it)
 };
 Operand operand(ir::Node* in, Device device);
 
+// With `record` (a flush plan is recorded), the library calls below fill it where their backend
+// can replay them (backend::RecordedCall).
 // A conv2d group: input and weights resolved, then its backend's conv.
-void run_conv_group(const backend::GroupRun& run);
+void run_conv_group(const backend::GroupRun& run, backend::RecordedCall* record);
 // A pool2d group: input resolved, then its backend's pool.
-void run_pool_group(const backend::GroupRun& run);
+void run_pool_group(const backend::GroupRun& run, backend::RecordedCall* record);
 
 // An argsort or topk group: keys resolved, then its backend's sort (sort.cpp).
 void run_sort_group(const backend::GroupRun& run);
 
 // A matmul group: its operands resolved to storage and strides, then its backend's matmul.
-void run_matmul_group(const backend::GroupRun& run);
+void run_matmul_group(const backend::GroupRun& run, backend::RecordedCall* record);
 
 // cat: each input copied by a generated kernel straight into its slab of the output. False when
 // an input is not realized data (a generator) or a copy kernel failed to compile: the reference

@@ -20,10 +20,10 @@ Operand operand(ir::Node* in, Device device) {
     storage = rt::Storage::allocate(device, bytes);
     if (bytes) rt::copy(*v.storage, 0, *storage, 0, bytes);
   }
-  return {storage, {storage->data(), 0, ir::contiguous_strides(in->shape)}};
+  return {storage, {storage->data(), 0, ir::contiguous_strides(in->shape)}, /*computed=*/true};
 }
 
-void run_matmul_group(const backend::GroupRun& run) {
+void run_matmul_group(const backend::GroupRun& run, backend::RecordedCall* record) {
   ir::Node* mm = run.group.nodes[0];
   Device device = mm->device;
   size_t rank = mm->shape.size();
@@ -43,6 +43,7 @@ void run_matmul_group(const backend::GroupRun& run) {
   size_t esize = dtype_size(mm->dtype);
   call.c_bytes = static_cast<size_t>(mm->numel()) * esize;
   call.gemm_bytes = call.c_bytes + (mm->inputs[0]->numel() + mm->inputs[1]->numel()) * esize;
+  if (!a.computed && !b.computed) call.record = record;  // else a replay would read stale operands
   backend::backend_for(device).matmul(call);
 }
 

@@ -43,6 +43,34 @@ void Recorder::add_cat(const ir::Node& cat, const std::vector<backend::Prepared>
   }
 }
 
+void Recorder::add_library(const backend::RecordedCall& call, uint64_t launches, uint64_t lookups, uint64_t bytes) {
+  if (!call.replay) ok = false;
+  plan::Step s;
+  for (size_t i = 0; i < call.outputs.size() && ok; ++i) {  // as in add()
+    int position = plan::position(sig, call.outputs[i].first);
+    const rt::Storage& storage = *call.outputs[i].second;
+    if (position < 0 || storage.data() == nullptr) ok = false;
+    s.outputs.push_back(position);
+    s.reuse.push_back(new_slot(storage.data(), storage.nbytes(), s.outputs.size() - 1));
+    s.alloc_bytes.push_back(storage.nbytes());
+  }
+  for (size_t i = 0; i < call.addresses.size() && ok; ++i) {
+    const void* ptr = call.addresses[i];
+    auto it = ptr ? pointer_from.find(ptr) : pointer_from.end();
+    if (ptr == nullptr) s.pointer_from.push_back(plan::kNoPointer);
+    else if (it != pointer_from.end()) s.pointer_from.push_back(it->second);
+    else ok = false;  // memory neither a leaf nor written by this flush
+  }
+  if (!ok) return;
+  s.args.pointers.assign(call.addresses.size(), nullptr);
+  s.library = call.replay;
+  s.device = call.outputs.empty() ? Device::cpu() : call.outputs[0].first->device;
+  s.launches = launches;
+  s.lookups = lookups;
+  s.bytes = static_cast<int64_t>(bytes);
+  plan.steps.push_back(std::move(s));
+}
+
 int64_t Recorder::reused_slot(const void* data) const {
   auto it = pointer_from.find(data);
   if (it == pointer_from.end() || it->second >= 0 || it->second == plan::kNoPointer) return -1;  // new, or a leaf's
@@ -120,6 +148,52 @@ void try_graph(plan::Plan& plan) {
   plan.graph = backend::backend_for(device).graph(launches, device);
 }
 
+void run_steps(plan::Plan& plan) {
+  for (plan::Step& s : plan.steps)
+    if (s.library) s.library(s.args.pointers.data());
+    else backend::backend_for(s.device).launch(launch_of(s), s.device);
+}
+
+// A plan with library calls launched as one captured graph (Backend::capture): the one captured
+// with this replay's pointers, or a new capture. False when there is none: launch step by step.
+constexpr size_t kMaxCapturedPerPlan = 4;
+constexpr int kMaxCaptures = 16;
+bool launch_captured(plan::Plan& plan, CacheStats& stats) {
+  if (plan.capture_off || plan.steps.empty()) return false;
+  thread_local std::vector<void*> pointers;
+  pointers.clear();
+  for (const plan::Step& s : plan.steps) pointers.insert(pointers.end(), s.args.pointers.begin(), s.args.pointers.end());
+  plan::Plan::Captured* hit = nullptr;
+  for (plan::Plan::Captured& c : plan.captured)
+    if (c.pointers == pointers) hit = &c;
+  if (hit == nullptr) {
+    Device device = plan.steps[0].device;
+    std::vector<backend::Launch> kernels;
+    for (const plan::Step& s : plan.steps) {
+      if (s.device != device) plan.capture_off = true;
+      if (!s.library) kernels.push_back(launch_of(s));
+    }
+    if (plan.capture_off || ++plan.captures > kMaxCaptures) {
+      plan.capture_off = true;
+      plan.captured.clear();
+      return false;
+    }
+    std::unique_ptr<backend::LaunchGraph> graph =
+        backend::backend_for(device).capture(kernels, [&plan] { run_steps(plan); }, device);
+    if (!graph) {  // nothing ran: step by step from now on
+      plan.capture_off = true;
+      plan.captured.clear();
+      return false;
+    }
+    if (plan.captured.size() >= kMaxCapturedPerPlan) plan.captured.erase(plan.captured.begin());  // the oldest
+    plan.captured.push_back({pointers, std::move(graph)});
+    hit = &plan.captured.back();
+  }
+  if (hit->graph->launch()) ++stats.queued_launches;
+  ++stats.graph_launches;
+  return true;
+}
+
 std::vector<std::shared_ptr<rt::Storage>>& replay_slots() {
   thread_local std::vector<std::shared_ptr<rt::Storage>> slots;  // its memory kept between replays
   return slots;
@@ -155,8 +229,17 @@ void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::S
   // Profiled or traced, a replay launches its steps one by one, each timed (a graph is one launch).
   if (rt::obs::on()) [[unlikely]] {
     for (plan::Step& s : plan.steps)
-      backend::launch_observed(backend::backend_for(s.device), launch_of(s), s.device, s.entry->kernel->name,
-                               static_cast<uint64_t>(s.bytes));
+      if (s.library)
+        s.library(s.args.pointers.data());  // not in the profile's table yet, as outside replays
+      else
+        backend::launch_observed(backend::backend_for(s.device), launch_of(s), s.device, s.entry->kernel->name,
+                                 static_cast<uint64_t>(s.bytes));
+    return finish_replay(plan, order, stats);
+  }
+  bool library = false;
+  for (const plan::Step& s : plan.steps) library |= static_cast<bool>(s.library);
+  if (library) {
+    if (!launch_captured(plan, stats)) run_steps(plan);
     return finish_replay(plan, order, stats);
   }
   if (!plan.graph_tried) try_graph(plan);  // with this replay's pointers: none to set below
@@ -168,7 +251,7 @@ void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::S
     if (plan.graph->launch()) ++stats.queued_launches;
     ++stats.graph_launches;
   } else {
-    for (plan::Step& s : plan.steps) backend::backend_for(s.device).launch(launch_of(s), s.device);
+    run_steps(plan);
   }
   finish_replay(plan, order, stats);
 }
@@ -184,8 +267,8 @@ void finish_replay(plan::Plan& plan, const std::vector<ir::Node*>& order, CacheS
       ir::Node* n = order[static_cast<size_t>(o)];
       backend::materialize(*n, slots[slot++], ir::Layout{ir::contiguous_strides(n->shape), 0});
     }
-    ++stats.hits;
-    ++stats.kernels_launched;
+    stats.hits += s.lookups;
+    stats.kernels_launched += s.launches;
     stats.bytes_moved += static_cast<uint64_t>(s.bytes);
   }
   slots.clear();  // the nodes hold the buffers now

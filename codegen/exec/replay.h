@@ -21,6 +21,9 @@ struct Recorder {
   void add(const backend::Prepared& k);
   // A cat: its copy kernels write slabs of one buffer, the cat node's; the first step allocates it.
   void add_cat(const ir::Node& cat, const std::vector<backend::Prepared>& copies);
+  // A library call the backend recorded (ok = false when it could not); `launches`, `lookups` and
+  // `bytes` are what the call added to the flush's counters.
+  void add_library(const backend::RecordedCall& call, uint64_t launches, uint64_t lookups, uint64_t bytes);
 
  private:
   // Binds each operand's pointer to a leaf or an earlier output; false (ok = false) when one is

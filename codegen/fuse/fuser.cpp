@@ -57,13 +57,28 @@ bool pushable_view(const ir::Node& v) {
   return !v.realized() && (v.op == ir::Op::Slice || v.op == ir::Op::Permute || v.op == ir::Op::Reshape);
 }
 
+// Whether elementwise `e` computes on a pending matmul's or conv2d's result (through at most
+// `depth` elementwise ops of its shape): it then joins that anchor's epilogue, which writes it in
+// the pass that writes the product anyway, and its views are read as strides (a GEMM operand's)
+// or index math. Pushed below, the views would each need the product stored, then a kernel of
+// their own (a transformer's qkv bias: three kernels after the GEMM instead of none).
+bool feeds_on_anchor(const ir::Node& e, int depth) {
+  for (const ir::NodePtr& in : e.inputs) {
+    if (in->realized() || in->shape != e.shape) continue;
+    if (in->op == ir::Op::Matmul || in->op == ir::Op::Conv2d) return true;
+    if (depth > 0 && ir::is_elementwise(in->op) && feeds_on_anchor(*in, depth - 1)) return true;
+  }
+  return false;
+}
+
 // An elementwise value that no handle holds (so nothing else needs all of it written), whose
-// inputs have its own shape (the frontend broadcasts them with views first).
+// inputs have its own shape (the frontend broadcasts them with views first), and which is not a
+// matmul's or conv2d's epilogue (feeds_on_anchor).
 bool pushable_source(const ir::Node& e) {
   if (e.realized() || !ir::is_elementwise(e.op) || e.user_refs.load(std::memory_order_relaxed) > 0) return false;
   for (const ir::NodePtr& in : e.inputs)
     if (in->shape != e.shape) return false;
-  return true;
+  return !feeds_on_anchor(e, 4);
 }
 
 // The most nodes one flush's pushes may add: the cone of elementwise ops under a view is copied

@@ -481,4 +481,27 @@ TEST(Fuser, ViewOfAHeldValueOrABroadcastIsNotPushed) {
   check_one(z);
 }
 
+// A matmul's epilogue is not pushed below its views: a transformer's qkv projection plus bias, cut
+// into heads by slices, reshapes and transposes, is one group (the GEMM and its bias) whose
+// result the heads' matmuls read as strides; pushed, each head's bias add would be a kernel of its
+// own after the product was stored.
+TEST(Fuser, ViewsOfAMatmulEpilogueAreNotPushedBelowIt) {
+  const int64_t T = 16, D = 24, H = 2, Dh = D / H;
+  Tensor x = input({1, T, D}), w = input({3 * D, D}, -1.0f, 0.004f), b = input({3 * D}, 0.5f, -0.01f);
+  Tensor qkv = lf::gelu(lf::matmul(x, w.transpose(0, 1)) + b);
+  auto head = [&](int64_t i) { return qkv.slice(2, i * D, (i + 1) * D).reshape({1, T, H, Dh}).transpose(1, 2); };
+  Tensor q = head(0), k = head(1);
+  qkv = Tensor();
+  Tensor scores = lf::matmul(q, k.transpose(2, 3));
+  q = k = Tensor();
+  lf::test::Values ref = lf::test::reference_values(scores);
+  int rewrites = 0;
+  auto p = rewritten_partition_of({scores}, &rewrites);
+  EXPECT_EQ(rewrites, 0);
+  EXPECT_EQ(p.cuts[static_cast<size_t>(lf::fuse::CutReason::kViewOfComputed)], 0);
+  ASSERT_EQ(p.groups.size(), 2u) << "the projection with its bias and gelu, then the scores";
+  EXPECT_EQ(p.groups[0].nodes.size(), 3u);
+  EXPECT_EQ(lf::test::compare(ref, lf::test::fused_values(scores), lf::test::default_tolerance(DType::Float32, D)), "");
+}
+
 }  // namespace

@@ -1,0 +1,297 @@
+// Flush plans with library calls: a flush with a matmul, a conv2d or a pooling replays its
+// library calls (backend::RecordedCall) with the kernels around them, on new buffers each time.
+// Every iteration's results are checked against the reference executor, on inputs that change
+// each iteration. On a GPU (the default device there) these run through the CUDA backend: matmul
+// plans replay there too (cuBLASLt, the generated matmul kernel, epilogue kernels); conv2d and
+// pooling run on the host there and are not recorded, so their replay counts are checked on the
+// CPU only.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "codegen/test_util.h"
+#include "lazyfuse/lazyfuse.h"
+#include "runtime/config.h"
+
+namespace {
+
+using lf::Tensor;
+
+std::vector<float> data(int64_t n, int iteration, float scale = 0.25f) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<float>((i * 37 + 11 * static_cast<size_t>(iteration)) % 23) * scale - 2.5f * scale * 4;
+  return v;
+}
+
+Tensor input(const lf::Shape& shape, int iteration) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  // On a GPU the leaves live there (a from_vector is a host buffer copied over).
+  return lf::from_vector(data(n, iteration, 0.0625f), shape).to(lf::default_device());
+}
+
+// Tiered compiling off (restored at the end): an optimized build landing during a loop replaces a
+// kernel and drops the plans recorded before, so replay counts would depend on compile timing.
+struct NoTiers {
+  bool saved = lf::rt::config().tiered_compile;
+  NoTiers() { lf::rt::mutable_config().tiered_compile = false; }
+  ~NoTiers() { lf::rt::mutable_config().tiered_compile = saved; }
+};
+
+// Runs `body` (which returns the tensors to check) `iterations` times, each against the reference
+// executor with a tolerance for sums of `reduce` terms; returns the flushes replayed from a plan.
+uint64_t check_loop(int iterations, int64_t reduce, const std::function<std::vector<Tensor>(int)>& body) {
+  uint64_t before = lf::cache_stats().plans_replayed;
+  for (int it = 0; it < iterations; ++it) {
+    std::vector<Tensor> out = body(it);
+    std::vector<lf::test::Values> refs;
+    for (const Tensor& t : out) refs.push_back(lf::test::reference_values(t));
+    lf::sync();
+    for (size_t k = 0; k < out.size(); ++k) {
+      std::string diff = lf::test::compare(refs[k], lf::test::fused_values(out[k]),
+                                           lf::test::default_tolerance(out[k].dtype(), reduce));
+      EXPECT_TRUE(diff.empty()) << "iteration " << it << ", output " << k << ":\n" << diff;
+    }
+  }
+  return lf::cache_stats().plans_replayed - before;
+}
+
+// A number new to this process: part of the signature, so that a loop starts from a first
+// sighting however the tests are ordered or repeated (--gtest_repeat).
+float fresh_number() {
+  static int runs = 0;
+  return 1.0f + 0.125f * static_cast<float>(runs++);
+}
+
+// The inputs are made and synced before the loop's flush: the flush then holds only the program.
+std::vector<Tensor> synced(std::vector<Tensor> v) {
+  lf::sync();
+  return v;
+}
+
+TEST(LibraryPlan, MatmulWithEpiloguesReplaysOnNewData) {
+  NoTiers no_tiers;
+  const float c = fresh_number();
+  // A linear layer with bias and gelu (an epilogue), a kept product with a residual epilogue, and a
+  // batched product of transposed views (attention's scores), 96 x 80 x 72: several 128-wide tiles
+  // on a GPU only in the batch, several row blocks on the CPU.
+  uint64_t replayed = check_loop(6, 80, [&](int it) {
+    auto in = synced({input({96, 80}, it), input({80, 72}, it + 1), input({72}, it + 2), input({3, 40, 16}, it + 3)});
+    Tensor h = lf::gelu(lf::matmul(in[0], in[1]) + in[2] * c);
+    Tensor p = lf::matmul(in[0], in[1]);
+    Tensor r = p * 0.5f + h;
+    Tensor q = in[3];
+    Tensor scores = lf::matmul(q, lf::transpose(q, 1, 2)) * 0.25f;
+    return std::vector<Tensor>{h, p, r, lf::softmax(scores, -1)};
+  });
+  EXPECT_EQ(replayed, 4u) << "first sighting, then recorded, then replayed";
+}
+
+TEST(LibraryPlan, MatmulPlansInOtherDtypes) {
+  NoTiers no_tiers;
+  for (lf::DType dt : {lf::DType::Float64, lf::DType::Float16, lf::DType::BFloat16, lf::DType::Int32}) {
+    const float c = fresh_number();
+    uint64_t replayed = check_loop(5, 48, [&](int it) {
+      auto in = synced({input({33, 48}, it), input({48, 17}, it + 1)});
+      Tensor y = lf::matmul(in[0].to(dt), in[1].to(dt));  // casts in the flush: a view-free operand is a kernel's output
+      if (lf::is_floating(dt)) y = lf::relu(y * c);
+      else y = y + 3;
+      return std::vector<Tensor>{y};
+    });
+    EXPECT_EQ(replayed, 3u) << lf::dtype_name(dt);
+  }
+}
+
+// A transformer-like chain: matmuls whose operands are outputs of earlier kernels of the same
+// flush, intermediates freed midway (the replay hands their buffers on, as the recorded flush
+// did), a cat of two heads' outputs, and the weights the same buffers every iteration.
+TEST(LibraryPlan, ChainsWithFreedIntermediatesAndCat) {
+  NoTiers no_tiers;
+  const float c = fresh_number();
+  auto w = synced({input({64, 64}, 100), input({64, 64}, 101), input({64}, 102)});
+  uint64_t replayed = check_loop(6, 64, [&](int it) {
+    auto x = synced({input({2, 32, 64}, it)});
+    Tensor h = lf::layer_norm(x[0], 1) * c;
+    Tensor a = lf::relu(lf::matmul(h, w[0]) + w[2]);
+    Tensor b = lf::matmul(a, w[1]) + x[0];  // a is freed after this; b's product may take its block
+    Tensor heads = lf::cat({lf::matmul(b.slice(2, 0, 32), w[0].slice(0, 0, 32)),
+                            lf::matmul(b.slice(2, 32, 64), w[1].slice(0, 32, 64))}, 2);
+    return std::vector<Tensor>{lf::sum(heads * heads, {2}), b};
+  });
+  EXPECT_EQ(replayed, 4u);
+}
+
+// Flushes the fuser rewrites before partitioning (a reshape of a transposed product needs a copy;
+// a slice of an unheld elementwise value is pushed below it) are recorded over the rewritten
+// graph and rewritten alike before each replay: attention's heads put back together.
+TEST(LibraryPlan, RewrittenFlushesReplay) {
+  NoTiers no_tiers;
+  const float c = fresh_number();
+  uint64_t replayed = check_loop(6, 16, [&](int it) {
+    auto in = synced({input({2, 4, 24, 16}, it), input({64, 32}, it + 1), input({24, 32}, it + 2)});
+    Tensor o = lf::softmax(lf::matmul(in[0] * c, in[0].transpose(2, 3)), -1);  // [2, 4, 24, 24]
+    Tensor heads = lf::matmul(o, in[0]).transpose(1, 2).reshape({2, 24, 64});  // a copy: no view
+    Tensor y = lf::matmul(heads, in[1]);
+    Tensor z = (lf::exp(in[2] * 0.5f) + c).transpose(0, 1).slice(1, 3, 20, 2);  // pushed below exp
+    return std::vector<Tensor>{y, z * 2};
+  });
+  EXPECT_EQ(replayed, 4u);
+}
+
+TEST(LibraryPlan, NewShapesAreNewPlans) {
+  NoTiers no_tiers;
+  const float c = fresh_number();
+  // Alternating inner and outer sizes: each plan only ever runs its own shapes.
+  uint64_t replayed = check_loop(12, 40, [&](int it) {
+    int64_t m = it % 3 == 0 ? 20 : 21, k = it % 2 ? 40 : 39;
+    auto in = synced({input({m, k}, it), input({k, 24}, it + 1)});
+    return std::vector<Tensor>{lf::matmul(in[0], in[1]) * c};
+  });
+  // (m, k) by iteration: (20, 39) twice, (20, 40) twice, (21, 40) and (21, 39) four times each:
+  // recorded at the second sighting, replayed from the third.
+  EXPECT_EQ(replayed, 4u);
+  const float d = fresh_number();
+  replayed = check_loop(6, 40, [&](int it) {
+    auto in = synced({input({it < 3 ? 20 : 21, 40}, it), input({40, 24}, it + 1)});
+    return std::vector<Tensor>{lf::matmul(in[0], in[1]) * d};
+  });
+  EXPECT_EQ(replayed, 2u) << "each size: seen, recorded, replayed";
+}
+
+TEST(LibraryPlan, SpecialValuesAndEmptyProducts) {
+  NoTiers no_tiers;
+  const float c = fresh_number();
+  check_loop(5, 8, [&](int it) {
+    std::vector<float> v = data(6 * 8, it);
+    v[static_cast<size_t>(it)] = std::numeric_limits<float>::quiet_NaN();
+    v[20] = std::numeric_limits<float>::infinity();
+    Tensor a = lf::from_vector(v, {6, 8}).to(lf::default_device());
+    auto in = synced({a, input({8, 5}, it), input({6, 0}, it), input({0, 5}, it)});
+    Tensor empty_k = lf::matmul(in[2], in[3]) + c;  // k = 0: zeros, then the epilogue
+    return std::vector<Tensor>{lf::matmul(in[0], in[1]) * c, empty_k, lf::matmul(in[1].slice(0, 0, 0).transpose(0, 1), in[2].transpose(0, 1))};
+  });
+}
+
+// An operand the executor computes on the host first (a generator): the flush is not recorded,
+// and runs normally every time.
+TEST(LibraryPlan, OperandsComputedFirstAreNotRecorded) {
+  NoTiers no_tiers;
+  const float c = fresh_number();
+  uint64_t replayed = check_loop(5, 16, [&](int it) {
+    auto in = synced({input({16, 16}, it)});
+    Tensor ramp = lf::arange(0, 16 * 8).reshape({16, 8});  // on the default device
+    return std::vector<Tensor>{lf::matmul(in[0], ramp) * c};
+  });
+  EXPECT_EQ(replayed, 0u);
+}
+
+TEST(LibraryPlan, ConvAndPoolReplayOnTheCpu) {
+  NoTiers no_tiers;
+  const float c = fresh_number();
+  auto w = synced({input({8, 3, 3, 3}, 200), input({8}, 201), input({8, 8, 1, 1}, 202)});
+  uint64_t replayed = check_loop(6, 27, [&](int it) {
+    auto x = synced({input({2, 3, 12, 10}, it)});
+    Tensor y = lf::relu(lf::conv2d(x[0] * c, w[0], w[1], 1, 1));  // im2col, bias + relu epilogue
+    Tensor z = lf::conv2d(y, w[2]) + y;                              // 1x1: the image is the GEMM's B
+    Tensor m = lf::max_pool2d(z, 2);
+    Tensor a = lf::avg_pool2d(y, 3, 2, 1);
+    Tensor g = lf::adaptive_avg_pool2d(z, {3, 2});
+    return std::vector<Tensor>{m * 2, a, g};
+  });
+  if (lf::default_device().is_cpu()) EXPECT_EQ(replayed, 4u);
+  // On a GPU both run on the host for now (not recorded): the results above are what is checked.
+}
+
+// A replayed flush counts what the recorded one did: the library calls' launches (GEMM and
+// epilogue) and bytes, and every kernel it looked up as a hit.
+TEST(LibraryPlan, ReplayCountersMatchARunThatIsNotReplayed) {
+  NoTiers no_tiers;
+  const float c = fresh_number();
+  auto w = synced({input({32, 48}, 300), input({48}, 301)});
+  auto body = [&](int it) {
+    auto x = synced({input({40, 32}, it)});
+    Tensor y = lf::softmax(lf::matmul(x[0] * c, w[0]) + w[1], -1);
+    return std::vector<Tensor>{y};
+  };
+  check_loop(3, 32, body);  // seen, recorded, replayed
+  lf::CacheStats s0 = lf::cache_stats();
+  { std::vector<Tensor> out = body(7); lf::sync(); }
+  lf::CacheStats s1 = lf::cache_stats();
+  ASSERT_EQ(s1.plans_replayed - s0.plans_replayed, 1u);
+  auto& config = lf::rt::mutable_config();
+  bool saved = config.flush_plans;
+  config.flush_plans = false;
+  { std::vector<Tensor> out = body(8); lf::sync(); }
+  config.flush_plans = saved;
+  lf::CacheStats s2 = lf::cache_stats();
+  EXPECT_EQ(s1.kernels_launched - s0.kernels_launched, s2.kernels_launched - s1.kernels_launched);
+  EXPECT_EQ(s1.bytes_moved - s0.bytes_moved, s2.bytes_moved - s1.bytes_moved);
+  EXPECT_EQ(s1.hits - s0.hits, (s2.hits + s2.misses) - (s1.hits + s1.misses));
+  EXPECT_EQ(s1.nodes_executed - s0.nodes_executed, s2.nodes_executed - s1.nodes_executed);
+  EXPECT_EQ(s1.flushes - s0.flushes, s2.flushes - s1.flushes);
+}
+
+// ---- On a GPU: a replayed plan with library calls is one captured CUDA graph (cuda/capture.cpp).
+
+// Replays and graph launches of `iterations` checked iterations after a first checked one whose
+// kernels are in place (optimized builds included).
+struct Replays {
+  uint64_t replayed = 0, graphs = 0;
+};
+Replays warm_loop(int iterations, int64_t reduce, const std::function<std::vector<Tensor>(int)>& body) {
+  check_loop(1, reduce, [&](int) { return body(iterations); });
+  lf::finish_compiles();
+  uint64_t graphs = lf::cache_stats().graph_launches;
+  uint64_t replayed = check_loop(iterations, reduce, body);
+  return {replayed, lf::cache_stats().graph_launches - graphs};
+}
+
+TEST(LibraryPlanGraph, EveryMatmulPathReplaysAsOneCapturedGraph) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  NoTiers no_tiers;
+  struct Restore {
+    std::string matmul = lf::rt::config().matmul;
+    bool graphs = lf::rt::config().cuda_graphs;
+    ~Restore() {
+      lf::rt::mutable_config().matmul = matmul;
+      lf::rt::mutable_config().cuda_graphs = graphs;
+    }
+  } restore;
+  // 400 x 160 x 96 products (several 128 x 128 tiles), softmax rows of 160, and a batched product.
+  auto in = synced({input({400, 96}, 1), input({96, 160}, 2), input({160}, 3), input({4, 130, 64}, 4)});
+  for (const char* path : {"auto", "cublaslt", "generated"}) {
+    lf::rt::mutable_config().matmul = path;
+    for (bool graphs : {true, false}) {
+      lf::rt::mutable_config().cuda_graphs = graphs;
+      const float c = fresh_number();
+      auto body = [&](int) {
+        Tensor a = lf::relu(lf::matmul(in[0], in[1]) + in[2]);  // cuBLASLt's bias + relu epilogue
+        Tensor b = lf::softmax(lf::matmul(in[0], in[1]) * c + in[2], -1);
+        Tensor q = in[3];
+        Tensor s = lf::matmul(q, q.transpose(1, 2)) * 0.125f;
+        return std::vector<Tensor>{a, b, s};
+      };
+      // The same buffers each iteration: captured once, then launched.
+      Replays r = warm_loop(5, 96, body);
+      EXPECT_GE(r.replayed, 4u) << path;
+      EXPECT_EQ(r.graphs, graphs ? r.replayed : 0u) << path << (graphs ? ", graphs on" : ", graphs off");
+    }
+  }
+  // New buffers each iteration (pointers move: captured again, a few graphs kept per plan).
+  lf::rt::mutable_config().matmul = "auto";
+  lf::rt::mutable_config().cuda_graphs = true;
+  const float c = fresh_number();
+  Replays r = warm_loop(8, 96, [&](int it) {
+    auto x = synced({input({400, 96}, it)});
+    return std::vector<Tensor>{lf::gelu(lf::matmul(x[0], in[1]) * c + in[2])};
+  });
+  EXPECT_GE(r.replayed, 7u);
+}
+
+}  // namespace
