@@ -27,6 +27,7 @@ namespace lf::backend {
 struct MatmulCall;
 struct ConvCall;
 struct PoolCall;
+struct AttentionCall;
 
 // A backend's code-shaping choices for one kernel at one launch, beyond the kernel IR (CUDA: index
 // width, vector access, rows in registers; CPU: streaming stores). The cache key names them, so
@@ -113,6 +114,8 @@ class Backend {
   virtual void conv(ConvCall& call) const = 0;
   // A pool2d group (max, average, adaptive average over windows): the pooling alone.
   virtual void pool(PoolCall& call) const = 0;
+  // An attention group: softmax(q @ k^T * s + mask) @ v without storing the scores (attention.h).
+  virtual void attention(AttentionCall& call) const = 0;
 };
 
 // The backend of `device`'s kind.

@@ -263,6 +263,7 @@ class CpuBackend final : public backend::Backend {
   void matmul(backend::MatmulCall& call) const override { run_matmul(call); }
   void conv(backend::ConvCall& call) const override { run_conv(call); }
   void pool(backend::PoolCall& call) const override { run_pool(call); }
+  void attention(backend::AttentionCall& call) const override { run_attention(call); }
 };
 
 }  // namespace

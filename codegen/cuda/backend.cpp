@@ -462,6 +462,7 @@ class CudaBackend final : public backend::Backend {
   void matmul(backend::MatmulCall& call) const override { run_matmul(call); }
   void conv(backend::ConvCall& call) const override { run_conv(call); }
   void pool(backend::PoolCall& call) const override { run_pool(call); }
+  void attention(backend::AttentionCall& call) const override { run_attention(call); }
 };
 
 }  // namespace

@@ -55,6 +55,7 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
 void run_matmul(backend::MatmulCall& call);
 void run_conv(backend::ConvCall& call);  // matmul.cpp
 void run_pool(backend::PoolCall& call);  // matmul.cpp
+void run_attention(backend::AttentionCall& call);  // attention.cpp
 
 // build() then load_into(). `quick`: the quick build of tiered compiling (kernel_cache.h), when
 // this NVRTC can make one (12.8 and later: --Ofast-compile); the result's `quick` says whether it is one.

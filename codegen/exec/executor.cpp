@@ -9,6 +9,7 @@
 #include "codegen/exec/flush_plan.h"
 #include "codegen/exec/groups.h"
 #include "codegen/exec/replay.h"
+#include "codegen/fuse/attention.h"
 #include "codegen/fuse/fuser.h"
 #include "codegen/reference/reference.h"
 #include "runtime/config.h"
@@ -37,6 +38,7 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
   // Fused kernels and cat's copies are replayed; anything else runs through here every time.
   if (rec && g.kind != fuse::Group::Kind::Pointwise && g.kind != fuse::Group::Kind::Row) rec->ok = false;
   if (g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Pool2d) return run_pool_group(run);
+  if (g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Attention) return run_attention_group(run);
   if (g.kind == fuse::Group::Kind::Host) {
     ir::Op op = g.nodes[0]->op;  // before it becomes a buffer
     run_host(g);
@@ -145,6 +147,14 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
   }
   rt::obs::Clock::time_point fuse_start;
   if (observed) fuse_start = rt::obs::now();
+  // Attention (issue 21): before the other rewrites, so that it sees the ops as the user wrote them.
+  if (opt.fusion) {
+    std::vector<ir::NodePtr> unlinked;  // alive until the flush is ordered again
+    if (fuse::rewrite_attention(order, opt.log_level, &unlinked) > 0) {
+      ir::flush_order(roots, &order);
+      rec.reset();
+    }
+  }
   if (fuse::insert_reshape_copies(order) > 0) {
     ir::flush_order(roots, &order);
     rec.reset();  // the graph changed under the signature

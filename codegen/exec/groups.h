@@ -20,6 +20,10 @@ void run_conv_group(const backend::GroupRun& run);
 // A pool2d group: input resolved, then its backend's pool.
 void run_pool_group(const backend::GroupRun& run);
 
+// An attention group (codegen/fuse/attention.h): q, k, v and the mask resolved, then its
+// backend's attention (exec/attention.cpp).
+void run_attention_group(const backend::GroupRun& run);
+
 // A matmul group: its operands resolved to storage and strides, then its backend's matmul.
 void run_matmul_group(const backend::GroupRun& run);
 

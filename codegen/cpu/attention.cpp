@@ -1,0 +1,266 @@
+// An attention group on the CPU: blocked flash attention. A task is a block of kBq query rows of
+// one batch (batch dims flattened; tasks spread over the thread pool). It converts its queries
+// once, then streams the keys and values in tiles of kBk (converted to the compute type, the keys
+// transposed so that a row's scores are a vectorizable loop over keys), with an online softmax per
+// row: running max m, running sum l, output accumulator rescaled by e^(m_old - m_new) whenever the
+// max grows. The scores and probabilities never leave the task's scratch. Causal blocks stop at
+// the diagonal. Floats accumulate in float32 (float64 for float64), 16-bit floats included.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "codegen/backend/attention.h"
+#include "codegen/cpu/backend.h"
+#include "codegen/ir/half.h"
+#include "runtime/thread_pool.h"
+
+namespace lf::cpu {
+namespace {
+
+constexpr int64_t kBq = 32;  // query rows a task: its accumulators stay in L1/L2 with a tile
+constexpr int64_t kBk = 64;  // keys a tile
+
+#define LF_INLINE __attribute__((always_inline)) inline
+
+template <typename T>
+using AccOf = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+template <typename A, typename T>
+LF_INLINE A get(const T* p, int64_t i) {
+  if constexpr (std::is_same_v<T, double>) return p[i];
+  else return static_cast<float>(p[i]);
+}
+template <typename T, typename A>
+LF_INLINE void put(T* p, int64_t i, A a) {
+  if constexpr (std::is_same_v<T, double>) p[i] = a;
+  else p[i] = T(static_cast<float>(a));
+}
+
+// e^x for x <= 0 or NaN (a score minus its row's running max), vectorizable (no call): range
+// reduction to r in [-ln2/2, ln2/2] and a degree-6 Taylor polynomial (relative error about 1.2e-7).
+// Results below 2^-126 (x < -87) are 0: weights that small leave no trace in a sum of terms <= 1.
+LF_INLINE float exp_nonpos(float x) {
+  const bool tiny = x < -87.0f;  // -inf included; false for NaN, which the polynomial carries
+  const float xc = tiny ? -87.0f : x;
+  const float shifted = xc * 1.44269504088896341f + 12582912.0f;  // 1.5 * 2^23: rounds to an integer
+  const float n = shifted - 12582912.0f;
+  const float r = (xc - n * 0.693145751953125f) - n * 1.42860682030941723212e-6f;
+  float p = 1.0f / 720;
+  p = p * r + 1.0f / 120;
+  p = p * r + 1.0f / 24;
+  p = p * r + 1.0f / 6;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  uint32_t bits;
+  std::memcpy(&bits, &shifted, 4);
+  const uint32_t e = (bits - 0x4B400000u + 127u) << 23;  // n + 127 in the exponent field
+  float scale;
+  std::memcpy(&scale, &e, 4);
+  return tiny ? 0.0f : p * scale;
+}
+LF_INLINE double exp_nonpos(double x) { return std::exp(x); }
+
+struct Ctx {
+  const backend::AttentionCall* call;
+  void* out;
+  int64_t qblocks;
+};
+
+template <typename A>
+struct Scratch {
+  std::vector<A> q, kt, v, o, s, m, l;
+  void fit(int64_t d, int64_t dv) {
+    q.resize(static_cast<size_t>(kBq * d));
+    kt.resize(static_cast<size_t>(d * kBk));
+    v.resize(static_cast<size_t>(kBk * dv));
+    o.resize(static_cast<size_t>(kBq * dv));
+    s.resize(kBk);
+    m.resize(kBq);
+    l.resize(kBq);
+  }
+};
+
+// One task: query rows [i0, i0 + nq) of batch b.
+template <typename T, typename A>
+LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
+  const backend::AttentionCall& call = *c.call;
+  const ir::AttentionParams& p = call.params;
+  const int64_t b = task / c.qblocks, i0 = (task % c.qblocks) * kBq;
+  const int64_t nq = std::min(kBq, call.tq - i0), D = call.d, Dv = call.dv, tk = call.tk;
+  const size_t nb = call.batch.size();
+  int64_t qo = call.q.offset, ko = call.k.offset, vo = call.v.offset, mo = call.mask.offset;
+  for (int64_t d = static_cast<int64_t>(nb) - 1, rem = b; d >= 0; --d) {
+    const size_t u = static_cast<size_t>(d);
+    const int64_t idx = rem % call.batch[u];
+    rem /= call.batch[u];
+    qo += idx * call.q.strides[u];
+    ko += idx * call.k.strides[u];
+    vo += idx * call.v.strides[u];
+    if (p.has_mask()) mo += idx * call.mask.strides[u];
+  }
+  const T* q = static_cast<const T*>(call.q.data);
+  const T* k = static_cast<const T*>(call.k.data);
+  const T* v = static_cast<const T*>(call.v.data);
+  const int64_t qsr = call.q.strides[nb], qsc = call.q.strides[nb + 1];
+  const int64_t ksr = call.k.strides[nb], ksc = call.k.strides[nb + 1];
+  const int64_t vsr = call.v.strides[nb], vsc = call.v.strides[nb + 1];
+  const int64_t msr = p.has_mask() ? call.mask.strides[nb] : 0, msc = p.has_mask() ? call.mask.strides[nb + 1] : 0;
+  A* Q = w.q.data();
+  A* KT = w.kt.data();
+  A* V = w.v.data();
+  A* O = w.o.data();
+  A* s = w.s.data();
+  const A inf = std::numeric_limits<A>::infinity();
+  for (int64_t r = 0; r < nq; ++r) {
+    for (int64_t x = 0; x < D; ++x) Q[r * D + x] = get<A>(q, qo + (i0 + r) * qsr + x * qsc);
+    for (int64_t x = 0; x < Dv; ++x) O[r * Dv + x] = 0;
+    w.m[static_cast<size_t>(r)] = -inf;
+    w.l[static_cast<size_t>(r)] = 0;
+  }
+  const A scale = static_cast<A>(p.scale), post = static_cast<A>(p.post_scale);
+  // Causal: keys past the block's last row are masked for all its rows (their tiles are skipped).
+  const int64_t kv_end = p.causal ? std::min(tk, i0 + nq) : tk;
+  for (int64_t j0 = 0; j0 < kv_end; j0 += kBk) {
+    const int64_t nk = std::min(kBk, kv_end - j0);
+    for (int64_t j = 0; j < nk; ++j) {
+      for (int64_t x = 0; x < D; ++x) KT[x * kBk + j] = get<A>(k, ko + (j0 + j) * ksr + x * ksc);
+      for (int64_t x = 0; x < Dv; ++x) V[j * Dv + x] = get<A>(v, vo + (j0 + j) * vsr + x * vsc);
+    }
+    for (int64_t r = 0; r < nq; ++r) {
+      const int64_t i = i0 + r;
+      for (int64_t j = 0; j < nk; ++j) s[j] = 0;
+      for (int64_t x = 0; x < D; ++x) {
+        const A a = Q[r * D + x];
+        const A* kt = KT + x * kBk;
+        for (int64_t j = 0; j < nk; ++j) s[j] += a * kt[j];
+      }
+      // The scores as the unfused program forms them: scale, mask, causal -inf, scale.
+      if (p.mask == ir::AttentionParams::kNone) {
+        for (int64_t j = 0; j < nk; ++j) {
+          A x = s[j] * scale;
+          x = p.causal && j0 + j > i ? -inf : x;
+          s[j] = x * post;
+        }
+      } else {
+        for (int64_t j = 0; j < nk; ++j) {
+          const int64_t at = mo + i * msr + (j0 + j) * msc;
+          A x = s[j] * scale;
+          if (p.mask == ir::AttentionParams::kAdd) {
+            x += get<A>(static_cast<const T*>(call.mask.data), at);
+          } else {
+            const bool set = static_cast<const bool*>(call.mask.data)[at];
+            if (set != (p.mask == ir::AttentionParams::kKeep)) x = -inf;
+          }
+          if (p.causal && j0 + j > i) x = -inf;
+          s[j] = x * post;
+        }
+      }
+      A& m = w.m[static_cast<size_t>(r)];
+      A mx = m;
+      bool nan = false;
+      for (int64_t j = 0; j < nk; ++j) {
+        mx = s[j] > mx ? s[j] : mx;
+        nan |= s[j] != s[j];
+      }
+      if (nan || m != m) mx = std::numeric_limits<A>::quiet_NaN();  // NaN wins the max, as unfused
+      // A row that is all -inf so far takes weights e^-inf = 0 (not e^(-inf - -inf) = NaN): later
+      // keys may still be finite. If none is, l stays 0 and the row ends 0 / 0 = NaN, as unfused.
+      const A sub = mx == -inf ? A(0) : mx;
+      const A alpha = m == mx ? A(1) : exp_nonpos(m - sub);
+      A sum = 0;
+      for (int64_t j = 0; j < nk; ++j) {
+        const A e = exp_nonpos(s[j] - sub);
+        s[j] = e;
+        sum += e;
+      }
+      w.l[static_cast<size_t>(r)] = w.l[static_cast<size_t>(r)] * alpha + sum;
+      A* o = O + r * Dv;
+      if (alpha != A(1))
+        for (int64_t x = 0; x < Dv; ++x) o[x] *= alpha;
+      // Every key, weight 0 included: 0 * inf and 0 * NaN in v are NaN in the unfused P @ V too.
+      for (int64_t j = 0; j < nk; ++j) {
+        const A e = s[j];
+        const A* vr = V + j * Dv;
+        for (int64_t x = 0; x < Dv; ++x) o[x] += e * vr[x];
+      }
+      m = mx;
+    }
+  }
+  // The skipped keys have weight 0 for every row of the block; the unfused P @ V still multiplies
+  // them, so a non-finite value there makes that output column NaN.
+  if (kv_end < tk) {
+    for (int64_t x = 0; x < Dv; ++x) {
+      bool finite = true;
+      for (int64_t j = kv_end; j < tk && finite; ++j) finite = std::isfinite(get<A>(v, vo + j * vsr + x * vsc));
+      if (!finite)
+        for (int64_t r = 0; r < nq; ++r) O[r * Dv + x] = std::numeric_limits<A>::quiet_NaN();
+    }
+  }
+  T* out = static_cast<T*>(c.out);
+  const int64_t oo = (b * call.tq + i0) * Dv;
+  for (int64_t r = 0; r < nq; ++r) {
+    const A inv_l = w.l[static_cast<size_t>(r)];
+    for (int64_t x = 0; x < Dv; ++x) put(out, oo + r * Dv + x, O[r * Dv + x] / inv_l);
+  }
+}
+
+// The same code compiled for the widest vectors the CPU has (the loops over keys and over the
+// value dim are what vectorizes).
+template <typename T, typename A>
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma"))) void block_avx512(const Ctx& c, int64_t t,
+                                                                                        Scratch<A>& w) {
+  block<T, A>(c, t, w);
+}
+template <typename T, typename A>
+__attribute__((target("avx2,fma"))) void block_avx2(const Ctx& c, int64_t t, Scratch<A>& w) {
+  block<T, A>(c, t, w);
+}
+template <typename T, typename A>
+void block_plain(const Ctx& c, int64_t t, Scratch<A>& w) {
+  block<T, A>(c, t, w);
+}
+
+template <typename T>
+const char* run(const Ctx& c, int64_t tasks) {
+  using A = AccOf<T>;
+  void (*fn)(const Ctx&, int64_t, Scratch<A>&) = block_plain<T, A>;
+  const char* isa = "portable";
+  if (host_has_avx512f()) fn = block_avx512<T, A>, isa = "avx512";
+  else if (host_has_avx2_fma()) fn = block_avx2<T, A>, isa = "avx2";
+  const int64_t d = c.call->d, dv = c.call->dv;
+  rt::parallel_for(tasks, [&](int64_t t) {
+    thread_local Scratch<A> w;
+    w.fit(d, dv);
+    fn(c, t, w);
+  });
+  return isa;
+}
+
+}  // namespace
+
+void run_attention(backend::AttentionCall& call) {
+  std::shared_ptr<rt::Storage> out = call.allocate_output();
+  const int64_t qblocks = (call.tq + kBq - 1) / kBq;
+  const int64_t tasks = call.batch_count() * qblocks;
+  Ctx c{&call, out->data(), qblocks};
+  const char* isa = "portable";
+  if (tasks > 0 && call.dv > 0) {
+    switch (call.dtype) {
+      case DType::Float32: isa = run<float>(c, tasks); break;
+      case DType::Float64: isa = run<double>(c, tasks); break;
+      case DType::Float16: isa = run<Half>(c, tasks); break;
+      case DType::BFloat16: isa = run<BFloat16>(c, tasks); break;
+      default: return backend::run_attention_on_reference(call, "not a floating-point dtype");
+    }
+  }
+  ++call.run.stats.kernels_launched;
+  call.run.stats.bytes_moved += call.bytes;
+  call.finish(std::move(out));
+  call.log(std::string("blocked flash attention, ") + std::to_string(tasks) + " tasks of " + std::to_string(kBq) +
+           " query rows, key tiles of " + std::to_string(kBk) + " (" + isa + ")");
+}
+
+}  // namespace lf::cpu
