@@ -22,7 +22,11 @@ namespace {
 constexpr int64_t kBq = 32;  // query rows a task: its accumulators stay in L1/L2 with a tile
 constexpr int64_t kBk = 64;  // keys a tile
 
+constexpr int64_t kChunk = 16;  // output columns a register accumulator holds (one AVX-512 vector of floats)
+
 #define LF_INLINE __attribute__((always_inline)) inline
+
+LF_INLINE int64_t padded(int64_t dv) { return (dv + kChunk - 1) / kChunk * kChunk; }
 
 template <typename T>
 using AccOf = std::conditional_t<std::is_same_v<T, double>, double, float>;
@@ -72,11 +76,11 @@ struct Ctx {
 template <typename A>
 struct Scratch {
   std::vector<A> q, kt, v, o, s, m, l;
-  void fit(int64_t d, int64_t dv) {
+  void fit(int64_t d, int64_t dvp) {
     q.resize(static_cast<size_t>(kBq * d));
     kt.resize(static_cast<size_t>(d * kBk));
-    v.resize(static_cast<size_t>(kBk * dv));
-    o.resize(static_cast<size_t>(kBq * dv));
+    v.resize(static_cast<size_t>(kBk * dvp));
+    o.resize(static_cast<size_t>(kBq * dvp));
     s.resize(kBk);
     m.resize(kBq);
     l.resize(kBq);
@@ -90,6 +94,7 @@ LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
   const ir::AttentionParams& p = call.params;
   const int64_t b = task / c.qblocks, i0 = (task % c.qblocks) * kBq;
   const int64_t nq = std::min(kBq, call.tq - i0), D = call.d, Dv = call.dv, tk = call.tk;
+  const int64_t Dvp = padded(Dv);  // V and O rows padded with zeros to whole chunks of kChunk
   const size_t nb = call.batch.size();
   int64_t qo = call.q.offset, ko = call.k.offset, vo = call.v.offset, mo = call.mask.offset;
   for (int64_t d = static_cast<int64_t>(nb) - 1, rem = b; d >= 0; --d) {
@@ -116,7 +121,7 @@ LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
   const A inf = std::numeric_limits<A>::infinity();
   for (int64_t r = 0; r < nq; ++r) {
     for (int64_t x = 0; x < D; ++x) Q[r * D + x] = get<A>(q, qo + (i0 + r) * qsr + x * qsc);
-    for (int64_t x = 0; x < Dv; ++x) O[r * Dv + x] = 0;
+    for (int64_t x = 0; x < Dvp; ++x) O[r * Dvp + x] = 0;
     w.m[static_cast<size_t>(r)] = -inf;
     w.l[static_cast<size_t>(r)] = 0;
   }
@@ -125,17 +130,23 @@ LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
   const int64_t kv_end = p.causal ? std::min(tk, i0 + nq) : tk;
   for (int64_t j0 = 0; j0 < kv_end; j0 += kBk) {
     const int64_t nk = std::min(kBk, kv_end - j0);
-    for (int64_t j = 0; j < nk; ++j) {
-      for (int64_t x = 0; x < D; ++x) KT[x * kBk + j] = get<A>(k, ko + (j0 + j) * ksr + x * ksc);
-      for (int64_t x = 0; x < Dv; ++x) V[j * Dv + x] = get<A>(v, vo + (j0 + j) * vsr + x * vsc);
+    // A tile is always kBk keys (zeros past the last), so that the loops below have constant trip
+    // counts and keep their accumulators in vector registers.
+    for (int64_t j = 0; j < kBk; ++j) {
+      const bool in = j < nk;
+      for (int64_t x = 0; x < D; ++x) KT[x * kBk + j] = in ? get<A>(k, ko + (j0 + j) * ksr + x * ksc) : A(0);
+      for (int64_t x = 0; x < Dvp; ++x) V[j * Dvp + x] = in && x < Dv ? get<A>(v, vo + (j0 + j) * vsr + x * vsc) : A(0);
     }
     for (int64_t r = 0; r < nq; ++r) {
       const int64_t i = i0 + r;
-      for (int64_t j = 0; j < nk; ++j) s[j] = 0;
-      for (int64_t x = 0; x < D; ++x) {
-        const A a = Q[r * D + x];
-        const A* kt = KT + x * kBk;
-        for (int64_t j = 0; j < nk; ++j) s[j] += a * kt[j];
+      {
+        A acc[kBk] = {};
+        for (int64_t x = 0; x < D; ++x) {
+          const A a = Q[r * D + x];
+          const A* kt = KT + x * kBk;
+          for (int64_t j = 0; j < kBk; ++j) acc[j] += a * kt[j];
+        }
+        for (int64_t j = 0; j < kBk; ++j) s[j] = acc[j];
       }
       // The scores as the unfused program forms them: scale, mask, causal -inf, scale.
       if (p.mask == ir::AttentionParams::kNone) {
@@ -177,14 +188,17 @@ LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
         sum += e;
       }
       w.l[static_cast<size_t>(r)] = w.l[static_cast<size_t>(r)] * alpha + sum;
-      A* o = O + r * Dv;
-      if (alpha != A(1))
-        for (int64_t x = 0; x < Dv; ++x) o[x] *= alpha;
+      A* o = O + r * Dvp;
       // Every key, weight 0 included: 0 * inf and 0 * NaN in v are NaN in the unfused P @ V too.
-      for (int64_t j = 0; j < nk; ++j) {
-        const A e = s[j];
-        const A* vr = V + j * Dv;
-        for (int64_t x = 0; x < Dv; ++x) o[x] += e * vr[x];
+      for (int64_t x0 = 0; x0 < Dvp; x0 += kChunk) {
+        A acc[kChunk];
+        for (int64_t x = 0; x < kChunk; ++x) acc[x] = alpha != A(1) ? o[x0 + x] * alpha : o[x0 + x];
+        for (int64_t j = 0; j < nk; ++j) {
+          const A e = s[j];
+          const A* vr = V + j * Dvp + x0;
+          for (int64_t x = 0; x < kChunk; ++x) acc[x] += e * vr[x];
+        }
+        for (int64_t x = 0; x < kChunk; ++x) o[x0 + x] = acc[x];
       }
       m = mx;
     }
@@ -196,14 +210,14 @@ LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
       bool finite = true;
       for (int64_t j = kv_end; j < tk && finite; ++j) finite = std::isfinite(get<A>(v, vo + j * vsr + x * vsc));
       if (!finite)
-        for (int64_t r = 0; r < nq; ++r) O[r * Dv + x] = std::numeric_limits<A>::quiet_NaN();
+        for (int64_t r = 0; r < nq; ++r) O[r * Dvp + x] = std::numeric_limits<A>::quiet_NaN();
     }
   }
   T* out = static_cast<T*>(c.out);
   const int64_t oo = (b * call.tq + i0) * Dv;
   for (int64_t r = 0; r < nq; ++r) {
     const A inv_l = w.l[static_cast<size_t>(r)];
-    for (int64_t x = 0; x < Dv; ++x) put(out, oo + r * Dv + x, O[r * Dv + x] / inv_l);
+    for (int64_t x = 0; x < Dv; ++x) put(out, oo + r * Dv + x, O[r * Dvp + x] / inv_l);
   }
 }
 
@@ -233,7 +247,7 @@ const char* run(const Ctx& c, int64_t tasks) {
   const int64_t d = c.call->d, dv = c.call->dv;
   rt::parallel_for(tasks, [&](int64_t t) {
     thread_local Scratch<A> w;
-    w.fit(d, dv);
+    w.fit(d, padded(dv));
     fn(c, t, w);
   });
   return isa;

@@ -253,6 +253,7 @@ int rewrite_attention(const std::vector<ir::Node*>& order, int log_level, std::v
         std::fprintf(stderr, "[lazyfuse] attention not rewritten at %s: %s\n", name(*mm).c_str(), why.c_str());
       continue;
     }
+    const std::string mm_name = name(*mm);
     ir::NodePtr q = m.qk->inputs[0], kt = m.qk->inputs[1], v = mm->inputs[1];
     const int64_t rank = kt->rank();
     ir::Attrs perm;
@@ -276,7 +277,7 @@ int rewrite_attention(const std::vector<ir::Node*>& order, int log_level, std::v
       std::fprintf(stderr,
                    "[lazyfuse] attention recognized at %s: softmax(q @ k^T * %g + mask) * %g @ v, mask %s%s, "
                    "%zu ops in one attention node\n",
-                   name(*mm).c_str(), m.params.scale, m.params.post_scale, kMask[m.params.mask],
+                   mm_name.c_str(), m.params.scale, m.params.post_scale, kMask[m.params.mask],
                    m.params.causal ? ", causal" : "", m.internal.size() + 1);
     }
   }
