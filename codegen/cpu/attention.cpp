@@ -71,15 +71,17 @@ struct Ctx {
   const backend::AttentionCall* call;
   void* out;
   int64_t qblocks;
+  int64_t groups;     // tasks a batch: its query blocks cut into groups
+  int64_t per_group;  // query blocks a task
 };
 
 template <typename A>
 struct Scratch {
   std::vector<A> q, kt, v, o, s, m, l;
-  void fit(int64_t d, int64_t dvp) {
+  void fit(int64_t d, int64_t dvp, int64_t tkp) {
     q.resize(static_cast<size_t>(kBq * d));
-    kt.resize(static_cast<size_t>(d * kBk));
-    v.resize(static_cast<size_t>(kBk * dvp));
+    kt.resize(static_cast<size_t>(d * tkp));
+    v.resize(static_cast<size_t>(tkp * dvp));
     o.resize(static_cast<size_t>(kBq * dvp));
     s.resize(kBk);
     m.resize(kBq);
@@ -87,13 +89,15 @@ struct Scratch {
   }
 };
 
-// One task: query rows [i0, i0 + nq) of batch b.
+// One task: query blocks [qb0, qb1) of batch b. Its keys and values are converted once (the keys
+// transposed), then each query block streams through them tile by tile.
 template <typename T, typename A>
 LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
   const backend::AttentionCall& call = *c.call;
   const ir::AttentionParams& p = call.params;
-  const int64_t b = task / c.qblocks, i0 = (task % c.qblocks) * kBq;
-  const int64_t nq = std::min(kBq, call.tq - i0), D = call.d, Dv = call.dv, tk = call.tk;
+  const int64_t b = task / c.groups, qb0 = (task % c.groups) * c.per_group;
+  const int64_t qb1 = std::min(c.qblocks, qb0 + c.per_group);
+  const int64_t D = call.d, Dv = call.dv, tk = call.tk;
   const int64_t Dvp = padded(Dv);  // V and O rows padded with zeros to whole chunks of kChunk
   const size_t nb = call.batch.size();
   int64_t qo = call.q.offset, ko = call.k.offset, vo = call.v.offset, mo = call.mask.offset;
@@ -113,12 +117,23 @@ LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
   const int64_t ksr = call.k.strides[nb], ksc = call.k.strides[nb + 1];
   const int64_t vsr = call.v.strides[nb], vsc = call.v.strides[nb + 1];
   const int64_t msr = p.has_mask() ? call.mask.strides[nb] : 0, msc = p.has_mask() ? call.mask.strides[nb + 1] : 0;
+  // Keys the task's last block reads (causal: up to its last row), padded to whole tiles.
+  const int64_t kv_all = p.causal ? std::min(tk, std::min(call.tq, qb1 * kBq)) : tk;
+  const int64_t tkp = (kv_all + kBk - 1) / kBk * kBk;
+  w.fit(D, Dvp, tkp);
   A* Q = w.q.data();
   A* KT = w.kt.data();
   A* V = w.v.data();
   A* O = w.o.data();
   A* s = w.s.data();
   const A inf = std::numeric_limits<A>::infinity();
+  for (int64_t j = 0; j < tkp; ++j) {
+    const bool in = j < kv_all;
+    for (int64_t x = 0; x < D; ++x) KT[x * tkp + j] = in ? get<A>(k, ko + j * ksr + x * ksc) : A(0);
+    for (int64_t x = 0; x < Dvp; ++x) V[j * Dvp + x] = in && x < Dv ? get<A>(v, vo + j * vsr + x * vsc) : A(0);
+  }
+  for (int64_t qb = qb0; qb < qb1; ++qb) {
+  const int64_t i0 = qb * kBq, nq = std::min(kBq, call.tq - i0);
   for (int64_t r = 0; r < nq; ++r) {
     for (int64_t x = 0; x < D; ++x) Q[r * D + x] = get<A>(q, qo + (i0 + r) * qsr + x * qsc);
     for (int64_t x = 0; x < Dvp; ++x) O[r * Dvp + x] = 0;
@@ -130,30 +145,25 @@ LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
   const int64_t kv_end = p.causal ? std::min(tk, i0 + nq) : tk;
   for (int64_t j0 = 0; j0 < kv_end; j0 += kBk) {
     const int64_t nk = std::min(kBk, kv_end - j0);
-    // A tile is always kBk keys (zeros past the last), so that the loops below have constant trip
-    // counts and keep their accumulators in vector registers.
-    for (int64_t j = 0; j < kBk; ++j) {
-      const bool in = j < nk;
-      for (int64_t x = 0; x < D; ++x) KT[x * kBk + j] = in ? get<A>(k, ko + (j0 + j) * ksr + x * ksc) : A(0);
-      for (int64_t x = 0; x < Dvp; ++x) V[j * Dvp + x] = in && x < Dv ? get<A>(v, vo + (j0 + j) * vsr + x * vsc) : A(0);
-    }
     for (int64_t r = 0; r < nq; ++r) {
       const int64_t i = i0 + r;
       {
         A acc[kBk] = {};
         for (int64_t x = 0; x < D; ++x) {
           const A a = Q[r * D + x];
-          const A* kt = KT + x * kBk;
+          const A* kt = KT + x * tkp + j0;  // a tile is always kBk keys: constant trip counts
           for (int64_t j = 0; j < kBk; ++j) acc[j] += a * kt[j];
         }
         for (int64_t j = 0; j < kBk; ++j) s[j] = acc[j];
       }
-      // The scores as the unfused program forms them: scale, mask, causal -inf, scale.
+      // The scores as the unfused program forms them: scale, mask, causal -inf, scale. Keys past
+      // the tile's last are -inf (weight 0). The loops run over whole tiles (constant trip counts,
+      // vectorized); only the masked form reads its mask key by key.
       if (p.mask == ir::AttentionParams::kNone) {
-        for (int64_t j = 0; j < nk; ++j) {
+        for (int64_t j = 0; j < kBk; ++j) {
           A x = s[j] * scale;
           x = p.causal && j0 + j > i ? -inf : x;
-          s[j] = x * post;
+          s[j] = j < nk ? x * post : -inf;
         }
       } else {
         for (int64_t j = 0; j < nk; ++j) {
@@ -168,37 +178,55 @@ LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
           if (p.causal && j0 + j > i) x = -inf;
           s[j] = x * post;
         }
+        for (int64_t j = nk; j < kBk; ++j) s[j] = -inf;
       }
+      // The max ignores NaN scores: a NaN's weight e^(NaN - max) is NaN, which makes the row's sum
+      // and so its every output NaN, as the unfused max (NaN) does.
+      A part[kChunk];
+      for (int64_t x = 0; x < kChunk; ++x) part[x] = -inf;
+      for (int64_t j0c = 0; j0c < kBk; j0c += kChunk)
+        for (int64_t x = 0; x < kChunk; ++x) part[x] = s[j0c + x] > part[x] ? s[j0c + x] : part[x];
       A& m = w.m[static_cast<size_t>(r)];
       A mx = m;
-      bool nan = false;
-      for (int64_t j = 0; j < nk; ++j) {
-        mx = s[j] > mx ? s[j] : mx;
-        nan |= s[j] != s[j];
-      }
-      if (nan || m != m) mx = std::numeric_limits<A>::quiet_NaN();  // NaN wins the max, as unfused
+      for (int64_t x = 0; x < kChunk; ++x) mx = part[x] > mx ? part[x] : mx;
       // A row that is all -inf so far takes weights e^-inf = 0 (not e^(-inf - -inf) = NaN): later
       // keys may still be finite. If none is, l stays 0 and the row ends 0 / 0 = NaN, as unfused.
       const A sub = mx == -inf ? A(0) : mx;
       const A alpha = m == mx ? A(1) : exp_nonpos(m - sub);
+      for (int64_t x = 0; x < kChunk; ++x) part[x] = 0;
+      for (int64_t j0c = 0; j0c < kBk; j0c += kChunk)
+        for (int64_t x = 0; x < kChunk; ++x) {
+          const A e = exp_nonpos(s[j0c + x] - sub);
+          s[j0c + x] = e;
+          part[x] += e;
+        }
       A sum = 0;
-      for (int64_t j = 0; j < nk; ++j) {
-        const A e = exp_nonpos(s[j] - sub);
-        s[j] = e;
-        sum += e;
-      }
+      for (int64_t x = 0; x < kChunk; ++x) sum += part[x];
       w.l[static_cast<size_t>(r)] = w.l[static_cast<size_t>(r)] * alpha + sum;
       A* o = O + r * Dvp;
       // Every key, weight 0 included: 0 * inf and 0 * NaN in v are NaN in the unfused P @ V too.
+      // Four accumulators a chunk, over every fourth key, so that the FMAs do not wait on each other.
       for (int64_t x0 = 0; x0 < Dvp; x0 += kChunk) {
-        A acc[kChunk];
-        for (int64_t x = 0; x < kChunk; ++x) acc[x] = alpha != A(1) ? o[x0 + x] * alpha : o[x0 + x];
-        for (int64_t j = 0; j < nk; ++j) {
-          const A e = s[j];
-          const A* vr = V + j * Dvp + x0;
-          for (int64_t x = 0; x < kChunk; ++x) acc[x] += e * vr[x];
+        // GCC vector types: one register of kChunk values on AVX-512 (two on AVX2), whatever
+        // the auto-vectorizer would make of the loops.
+        typedef A Vec __attribute__((vector_size(kChunk * sizeof(A))));
+        auto load = [](const A* from) __attribute__((always_inline)) {
+          Vec v;
+          std::memcpy(&v, from, sizeof v);
+          return v;
+        };
+        Vec a0 = {}, a1 = {}, a2 = {}, a3 = {};
+        const A* vr = V + j0 * Dvp + x0;
+        for (int64_t j = 0; j < kBk; j += 4, vr += 4 * Dvp) {
+          a0 += s[j] * load(vr);
+          a1 += s[j + 1] * load(vr + Dvp);
+          a2 += s[j + 2] * load(vr + 2 * Dvp);
+          a3 += s[j + 3] * load(vr + 3 * Dvp);
         }
-        for (int64_t x = 0; x < kChunk; ++x) o[x0 + x] = acc[x];
+        Vec ov = load(o + x0);
+        if (alpha != A(1)) ov *= alpha;
+        ov += (a0 + a1) + (a2 + a3);
+        std::memcpy(o + x0, &ov, sizeof ov);
       }
       m = mx;
     }
@@ -218,6 +246,7 @@ LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
   for (int64_t r = 0; r < nq; ++r) {
     const A inv_l = w.l[static_cast<size_t>(r)];
     for (int64_t x = 0; x < Dv; ++x) put(out, oo + r * Dv + x, O[r * Dvp + x] / inv_l);
+  }
   }
 }
 
@@ -244,10 +273,8 @@ const char* run(const Ctx& c, int64_t tasks) {
   const char* isa = "portable";
   if (host_has_avx512f()) fn = block_avx512<T, A>, isa = "avx512";
   else if (host_has_avx2_fma()) fn = block_avx2<T, A>, isa = "avx2";
-  const int64_t d = c.call->d, dv = c.call->dv;
   rt::parallel_for(tasks, [&](int64_t t) {
     thread_local Scratch<A> w;
-    w.fit(d, padded(dv));
     fn(c, t, w);
   });
   return isa;
@@ -258,8 +285,13 @@ const char* run(const Ctx& c, int64_t tasks) {
 void run_attention(backend::AttentionCall& call) {
   std::shared_ptr<rt::Storage> out = call.allocate_output();
   const int64_t qblocks = (call.tq + kBq - 1) / kBq;
-  const int64_t tasks = call.batch_count() * qblocks;
-  Ctx c{&call, out->data(), qblocks};
+  // Enough tasks for the threads (two each), each as many query blocks as that leaves: a task
+  // converts its keys and values once for all its blocks.
+  const int64_t batch = call.batch_count();
+  const int64_t want = std::max<int64_t>(1, (2 * rt::num_cpu_threads() + batch - 1) / std::max<int64_t>(batch, 1));
+  const int64_t groups = std::min(qblocks, want), per_group = groups ? (qblocks + groups - 1) / groups : 0;
+  const int64_t tasks = batch * groups;
+  Ctx c{&call, out->data(), qblocks, groups, per_group};
   const char* isa = "portable";
   if (tasks > 0 && call.dv > 0) {
     switch (call.dtype) {
@@ -273,8 +305,8 @@ void run_attention(backend::AttentionCall& call) {
   ++call.run.stats.kernels_launched;
   call.run.stats.bytes_moved += call.bytes;
   call.finish(std::move(out));
-  call.log(std::string("blocked flash attention, ") + std::to_string(tasks) + " tasks of " + std::to_string(kBq) +
-           " query rows, key tiles of " + std::to_string(kBk) + " (" + isa + ")");
+  call.log(std::string("blocked flash attention, ") + std::to_string(tasks) + " tasks of " + std::to_string(per_group) +
+           " blocks of " + std::to_string(kBq) + " query rows, key tiles of " + std::to_string(kBk) + " (" + isa + ")");
 }
 
 }  // namespace lf::cpu
