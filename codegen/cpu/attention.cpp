@@ -78,6 +78,7 @@ struct Ctx {
 template <typename A>
 struct Scratch {
   std::vector<A> q, kt, v, o, s, m, l;
+  std::vector<int64_t> last_bad;
   void fit(int64_t d, int64_t dvp, int64_t tkp) {
     q.resize(static_cast<size_t>(kBq * d));
     kt.resize(static_cast<size_t>(d * tkp));
@@ -131,6 +132,12 @@ LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
     const bool in = j < kv_all;
     for (int64_t x = 0; x < D; ++x) KT[x * tkp + j] = in ? get<A>(k, ko + j * ksr + x * ksc) : A(0);
     for (int64_t x = 0; x < Dvp; ++x) V[j * Dvp + x] = in && x < Dv ? get<A>(v, vo + j * vsr + x * vsc) : A(0);
+  }
+  if (p.causal) {  // per value column, the last key whose value is not finite (for skipped tiles)
+    w.last_bad.assign(static_cast<size_t>(Dv), -1);
+    for (int64_t j = 0; j < tk; ++j)
+      for (int64_t x = 0; x < Dv; ++x)
+        if (!std::isfinite(get<A>(v, vo + j * vsr + x * vsc))) w.last_bad[static_cast<size_t>(x)] = j;
   }
   for (int64_t qb = qb0; qb < qb1; ++qb) {
   const int64_t i0 = qb * kBq, nq = std::min(kBq, call.tq - i0);
@@ -234,12 +241,9 @@ LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
   // The skipped keys have weight 0 for every row of the block; the unfused P @ V still multiplies
   // them, so a non-finite value there makes that output column NaN.
   if (kv_end < tk) {
-    for (int64_t x = 0; x < Dv; ++x) {
-      bool finite = true;
-      for (int64_t j = kv_end; j < tk && finite; ++j) finite = std::isfinite(get<A>(v, vo + j * vsr + x * vsc));
-      if (!finite)
+    for (int64_t x = 0; x < Dv; ++x)
+      if (w.last_bad[static_cast<size_t>(x)] >= kv_end)
         for (int64_t r = 0; r < nq; ++r) O[r * Dvp + x] = std::numeric_limits<A>::quiet_NaN();
-    }
   }
   T* out = static_cast<T*>(c.out);
   const int64_t oo = (b * call.tq + i0) * Dv;
