@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <sstream>
 
 #include "codegen/fuse/attention.h"
 #include "codegen/ir/attention.h"
@@ -117,6 +118,38 @@ TEST(Attention, EveryMaskAndScaleForm) {
     for (Scale s : scales)
       run_case(z, DType::Float32, m, s, seed += 7,
                "mask " + std::to_string(static_cast<int>(m)) + " scale " + std::to_string(static_cast<int>(s)));
+}
+
+// A differential fuzzer of its own (so that tests/codegen/fuzz_test.cpp's seeds keep their graphs):
+// random sizes (tails of every tile, Tq != Tk), dtypes, mask and scale forms, and heads read
+// through a transpose, each against the program as written.
+TEST(Attention, RandomProgramsMatchTheReference) {
+  std::mt19937 g(2026);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(g); };
+  const DType dtypes[] = {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
+  const int iters = 40;
+  for (int it = 0; it < iters; ++it) {
+    Sizes z{pick(1, 3), pick(1, 3), pick(1, 80), pick(1, 80), pick(1, 40), pick(1, 40)};
+    DType dt = dtypes[pick(0, 3)];
+    Mask mask = static_cast<Mask>(pick(0, 7));
+    Scale scale = static_cast<Scale>(pick(0, 4));
+    if (mask >= Mask::kCausal && mask <= Mask::kCausalDrop) z.tk = std::max(z.tk, z.tq);  // every row sees a key
+    uint32_t seed = static_cast<uint32_t>(1000 + it * 10);
+    // q as the transpose of a [B, Tq, H, D] tensor (the layout of a projection split into heads).
+    Tensor q = uniform({z.b, z.tq, z.h, z.d}, dt, seed).transpose(1, 2);
+    Tensor k = uniform({z.b, z.h, z.tk, z.d}, dt, seed + 1);
+    Tensor v = uniform({z.b, z.h, z.tk, z.dv}, dt, seed + 2);
+    Tensor m;
+    if (mask == Mask::kAddTT) m = uniform({z.tq, z.tk}, dt, seed + 3, -2, 0);
+    if (mask == Mask::kAddB1TT) m = uniform({z.b, 1, z.tq, z.tk}, dt, seed + 3, -2, 0);
+    if (mask == Mask::kKeep || mask == Mask::kDrop) m = bools({z.b, 1, z.tq, z.tk}, seed + 3, 0.8);
+    Program p = attention(q, k, v, mask, scale, m);
+    std::ostringstream what;
+    what << "iteration " << it << ": B " << z.b << " H " << z.h << " Tq " << z.tq << " Tk " << z.tk << " D " << z.d
+         << " Dv " << z.dv << " " << dtype_name(dt) << " mask " << static_cast<int>(mask) << " scale "
+         << static_cast<int>(scale);
+    check(p.y, 1, std::max(z.d, z.tk), what.str());
+  }
 }
 
 TEST(Attention, CausalIsDetected) {
