@@ -14,13 +14,13 @@ namespace lf::backend {
 struct AttentionCall {
   GroupRun run;
   DType dtype = DType::Float32;
-  Shape batch;                   // the batch dims (may be empty)
+  Shape batch;  // the batch dims (may be empty)
   int64_t tq = 0, tk = 0, d = 0, dv = 0;
   ir::AttentionParams params;
   // Strides over [batch..., Tq, D], [batch..., Tk, D], [batch..., Tk, Dv] and, with a mask,
   // [batch..., Tq, Tk] (0 along broadcast dims); any strides.
   kir::GemmOperand q, k, v, mask;
-  DType mask_dtype = DType::Float32;  // the call's dtype (added) or Bool
+  DType mask_dtype = DType::Float32;                  // the call's dtype (added) or Bool
   std::vector<std::shared_ptr<rt::Storage>> storage;  // the operands', kept alive for the call
   uint64_t bytes = 0;  // bytes it moves at least: q, k, v (and the mask) read, the output written
 

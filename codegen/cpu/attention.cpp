@@ -5,13 +5,14 @@
 // row: running max m, running sum l, output accumulator rescaled by e^(m_old - m_new) whenever the
 // max grows. The scores and probabilities never leave the task's scratch. Causal blocks stop at
 // the diagonal. Floats accumulate in float32 (float64 for float64), 16-bit floats included.
+#include "codegen/backend/attention.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
 
-#include "codegen/backend/attention.h"
 #include "codegen/cpu/backend.h"
 #include "codegen/ir/half.h"
 #include "runtime/thread_pool.h"
@@ -33,13 +34,17 @@ using AccOf = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 template <typename A, typename T>
 LF_INLINE A get(const T* p, int64_t i) {
-  if constexpr (std::is_same_v<T, double>) return p[i];
-  else return static_cast<float>(p[i]);
+  if constexpr (std::is_same_v<T, double>)
+    return p[i];
+  else
+    return static_cast<float>(p[i]);
 }
 template <typename T, typename A>
 LF_INLINE void put(T* p, int64_t i, A a) {
-  if constexpr (std::is_same_v<T, double>) p[i] = a;
-  else p[i] = T(static_cast<float>(a));
+  if constexpr (std::is_same_v<T, double>)
+    p[i] = a;
+  else
+    p[i] = T(static_cast<float>(a));
 }
 
 // e^x for x <= 0 or NaN (a score minus its row's running max), vectorizable (no call): range
@@ -140,117 +145,117 @@ LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
         if (!std::isfinite(get<A>(v, vo + j * vsr + x * vsc))) w.last_bad[static_cast<size_t>(x)] = j;
   }
   for (int64_t qb = qb0; qb < qb1; ++qb) {
-  const int64_t i0 = qb * kBq, nq = std::min(kBq, call.tq - i0);
-  for (int64_t r = 0; r < nq; ++r) {
-    for (int64_t x = 0; x < D; ++x) Q[r * D + x] = get<A>(q, qo + (i0 + r) * qsr + x * qsc);
-    for (int64_t x = 0; x < Dvp; ++x) O[r * Dvp + x] = 0;
-    w.m[static_cast<size_t>(r)] = -inf;
-    w.l[static_cast<size_t>(r)] = 0;
-  }
-  const A scale = static_cast<A>(p.scale), post = static_cast<A>(p.post_scale);
-  // Causal: keys past the block's last row are masked for all its rows (their tiles are skipped).
-  const int64_t kv_end = p.causal ? std::min(tk, i0 + nq) : tk;
-  for (int64_t j0 = 0; j0 < kv_end; j0 += kBk) {
-    const int64_t nk = std::min(kBk, kv_end - j0);
+    const int64_t i0 = qb * kBq, nq = std::min(kBq, call.tq - i0);
     for (int64_t r = 0; r < nq; ++r) {
-      const int64_t i = i0 + r;
-      {
-        A acc[kBk] = {};
-        for (int64_t x = 0; x < D; ++x) {
-          const A a = Q[r * D + x];
-          const A* kt = KT + x * tkp + j0;  // a tile is always kBk keys: constant trip counts
-          for (int64_t j = 0; j < kBk; ++j) acc[j] += a * kt[j];
-        }
-        for (int64_t j = 0; j < kBk; ++j) s[j] = acc[j];
-      }
-      // The scores as the unfused program forms them: scale, mask, causal -inf, scale. Keys past
-      // the tile's last are -inf (weight 0). The loops run over whole tiles (constant trip counts,
-      // vectorized); only the masked form reads its mask key by key.
-      if (p.mask == ir::AttentionParams::kNone) {
-        for (int64_t j = 0; j < kBk; ++j) {
-          A x = s[j] * scale;
-          x = p.causal && j0 + j > i ? -inf : x;
-          s[j] = j < nk ? x * post : -inf;
-        }
-      } else {
-        for (int64_t j = 0; j < nk; ++j) {
-          const int64_t at = mo + i * msr + (j0 + j) * msc;
-          A x = s[j] * scale;
-          if (p.mask == ir::AttentionParams::kAdd) {
-            x += get<A>(static_cast<const T*>(call.mask.data), at);
-          } else {
-            const bool set = static_cast<const bool*>(call.mask.data)[at];
-            if (set != (p.mask == ir::AttentionParams::kKeep)) x = -inf;
-          }
-          if (p.causal && j0 + j > i) x = -inf;
-          s[j] = x * post;
-        }
-        for (int64_t j = nk; j < kBk; ++j) s[j] = -inf;
-      }
-      // The max ignores NaN scores: a NaN's weight e^(NaN - max) is NaN, which makes the row's sum
-      // and so its every output NaN, as the unfused max (NaN) does.
-      A part[kChunk];
-      for (int64_t x = 0; x < kChunk; ++x) part[x] = -inf;
-      for (int64_t j0c = 0; j0c < kBk; j0c += kChunk)
-        for (int64_t x = 0; x < kChunk; ++x) part[x] = s[j0c + x] > part[x] ? s[j0c + x] : part[x];
-      A& m = w.m[static_cast<size_t>(r)];
-      A mx = m;
-      for (int64_t x = 0; x < kChunk; ++x) mx = part[x] > mx ? part[x] : mx;
-      // A row that is all -inf so far takes weights e^-inf = 0 (not e^(-inf - -inf) = NaN): later
-      // keys may still be finite. If none is, l stays 0 and the row ends 0 / 0 = NaN, as unfused.
-      const A sub = mx == -inf ? A(0) : mx;
-      const A alpha = m == mx ? A(1) : exp_nonpos(m - sub);
-      for (int64_t x = 0; x < kChunk; ++x) part[x] = 0;
-      for (int64_t j0c = 0; j0c < kBk; j0c += kChunk)
-        for (int64_t x = 0; x < kChunk; ++x) {
-          const A e = exp_nonpos(s[j0c + x] - sub);
-          s[j0c + x] = e;
-          part[x] += e;
-        }
-      A sum = 0;
-      for (int64_t x = 0; x < kChunk; ++x) sum += part[x];
-      w.l[static_cast<size_t>(r)] = w.l[static_cast<size_t>(r)] * alpha + sum;
-      A* o = O + r * Dvp;
-      // Every key, weight 0 included: 0 * inf and 0 * NaN in v are NaN in the unfused P @ V too.
-      // Four accumulators a chunk, over every fourth key, so that the FMAs do not wait on each other.
-      for (int64_t x0 = 0; x0 < Dvp; x0 += kChunk) {
-        // GCC vector types: one register of kChunk values on AVX-512 (two on AVX2), whatever
-        // the auto-vectorizer would make of the loops.
-        typedef A Vec __attribute__((vector_size(kChunk * sizeof(A))));
-        auto load = [](const A* from) __attribute__((always_inline)) {
-          Vec v;
-          std::memcpy(&v, from, sizeof v);
-          return v;
-        };
-        Vec a0 = {}, a1 = {}, a2 = {}, a3 = {};
-        const A* vr = V + j0 * Dvp + x0;
-        for (int64_t j = 0; j < kBk; j += 4, vr += 4 * Dvp) {
-          a0 += s[j] * load(vr);
-          a1 += s[j + 1] * load(vr + Dvp);
-          a2 += s[j + 2] * load(vr + 2 * Dvp);
-          a3 += s[j + 3] * load(vr + 3 * Dvp);
-        }
-        Vec ov = load(o + x0);
-        if (alpha != A(1)) ov *= alpha;
-        ov += (a0 + a1) + (a2 + a3);
-        std::memcpy(o + x0, &ov, sizeof ov);
-      }
-      m = mx;
+      for (int64_t x = 0; x < D; ++x) Q[r * D + x] = get<A>(q, qo + (i0 + r) * qsr + x * qsc);
+      for (int64_t x = 0; x < Dvp; ++x) O[r * Dvp + x] = 0;
+      w.m[static_cast<size_t>(r)] = -inf;
+      w.l[static_cast<size_t>(r)] = 0;
     }
-  }
-  // The skipped keys have weight 0 for every row of the block; the unfused P @ V still multiplies
-  // them, so a non-finite value there makes that output column NaN.
-  if (kv_end < tk) {
-    for (int64_t x = 0; x < Dv; ++x)
-      if (w.last_bad[static_cast<size_t>(x)] >= kv_end)
-        for (int64_t r = 0; r < nq; ++r) O[r * Dvp + x] = std::numeric_limits<A>::quiet_NaN();
-  }
-  T* out = static_cast<T*>(c.out);
-  const int64_t oo = (b * call.tq + i0) * Dv;
-  for (int64_t r = 0; r < nq; ++r) {
-    const A inv_l = w.l[static_cast<size_t>(r)];
-    for (int64_t x = 0; x < Dv; ++x) put(out, oo + r * Dv + x, O[r * Dvp + x] / inv_l);
-  }
+    const A scale = static_cast<A>(p.scale), post = static_cast<A>(p.post_scale);
+    // Causal: keys past the block's last row are masked for all its rows (their tiles are skipped).
+    const int64_t kv_end = p.causal ? std::min(tk, i0 + nq) : tk;
+    for (int64_t j0 = 0; j0 < kv_end; j0 += kBk) {
+      const int64_t nk = std::min(kBk, kv_end - j0);
+      for (int64_t r = 0; r < nq; ++r) {
+        const int64_t i = i0 + r;
+        {
+          A acc[kBk] = {};
+          for (int64_t x = 0; x < D; ++x) {
+            const A a = Q[r * D + x];
+            const A* kt = KT + x * tkp + j0;  // a tile is always kBk keys: constant trip counts
+            for (int64_t j = 0; j < kBk; ++j) acc[j] += a * kt[j];
+          }
+          for (int64_t j = 0; j < kBk; ++j) s[j] = acc[j];
+        }
+        // The scores as the unfused program forms them: scale, mask, causal -inf, scale. Keys past
+        // the tile's last are -inf (weight 0). The loops run over whole tiles (constant trip counts,
+        // vectorized); only the masked form reads its mask key by key.
+        if (p.mask == ir::AttentionParams::kNone) {
+          for (int64_t j = 0; j < kBk; ++j) {
+            A x = s[j] * scale;
+            x = p.causal && j0 + j > i ? -inf : x;
+            s[j] = j < nk ? x * post : -inf;
+          }
+        } else {
+          for (int64_t j = 0; j < nk; ++j) {
+            const int64_t at = mo + i * msr + (j0 + j) * msc;
+            A x = s[j] * scale;
+            if (p.mask == ir::AttentionParams::kAdd) {
+              x += get<A>(static_cast<const T*>(call.mask.data), at);
+            } else {
+              const bool set = static_cast<const bool*>(call.mask.data)[at];
+              if (set != (p.mask == ir::AttentionParams::kKeep)) x = -inf;
+            }
+            if (p.causal && j0 + j > i) x = -inf;
+            s[j] = x * post;
+          }
+          for (int64_t j = nk; j < kBk; ++j) s[j] = -inf;
+        }
+        // The max ignores NaN scores: a NaN's weight e^(NaN - max) is NaN, which makes the row's sum
+        // and so its every output NaN, as the unfused max (NaN) does.
+        A part[kChunk];
+        for (int64_t x = 0; x < kChunk; ++x) part[x] = -inf;
+        for (int64_t j0c = 0; j0c < kBk; j0c += kChunk)
+          for (int64_t x = 0; x < kChunk; ++x) part[x] = s[j0c + x] > part[x] ? s[j0c + x] : part[x];
+        A& m = w.m[static_cast<size_t>(r)];
+        A mx = m;
+        for (int64_t x = 0; x < kChunk; ++x) mx = part[x] > mx ? part[x] : mx;
+        // A row that is all -inf so far takes weights e^-inf = 0 (not e^(-inf - -inf) = NaN): later
+        // keys may still be finite. If none is, l stays 0 and the row ends 0 / 0 = NaN, as unfused.
+        const A sub = mx == -inf ? A(0) : mx;
+        const A alpha = m == mx ? A(1) : exp_nonpos(m - sub);
+        for (int64_t x = 0; x < kChunk; ++x) part[x] = 0;
+        for (int64_t j0c = 0; j0c < kBk; j0c += kChunk)
+          for (int64_t x = 0; x < kChunk; ++x) {
+            const A e = exp_nonpos(s[j0c + x] - sub);
+            s[j0c + x] = e;
+            part[x] += e;
+          }
+        A sum = 0;
+        for (int64_t x = 0; x < kChunk; ++x) sum += part[x];
+        w.l[static_cast<size_t>(r)] = w.l[static_cast<size_t>(r)] * alpha + sum;
+        A* o = O + r * Dvp;
+        // Every key, weight 0 included: 0 * inf and 0 * NaN in v are NaN in the unfused P @ V too.
+        // Four accumulators a chunk, over every fourth key, so that the FMAs do not wait on each other.
+        for (int64_t x0 = 0; x0 < Dvp; x0 += kChunk) {
+          // GCC vector types: one register of kChunk values on AVX-512 (two on AVX2), whatever
+          // the auto-vectorizer would make of the loops.
+          typedef A Vec __attribute__((vector_size(kChunk * sizeof(A))));
+          auto load = [](const A* from) __attribute__((always_inline)) {
+            Vec v;
+            std::memcpy(&v, from, sizeof v);
+            return v;
+          };
+          Vec a0 = {}, a1 = {}, a2 = {}, a3 = {};
+          const A* vr = V + j0 * Dvp + x0;
+          for (int64_t j = 0; j < kBk; j += 4, vr += 4 * Dvp) {
+            a0 += s[j] * load(vr);
+            a1 += s[j + 1] * load(vr + Dvp);
+            a2 += s[j + 2] * load(vr + 2 * Dvp);
+            a3 += s[j + 3] * load(vr + 3 * Dvp);
+          }
+          Vec ov = load(o + x0);
+          if (alpha != A(1)) ov *= alpha;
+          ov += (a0 + a1) + (a2 + a3);
+          std::memcpy(o + x0, &ov, sizeof ov);
+        }
+        m = mx;
+      }
+    }
+    // The skipped keys have weight 0 for every row of the block; the unfused P @ V still multiplies
+    // them, so a non-finite value there makes that output column NaN.
+    if (kv_end < tk) {
+      for (int64_t x = 0; x < Dv; ++x)
+        if (w.last_bad[static_cast<size_t>(x)] >= kv_end)
+          for (int64_t r = 0; r < nq; ++r) O[r * Dvp + x] = std::numeric_limits<A>::quiet_NaN();
+    }
+    T* out = static_cast<T*>(c.out);
+    const int64_t oo = (b * call.tq + i0) * Dv;
+    for (int64_t r = 0; r < nq; ++r) {
+      const A inv_l = w.l[static_cast<size_t>(r)];
+      for (int64_t x = 0; x < Dv; ++x) put(out, oo + r * Dv + x, O[r * Dvp + x] / inv_l);
+    }
   }
 }
 
@@ -258,7 +263,7 @@ LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
 // value dim are what vectorizes).
 template <typename T, typename A>
 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma"))) void block_avx512(const Ctx& c, int64_t t,
-                                                                                        Scratch<A>& w) {
+                                                                                         Scratch<A>& w) {
   block<T, A>(c, t, w);
 }
 template <typename T, typename A>
@@ -275,8 +280,10 @@ const char* run(const Ctx& c, int64_t tasks) {
   using A = AccOf<T>;
   void (*fn)(const Ctx&, int64_t, Scratch<A>&) = block_plain<T, A>;
   const char* isa = "portable";
-  if (host_has_avx512f()) fn = block_avx512<T, A>, isa = "avx512";
-  else if (host_has_avx2_fma()) fn = block_avx2<T, A>, isa = "avx2";
+  if (host_has_avx512f())
+    fn = block_avx512<T, A>, isa = "avx512";
+  else if (host_has_avx2_fma())
+    fn = block_avx2<T, A>, isa = "avx2";
   rt::parallel_for(tasks, [&](int64_t t) {
     thread_local Scratch<A> w;
     fn(c, t, w);
@@ -299,11 +306,20 @@ void run_attention(backend::AttentionCall& call) {
   const char* isa = "portable";
   if (tasks > 0 && call.dv > 0) {
     switch (call.dtype) {
-      case DType::Float32: isa = run<float>(c, tasks); break;
-      case DType::Float64: isa = run<double>(c, tasks); break;
-      case DType::Float16: isa = run<Half>(c, tasks); break;
-      case DType::BFloat16: isa = run<BFloat16>(c, tasks); break;
-      default: return backend::run_attention_on_reference(call, "not a floating-point dtype");
+      case DType::Float32:
+        isa = run<float>(c, tasks);
+        break;
+      case DType::Float64:
+        isa = run<double>(c, tasks);
+        break;
+      case DType::Float16:
+        isa = run<Half>(c, tasks);
+        break;
+      case DType::BFloat16:
+        isa = run<BFloat16>(c, tasks);
+        break;
+      default:
+        return backend::run_attention_on_reference(call, "not a floating-point dtype");
     }
   }
   ++call.run.stats.kernels_launched;

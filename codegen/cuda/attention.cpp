@@ -6,12 +6,13 @@
 // of the row's scores of a tile and a quarter of its output columns. Causal blocks stop at the
 // diagonal. Floats compute in float32 (float64 for float64), loads of the 16-bit floats converted;
 // any strides (the permuted heads of a transformer are read as they are). Untested on a GPU so far.
+#include "codegen/backend/attention.h"
+
 #include <cstring>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 
-#include "codegen/backend/attention.h"
 #include "codegen/cuda/attention.h"
 #include "codegen/cuda/backend.h"
 #include "codegen/cuda/nvrtc.h"
@@ -213,11 +214,16 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
 
 int dtype_code(DType d) {
   switch (d) {
-    case DType::Float32: return 0;
-    case DType::Float64: return 1;
-    case DType::Float16: return 2;
-    case DType::BFloat16: return 3;
-    default: return -1;
+    case DType::Float32:
+      return 0;
+    case DType::Float64:
+      return 1;
+    case DType::Float16:
+      return 2;
+    case DType::BFloat16:
+      return 3;
+    default:
+      return -1;
   }
 }
 
@@ -271,7 +277,8 @@ void run_attention(backend::AttentionCall& call) {
       Loaded l;
       rt::cu::context_of(device);  // the context current on this thread
       rt::cu::CUmodule module = nullptr;
-      if (!cubin.ok()) l.error = std::string(cubin.status().message());
+      if (!cubin.ok())
+        l.error = std::string(cubin.status().message());
       else if (rt::cu::CUresult r = cu.cuModuleLoadData(&module, cubin->data()); r != 0)
         l.error = "cuModuleLoadData: " + rt::cu::error_text(r);
       else if (rt::cu::CUresult r2 = cu.cuModuleGetFunction(&l.fn, module, "lf_attention"); r2 != 0)
@@ -325,8 +332,8 @@ void run_attention(backend::AttentionCall& call) {
     call.run.stats.bytes_moved += call.bytes;
   }
   call.finish(std::move(out));
-  call.log("flash attention kernel (CUDA C, NVRTC" + std::string(compiled_now ? ", compiled now" : "") + "): " +
-           std::to_string(blocks) + " blocks of " + std::to_string(kBm) + " query rows, key tiles of " +
+  call.log("flash attention kernel (CUDA C, NVRTC" + std::string(compiled_now ? ", compiled now" : "") +
+           "): " + std::to_string(blocks) + " blocks of " + std::to_string(kBm) + " query rows, key tiles of " +
            std::to_string(kBn));
 }
 

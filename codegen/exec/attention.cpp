@@ -1,6 +1,7 @@
 // Attention groups: q, k, v and the mask as storage plus strides (the permuted heads a transformer
 // makes are read as they are), then the group's backend runs it (Backend::attention).
 #include "codegen/backend/attention.h"
+
 #include "codegen/exec/groups.h"
 
 namespace lf::exec {

@@ -31,10 +31,14 @@ bool pending(const Node* n, Op op) { return !n->realized() && n->op == op; }
 // `v` as the dtype holds it (a number operand is a full node of the op's dtype).
 double round_to(DType d, double v) {
   switch (d) {
-    case DType::Float32: return static_cast<float>(v);
-    case DType::Float16: return Half::to_float(Half::from_float(static_cast<float>(v)));
-    case DType::BFloat16: return BFloat16::to_float(BFloat16::from_float(static_cast<float>(v)));
-    default: return v;
+    case DType::Float32:
+      return static_cast<float>(v);
+    case DType::Float16:
+      return Half::to_float(Half::from_float(static_cast<float>(v)));
+    case DType::BFloat16:
+      return BFloat16::to_float(BFloat16::from_float(static_cast<float>(v)));
+    default:
+      return v;
   }
 }
 
@@ -200,7 +204,8 @@ bool parse_scores(Node* cur, bool mask_seen, Match* m) {
       }
       return parse_scores(cur->inputs[static_cast<size_t>(scores)].get(), true, m);
     }
-    default: break;
+    default:
+      break;
   }
   m->why = name(*cur) + " lies between the scores and the softmax";
   return false;
@@ -242,8 +247,10 @@ int rewrite_attention(const std::vector<ir::Node*>& order, int log_level, std::v
     if (!x) continue;  // not softmax(...) @ v: nothing to say
     Match m;
     std::string why;
-    if (!parse_scores(x, false, &m)) why = m.why;
-    else if (m.qk->dtype != mm->dtype) why = "the scores' dtype differs from the output's";
+    if (!parse_scores(x, false, &m))
+      why = m.why;
+    else if (m.qk->dtype != mm->dtype)
+      why = "the scores' dtype differs from the output's";
     if (why.empty()) {
       m.internal.insert(m.internal.end(), softmax.begin(), softmax.end());
       why = kept_elsewhere(m.internal, mm, readers);

@@ -1,6 +1,8 @@
 // The attention rewrite (codegen/fuse/attention.cpp) and the backends' attention kernels, checked
 // against the reference executor running the program as written (two matmuls and a softmax), on
 // the default device (the CUDA kernel where a GPU is present; sizes span several blocks and tiles).
+#include "codegen/fuse/attention.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,7 +10,6 @@
 #include <random>
 #include <sstream>
 
-#include "codegen/fuse/attention.h"
 #include "codegen/ir/attention.h"
 #include "lazyfuse/lazyfuse.h"
 #include "runtime/config.h"
@@ -54,14 +55,27 @@ Program attention(const Tensor& q, const Tensor& k, const Tensor& v, Mask mask, 
   Tensor rows = arange(0, static_cast<double>(tq), 1, DType::Int64).unsqueeze(1);
   Tensor cols = arange(0, static_cast<double>(tk), 1, DType::Int64).unsqueeze(0);
   switch (mask) {
-    case Mask::kNone: break;
+    case Mask::kNone:
+      break;
     case Mask::kAddTT:
-    case Mask::kAddB1TT: scores = scores + m; break;
-    case Mask::kKeep: scores = where(m, scores, ninf); break;
-    case Mask::kDrop: scores = masked_fill(scores, m, ninf); break;
-    case Mask::kCausal: scores = where(rows >= cols, scores, ninf); break;
-    case Mask::kCausalLe: scores = where(cols <= rows, scores, ninf); break;
-    case Mask::kCausalDrop: scores = masked_fill(scores, cols > rows, ninf); break;
+    case Mask::kAddB1TT:
+      scores = scores + m;
+      break;
+    case Mask::kKeep:
+      scores = where(m, scores, ninf);
+      break;
+    case Mask::kDrop:
+      scores = masked_fill(scores, m, ninf);
+      break;
+    case Mask::kCausal:
+      scores = where(rows >= cols, scores, ninf);
+      break;
+    case Mask::kCausalLe:
+      scores = where(cols <= rows, scores, ninf);
+      break;
+    case Mask::kCausalDrop:
+      scores = masked_fill(scores, cols > rows, ninf);
+      break;
   }
   if (scale == Scale::kAfterMask) scores = scores * s;
   Program p;
@@ -110,8 +124,8 @@ void run_case(Sizes z, DType dt, Mask mask, Scale scale, uint32_t seed, const st
 
 TEST(Attention, EveryMaskAndScaleForm) {
   const Sizes z{2, 3, 37, 37, 16, 16};
-  const Mask masks[] = {Mask::kNone, Mask::kAddTT, Mask::kAddB1TT, Mask::kKeep, Mask::kDrop,
-                        Mask::kCausal, Mask::kCausalLe, Mask::kCausalDrop};
+  const Mask masks[] = {Mask::kNone, Mask::kAddTT,  Mask::kAddB1TT,  Mask::kKeep,
+                        Mask::kDrop, Mask::kCausal, Mask::kCausalLe, Mask::kCausalDrop};
   const Scale scales[] = {Scale::kAfter, Scale::kBefore, Scale::kDivide, Scale::kNone, Scale::kAfterMask};
   uint32_t seed = 1;
   for (Mask m : masks)
@@ -194,8 +208,10 @@ TEST(Attention, SizesAndHeadDims) {
 TEST(Attention, EveryFloatDtype) {
   uint32_t seed = 200;
   for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}) {
-    run_case({2, 2, 67, 67, 32, 32}, dt, Mask::kCausal, Scale::kAfter, seed += 5, std::string(dtype_name(dt)) + " causal");
-    run_case({2, 2, 67, 67, 64, 64}, dt, Mask::kAddB1TT, Scale::kAfter, seed += 5, std::string(dtype_name(dt)) + " mask");
+    run_case({2, 2, 67, 67, 32, 32}, dt, Mask::kCausal, Scale::kAfter, seed += 5,
+             std::string(dtype_name(dt)) + " causal");
+    run_case({2, 2, 67, 67, 64, 64}, dt, Mask::kAddB1TT, Scale::kAfter, seed += 5,
+             std::string(dtype_name(dt)) + " mask");
   }
 }
 
@@ -220,8 +236,8 @@ TEST(Attention, NaNAndInfInputs) {
   std::uniform_real_distribution<float> u(-1, 1);
   for (float& x : qv) x = u(g);
   for (float& x : vv) x = u(g);
-  qv[3 * 16 + 2] = std::numeric_limits<float>::quiet_NaN();  // row 3 of head 0: NaN
-  vv[129 * 16 + 4] = std::numeric_limits<float>::infinity();  // key 129: masked for all rows but the last
+  qv[3 * 16 + 2] = std::numeric_limits<float>::quiet_NaN();            // row 3 of head 0: NaN
+  vv[129 * 16 + 4] = std::numeric_limits<float>::infinity();           // key 129: masked for all rows but the last
   vv[(130 + 100) * 16 + 7] = std::numeric_limits<float>::quiet_NaN();  // head 1, key 100
   Tensor q = from_vector(qv, {z.b, z.h, z.tq, z.d});
   Tensor k = uniform({z.b, z.h, z.tk, z.d}, DType::Float32, 6);
