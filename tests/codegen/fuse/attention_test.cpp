@@ -205,6 +205,23 @@ TEST(Attention, SizesAndHeadDims) {
   run_case({1, 2, 77, 33, 20, 12}, DType::Float32, Mask::kCausal, Scale::kAfter, 13, "causal, Tq > Tk");
 }
 
+// No batch dims (rank 2), and three of them with a broadcast one (k and v shared by the batch).
+TEST(Attention, BatchRanks) {
+  Tensor q = uniform({45, 24}, DType::Float32, 1), k = uniform({45, 24}, DType::Float32, 2);
+  Tensor v = uniform({45, 8}, DType::Float32, 3);
+  Tensor y = matmul(softmax(matmul(q, k.transpose(0, 1)) * 0.3, -1), v);
+  check(y, 1, 45, "rank 2");
+  Tensor q5 = uniform({2, 3, 2, 37, 16}, DType::Float32, 4);
+  Tensor k5 = uniform({1, 3, 2, 37, 16}, DType::Float32, 5), v5 = uniform({1, 3, 2, 37, 16}, DType::Float32, 6);
+  Tensor pos = arange(0, 37, 1, DType::Int64);
+  Tensor y5 = matmul(softmax(where(pos.unsqueeze(1) >= pos.unsqueeze(0), matmul(q5, k5.transpose(3, 4)) * 0.25,
+                                   -std::numeric_limits<double>::infinity()),
+                             -1),
+                     v5);
+  pos = Tensor();
+  check(y5, 1, 37, "rank 5, k and v broadcast over the first batch dim");
+}
+
 TEST(Attention, EveryFloatDtype) {
   uint32_t seed = 200;
   for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}) {
