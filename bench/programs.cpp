@@ -631,6 +631,37 @@ Program topk_program() {
   return p;
 }
 
+// ---- Attention alone (issue 21): softmax(q @ k^T / sqrt(d) masked causal) @ v over [B, H, T, d]
+// heads, written as a user writes it; the attention rewrite (codegen/fuse/attention.cpp) makes it
+// one attention kernel.
+Program attention_program(int64_t B, int64_t H, int64_t T, int64_t Dh, lf::DType dtype, bool gpu_only) {
+  Program p;
+  p.name = "attention";
+  p.config = "B" + std::to_string(B) + "_H" + std::to_string(H) + "_T" + std::to_string(T) + "_d" + std::to_string(Dh) +
+             "_causal";
+  p.dtype = dtype;
+  p.gpu_only = gpu_only;
+  p.setup = [=] {
+    HostRng r(7);
+    Vars in;
+    for (const char* n : {"q", "k", "v"}) in.add(n, r.normal({B, H, T, Dh}, 1.0, dtype));
+    return in;
+  };
+  p.body = [=](const Vars& in) {
+    lf::Tensor pos = lf::arange(0, double(T), 1, lf::DType::Int64);
+    lf::Tensor causal = pos.unsqueeze(1) >= pos.unsqueeze(0);  // [T, T]: query i sees keys j <= i
+    // Temporaries only: a named scores or probabilities tensor would be kept, and not rewritten.
+    Vars out;
+    out.add("y", lf::matmul(lf::softmax(lf::where(causal, lf::matmul(in["q"], in["k"].transpose(2, 3)) *
+                                                              (1.0 / std::sqrt(double(Dh))),
+                                                  -std::numeric_limits<double>::infinity()),
+                                        -1),
+                            in["v"]));
+    return out;
+  };
+  return p;
+}
+
 // ---- Programs that wait for ops. Their PyTorch spelling is in bench/programs_peers.py, which
 // measures the peers; the LazyFuse body is written when the ops land.
 Program waiting(const std::string& name, const std::string& config, std::vector<std::string> needs, std::string note) {
@@ -648,6 +679,10 @@ std::vector<Program> registry() {
     r.push_back(transformer(1, 128, 512, 8, dt, false));
     r.push_back(transformer(4, 128, 256, 8, dt, false));
     r.push_back(transformer(8, 512, 1024, 16, dt, true));
+  }
+  for (lf::DType dt : {lf::DType::Float32, lf::DType::BFloat16}) {
+    r.push_back(attention_program(4, 8, 128, 32, dt, false));  // the heads of transformer_block B4_T128_D256_H8
+    r.push_back(attention_program(8, 16, 512, 64, dt, true));
   }
   r.push_back(mlp());
   r.push_back(cross_entropy());

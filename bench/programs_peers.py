@@ -102,6 +102,31 @@ def transformer_numpy(x, ln1_w, ln1_b, w_qkv, b_qkv, w_o, b_o, ln2_w, ln2_b, w_1
     return (x + (m @ w_2.T + b_2),)
 
 
+def attention_torch(q, k, v):
+    T = q.shape[-2]
+    s = (q @ k.transpose(-2, -1)) * (1 / math.sqrt(q.shape[-1]))
+    causal = torch.ones(T, T, dtype=torch.bool, device=q.device).tril()
+    return (s.masked_fill(~causal, float("-inf")).softmax(-1) @ v,)
+
+
+def attention_sdpa(q, k, v):
+    return (F.scaled_dot_product_attention(q, k, v, is_causal=True),)
+
+
+def attention_numpy(q, k, v):
+    T = q.shape[-2]
+    s = (q @ k.transpose(0, 1, 3, 2)) * np.float32(1 / math.sqrt(q.shape[-1]))
+    s = np.where(np.tril(np.ones((T, T), dtype=bool)), s, np.float32(-np.inf))
+    return (np_softmax(s) @ v,)
+
+
+def attention_spec(B, H, T, d, dtype, gpu_only):
+    return Spec("attention", f"B{B}_H{H}_T{T}_d{d}_causal",
+                lambda rng: dict(q=f32(rng, B, H, T, d), k=f32(rng, B, H, T, d), v=f32(rng, B, H, T, d)),
+                attention_torch, attention_numpy if dtype == "float32" else None, dtype=dtype, gpu_only=gpu_only,
+                tol_n=max(T, d), sdpa_fn=attention_sdpa)
+
+
 def mlp_torch(x, w1, b1, w2, b2, w3, b3):
     h = torch.relu(x @ w1 + b1)
     h = torch.relu(h @ w2 + b2)
@@ -318,6 +343,9 @@ def specs():
         r.append(transformer_spec(1, 128, 512, 8, dt, False))
         r.append(transformer_spec(4, 128, 256, 8, dt, False))
         r.append(transformer_spec(8, 512, 1024, 16, dt, True))
+    for dt in ("float32", "bfloat16"):
+        r.append(attention_spec(4, 8, 128, 32, dt, False))
+        r.append(attention_spec(8, 16, 512, 64, dt, True))
     r.append(Spec("mlp", "B256_512-512-512-64",
                   lambda rng: dict(x=f32(rng, 256, 512), w1=f32(rng, 512, 512, scale=0.05), b1=f32(rng, 512, scale=0.05),
                                    w2=f32(rng, 512, 512, scale=0.05), b2=f32(rng, 512, scale=0.05),
@@ -522,7 +550,7 @@ def peer_calls(spec, device, arrays, compile_ok):
         fn = lambda: spec.torch_fn(**tin)  # noqa: E731
     calls.append(("torch_eager", fn, ""))
     if device == "cuda":
-        if spec.name == "transformer_block":
+        if spec.sdpa_fn is not None:  # transformer_block, attention
             calls.append(("torch_sdpa", lambda: spec.sdpa_fn(**tin), ""))
         for impl, mode in (("torch_compile", "default"), ("torch_compile_ro", "reduce-overhead")):
             target = (lambda: mc_pi_torch(device)) if tin is None else (lambda: spec.torch_fn(**tin))

@@ -29,6 +29,7 @@ struct MatmulCall;
 struct ConvCall;
 struct PoolCall;
 struct SortCall;
+struct AttentionCall;
 
 // A backend's code-shaping choices for one kernel at one launch, beyond the kernel IR (CUDA: index
 // width, vector access, rows in registers; CPU: streaming stores). The cache key names them, so
@@ -126,6 +127,8 @@ class Backend {
   virtual void pool(PoolCall& call) const = 0;
   // An argsort or topk group: stable sorted positions along one dim (backend/sort_call.h).
   virtual void sort(SortCall& call) const = 0;
+  // An attention group: softmax(q @ k^T * s + mask) @ v without storing the scores (attention.h).
+  virtual void attention(AttentionCall& call) const = 0;
 };
 
 // The backend of `device`'s kind.

@@ -47,6 +47,7 @@ void run_matmul(backend::MatmulCall& call);
 void run_conv(backend::ConvCall& call);  // conv.cpp
 void run_pool(backend::PoolCall& call);  // pool.cpp
 void run_sort(backend::SortCall& call);  // sort.cpp
+void run_attention(backend::AttentionCall& call);  // attention.cpp
 
 // Generates, optimizes and compiles `kernel` as function `name`.
 lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name,

@@ -473,6 +473,7 @@ class CudaBackend final : public backend::Backend {
   void conv(backend::ConvCall& call) const override { run_conv(call); }
   void pool(backend::PoolCall& call) const override { run_pool(call); }
   void sort(backend::SortCall& call) const override { run_sort(call); }
+  void attention(backend::AttentionCall& call) const override { run_attention(call); }
 };
 
 }  // namespace

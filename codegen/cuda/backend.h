@@ -56,6 +56,7 @@ void run_matmul(backend::MatmulCall& call);
 void run_conv(backend::ConvCall& call);  // conv.cpp
 void run_pool(backend::PoolCall& call);  // conv.cpp
 void run_sort(backend::SortCall& call);  // sort.cpp
+void run_attention(backend::AttentionCall& call);  // attention.cpp
 
 // build() then load_into(). `quick`: the quick build of tiered compiling (kernel_cache.h), when
 // this NVRTC can make one (12.8 and later: --Ofast-compile); the result's `quick` says whether it is one.

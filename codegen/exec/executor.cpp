@@ -9,6 +9,7 @@
 #include "codegen/exec/flush_plan.h"
 #include "codegen/exec/groups.h"
 #include "codegen/exec/replay.h"
+#include "codegen/fuse/attention.h"
 #include "codegen/fuse/fuser.h"
 #include "codegen/reference/reference.h"
 #include "runtime/config.h"
@@ -36,11 +37,13 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
   }
   // Library calls (matmul, conv2d, pool2d) are replayed as their backend recorded them.
   bool pool = g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Pool2d;
-  if (pool || g.kind == fuse::Group::Kind::Matmul || g.kind == fuse::Group::Kind::Conv) {
+  bool attention = g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Attention;
+  if (pool || attention || g.kind == fuse::Group::Kind::Matmul || g.kind == fuse::Group::Kind::Conv) {
     backend::RecordedCall call;
     backend::RecordedCall* record = rec && rec->ok ? &call : nullptr;
     CacheStats before = run.stats;
     if (pool) run_pool_group(run, record);
+    else if (attention) run_attention_group(run, record);
     else if (g.kind == fuse::Group::Kind::Matmul) run_matmul_group(run, record);
     else run_conv_group(run, record);
     if (record)
@@ -120,6 +123,24 @@ void log_partition(const fuse::Partition& p, size_t nodes) {
 
 }  // namespace
 
+// The flush's graph rewrites: attention first (issue 21: it must see the ops as the user wrote
+// them), then reshape copies. Returns how many were made; the order is recomputed after each kind.
+int rewrite(std::vector<ir::Node*>& order, const std::vector<ir::Node*>& roots, const Options& opt) {
+  int made = 0;
+  if (opt.fusion) {
+    std::vector<ir::NodePtr> unlinked;  // alive until the flush is ordered again
+    if (int n = fuse::rewrite_attention(order, opt.log_level, &unlinked); n > 0) {
+      ir::flush_order(roots, &order);
+      made += n;
+    }
+  }
+  if (int n = fuse::insert_reshape_copies(order); n > 0) {
+    ir::flush_order(roots, &order);
+    made += n;
+  }
+  return made;
+}
+
 // A flush, in order: install the optimized builds compiled since the last flush; order the
 // pending nodes; replay a recorded plan if this flush's signature has one; else partition, run
 // each group (recording a plan on a signature's second sighting), and store the plan.
@@ -152,8 +173,7 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
     if (plan::Plan* recorded = plans.find(*sig, cache::global_cache().generation())) {
       // The recorded flush's graph was rewritten before it ran: rewrite this one alike first.
       if (recorded->rewrites > 0) {
-        rewrites = fuse::insert_reshape_copies(order);
-        ir::flush_order(roots, &order);
+        rewrites = rewrite(order, roots, opt);
         plan::renumber(*sig, order);
       }
       if (rewrites < 0 || rewrites == recorded->rewrites) {
@@ -171,8 +191,7 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
   }
   rt::obs::Clock::time_point fuse_start;
   if (observed) fuse_start = rt::obs::now();
-  if (rewrites < 0 && (rewrites = fuse::insert_reshape_copies(order)) > 0) {
-    ir::flush_order(roots, &order);
+  if (rewrites < 0 && (rewrites = rewrite(order, roots, opt)) > 0) {
     if (rec) {  // the plan's positions are the rewritten order's
       plan::renumber(*sig, order);
       rec->plan.rewrites = rewrites;

@@ -26,6 +26,10 @@ void run_pool_group(const backend::GroupRun& run, backend::RecordedCall* record)
 // An argsort or topk group: keys resolved, then its backend's sort (sort.cpp).
 void run_sort_group(const backend::GroupRun& run);
 
+// An attention group (codegen/fuse/attention.h): q, k, v and the mask resolved, then its
+// backend's attention (exec/attention.cpp).
+void run_attention_group(const backend::GroupRun& run, backend::RecordedCall* record);
+
 // A matmul group: its operands resolved to storage and strides, then its backend's matmul.
 void run_matmul_group(const backend::GroupRun& run, backend::RecordedCall* record);
 

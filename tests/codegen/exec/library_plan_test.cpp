@@ -144,6 +144,36 @@ TEST(LibraryPlan, RewrittenFlushesReplay) {
   EXPECT_EQ(replayed, 4u);
 }
 
+// A causal attention as a transformer writes it (heads by permute, the triangle from arange
+// comparisons, a where with -inf): rewritten into one attention call, which a plan replays.
+TEST(LibraryPlan, AttentionReplaysOnNewData) {
+  NoTiers no_tiers;
+  const float c = fresh_number();
+  const int64_t B = 2, T = 40, H = 3, d = 16;
+  uint64_t launched = 0;
+  uint64_t replayed = check_loop(6, T, [&](int it) {
+    auto in = synced({input({B, T, H * d}, it), input({B, T, H * d}, it + 1), input({B, T, H * d}, it + 2)});
+    auto heads = [&](const Tensor& x) { return lf::permute(lf::reshape(x, {B, T, H, d}), {0, 2, 1, 3}); };
+    // The intermediates die with the lambda, as in a user's function: a value still held at the
+    // sync is computed (and kept) and the rewrite then leaves the scores alone.
+    Tensor y = [&] {
+      Tensor q = heads(in[0]), k = heads(in[1]), v = heads(in[2]);
+      Tensor i = lf::reshape(lf::arange(0, static_cast<double>(T)), {T, 1});
+      Tensor j = lf::reshape(lf::arange(0, static_cast<double>(T)), {1, T});
+      Tensor s = lf::matmul(q, lf::transpose(k, 2, 3)) * (0.25f * c);
+      Tensor p = lf::softmax(lf::where(j <= i, s, -std::numeric_limits<float>::infinity()), -1);
+      return lf::reshape(lf::permute(lf::matmul(p, v), {0, 2, 1, 3}), {B, T, H * d}) + 1.0f;
+    }();
+    uint64_t before = lf::cache_stats().kernels_launched;
+    lf::sync();
+    launched = lf::cache_stats().kernels_launched - before;
+    return std::vector<Tensor>{y};
+  });
+  EXPECT_EQ(replayed, 4u);
+  // The attention call and the output's epilogue: the scores never had a kernel of their own.
+  EXPECT_LE(launched, 3u);
+}
+
 TEST(LibraryPlan, NewShapesAreNewPlans) {
   NoTiers no_tiers;
   const float c = fresh_number();

@@ -1,0 +1,343 @@
+// An attention group on the CPU: blocked flash attention. A task is a block of kBq query rows of
+// one batch (batch dims flattened; tasks spread over the thread pool). It converts its queries
+// once, then streams the keys and values in tiles of kBk (converted to the compute type, the keys
+// transposed so that a row's scores are a vectorizable loop over keys), with an online softmax per
+// row: running max m, running sum l, output accumulator rescaled by e^(m_old - m_new) whenever the
+// max grows. The scores and probabilities never leave the task's scratch. Causal blocks stop at
+// the diagonal. Floats accumulate in float32 (float64 for float64), 16-bit floats included.
+#include "codegen/backend/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "codegen/cpu/backend.h"
+#include "codegen/ir/half.h"
+#include "runtime/thread_pool.h"
+
+namespace lf::cpu {
+namespace {
+
+constexpr int64_t kBq = 32;  // query rows a task: its accumulators stay in L1/L2 with a tile
+constexpr int64_t kBk = 64;  // keys a tile
+
+constexpr int64_t kChunk = 16;  // output columns a register accumulator holds (one AVX-512 vector of floats)
+
+#define LF_INLINE __attribute__((always_inline)) inline
+
+LF_INLINE int64_t padded(int64_t dv) { return (dv + kChunk - 1) / kChunk * kChunk; }
+
+template <typename T>
+using AccOf = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+template <typename A, typename T>
+LF_INLINE A get(const T* p, int64_t i) {
+  if constexpr (std::is_same_v<T, double>)
+    return p[i];
+  else
+    return static_cast<float>(p[i]);
+}
+template <typename T, typename A>
+LF_INLINE void put(T* p, int64_t i, A a) {
+  if constexpr (std::is_same_v<T, double>)
+    p[i] = a;
+  else
+    p[i] = T(static_cast<float>(a));
+}
+
+// e^x for x <= 0 or NaN (a score minus its row's running max), vectorizable (no call): range
+// reduction to r in [-ln2/2, ln2/2] and a degree-6 Taylor polynomial (relative error about 1.2e-7).
+// Results below 2^-126 (x < -87) are 0: weights that small leave no trace in a sum of terms <= 1.
+LF_INLINE float exp_nonpos(float x) {
+  const bool tiny = x < -87.0f;  // -inf included; false for NaN, which the polynomial carries
+  const float xc = tiny ? -87.0f : x;
+  const float shifted = xc * 1.44269504088896341f + 12582912.0f;  // 1.5 * 2^23: rounds to an integer
+  const float n = shifted - 12582912.0f;
+  const float r = (xc - n * 0.693145751953125f) - n * 1.42860682030941723212e-6f;
+  float p = 1.0f / 720;
+  p = p * r + 1.0f / 120;
+  p = p * r + 1.0f / 24;
+  p = p * r + 1.0f / 6;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  uint32_t bits;
+  std::memcpy(&bits, &shifted, 4);
+  const uint32_t e = (bits - 0x4B400000u + 127u) << 23;  // n + 127 in the exponent field
+  float scale;
+  std::memcpy(&scale, &e, 4);
+  return tiny ? 0.0f : p * scale;
+}
+LF_INLINE double exp_nonpos(double x) { return std::exp(x); }
+
+struct Ctx {
+  const backend::AttentionCall* call;
+  void* out;
+  int64_t qblocks;
+  int64_t groups;     // tasks a batch: its query blocks cut into groups
+  int64_t per_group;  // query blocks a task
+};
+
+template <typename A>
+struct Scratch {
+  std::vector<A> q, kt, v, o, s, m, l;
+  std::vector<int64_t> last_bad;
+  void fit(int64_t d, int64_t dvp, int64_t tkp) {
+    q.resize(static_cast<size_t>(kBq * d));
+    kt.resize(static_cast<size_t>(d * tkp));
+    v.resize(static_cast<size_t>(tkp * dvp));
+    o.resize(static_cast<size_t>(kBq * dvp));
+    s.resize(kBk);
+    m.resize(kBq);
+    l.resize(kBq);
+  }
+};
+
+// One task: query blocks [qb0, qb1) of batch b. Its keys and values are converted once (the keys
+// transposed), then each query block streams through them tile by tile.
+template <typename T, typename A>
+LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
+  const backend::AttentionCall& call = *c.call;
+  const ir::AttentionParams& p = call.params;
+  const int64_t b = task / c.groups, qb0 = (task % c.groups) * c.per_group;
+  const int64_t qb1 = std::min(c.qblocks, qb0 + c.per_group);
+  const int64_t D = call.d, Dv = call.dv, tk = call.tk;
+  const int64_t Dvp = padded(Dv);  // V and O rows padded with zeros to whole chunks of kChunk
+  const size_t nb = call.batch.size();
+  int64_t qo = call.q.offset, ko = call.k.offset, vo = call.v.offset, mo = call.mask.offset;
+  for (int64_t d = static_cast<int64_t>(nb) - 1, rem = b; d >= 0; --d) {
+    const size_t u = static_cast<size_t>(d);
+    const int64_t idx = rem % call.batch[u];
+    rem /= call.batch[u];
+    qo += idx * call.q.strides[u];
+    ko += idx * call.k.strides[u];
+    vo += idx * call.v.strides[u];
+    if (p.has_mask()) mo += idx * call.mask.strides[u];
+  }
+  const T* q = static_cast<const T*>(call.q.data);
+  const T* k = static_cast<const T*>(call.k.data);
+  const T* v = static_cast<const T*>(call.v.data);
+  const int64_t qsr = call.q.strides[nb], qsc = call.q.strides[nb + 1];
+  const int64_t ksr = call.k.strides[nb], ksc = call.k.strides[nb + 1];
+  const int64_t vsr = call.v.strides[nb], vsc = call.v.strides[nb + 1];
+  const int64_t msr = p.has_mask() ? call.mask.strides[nb] : 0, msc = p.has_mask() ? call.mask.strides[nb + 1] : 0;
+  // Keys the task's last block reads (causal: up to its last row), padded to whole tiles.
+  const int64_t kv_all = p.causal ? std::min(tk, std::min(call.tq, qb1 * kBq)) : tk;
+  const int64_t tkp = (kv_all + kBk - 1) / kBk * kBk;
+  w.fit(D, Dvp, tkp);
+  A* Q = w.q.data();
+  A* KT = w.kt.data();
+  A* V = w.v.data();
+  A* O = w.o.data();
+  A* s = w.s.data();
+  const A inf = std::numeric_limits<A>::infinity();
+  for (int64_t j = 0; j < tkp; ++j) {
+    const bool in = j < kv_all;
+    for (int64_t x = 0; x < D; ++x) KT[x * tkp + j] = in ? get<A>(k, ko + j * ksr + x * ksc) : A(0);
+    for (int64_t x = 0; x < Dvp; ++x) V[j * Dvp + x] = in && x < Dv ? get<A>(v, vo + j * vsr + x * vsc) : A(0);
+  }
+  if (p.causal) {  // per value column, the last key whose value is not finite (for skipped tiles)
+    w.last_bad.assign(static_cast<size_t>(Dv), -1);
+    for (int64_t j = 0; j < tk; ++j)
+      for (int64_t x = 0; x < Dv; ++x)
+        if (!std::isfinite(get<A>(v, vo + j * vsr + x * vsc))) w.last_bad[static_cast<size_t>(x)] = j;
+  }
+  for (int64_t qb = qb0; qb < qb1; ++qb) {
+    const int64_t i0 = qb * kBq, nq = std::min(kBq, call.tq - i0);
+    for (int64_t r = 0; r < nq; ++r) {
+      for (int64_t x = 0; x < D; ++x) Q[r * D + x] = get<A>(q, qo + (i0 + r) * qsr + x * qsc);
+      for (int64_t x = 0; x < Dvp; ++x) O[r * Dvp + x] = 0;
+      w.m[static_cast<size_t>(r)] = -inf;
+      w.l[static_cast<size_t>(r)] = 0;
+    }
+    const A scale = static_cast<A>(p.scale), post = static_cast<A>(p.post_scale);
+    // Causal: keys past the block's last row are masked for all its rows (their tiles are skipped).
+    const int64_t kv_end = p.causal ? std::min(tk, i0 + nq) : tk;
+    for (int64_t j0 = 0; j0 < kv_end; j0 += kBk) {
+      const int64_t nk = std::min(kBk, kv_end - j0);
+      for (int64_t r = 0; r < nq; ++r) {
+        const int64_t i = i0 + r;
+        {
+          A acc[kBk] = {};
+          for (int64_t x = 0; x < D; ++x) {
+            const A a = Q[r * D + x];
+            const A* kt = KT + x * tkp + j0;  // a tile is always kBk keys: constant trip counts
+            for (int64_t j = 0; j < kBk; ++j) acc[j] += a * kt[j];
+          }
+          for (int64_t j = 0; j < kBk; ++j) s[j] = acc[j];
+        }
+        // The scores as the unfused program forms them: scale, mask, causal -inf, scale. Keys past
+        // the tile's last are -inf (weight 0). The loops run over whole tiles (constant trip counts,
+        // vectorized); only the masked form reads its mask key by key.
+        if (p.mask == ir::AttentionParams::kNone) {
+          for (int64_t j = 0; j < kBk; ++j) {
+            A x = s[j] * scale;
+            x = p.causal && j0 + j > i ? -inf : x;
+            s[j] = j < nk ? x * post : -inf;
+          }
+        } else {
+          for (int64_t j = 0; j < nk; ++j) {
+            const int64_t at = mo + i * msr + (j0 + j) * msc;
+            A x = s[j] * scale;
+            if (p.mask == ir::AttentionParams::kAdd) {
+              x += get<A>(static_cast<const T*>(call.mask.data), at);
+            } else {
+              const bool set = static_cast<const bool*>(call.mask.data)[at];
+              if (set != (p.mask == ir::AttentionParams::kKeep)) x = -inf;
+            }
+            if (p.causal && j0 + j > i) x = -inf;
+            s[j] = x * post;
+          }
+          for (int64_t j = nk; j < kBk; ++j) s[j] = -inf;
+        }
+        // The max ignores NaN scores: a NaN's weight e^(NaN - max) is NaN, which makes the row's sum
+        // and so its every output NaN, as the unfused max (NaN) does.
+        A part[kChunk];
+        for (int64_t x = 0; x < kChunk; ++x) part[x] = -inf;
+        for (int64_t j0c = 0; j0c < kBk; j0c += kChunk)
+          for (int64_t x = 0; x < kChunk; ++x) part[x] = s[j0c + x] > part[x] ? s[j0c + x] : part[x];
+        A& m = w.m[static_cast<size_t>(r)];
+        A mx = m;
+        for (int64_t x = 0; x < kChunk; ++x) mx = part[x] > mx ? part[x] : mx;
+        // A row that is all -inf so far takes weights e^-inf = 0 (not e^(-inf - -inf) = NaN): later
+        // keys may still be finite. If none is, l stays 0 and the row ends 0 / 0 = NaN, as unfused.
+        const A sub = mx == -inf ? A(0) : mx;
+        const A alpha = m == mx ? A(1) : exp_nonpos(m - sub);
+        for (int64_t x = 0; x < kChunk; ++x) part[x] = 0;
+        for (int64_t j0c = 0; j0c < kBk; j0c += kChunk)
+          for (int64_t x = 0; x < kChunk; ++x) {
+            const A e = exp_nonpos(s[j0c + x] - sub);
+            s[j0c + x] = e;
+            part[x] += e;
+          }
+        A sum = 0;
+        for (int64_t x = 0; x < kChunk; ++x) sum += part[x];
+        w.l[static_cast<size_t>(r)] = w.l[static_cast<size_t>(r)] * alpha + sum;
+        A* o = O + r * Dvp;
+        // Every key, weight 0 included: 0 * inf and 0 * NaN in v are NaN in the unfused P @ V too.
+        // Four accumulators a chunk, over every fourth key, so that the FMAs do not wait on each other.
+        for (int64_t x0 = 0; x0 < Dvp; x0 += kChunk) {
+          // GCC vector types: one register of kChunk values on AVX-512 (two on AVX2), whatever
+          // the auto-vectorizer would make of the loops.
+          typedef A Vec __attribute__((vector_size(kChunk * sizeof(A))));
+          auto load = [](const A* from) __attribute__((always_inline)) {
+            Vec v;
+            std::memcpy(&v, from, sizeof v);
+            return v;
+          };
+          Vec a0 = {}, a1 = {}, a2 = {}, a3 = {};
+          const A* vr = V + j0 * Dvp + x0;
+          for (int64_t j = 0; j < kBk; j += 4, vr += 4 * Dvp) {
+            a0 += s[j] * load(vr);
+            a1 += s[j + 1] * load(vr + Dvp);
+            a2 += s[j + 2] * load(vr + 2 * Dvp);
+            a3 += s[j + 3] * load(vr + 3 * Dvp);
+          }
+          Vec ov = load(o + x0);
+          if (alpha != A(1)) ov *= alpha;
+          ov += (a0 + a1) + (a2 + a3);
+          std::memcpy(o + x0, &ov, sizeof ov);
+        }
+        m = mx;
+      }
+    }
+    // The skipped keys have weight 0 for every row of the block; the unfused P @ V still multiplies
+    // them, so a non-finite value there makes that output column NaN.
+    if (kv_end < tk) {
+      for (int64_t x = 0; x < Dv; ++x)
+        if (w.last_bad[static_cast<size_t>(x)] >= kv_end)
+          for (int64_t r = 0; r < nq; ++r) O[r * Dvp + x] = std::numeric_limits<A>::quiet_NaN();
+    }
+    T* out = static_cast<T*>(c.out);
+    const int64_t oo = (b * call.tq + i0) * Dv;
+    for (int64_t r = 0; r < nq; ++r) {
+      const A inv_l = w.l[static_cast<size_t>(r)];
+      for (int64_t x = 0; x < Dv; ++x) put(out, oo + r * Dv + x, O[r * Dvp + x] / inv_l);
+    }
+  }
+}
+
+// The same code compiled for the widest vectors the CPU has (the loops over keys and over the
+// value dim are what vectorizes).
+template <typename T, typename A>
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma"))) void block_avx512(const Ctx& c, int64_t t,
+                                                                                         Scratch<A>& w) {
+  block<T, A>(c, t, w);
+}
+template <typename T, typename A>
+__attribute__((target("avx2,fma"))) void block_avx2(const Ctx& c, int64_t t, Scratch<A>& w) {
+  block<T, A>(c, t, w);
+}
+template <typename T, typename A>
+void block_plain(const Ctx& c, int64_t t, Scratch<A>& w) {
+  block<T, A>(c, t, w);
+}
+
+template <typename T>
+const char* run(const Ctx& c, int64_t tasks) {
+  using A = AccOf<T>;
+  void (*fn)(const Ctx&, int64_t, Scratch<A>&) = block_plain<T, A>;
+  const char* isa = "portable";
+  if (host_has_avx512f())
+    fn = block_avx512<T, A>, isa = "avx512";
+  else if (host_has_avx2_fma())
+    fn = block_avx2<T, A>, isa = "avx2";
+  rt::parallel_for(tasks, [&](int64_t t) {
+    thread_local Scratch<A> w;
+    fn(c, t, w);
+  });
+  return isa;
+}
+
+// The tasks of `c` in its dtype's loops; the ISA that ran, or null for a dtype with no kernel.
+const char* compute(const Ctx& c, int64_t tasks) {
+  switch (c.call->dtype) {
+    case DType::Float32: return run<float>(c, tasks);
+    case DType::Float64: return run<double>(c, tasks);
+    case DType::Float16: return run<Half>(c, tasks);
+    case DType::BFloat16: return run<BFloat16>(c, tasks);
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+void run_attention(backend::AttentionCall& call) {
+  if (!is_floating(call.dtype)) return backend::run_attention_on_reference(call, "not a floating-point dtype");
+  std::shared_ptr<rt::Storage> out = call.allocate_output();
+  const int64_t qblocks = (call.tq + kBq - 1) / kBq;
+  // Enough tasks for the threads (two each), each as many query blocks as that leaves: a task
+  // converts its keys and values once for all its blocks.
+  const int64_t batch = call.batch_count();
+  const int64_t want = std::max<int64_t>(1, (2 * rt::num_cpu_threads() + batch - 1) / std::max<int64_t>(batch, 1));
+  const int64_t groups = std::min(qblocks, want), per_group = groups ? (qblocks + groups - 1) / groups : 0;
+  const int64_t tasks = call.dv > 0 ? batch * groups : 0;
+  Ctx c{&call, out->data(), qblocks, groups, per_group};
+  const char* isa = tasks > 0 ? compute(c, tasks) : "portable";
+  if (call.record) {  // for a flush plan: the same tasks over new addresses {q, k, v, mask, out}
+    auto saved = std::make_shared<backend::AttentionCall>(call);
+    saved->storage.clear();  // the replay's operands are its addresses, not this flush's buffers
+    saved->record = nullptr;
+    call.record->outputs.emplace_back(call.node(), out);
+    call.record->addresses = {call.q.data, call.k.data, call.v.data, call.params.has_mask() ? call.mask.data : nullptr,
+                              out->data()};
+    call.record->replay = [saved, c, tasks](void* const* a) mutable {
+      saved->q.data = a[0];
+      saved->k.data = a[1];
+      saved->v.data = a[2];
+      saved->mask.data = a[3];
+      c.call = saved.get();
+      c.out = a[4];
+      if (tasks > 0) compute(c, tasks);
+    };
+  }
+  ++call.run.stats.kernels_launched;
+  call.run.stats.bytes_moved += call.bytes;
+  call.finish(std::move(out));
+  call.log(std::string("blocked flash attention, ") + std::to_string(tasks) + " tasks of " + std::to_string(per_group) +
+           " blocks of " + std::to_string(kBq) + " query rows, key tiles of " + std::to_string(kBk) + " (" + isa + ")");
+}
+
+}  // namespace lf::cpu

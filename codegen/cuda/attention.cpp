@@ -1,0 +1,356 @@
+// An attention group on a GPU: a flash-attention kernel in CUDA C, compiled by NVRTC once per
+// (dtype, head dims, mask kind, causal, architecture) in the process. A block of 128 threads takes
+// kBm query rows of one batch (batch dims flattened into the grid); K and V stream through shared
+// memory in tiles of kBn keys; each row's online softmax (running max, running sum, rescaled
+// accumulator) lives in the registers of the 4 threads that share the row: each computes a quarter
+// of the row's scores of a tile and a quarter of its output columns. Causal blocks stop at the
+// diagonal. Floats compute in float32 (float64 for float64), loads of the 16-bit floats converted;
+// any strides (the permuted heads of a transformer are read as they are). Untested on a GPU so far.
+#include "codegen/backend/attention.h"
+
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "codegen/cuda/attention.h"
+#include "codegen/cuda/backend.h"
+#include "codegen/cuda/nvrtc.h"
+#include "runtime/cuda_driver.h"
+
+namespace lf::cuda {
+namespace {
+
+constexpr int kBm = 32, kBn = 32, kThreads = 128, kMaxBatchRank = 6;
+
+// The kernel's parameter block; the CUDA source declares the same struct (every field 8 bytes).
+struct Params {
+  const void* q;
+  const void* k;
+  const void* v;
+  const void* mask;
+  void* out;
+  long long tq, tk, qblocks, batch_rank;
+  long long qo, ko, vo, mo;
+  long long qsr, qsc, ksr, ksc, vsr, vsc, msr, msc;
+  long long batch[kMaxBatchRank], qb[kMaxBatchRank], kb[kMaxBatchRank], vb[kMaxBatchRank], mb[kMaxBatchRank];
+  double scale, post;
+};
+
+const char* kKernel = R"CUDA(
+#define BM 32
+#define BN 32
+#define NT 128
+#define NC ((DV + 3) / 4)
+struct Params {
+  const void* q; const void* k; const void* v; const void* mask; void* out;
+  long long tq, tk, qblocks, batch_rank;
+  long long qo, ko, vo, mo;
+  long long qsr, qsc, ksr, ksc, vsr, vsc, msr, msc;
+  long long batch[6], qb[6], kb[6], vb[6], mb[6];
+  double scale, post;
+};
+__device__ __forceinline__ float lf_h2f(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ __forceinline__ unsigned short lf_f2h(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ float lf_b2f(unsigned short b) { return __uint_as_float(((unsigned)b) << 16); }
+__device__ __forceinline__ unsigned short lf_f2b(float f) {
+  unsigned u = __float_as_uint(f);
+  if (f != f) return (unsigned short)((u >> 16) | 0x40u);
+  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+#if DTYPE == 0
+typedef float S; typedef float A;
+__device__ __forceinline__ A ld(const S* p, long long i) { return p[i]; }
+__device__ __forceinline__ void st(S* p, long long i, A a) { p[i] = a; }
+__device__ __forceinline__ A ex(A x) { return expf(x); }
+#elif DTYPE == 1
+typedef double S; typedef double A;
+__device__ __forceinline__ A ld(const S* p, long long i) { return p[i]; }
+__device__ __forceinline__ void st(S* p, long long i, A a) { p[i] = a; }
+__device__ __forceinline__ A ex(A x) { return exp(x); }
+#elif DTYPE == 2
+typedef unsigned short S; typedef float A;
+__device__ __forceinline__ A ld(const S* p, long long i) { return lf_h2f(p[i]); }
+__device__ __forceinline__ void st(S* p, long long i, A a) { p[i] = lf_f2h(a); }
+__device__ __forceinline__ A ex(A x) { return expf(x); }
+#else
+typedef unsigned short S; typedef float A;
+__device__ __forceinline__ A ld(const S* p, long long i) { return lf_b2f(p[i]); }
+__device__ __forceinline__ void st(S* p, long long i, A a) { p[i] = lf_f2b(a); }
+__device__ __forceinline__ A ex(A x) { return expf(x); }
+#endif
+// NaN wins, as the unfused max.
+__device__ __forceinline__ A nmax(A a, A b) { return (a != a) ? a : (b > a || b != b) ? b : a; }
+
+extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  A* Qs = (A*)smem;                 // [BM][D + 1]: odd row strides keep the rows on different banks
+  A* Ks = Qs + BM * (D + 1);        // [BN][D + 1]
+  A* Vs = Ks + BN * (D + 1);        // [BN][DV]
+  A* Ps = Vs + BN * DV;             // [BM][BN + 1]: the tile's probabilities
+  int* bad = (int*)(Ps + BM * (BN + 1));  // [DV]
+  const A inf = (A)__int_as_float(0x7f800000);
+  const A nan = (A)__int_as_float(0x7fc00000);
+  const int t = threadIdx.x, r = t >> 2, g = t & 3;
+  const long long blk = blockIdx.x, b = blk / P.qblocks, i0 = (blk % P.qblocks) * BM;
+  long long qo = P.qo, ko = P.ko, vo = P.vo, mo = P.mo, rem = b;
+  for (int d = (int)P.batch_rank - 1; d >= 0; --d) {
+    long long idx = rem % P.batch[d];
+    rem /= P.batch[d];
+    qo += idx * P.qb[d]; ko += idx * P.kb[d]; vo += idx * P.vb[d]; mo += idx * P.mb[d];
+  }
+  const S* q = (const S*)P.q;
+  const S* k = (const S*)P.k;
+  const S* v = (const S*)P.v;
+  for (int e = t; e < BM * D; e += NT) {
+    int rr = e / D, x = e % D;
+    long long i = i0 + rr;
+    Qs[rr * (D + 1) + x] = i < P.tq ? ld(q, qo + i * P.qsr + x * P.qsc) : (A)0;
+  }
+  const long long i = i0 + r;
+  const A scale = (A)P.scale, post = (A)P.post;
+  A m = -inf, l = 0, acc[NC];
+#pragma unroll
+  for (int c = 0; c < NC; ++c) acc[c] = 0;
+  const long long kv_end = CAUSAL ? min(P.tk, i0 + BM) : P.tk;
+  for (long long j0 = 0; j0 < kv_end; j0 += BN) {
+    __syncthreads();  // the last tile's readers are done (and Qs is written, the first time)
+    for (int e = t; e < BN * D; e += NT) {
+      int jj = e / D, x = e % D;
+      long long j = j0 + jj;
+      Ks[jj * (D + 1) + x] = j < P.tk ? ld(k, ko + j * P.ksr + x * P.ksc) : (A)0;
+    }
+    for (int e = t; e < BN * DV; e += NT) {
+      int jj = e / DV, x = e % DV;
+      long long j = j0 + jj;
+      Vs[jj * DV + x] = j < P.tk ? ld(v, vo + j * P.vsr + x * P.vsc) : (A)0;
+    }
+    __syncthreads();
+    A s[BN / 4];
+#pragma unroll
+    for (int c = 0; c < BN / 4; ++c) s[c] = 0;
+    for (int x = 0; x < D; ++x) {
+      const A a = Qs[r * (D + 1) + x];
+#pragma unroll
+      for (int c = 0; c < BN / 4; ++c) s[c] += a * Ks[(g + 4 * c) * (D + 1) + x];
+    }
+    A mx = m;
+#pragma unroll
+    for (int c = 0; c < BN / 4; ++c) {
+      const long long j = j0 + g + 4 * c;
+      A xv = s[c] * scale;
+#if MASK == 1
+      if (i < P.tq && j < P.tk) xv += ld((const S*)P.mask, mo + i * P.msr + j * P.msc);
+#elif MASK >= 2
+      if (i < P.tq && j < P.tk) {
+        bool set = ((const unsigned char*)P.mask)[mo + i * P.msr + j * P.msc] != 0;
+        if (set != (MASK == 2)) xv = -inf;
+      }
+#endif
+      if (CAUSAL && j > i) xv = -inf;
+      xv *= post;
+      if (j >= P.tk) xv = -inf;  // past the last key: weight 0 (its V row is 0)
+      s[c] = xv;
+      mx = nmax(mx, xv);
+    }
+    mx = nmax(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = nmax(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    // A row all -inf so far weighs its keys e^-inf = 0; if it stays so, l = 0 and 0 / 0 = NaN, as
+    // the unfused softmax gives.
+    const A sub = mx == -inf ? (A)0 : mx;
+    const A alpha = m == mx ? (A)1 : ex(m - sub);
+    A sum = 0;
+#pragma unroll
+    for (int c = 0; c < BN / 4; ++c) {
+      const A p = ex(s[c] - sub);
+      sum += p;
+      Ps[r * (BN + 1) + g + 4 * c] = p;
+    }
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    l = l * alpha + sum;
+    m = mx;
+#pragma unroll
+    for (int c = 0; c < NC; ++c) acc[c] *= alpha;
+    __syncwarp();  // the row's probabilities come from the 4 threads of this warp that share it
+    for (int jj = 0; jj < BN; ++jj) {
+      const A p = Ps[r * (BN + 1) + jj];
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        const int x = g + 4 * c;
+        if (x < DV) acc[c] += p * Vs[jj * DV + x];  // weight 0 included: 0 * NaN is NaN unfused too
+      }
+    }
+  }
+  // Keys after the diagonal have weight 0 for every row of the block; the unfused P @ V still
+  // multiplies them, so a non-finite value there makes that column NaN.
+  if (CAUSAL && kv_end < P.tk) {
+    for (int x = t; x < DV; x += NT) bad[x] = 0;
+    __syncthreads();
+    const long long n = (P.tk - kv_end) * DV;
+    for (long long e = t; e < n; e += NT) {
+      long long j = kv_end + e / DV;
+      int x = (int)(e % DV);
+      A val = ld(v, vo + j * P.vsr + x * P.vsc);
+      if (!(val - val == (A)0)) bad[x] = 1;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int c = 0; c < NC; ++c) {
+      const int x = g + 4 * c;
+      if (x < DV && bad[x]) acc[c] = nan;
+    }
+  }
+  if (i < P.tq) {
+    S* out = (S*)P.out;
+#pragma unroll
+    for (int c = 0; c < NC; ++c) {
+      const int x = g + 4 * c;
+      if (x < DV) st(out, (b * P.tq + i) * DV + x, acc[c] / l);
+    }
+  }
+}
+)CUDA";
+
+int dtype_code(DType d) {
+  switch (d) {
+    case DType::Float32:
+      return 0;
+    case DType::Float64:
+      return 1;
+    case DType::Float16:
+      return 2;
+    case DType::BFloat16:
+      return 3;
+    default:
+      return -1;
+  }
+}
+
+struct Loaded {
+  rt::cu::CUfunction fn = nullptr;
+  std::string error;  // why it did not compile or load
+};
+
+}  // namespace
+
+std::string attention_source(DType dtype, int64_t d, int64_t dv, int mask, bool causal) {
+  return "#define DTYPE " + std::to_string(dtype_code(dtype)) + "\n#define D " + std::to_string(d) + "\n#define DV " +
+         std::to_string(dv) + "\n#define MASK " + std::to_string(mask) + "\n#define CAUSAL " + (causal ? "1" : "0") +
+         "\n" + kKernel;
+}
+
+size_t attention_shared_bytes(DType dtype, int64_t d, int64_t dv) {
+  size_t a = dtype == DType::Float64 ? 8 : 4;
+  return a * static_cast<size_t>(kBm * (d + 1) + kBn * (d + 1) + kBn * dv + kBm * (kBn + 1)) +
+         4 * static_cast<size_t>(dv);
+}
+
+void run_attention(backend::AttentionCall& call) {
+  const int device = call.node()->device.index();
+  const size_t nb = call.batch.size();
+  if (dtype_code(call.dtype) < 0) return backend::run_attention_on_reference(call, "not a floating-point dtype");
+  if (nb > static_cast<size_t>(kMaxBatchRank))
+    return backend::run_attention_on_reference(call, "more than 6 batch dims");
+  const auto& cu = rt::cu::api();
+  rt::cu::CUdevice dev = 0;
+  int optin = 48 << 10;
+  if (cu.cuDeviceGet(&dev, device) == 0) cu.cuDeviceGetAttribute(&optin, rt::cu::kAttrMaxSharedPerBlockOptin, dev);
+  const size_t shared = attention_shared_bytes(call.dtype, call.d, call.dv);
+  if (shared > static_cast<size_t>(optin))
+    return backend::run_attention_on_reference(call, "head dims too large for the kernel's shared memory");
+  const std::string arch = arch_of(device);
+  const std::string key = std::to_string(dtype_code(call.dtype)) + "|" + std::to_string(call.d) + "|" +
+                          std::to_string(call.dv) + "|" + std::to_string(call.params.mask) + "|" +
+                          (call.params.causal ? "c" : "n") + "|" + arch + "|" + std::to_string(device);
+  static std::mutex mu;
+  static std::unordered_map<std::string, Loaded> kernels;  // for the process's lifetime, like modules
+  Loaded loaded;
+  bool compiled_now = false;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = kernels.find(key);
+    if (it == kernels.end()) {
+      std::string log;
+      auto cubin = nvrtc_compile(attention_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal),
+                                 "lf_attention", arch, /*quick=*/false, &log);
+      Loaded l;
+      rt::cu::context_of(device);  // the context current on this thread
+      rt::cu::CUmodule module = nullptr;
+      if (!cubin.ok())
+        l.error = std::string(cubin.status().message());
+      else if (rt::cu::CUresult r = cu.cuModuleLoadData(&module, cubin->data()); r != 0)
+        l.error = "cuModuleLoadData: " + rt::cu::error_text(r);
+      else if (rt::cu::CUresult r2 = cu.cuModuleGetFunction(&l.fn, module, "lf_attention"); r2 != 0)
+        l.error = "cuModuleGetFunction: " + rt::cu::error_text(r2);
+      else if (shared > (48u << 10))
+        LF_CU_CHECK(cu.cuFuncSetAttribute(l.fn, /*CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES=*/8,
+                                          static_cast<int>(shared)));
+      it = kernels.emplace(key, l).first;
+      compiled_now = true;
+    }
+    loaded = it->second;
+  }
+  if (!loaded.fn) return backend::run_attention_on_reference(call, "the kernel did not compile: " + loaded.error);
+  if (compiled_now) ++call.run.stats.kernels_compiled;
+  std::shared_ptr<rt::Storage> out = call.allocate_output();
+  const long long qblocks = (call.tq + kBm - 1) / kBm;
+  const long long blocks = static_cast<long long>(call.batch_count()) * qblocks;
+  if (blocks > 0 && call.dv > 0) {
+    if (blocks > INT32_MAX) return backend::run_attention_on_reference(call, "too many blocks for one grid");
+    Params p{};
+    auto addr = [](const kir::GemmOperand& o) { return o.data; };
+    p.q = addr(call.q);
+    p.k = addr(call.k);
+    p.v = addr(call.v);
+    p.mask = call.params.has_mask() ? addr(call.mask) : nullptr;
+    p.out = out->data();
+    p.tq = call.tq;
+    p.tk = call.tk;
+    p.qblocks = qblocks;
+    p.batch_rank = static_cast<long long>(nb);
+    p.qo = call.q.offset, p.ko = call.k.offset, p.vo = call.v.offset;
+    p.mo = call.params.has_mask() ? call.mask.offset : 0;
+    p.qsr = call.q.strides[nb], p.qsc = call.q.strides[nb + 1];
+    p.ksr = call.k.strides[nb], p.ksc = call.k.strides[nb + 1];
+    p.vsr = call.v.strides[nb], p.vsc = call.v.strides[nb + 1];
+    if (call.params.has_mask()) p.msr = call.mask.strides[nb], p.msc = call.mask.strides[nb + 1];
+    for (size_t d = 0; d < nb; ++d) {
+      p.batch[d] = call.batch[d];
+      p.qb[d] = call.q.strides[d];
+      p.kb[d] = call.k.strides[d];
+      p.vb[d] = call.v.strides[d];
+      p.mb[d] = call.params.has_mask() ? call.mask.strides[d] : 0;
+    }
+    p.scale = call.params.scale;
+    p.post = call.params.post_scale;
+    auto fn = loaded.fn;
+    auto launch = [fn, blocks, shared, device](Params& params) {
+      rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
+      void* args[] = {&params};
+      LF_CU_CHECK(rt::cu::api().cuLaunchKernel(fn, static_cast<unsigned>(blocks), 1, 1, kThreads, 1, 1,
+                                                  static_cast<unsigned>(shared), ctx.stream, args, nullptr));
+    };
+    launch(p);
+    if (call.record) {  // for a flush plan: the kernel again over new addresses {q, k, v, mask, out}
+      call.record->outputs.emplace_back(call.node(), out);
+      call.record->addresses = {p.q, p.k, p.v, p.mask, p.out};
+      call.record->replay = [p, launch](void* const* a) mutable {
+        p.q = a[0], p.k = a[1], p.v = a[2], p.mask = a[3], p.out = a[4];
+        launch(p);
+      };
+    }
+    ++call.run.stats.kernels_launched;
+    call.run.stats.bytes_moved += call.bytes;
+  } else if (call.record) {
+    call.record->outputs.emplace_back(call.node(), out);
+    call.record->addresses = {out->data()};
+    call.record->replay = [](void* const*) {};  // nothing to compute: the output is empty
+  }
+  call.finish(std::move(out));
+  call.log("flash attention kernel (CUDA C, NVRTC" + std::string(compiled_now ? ", compiled now" : "") +
+           "): " + std::to_string(blocks) + " blocks of " + std::to_string(kBm) + " query rows, key tiles of " +
+           std::to_string(kBn));
+}
+
+}  // namespace lf::cuda

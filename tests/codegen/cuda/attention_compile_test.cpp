@@ -1,0 +1,42 @@
+// The CUDA flash-attention kernel (codegen/cuda/attention.cpp) compiles with NVRTC for sm_90 in
+// every variant the backend can ask for. Runs without a GPU (NVRTC only); the kernel's results are
+// checked on a GPU by tests/codegen/fuse/attention_test.cpp, whose default device is CUDA there.
+#include <gtest/gtest.h>
+
+#include "codegen/cuda/attention.h"
+#include "codegen/cuda/nvrtc.h"
+
+namespace lf {
+namespace {
+
+TEST(CudaAttention, EveryVariantCompilesWithNvrtc) {
+  if (!cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90").ok())
+    GTEST_SKIP() << "NVRTC is not available here";
+  struct V {
+    DType dtype;
+    int64_t d, dv;
+    int mask;
+    bool causal;
+  };
+  std::vector<V> variants;
+  for (DType dt : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16})
+    for (int mask = 0; mask < 4; ++mask) variants.push_back({dt, 64, 64, mask, mask == 0});
+  for (int64_t d : {16, 32, 128, 256}) variants.push_back({DType::Float32, d, d, 0, true});
+  variants.push_back({DType::Float32, 20, 12, 1, false});  // head dims not a multiple of 4 or of each other
+  for (const V& v : variants) {
+    std::string src = cuda::attention_source(v.dtype, v.d, v.dv, v.mask, v.causal);
+    Status s = cuda::check_compiles(src, "lf_attention", "sm_90");
+    EXPECT_TRUE(s.ok()) << dtype_name(v.dtype) << " d " << v.d << " dv " << v.dv << " mask " << v.mask << ":\n"
+                        << s.message();
+  }
+}
+
+TEST(CudaAttention, SharedMemoryFitsTheH100) {
+  // 227 KiB a block with the opt-in attribute on sm_90: head dims up to 256 in float32, and in float64.
+  EXPECT_LE(cuda::attention_shared_bytes(DType::Float32, 256, 256), 227u << 10);
+  EXPECT_LE(cuda::attention_shared_bytes(DType::Float64, 256, 256), 227u << 10);
+  EXPECT_LE(cuda::attention_shared_bytes(DType::Float32, 64, 64), 48u << 10);  // no opt-in needed
+}
+
+}  // namespace
+}  // namespace lf
