@@ -31,6 +31,7 @@ void manual_seed(uint64_t seed);
 Tensor rand(Shape shape, DType dtype = DType::Float32);
 Tensor randn(Shape shape, DType dtype = DType::Float32);
 
+
 // ---- Elementwise arithmetic and comparisons (tensor with tensor, or with a C++ number).
 Tensor operator+(const Tensor& a, const Tensor& b);
 Tensor operator-(const Tensor& a, const Tensor& b);
@@ -111,6 +112,44 @@ Tensor isnan(const Tensor& x);
 Tensor isinf(const Tensor& x);
 Tensor isfinite(const Tensor& x);
 Tensor cast(const Tensor& x, DType dtype);
+
+// ---- Division family and bitwise ops (issue 23), PyTorch's names, promotion and semantics.
+// remainder (also %): the sign of the divisor (Python's %); fmod: the sign of the dividend;
+// floor_divide: the quotient rounded down (PyTorch >= 1.13). Integer division by zero gives 0
+// (as numpy; PyTorch raises on the CPU), INT_MIN / -1 wraps to INT_MIN. Bool with bool is an error.
+Tensor remainder(const Tensor& a, const Tensor& b);
+Tensor remainder(const Tensor& a, Scalar b);
+Tensor remainder(Scalar a, const Tensor& b);
+Tensor fmod(const Tensor& a, const Tensor& b);
+Tensor fmod(const Tensor& a, Scalar b);
+Tensor floor_divide(const Tensor& a, const Tensor& b);
+Tensor floor_divide(const Tensor& a, Scalar b);
+Tensor operator%(const Tensor& a, const Tensor& b);
+Tensor operator%(const Tensor& a, Scalar b);
+// Bool and integers only (floats are an error); shifts integers only. A shift by a negative amount
+// or by the width or more gives 0 (left) or the sign fill (right), as PyTorch.
+Tensor bitwise_and(const Tensor& a, const Tensor& b);
+Tensor bitwise_and(const Tensor& a, Scalar b);
+Tensor bitwise_or(const Tensor& a, const Tensor& b);
+Tensor bitwise_or(const Tensor& a, Scalar b);
+Tensor bitwise_xor(const Tensor& a, const Tensor& b);
+Tensor bitwise_xor(const Tensor& a, Scalar b);
+Tensor bitwise_not(const Tensor& x);
+Tensor bitwise_left_shift(const Tensor& a, const Tensor& b);
+Tensor bitwise_left_shift(const Tensor& a, Scalar b);
+Tensor bitwise_right_shift(const Tensor& a, const Tensor& b);
+Tensor bitwise_right_shift(const Tensor& a, Scalar b);
+Tensor operator&(const Tensor& a, const Tensor& b);
+Tensor operator|(const Tensor& a, const Tensor& b);
+Tensor operator^(const Tensor& a, const Tensor& b);
+Tensor operator&(const Tensor& a, Scalar b);
+Tensor operator|(const Tensor& a, Scalar b);
+Tensor operator^(const Tensor& a, Scalar b);
+Tensor operator~(const Tensor& x);
+Tensor operator<<(const Tensor& a, const Tensor& b);
+Tensor operator>>(const Tensor& a, const Tensor& b);
+Tensor operator<<(const Tensor& a, Scalar b);
+Tensor operator>>(const Tensor& a, Scalar b);
 
 // ---- Reductions. Empty `dims` reduces over all dims; negative dims count from the end.
 // Empty sum is 0, empty prod 1, empty mean NaN; max/min/argmax/argmin of nothing throw.

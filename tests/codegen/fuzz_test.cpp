@@ -258,6 +258,7 @@ class Graph {
         {"gelu_tanh", [](const Tensor& x) { return lf::gelu(x, true); }, 1},
         {"isnan", lf::isnan, 3},    {"isinf", lf::isinf, 3},      {"isfinite", lf::isfinite, 3},
         {"not", [](const Tensor& x) { return !x; }, 3},
+        {"bitwise_not", [](const Tensor& x) { return ~x; }, 3},  // issue 23
     };
     const U& u = rng_.pick(kOps);
     bool nan_edge = std::string(u.name).rfind("is", 0) == 0;  // isnan & co: exact unless NaN-fuzzy
@@ -273,8 +274,14 @@ class Graph {
 
   void binary(const Val& a) {
     static const std::vector<const char*> kOps = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "atan2",
-                                                  "and", "or"};
+                                                  "and", "or",
+                                                  // issue 23: the division family and the bitwise ops
+                                                  "remainder", "fmod", "floor_divide", "bitwise_and", "bitwise_or",
+                                                  "bitwise_xor", "shl", "shr"};
     std::string op = rng_.pick(kOps);
+    // Discontinuous in their operands: last-bit-different inputs may give far-apart results.
+    bool discrete = op == "remainder" || op == "fmod" || op == "floor_divide";
+    if (discrete && a.fuzzy) return;
     bool use_scalar = rng_.chance(0.3);
     bool swap = rng_.chance(0.3);
     auto apply = [&](const Tensor& x, const Tensor& y) -> Tensor {
@@ -287,11 +294,20 @@ class Graph {
       if (op == "minimum") return lf::minimum(x, y);
       if (op == "atan2") return lf::atan2(x, y);
       if (op == "and") return x && y;
+      if (op == "remainder") return lf::remainder(x, y);
+      if (op == "fmod") return lf::fmod(x, y);
+      if (op == "floor_divide") return lf::floor_divide(x, y);
+      if (op == "bitwise_and") return x & y;
+      if (op == "bitwise_or") return x | y;
+      if (op == "bitwise_xor") return x ^ y;
+      if (op == "shl") return x << y;
+      if (op == "shr") return x >> y;
       return x || y;
     };
     bool transcendental = op == "pow" || op == "atan2";
     bool domain = op == "div" || op == "pow";
-    if (use_scalar && op != "and" && op != "or" && op != "atan2") {
+    if (use_scalar && op != "and" && op != "or" && op != "atan2" && !discrete && op.rfind("bitwise", 0) != 0 &&
+        op != "shl" && op != "shr") {
       static const std::vector<double> kScalars = {2, -1, 0.5, 3, 0, 1.5, -2.25};
       double s = rng_.pick(kScalars);
       bool as_int = rng_.chance(0.4) && s == std::round(s);
@@ -314,6 +330,7 @@ class Graph {
     const Val& b = operand_for(a.t.shape());
     Val bv = b;  // operand_for may grow vals_
     if ((op == "div" || op == "atan2" || op == "pow") && (swap ? a.cancels : bv.cancels)) return;
+    if (discrete && bv.fuzzy) return;
     Tensor r = swap ? apply(bv.t, a.t) : apply(a.t, bv.t);
     bool fuzzy_in = a.fuzzy || bv.fuzzy;
     bool fl = is_floating(r.dtype());
