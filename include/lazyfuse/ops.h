@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include <utility>
 #include <vector>
@@ -30,7 +31,6 @@ Tensor scalar(double value, DType dtype = DType::Float32);
 void manual_seed(uint64_t seed);
 Tensor rand(Shape shape, DType dtype = DType::Float32);
 Tensor randn(Shape shape, DType dtype = DType::Float32);
-
 
 // ---- Elementwise arithmetic and comparisons (tensor with tensor, or with a C++ number).
 Tensor operator+(const Tensor& a, const Tensor& b);
@@ -150,6 +150,29 @@ Tensor operator<<(const Tensor& a, const Tensor& b);
 Tensor operator>>(const Tensor& a, const Tensor& b);
 Tensor operator<<(const Tensor& a, Scalar b);
 Tensor operator>>(const Tensor& a, Scalar b);
+
+// ---- Composites of issue 23 (PyTorch's names and semantics; they fuse like their primitives).
+// lerp: start + weight * (end - start), PyTorch's two-sided formula; one floating dtype.
+Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight);
+Tensor lerp(const Tensor& start, const Tensor& end, Scalar weight);
+// clamp with tensor bounds (either may be std::nullopt); the result has the promoted dtype.
+Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optional<Tensor>& max);
+Tensor clamp_min(const Tensor& x, const Tensor& min);
+Tensor clamp_min(const Tensor& x, Scalar min);
+Tensor clamp_max(const Tensor& x, const Tensor& max);
+Tensor clamp_max(const Tensor& x, Scalar max);
+// |a - b| <= atol + rtol * |b| (or a == b; both NaN with equal_nan); a and b of one dtype.
+Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8,
+              bool equal_nan = false);  // a sync point
+Tensor where(const Tensor& cond, Scalar a, Scalar b);  // float32, int64 or bool, by the numbers' kinds
+// any / all: bool (NaN counts as true); count_nonzero: int64. norm: torch.linalg.vector_norm over
+// `dims` (empty: all) for p = 2, 1, inf, -inf, 0 or any other number; "fro" is the 2-norm.
+Tensor any(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor all(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor count_nonzero(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor norm(const Tensor& x, double p = 2, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor norm(const Tensor& x, const std::string& p, std::vector<int64_t> dims = {}, bool keepdim = false);
 
 // ---- Reductions. Empty `dims` reduces over all dims; negative dims count from the end.
 // Empty sum is 0, empty prod 1, empty mean NaN; max/min/argmax/argmin of nothing throw.
