@@ -32,6 +32,29 @@ void manual_seed(uint64_t seed);
 Tensor rand(Shape shape, DType dtype = DType::Float32);
 Tensor randn(Shape shape, DType dtype = DType::Float32);
 
+// ---- Creation of issue 23 (PyTorch's names and semantics). The *_like ops take x's shape and
+// device and, unless given, its dtype; empty_like is zeros. eye, linspace and logspace are
+// generators fused into their consumers; the random ops draw from the same counter-based stream
+// as rand (the same numbers fused or unfused, on any device).
+Tensor zeros_like(const Tensor& x, std::optional<DType> dtype = std::nullopt);
+Tensor ones_like(const Tensor& x, std::optional<DType> dtype = std::nullopt);
+Tensor full_like(const Tensor& x, double value, std::optional<DType> dtype = std::nullopt);
+Tensor empty_like(const Tensor& x, std::optional<DType> dtype = std::nullopt);
+Tensor rand_like(const Tensor& x, std::optional<DType> dtype = std::nullopt);
+Tensor randn_like(const Tensor& x, std::optional<DType> dtype = std::nullopt);
+Tensor eye(int64_t n, DType dtype = DType::Float32);
+Tensor eye(int64_t n, int64_t m, DType dtype = DType::Float32);
+Tensor linspace(double start, double end, int64_t steps, DType dtype = DType::Float32);
+Tensor logspace(double start, double end, int64_t steps, double base = 10, DType dtype = DType::Float32);
+Tensor randint(int64_t low, int64_t high, Shape shape, DType dtype = DType::Int64);  // [low, high)
+Tensor bernoulli(const Tensor& p);            // 1 with probability p, in p's dtype
+Tensor bernoulli(const Tensor& x, double p);  // x's shape and dtype, probability p
+Tensor dropout(const Tensor& x, double p = 0.5, bool training = true);  // x * mask / (1 - p)
+Tensor normal(const Tensor& mean, const Tensor& std);
+Tensor normal(const Tensor& mean, double std = 1);
+Tensor normal(double mean, const Tensor& std);
+Tensor normal(double mean, double std, Shape shape, DType dtype = DType::Float32);
+
 // ---- Elementwise arithmetic and comparisons (tensor with tensor, or with a C++ number).
 Tensor operator+(const Tensor& a, const Tensor& b);
 Tensor operator-(const Tensor& a, const Tensor& b);
