@@ -32,14 +32,13 @@ void check_finite(const char* op, double a, double b) {
 
 // PyTorch's linspace: start + step * i in the first half, end - step * (steps - 1 - i) in the
 // second (so both ends are exact), computed in the dtype (double for integers, then truncated).
-Tensor linspace_in(const char* op, double start, double end, int64_t steps, DType compute) {
+Tensor linspace_in(double start, double end, int64_t steps, DType compute) {
   if (steps == 1) return full({1}, start, compute);
   Tensor i = arange(0, static_cast<double>(steps), 1, compute);
   double step = compute == DType::Float64
                     ? (end - start) / static_cast<double>(steps - 1)
                     : static_cast<double>((static_cast<float>(end) - static_cast<float>(start)) /
                                           static_cast<float>(steps - 1));
-  (void)op;
   return where(i < static_cast<double>(steps / 2), start + step * i,
                end - step * (static_cast<double>(steps - 1) - i));
 }
@@ -86,7 +85,7 @@ Tensor linspace(double start, double end, int64_t steps, DType dtype) {
   check_finite("linspace", start, end);
   check_steps("linspace", steps, dtype);
   if (steps == 0) return zeros({0}, dtype);
-  return cast(linspace_in("linspace", start, end, steps, linspace_compute(dtype)), dtype);
+  return cast(linspace_in(start, end, steps, linspace_compute(dtype)), dtype);
 }
 
 Tensor logspace(double start, double end, int64_t steps, double base, DType dtype) {
@@ -94,7 +93,7 @@ Tensor logspace(double start, double end, int64_t steps, double base, DType dtyp
   check_steps("logspace", steps, dtype);
   if (steps == 0) return zeros({0}, dtype);
   DType c = linspace_compute(dtype);
-  return cast(pow(full({}, base, c), linspace_in("logspace", start, end, steps, c)), dtype);
+  return cast(pow(full({}, base, c), linspace_in(start, end, steps, c)), dtype);
 }
 
 // floor(u * (high - low)) + low over a float64 uniform u (53 bits), limited to high - 1 against
