@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "codegen/ir/dtype_dispatch.h"
+#include "frontend/random.h"
 #include "frontend/record.h"
 #include "lazyfuse/ops.h"
 #include "lazyfuse/runtime.h"
@@ -54,16 +55,16 @@ RandomState& random_state() {
   return s;
 }
 
-Tensor random(ir::Op op, const char* name, Shape shape, DType dtype) {
+}  // namespace
+
+Tensor detail::random(ir::Op op, const char* name, Shape shape, DType dtype, Device device) {
   if (!is_floating(dtype)) fail(name, std::string("needs a floating dtype, not ") + dtype_name(dtype));
   detail::check_shape(name, shape, dtype);
   ir::Attrs a;
   a.seed = random_state().seed.load();
   a.counter = random_state().counter.fetch_add(static_cast<uint64_t>(shape_numel(shape)));
-  return detail::record(op, dtype, default_device(), std::move(shape), {}, a);
+  return detail::record(op, dtype, device, std::move(shape), {}, a);
 }
-
-}  // namespace
 
 Tensor from_vector(const std::vector<bool>& d, Shape s) { return from_host(d, std::move(s), DType::Bool); }
 Tensor from_vector(const std::vector<int32_t>& d, Shape s) { return from_host(d, std::move(s), DType::Int32); }
@@ -126,7 +127,11 @@ void manual_seed(uint64_t seed) {
   random_state().counter.store(0);
 }
 
-Tensor rand(Shape shape, DType dtype) { return random(ir::Op::Rand, "rand", std::move(shape), dtype); }
-Tensor randn(Shape shape, DType dtype) { return random(ir::Op::Randn, "randn", std::move(shape), dtype); }
+Tensor rand(Shape shape, DType dtype) {
+  return detail::random(ir::Op::Rand, "rand", std::move(shape), dtype, default_device());
+}
+Tensor randn(Shape shape, DType dtype) {
+  return detail::random(ir::Op::Randn, "randn", std::move(shape), dtype, default_device());
+}
 
 }  // namespace lf

@@ -36,6 +36,9 @@ Tensor unary(Op op, const Tensor& x) {
     case DTypeRule::kLogical:
       if (d != DType::Bool) fail(name, "needs a bool tensor; compare first (x != 0)", {&x});
       return record(op, DType::Bool, x.device(), x.shape(), {&x});
+    case DTypeRule::kBitwise:
+      if (is_floating(d)) fail(name, "is only defined for bool and integer tensors", {&x});
+      return record(op, d, x.device(), x.shape(), {&x});
     default: return record(op, d, x.device(), x.shape(), {&x});
   }
 }
@@ -55,6 +58,12 @@ std::pair<DType, DType> binary_dtypes(Op op, DType common, const Tensor& a, cons
     case DTypeRule::kLogical:
       if (a.dtype() != DType::Bool || b.dtype() != DType::Bool) fail(name, "needs bool operands", {&a, &b});
       return {DType::Bool, DType::Bool};
+    case DTypeRule::kBitwise:
+      if (is_floating(common)) fail(name, "is only defined for bool and integer operands", {&a, &b});
+      return {common, common};
+    case DTypeRule::kShift:
+      if (!is_integral(common) || common == DType::Bool) fail(name, "is only defined for integer operands", {&a, &b});
+      return {common, common};
     default: return {common, common};
   }
 }
@@ -240,6 +249,39 @@ Tensor where(const Tensor& cond, Scalar a, const Tensor& b) {
   check_scalar_fits("where", a, d, b);
   return where(cond, Tensor(detail::scalar_operand({}, a, d, b.device())), b);
 }
+
+// ---- Division family and bitwise ops (issue 23).
+Tensor remainder(const Tensor& a, const Tensor& b) { return binary(Op::Remainder, a, b); }
+Tensor remainder(const Tensor& a, Scalar b) { return binary(Op::Remainder, a, b, false); }
+Tensor remainder(Scalar a, const Tensor& b) { return binary(Op::Remainder, b, a, true); }
+Tensor fmod(const Tensor& a, const Tensor& b) { return binary(Op::Fmod, a, b); }
+Tensor fmod(const Tensor& a, Scalar b) { return binary(Op::Fmod, a, b, false); }
+Tensor floor_divide(const Tensor& a, const Tensor& b) { return binary(Op::FloorDivide, a, b); }
+Tensor floor_divide(const Tensor& a, Scalar b) { return binary(Op::FloorDivide, a, b, false); }
+Tensor operator%(const Tensor& a, const Tensor& b) { return binary(Op::Remainder, a, b); }
+Tensor operator%(const Tensor& a, Scalar b) { return binary(Op::Remainder, a, b, false); }
+Tensor bitwise_and(const Tensor& a, const Tensor& b) { return binary(Op::BitwiseAnd, a, b); }
+Tensor bitwise_and(const Tensor& a, Scalar b) { return binary(Op::BitwiseAnd, a, b, false); }
+Tensor bitwise_or(const Tensor& a, const Tensor& b) { return binary(Op::BitwiseOr, a, b); }
+Tensor bitwise_or(const Tensor& a, Scalar b) { return binary(Op::BitwiseOr, a, b, false); }
+Tensor bitwise_xor(const Tensor& a, const Tensor& b) { return binary(Op::BitwiseXor, a, b); }
+Tensor bitwise_xor(const Tensor& a, Scalar b) { return binary(Op::BitwiseXor, a, b, false); }
+Tensor bitwise_not(const Tensor& x) { return unary(Op::BitwiseNot, x); }
+Tensor bitwise_left_shift(const Tensor& a, const Tensor& b) { return binary(Op::BitwiseLeftShift, a, b); }
+Tensor bitwise_left_shift(const Tensor& a, Scalar b) { return binary(Op::BitwiseLeftShift, a, b, false); }
+Tensor bitwise_right_shift(const Tensor& a, const Tensor& b) { return binary(Op::BitwiseRightShift, a, b); }
+Tensor bitwise_right_shift(const Tensor& a, Scalar b) { return binary(Op::BitwiseRightShift, a, b, false); }
+Tensor operator&(const Tensor& a, const Tensor& b) { return bitwise_and(a, b); }
+Tensor operator|(const Tensor& a, const Tensor& b) { return bitwise_or(a, b); }
+Tensor operator^(const Tensor& a, const Tensor& b) { return bitwise_xor(a, b); }
+Tensor operator&(const Tensor& a, Scalar b) { return bitwise_and(a, b); }
+Tensor operator|(const Tensor& a, Scalar b) { return bitwise_or(a, b); }
+Tensor operator^(const Tensor& a, Scalar b) { return bitwise_xor(a, b); }
+Tensor operator~(const Tensor& x) { return bitwise_not(x); }
+Tensor operator<<(const Tensor& a, const Tensor& b) { return bitwise_left_shift(a, b); }
+Tensor operator>>(const Tensor& a, const Tensor& b) { return bitwise_right_shift(a, b); }
+Tensor operator<<(const Tensor& a, Scalar b) { return bitwise_left_shift(a, b); }
+Tensor operator>>(const Tensor& a, Scalar b) { return bitwise_right_shift(a, b); }
 
 Tensor cast(const Tensor& x, DType dtype) {
   detail::check_defined("cast", {&x});

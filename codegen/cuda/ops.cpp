@@ -38,6 +38,44 @@ template <class T> __device__ __forceinline__ T lf_ipow(T a, T e) {
   while (e) { if (e & 1) r *= a; a *= a; e >>= 1; }
   return r;
 }
+// remainder, fmod, floor_divide and shifts as codegen/reference/math.h defines them: integer
+// division by 0 gives 0, INT_MIN / -1 wraps.
+template <class T> __device__ __forceinline__ T lf_ifmod(T a, T b) { return (b == 0 || b == -1) ? (T)0 : (T)(a % b); }
+template <class T> __device__ __forceinline__ T lf_irem(T a, T b) {
+  T r = lf_ifmod<T>(a, b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? (T)(r + b) : r;
+}
+template <class T> __device__ __forceinline__ T lf_ifloordiv(T a, T b) {
+  if (b == 0) return (T)0;
+  if (b == -1) return (T)(0ull - (u64)a);
+  T q = a / b, r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? (T)(q - 1) : q;
+}
+__device__ __forceinline__ float lf_fmodx(float a, float b) { return fmodf(a, b); }
+__device__ __forceinline__ double lf_fmodx(double a, double b) { return fmod(a, b); }
+__device__ __forceinline__ float lf_floorx(float a) { return floorf(a); }
+__device__ __forceinline__ double lf_floorx(double a) { return floor(a); }
+__device__ __forceinline__ float lf_copysignx(float a, float b) { return copysignf(a, b); }
+__device__ __forceinline__ double lf_copysignx(double a, double b) { return copysign(a, b); }
+template <class T> __device__ __forceinline__ T lf_frem(T a, T b) {
+  T m = lf_fmodx(a, b);
+  return (m != 0 && ((b < 0) != (m < 0))) ? m + b : m;
+}
+template <class T> __device__ __forceinline__ T lf_ffloordiv(T a, T b) {
+  if (b == 0) return a / b;
+  T mod = lf_fmodx(a, b);
+  T div = (a - mod) / b;
+  if (mod != 0 && ((b < 0) != (mod < 0))) div -= (T)1;
+  if (div == 0) return lf_copysignx((T)0, a / b);
+  T fl = lf_floorx(div);
+  return div - fl > (T)0.5 ? fl + (T)1 : fl;
+}
+template <class T> __device__ __forceinline__ T lf_shl(T a, T b) {
+  return (b < 0 || b >= (T)(sizeof(T) * 8)) ? (T)0 : (T)((u64)a << b);
+}
+template <class T> __device__ __forceinline__ T lf_shr(T a, T b) {
+  return (b < 0 || b >= (T)(sizeof(T) * 8)) ? (T)(a < 0 ? -1 : 0) : (T)(a >> b);
+}
 __device__ __forceinline__ u64 lf_mix(u64 seed, u64 index) {
   u64 z = seed + (index + 1) * 0x9E3779B97F4A7C15ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -155,6 +193,15 @@ std::string elementwise(Op op, const std::vector<std::string>& a, DType dt) {
     case Op::Ge: return "(" + x + " >= " + y + ")";
     case Op::LogicalAnd: return "(" + x + " && " + y + ")";
     case Op::LogicalOr: return "(" + x + " || " + y + ")";
+    case Op::Remainder: return (fl ? "lf_frem<" : "lf_irem<") + t + ">(" + x + ", " + y + ")";
+    case Op::Fmod: return fl ? "lf_fmodx(" + x + ", " + y + ")" : "lf_ifmod<" + t + ">(" + x + ", " + y + ")";
+    case Op::FloorDivide: return (fl ? "lf_ffloordiv<" : "lf_ifloordiv<") + t + ">(" + x + ", " + y + ")";
+    case Op::BitwiseAnd: return "((" + t + ")(" + x + " & " + y + "))";
+    case Op::BitwiseOr: return "((" + t + ")(" + x + " | " + y + "))";
+    case Op::BitwiseXor: return "((" + t + ")(" + x + " ^ " + y + "))";
+    case Op::BitwiseNot: return dt == DType::Bool ? "(!" + x + ")" : "((" + t + ")~" + x + ")";
+    case Op::BitwiseLeftShift: return "lf_shl<" + t + ">(" + x + ", " + y + ")";
+    case Op::BitwiseRightShift: return "lf_shr<" + t + ">(" + x + ", " + y + ")";
 #include "codegen/ir/not_elementwise_cases.inc"
       break;
   }

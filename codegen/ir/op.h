@@ -31,6 +31,8 @@ enum class DTypeRule : uint8_t {
   kTrueDiv,       // promoted, then integers to float32
   kFloatBinary,   // promoted, then integers to float32
   kCompare,       // promoted; result Bool
+  kBitwise,       // Bool or integers, promoted; floats are an error
+  kShift,         // integers, promoted; Bool and floats are an error
 };
 
 struct OpInfo {

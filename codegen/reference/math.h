@@ -141,4 +141,83 @@ T pow(T a, T b) {
   }
 }
 
+// ---- Division family and bitwise ops (issue 23). PyTorch's formulas; integer division by zero
+// gives 0 (numpy's choice: PyTorch raises on the CPU and returns garbage on a GPU), and
+// INT_MIN / -1 wraps to INT_MIN (remainder 0), so no integer input is undefined behaviour.
+template <typename T>
+T fmod(T a, T b) {  // sign of the dividend
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::fmod(a, b);
+  } else {
+    if (b == 0 || b == -1) return T(0);
+    return static_cast<T>(a % b);
+  }
+}
+template <typename T>
+T remainder(T a, T b) {  // sign of the divisor (Python's %)
+  T r = fmod(a, b);
+  if constexpr (std::is_floating_point_v<T>) {
+    if (r != 0 && ((b < 0) != (r < 0))) r += b;
+  } else {
+    if (r != 0 && ((b < 0) != (r < 0))) r = add(r, b);
+  }
+  return r;
+}
+template <typename T>
+T floor_divide(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    // PyTorch's div_floor_floating: exact for representable quotients, a / b for b == 0.
+    if (b == 0) return a / b;
+    T mod = std::fmod(a, b);
+    T div = (a - mod) / b;
+    if (mod != 0 && ((b < 0) != (mod < 0))) div -= T(1);
+    if (div == 0) return std::copysign(T(0), a / b);
+    T fl = std::floor(div);
+    if (div - fl > T(0.5)) fl += T(1);
+    return fl;
+  } else {
+    if (b == 0) return T(0);
+    if (b == -1) return neg(a);
+    T q = static_cast<T>(a / b);
+    T r = static_cast<T>(a % b);
+    if (r != 0 && ((b < 0) != (r < 0))) q = static_cast<T>(q - 1);
+    return q;
+  }
+}
+template <typename T>
+T bitwise_and(T a, T b) {
+  return static_cast<T>(a & b);
+}
+template <typename T>
+T bitwise_or(T a, T b) {
+  return static_cast<T>(a | b);
+}
+template <typename T>
+T bitwise_xor(T a, T b) {
+  return static_cast<T>(a ^ b);
+}
+template <typename T>
+T bitwise_not(T x) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return !x;
+  } else {
+    return static_cast<T>(~x);
+  }
+}
+// Shifts by a negative amount or by the width or more give 0 (left) or the sign fill (right), as
+// PyTorch defines them; the left shift wraps (computed unsigned).
+template <typename T>
+T shift_left(T a, T b) {
+  constexpr T kBits = static_cast<T>(sizeof(T) * 8);
+  if (b < 0 || b >= kBits) return T(0);
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(static_cast<U>(a) << b));
+}
+template <typename T>
+T shift_right(T a, T b) {
+  constexpr T kBits = static_cast<T>(sizeof(T) * 8);
+  if (b < 0 || b >= kBits) return static_cast<T>(a < 0 ? -1 : 0);
+  return static_cast<T>(a >> b);
+}
+
 }  // namespace lf::ref

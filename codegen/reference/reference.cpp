@@ -92,6 +92,8 @@ template <typename T>
 constexpr bool reachable(ir::DTypeRule r) {
   using R = ir::DTypeRule;
   if (r == R::kFloat || r == R::kFloatBinary || r == R::kTrueDiv) return std::is_floating_point_v<T>;
+  if (r == R::kBitwise) return std::is_integral_v<T>;
+  if (r == R::kShift) return std::is_integral_v<T> && !std::is_same_v<T, bool>;
   if (std::is_same_v<T, bool>) return r == R::kAny || r == R::kPredicate || r == R::kLogical || r == R::kCompare;
   return r != R::kLogical;
 }
@@ -151,6 +153,15 @@ Value elementwise_typed(const Node& node, const std::vector<Value>& in) {
           case Op::Pow: out[i] = ref::pow(x, b[i]); break;
           case Op::Maximum: out[i] = ref::maximum(x, b[i]); break;
           case Op::Minimum: out[i] = ref::minimum(x, b[i]); break;
+          case Op::Remainder: out[i] = ref::remainder(x, b[i]); break;
+          case Op::Fmod: out[i] = ref::fmod(x, b[i]); break;
+          case Op::FloorDivide: out[i] = ref::floor_divide(x, b[i]); break;
+          case Op::BitwiseAnd: out[i] = ref::bitwise_and(x, b[i]); break;
+          case Op::BitwiseOr: out[i] = ref::bitwise_or(x, b[i]); break;
+          case Op::BitwiseXor: out[i] = ref::bitwise_xor(x, b[i]); break;
+          case Op::BitwiseLeftShift: out[i] = ref::shift_left(x, b[i]); break;
+          case Op::BitwiseRightShift: out[i] = ref::shift_right(x, b[i]); break;
+          case Op::BitwiseNot: out[i] = ref::bitwise_not(x); break;
           default: throw Error(std::string("reference: ") + op_name(node.op) + " is not defined on int64");
         }
       }

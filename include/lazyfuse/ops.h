@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include <utility>
 #include <vector>
@@ -30,6 +31,29 @@ Tensor scalar(double value, DType dtype = DType::Float32);
 void manual_seed(uint64_t seed);
 Tensor rand(Shape shape, DType dtype = DType::Float32);
 Tensor randn(Shape shape, DType dtype = DType::Float32);
+
+// ---- Creation of issue 23 (PyTorch's names and semantics). The *_like ops take x's shape and
+// device and, unless given, its dtype; empty_like is zeros. eye, linspace and logspace are
+// generators fused into their consumers; the random ops draw from the same counter-based stream
+// as rand (the same numbers fused or unfused, on any device).
+Tensor zeros_like(const Tensor& x, std::optional<DType> dtype = std::nullopt);
+Tensor ones_like(const Tensor& x, std::optional<DType> dtype = std::nullopt);
+Tensor full_like(const Tensor& x, double value, std::optional<DType> dtype = std::nullopt);
+Tensor empty_like(const Tensor& x, std::optional<DType> dtype = std::nullopt);
+Tensor rand_like(const Tensor& x, std::optional<DType> dtype = std::nullopt);
+Tensor randn_like(const Tensor& x, std::optional<DType> dtype = std::nullopt);
+Tensor eye(int64_t n, DType dtype = DType::Float32);
+Tensor eye(int64_t n, int64_t m, DType dtype = DType::Float32);
+Tensor linspace(double start, double end, int64_t steps, DType dtype = DType::Float32);
+Tensor logspace(double start, double end, int64_t steps, double base = 10, DType dtype = DType::Float32);
+Tensor randint(int64_t low, int64_t high, Shape shape, DType dtype = DType::Int64);  // [low, high)
+Tensor bernoulli(const Tensor& p);            // 1 with probability p, in p's dtype
+Tensor bernoulli(const Tensor& x, double p);  // x's shape and dtype, probability p
+Tensor dropout(const Tensor& x, double p = 0.5, bool training = true);  // x * mask / (1 - p)
+Tensor normal(const Tensor& mean, const Tensor& std);
+Tensor normal(const Tensor& mean, double std = 1);
+Tensor normal(double mean, const Tensor& std);
+Tensor normal(double mean, double std, Shape shape, DType dtype = DType::Float32);
 
 // ---- Elementwise arithmetic and comparisons (tensor with tensor, or with a C++ number).
 Tensor operator+(const Tensor& a, const Tensor& b);
@@ -111,6 +135,67 @@ Tensor isnan(const Tensor& x);
 Tensor isinf(const Tensor& x);
 Tensor isfinite(const Tensor& x);
 Tensor cast(const Tensor& x, DType dtype);
+
+// ---- Division family and bitwise ops (issue 23), PyTorch's names, promotion and semantics.
+// remainder (also %): the sign of the divisor (Python's %); fmod: the sign of the dividend;
+// floor_divide: the quotient rounded down (PyTorch >= 1.13). Integer division by zero gives 0
+// (as numpy; PyTorch raises on the CPU), INT_MIN / -1 wraps to INT_MIN. Bool with bool is an error.
+Tensor remainder(const Tensor& a, const Tensor& b);
+Tensor remainder(const Tensor& a, Scalar b);
+Tensor remainder(Scalar a, const Tensor& b);
+Tensor fmod(const Tensor& a, const Tensor& b);
+Tensor fmod(const Tensor& a, Scalar b);
+Tensor floor_divide(const Tensor& a, const Tensor& b);
+Tensor floor_divide(const Tensor& a, Scalar b);
+Tensor operator%(const Tensor& a, const Tensor& b);
+Tensor operator%(const Tensor& a, Scalar b);
+// Bool and integers only (floats are an error); shifts integers only. A shift by a negative amount
+// or by the width or more gives 0 (left) or the sign fill (right), as PyTorch.
+Tensor bitwise_and(const Tensor& a, const Tensor& b);
+Tensor bitwise_and(const Tensor& a, Scalar b);
+Tensor bitwise_or(const Tensor& a, const Tensor& b);
+Tensor bitwise_or(const Tensor& a, Scalar b);
+Tensor bitwise_xor(const Tensor& a, const Tensor& b);
+Tensor bitwise_xor(const Tensor& a, Scalar b);
+Tensor bitwise_not(const Tensor& x);
+Tensor bitwise_left_shift(const Tensor& a, const Tensor& b);
+Tensor bitwise_left_shift(const Tensor& a, Scalar b);
+Tensor bitwise_right_shift(const Tensor& a, const Tensor& b);
+Tensor bitwise_right_shift(const Tensor& a, Scalar b);
+Tensor operator&(const Tensor& a, const Tensor& b);
+Tensor operator|(const Tensor& a, const Tensor& b);
+Tensor operator^(const Tensor& a, const Tensor& b);
+Tensor operator&(const Tensor& a, Scalar b);
+Tensor operator|(const Tensor& a, Scalar b);
+Tensor operator^(const Tensor& a, Scalar b);
+Tensor operator~(const Tensor& x);
+Tensor operator<<(const Tensor& a, const Tensor& b);
+Tensor operator>>(const Tensor& a, const Tensor& b);
+Tensor operator<<(const Tensor& a, Scalar b);
+Tensor operator>>(const Tensor& a, Scalar b);
+
+// ---- Composites of issue 23 (PyTorch's names and semantics; they fuse like their primitives).
+// lerp: start + weight * (end - start), PyTorch's two-sided formula; one floating dtype.
+Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight);
+Tensor lerp(const Tensor& start, const Tensor& end, Scalar weight);
+// clamp with tensor bounds (either may be std::nullopt); the result has the promoted dtype.
+Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optional<Tensor>& max);
+Tensor clamp_min(const Tensor& x, const Tensor& min);
+Tensor clamp_min(const Tensor& x, Scalar min);
+Tensor clamp_max(const Tensor& x, const Tensor& max);
+Tensor clamp_max(const Tensor& x, Scalar max);
+// |a - b| <= atol + rtol * |b| (or a == b; both NaN with equal_nan); a and b of one dtype.
+Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8,
+              bool equal_nan = false);  // a sync point
+Tensor where(const Tensor& cond, Scalar a, Scalar b);  // float32, int64 or bool, by the numbers' kinds
+// any / all: bool (NaN counts as true); count_nonzero: int64. norm: torch.linalg.vector_norm over
+// `dims` (empty: all) for p = 2, 1, inf, -inf, 0 or any other number; "fro" is the 2-norm.
+Tensor any(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor all(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor count_nonzero(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor norm(const Tensor& x, double p = 2, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor norm(const Tensor& x, const std::string& p, std::vector<int64_t> dims = {}, bool keepdim = false);
 
 // ---- Reductions. Empty `dims` reduces over all dims; negative dims count from the end.
 // Empty sum is 0, empty prod 1, empty mean NaN; max/min/argmax/argmin of nothing throw.

@@ -258,6 +258,7 @@ class Graph {
         {"gelu_tanh", [](const Tensor& x) { return lf::gelu(x, true); }, 1},
         {"isnan", lf::isnan, 3},    {"isinf", lf::isinf, 3},      {"isfinite", lf::isfinite, 3},
         {"not", [](const Tensor& x) { return !x; }, 3},
+        {"bitwise_not", [](const Tensor& x) { return ~x; }, 3},  // issue 23
     };
     const U& u = rng_.pick(kOps);
     bool nan_edge = std::string(u.name).rfind("is", 0) == 0;  // isnan & co: exact unless NaN-fuzzy
@@ -273,8 +274,14 @@ class Graph {
 
   void binary(const Val& a) {
     static const std::vector<const char*> kOps = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "atan2",
-                                                  "and", "or"};
+                                                  "and", "or",
+                                                  // issue 23: the division family and the bitwise ops
+                                                  "remainder", "fmod", "floor_divide", "bitwise_and", "bitwise_or",
+                                                  "bitwise_xor", "shl", "shr", "lerp", "isclose"};
     std::string op = rng_.pick(kOps);
+    // Discontinuous in their operands: last-bit-different inputs may give far-apart results.
+    bool discrete = op == "remainder" || op == "fmod" || op == "floor_divide" || op == "isclose";
+    if (discrete && a.fuzzy) return;
     bool use_scalar = rng_.chance(0.3);
     bool swap = rng_.chance(0.3);
     auto apply = [&](const Tensor& x, const Tensor& y) -> Tensor {
@@ -287,11 +294,22 @@ class Graph {
       if (op == "minimum") return lf::minimum(x, y);
       if (op == "atan2") return lf::atan2(x, y);
       if (op == "and") return x && y;
+      if (op == "remainder") return lf::remainder(x, y);
+      if (op == "fmod") return lf::fmod(x, y);
+      if (op == "floor_divide") return lf::floor_divide(x, y);
+      if (op == "bitwise_and") return x & y;
+      if (op == "bitwise_or") return x | y;
+      if (op == "bitwise_xor") return x ^ y;
+      if (op == "shl") return x << y;
+      if (op == "shr") return x >> y;
+      if (op == "lerp") return lf::lerp(x, y, 0.3);  // one floating dtype, else rejected
+      if (op == "isclose") return lf::isclose(x, y, 0.01, 0.01);
       return x || y;
     };
     bool transcendental = op == "pow" || op == "atan2";
     bool domain = op == "div" || op == "pow";
-    if (use_scalar && op != "and" && op != "or" && op != "atan2") {
+    if (use_scalar && op != "and" && op != "or" && op != "atan2" && !discrete && op.rfind("bitwise", 0) != 0 &&
+        op != "shl" && op != "shr" && op != "lerp") {
       static const std::vector<double> kScalars = {2, -1, 0.5, 3, 0, 1.5, -2.25};
       double s = rng_.pick(kScalars);
       bool as_int = rng_.chance(0.4) && s == std::round(s);
@@ -314,6 +332,7 @@ class Graph {
     const Val& b = operand_for(a.t.shape());
     Val bv = b;  // operand_for may grow vals_
     if ((op == "div" || op == "atan2" || op == "pow") && (swap ? a.cancels : bv.cancels)) return;
+    if (discrete && bv.fuzzy) return;
     Tensor r = swap ? apply(bv.t, a.t) : apply(a.t, bv.t);
     bool fuzzy_in = a.fuzzy || bv.fuzzy;
     bool fl = is_floating(r.dtype());
@@ -460,8 +479,12 @@ class Graph {
 
   void reduction(const Val& a) {
     static const std::vector<const char*> kOps = {"sum", "mean", "prod", "max", "min", "argmax", "argmin", "var", "std",
-                                                  "logsumexp"};
+                                                  "logsumexp",
+                                                  // issue 23
+                                                  "any", "all", "count_nonzero", "norm1", "norm2", "norm_inf"};
     std::string op = rng_.pick(kOps);
+    // any/all/count_nonzero test x != 0: a fuzzy value near 0 may flip.
+    if ((op == "any" || op == "all" || op == "count_nonzero") && a.fuzzy) return;
     int64_t len = 1;
     std::vector<int64_t> dims = random_dims(a.t.dim(), &len, a.t.shape());
     bool keepdim = rng_.chance(0.5);
@@ -480,16 +503,22 @@ class Graph {
     else if (op == "argmin") r = lf::argmin(a.t, dims, keepdim);
     else if (op == "var") r = lf::var(a.t, dims, keepdim, rng_.range(0, 1));
     else if (op == "std") r = lf::std(a.t, dims, keepdim, 1);
+    else if (op == "any") r = lf::any(a.t, dims, keepdim);
+    else if (op == "all") r = lf::all(a.t, dims, keepdim);
+    else if (op == "count_nonzero") r = lf::count_nonzero(a.t, dims, keepdim);
+    else if (op == "norm1") r = lf::norm(a.t, 1, dims, keepdim);
+    else if (op == "norm2") r = lf::norm(a.t, 2, dims, keepdim);
+    else if (op == "norm_inf") r = lf::norm(a.t, INFINITY, dims, keepdim);
     else r = lf::logsumexp(a.t, dims, keepdim);
     std::ostringstream what;
     what << op << "(" << a.name << ", dims [";
     for (int64_t d : dims) what << d << " ";
     what << "]" << (keepdim ? ", keepdim" : "") << ")";
     bool fl = is_floating(r.dtype());
-    bool exact = op == "max" || op == "min" || op == "argmax" || op == "argmin" || !fl;
+    bool exact = op == "max" || op == "min" || op == "argmax" || op == "argmin" || op == "norm_inf" || !fl;
     double rel = grow(a.rel) + (exact ? 0 : static_cast<double>(len + 4) * eps_of(r.dtype()) * 4);
     if (op == "prod" && fl) rel = std::min(1.0, a.rel * static_cast<double>(len) + rel);
-    bool fuzzy = fl && (a.fuzzy || (!exact && len > 1) || op == "logsumexp" || op == "std");
+    bool fuzzy = fl && (a.fuzzy || (!exact && len > 1) || op == "logsumexp" || op == "std" || op == "norm2");
     // var/std subtract a fuzzy mean: their sign near 0 (and sqrt of it) is not defined by the oracle.
     bool nan_fuzzy = a.nan_fuzzy || (fuzzy && (op == "std" || op == "logsumexp"));
     add(r, what.str(), rel, fuzzy, nan_fuzzy);

@@ -63,6 +63,49 @@ Value* OpBuilder::ipow(Value* a, Value* e) {
   return b_.CreateSelect(neg, neg_result, result);
 }
 
+// remainder, fmod and floor_divide with reference/math.h's semantics. Integers divide by a safe
+// divisor (1 where b is 0 or -1: sdiv by 0 and INT_MIN / -1 are undefined in LLVM IR) and then
+// select the defined results: 0 for b == 0, -a (wrapping) for floor_divide by -1.
+Value* OpBuilder::divide(Op op, Value* a, Value* b, bool fl) {
+  if (fl) {
+    Value* mod = b_.CreateFRem(a, b);  // C's fmod
+    if (op == Op::Fmod) return mod;
+    Value* fix = b_.CreateAnd(b_.CreateFCmpUNE(mod, fc(a, 0.0)),
+                              b_.CreateXor(b_.CreateFCmpOLT(b, fc(a, 0.0)), b_.CreateFCmpOLT(mod, fc(a, 0.0))));
+    if (op == Op::Remainder) return b_.CreateSelect(fix, b_.CreateFAdd(mod, b), mod);
+    // PyTorch's div_floor_floating.
+    Value* quot = b_.CreateFDiv(a, b);
+    Value* div = b_.CreateFDiv(b_.CreateFSub(a, mod), b);
+    div = b_.CreateSelect(fix, b_.CreateFSub(div, fc(a, 1.0)), div);
+    Value* fl_div = unary_intrinsic(llvm::Intrinsic::floor, div);
+    fl_div = b_.CreateSelect(b_.CreateFCmpOGT(b_.CreateFSub(div, fl_div), fc(a, 0.5)), b_.CreateFAdd(fl_div, fc(a, 1.0)),
+                             fl_div);
+    Value* zero = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, fc(a, 0.0), quot);
+    Value* r = b_.CreateSelect(b_.CreateFCmpOEQ(div, fc(a, 0.0)), zero, fl_div);
+    return b_.CreateSelect(b_.CreateFCmpOEQ(b, fc(a, 0.0)), quot, r);
+  }
+  Value* by_zero = b_.CreateICmpEQ(b, ic(a, 0));
+  Value* by_minus_one = b_.CreateICmpEQ(b, ic(a, -1));
+  Value* safe = b_.CreateSelect(b_.CreateOr(by_zero, by_minus_one), ic(a, 1), b);
+  Value* r = b_.CreateSRem(a, safe);  // 0 where the divisor was replaced by 1
+  if (op == Op::Fmod) return r;
+  Value* fix = b_.CreateAnd(b_.CreateICmpNE(r, ic(a, 0)), b_.CreateICmpSLT(b_.CreateXor(r, b), ic(a, 0)));
+  if (op == Op::Remainder) return b_.CreateSelect(fix, b_.CreateAdd(r, b), r);
+  Value* q = b_.CreateSDiv(a, safe);
+  q = b_.CreateSelect(by_minus_one, b_.CreateSub(ic(a, 0), a), b_.CreateSelect(by_zero, ic(a, 0), q));
+  return b_.CreateSelect(fix, b_.CreateSub(q, ic(a, 1)), q);
+}
+
+// Shifts by a negative amount or by the width or more: 0 (left) or the sign fill (right). The
+// amount is masked first so that no shift is out of range (poison in LLVM IR).
+Value* OpBuilder::shift(Op op, Value* a, Value* b) {
+  int64_t bits = static_cast<int64_t>(a->getType()->getScalarSizeInBits());
+  Value* in_range = b_.CreateICmpULT(b, ic(a, bits));
+  Value* amount = b_.CreateAnd(b, ic(a, bits - 1));
+  if (op == Op::BitwiseLeftShift) return b_.CreateSelect(in_range, b_.CreateShl(a, amount), ic(a, 0));
+  return b_.CreateSelect(in_range, b_.CreateAShr(a, amount), b_.CreateAShr(a, ic(a, bits - 1)));
+}
+
 Value* OpBuilder::elementwise(Op op, const std::vector<Value*>& a, DType dt) {
   Value* x = a[0];
   Value* y = a.size() > 1 ? a[1] : nullptr;
@@ -148,6 +191,15 @@ Value* OpBuilder::elementwise(Op op, const std::vector<Value*>& a, DType dt) {
     case Op::Ge: return fl ? b_.CreateFCmpOGE(x, y) : boolean ? b_.CreateICmpUGE(x, y) : b_.CreateICmpSGE(x, y);
     case Op::LogicalAnd: return b_.CreateAnd(x, y);
     case Op::LogicalOr: return b_.CreateOr(x, y);
+    case Op::Remainder:
+    case Op::Fmod:
+    case Op::FloorDivide: return divide(op, x, y, fl);
+    case Op::BitwiseAnd: return b_.CreateAnd(x, y);
+    case Op::BitwiseOr: return b_.CreateOr(x, y);
+    case Op::BitwiseXor: return b_.CreateXor(x, y);
+    case Op::BitwiseNot: return b_.CreateNot(x);  // bool is i1: logical not
+    case Op::BitwiseLeftShift:
+    case Op::BitwiseRightShift: return shift(op, x, y);
 #include "codegen/ir/not_elementwise_cases.inc"
       break;
   }

@@ -26,6 +26,8 @@ class OpBuilder {
   llvm::Value* math(ir::Op op, const char* name, llvm::Value* x);
   llvm::Value* libm2(const char* name, llvm::Value* x, llvm::Value* y);
   llvm::Value* ipow(llvm::Value* a, llvm::Value* e);
+  llvm::Value* divide(ir::Op op, llvm::Value* a, llvm::Value* b, bool fl);  // remainder, fmod, floor_divide
+  llvm::Value* shift(ir::Op op, llvm::Value* a, llvm::Value* b);
   // v limited to [lo, hi] (floats; NaN stays NaN).
   llvm::Value* clamp(llvm::Value* v, double lo, double hi) {
     llvm::Value* low = b_.CreateSelect(b_.CreateFCmpOLT(v, fc(v, lo)), fc(v, lo), v);

@@ -112,6 +112,21 @@ std::vector<Case> cases() {
                 lf::silu(x) + lf::floor(x) + lf::ceil(x) + lf::round(x) + lf::reciprocal(x) + lf::square(x) +
                 lf::clamp(x, -1, 1) + lf::cast(lf::isinf(x) || lf::isfinite(x), DType::Float32);
        }},
+      // issue 23: the division family and the bitwise ops in every dtype class they take.
+      {"division_int", [] {
+         Tensor a = lf::cast(input({40}) * 10, DType::Int32), b = lf::cast(input({40}) * 10, DType::Int64);
+         return lf::remainder(a, b) + lf::fmod(b, a) + lf::floor_divide(a, b) + lf::floor_divide(a, 3);
+       }},
+      {"division_float", [] {
+         Tensor x = input({40}), y = input({40}, DType::Float64), h = input({40}, DType::Float16);
+         return lf::remainder(x, y) + lf::fmod(y, x) + lf::floor_divide(x, y) +
+                lf::cast(lf::remainder(h, h) + lf::floor_divide(h, h) + lf::fmod(h, h), DType::Float64);
+       }},
+      {"bitwise", [] {
+         Tensor a = lf::cast(input({40}) * 10, DType::Int32), b = lf::cast(input({40}) * 10, DType::Int64);
+         Tensor m = input({40}) > 0;
+         return ((a & b) | (a ^ 3) | (~b) | (a << b) | (b >> a)) + lf::cast((m & !m) | (m ^ m) | ~m, DType::Int64);
+       }},
   };
 }
 
