@@ -7,8 +7,8 @@
 // hand and names them in the cache key; build() generates and compiles (touching no device, so a
 // background thread may run it); install() loads a build onto its device; load() turns a stored
 // binary back into a kernel; launch() runs it; graph() records launches for replay; source()
-// regenerates the code for dumps and failure reports. Library calls (matmul, convolution;
-// attention, scan and sort later) run whole groups (backend/kernel.h has what they share).
+// regenerates the code for dumps and failure reports. Library calls (matmul, convolution, scan,
+// scatter; attention and sort later) run whole groups (backend/kernel.h has what they share).
 #pragma once
 
 #include <memory>
@@ -27,6 +27,8 @@ namespace lf::backend {
 struct MatmulCall;
 struct ConvCall;
 struct PoolCall;
+struct ScanCall;     // scan_scatter.h
+struct ScatterCall;  // scan_scatter.h
 
 // A backend's code-shaping choices for one kernel at one launch, beyond the kernel IR (CUDA: index
 // width, vector access, rows in registers; CPU: streaming stores). The cache key names them, so
@@ -113,6 +115,11 @@ class Backend {
   virtual void conv(ConvCall& call) const = 0;
   // A pool2d group (max, average, adaptive average over windows): the pooling alone.
   virtual void pool(PoolCall& call) const = 0;
+  // A cumulative op along one dim (cumsum, cumprod): its output, fresh and contiguous.
+  virtual void scan(ScanCall& call) const = 0;
+  // scatter_add (index_add, bincount): a copy of self plus src added at the indices; an index out
+  // of range is an lf::Error from here (the group's sync point).
+  virtual void scatter(ScatterCall& call) const = 0;
 };
 
 // The backend of `device`'s kind.

@@ -263,6 +263,8 @@ class CpuBackend final : public backend::Backend {
   void matmul(backend::MatmulCall& call) const override { run_matmul(call); }
   void conv(backend::ConvCall& call) const override { run_conv(call); }
   void pool(backend::PoolCall& call) const override { run_pool(call); }
+  void scan(backend::ScanCall& call) const override { run_scan(call); }
+  void scatter(backend::ScatterCall& call) const override { run_scatter(call); }
 };
 
 }  // namespace

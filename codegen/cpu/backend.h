@@ -46,6 +46,8 @@ std::string cache_key(const kir::Kernel& kernel, const EmitOptions& options = {}
 void run_matmul(backend::MatmulCall& call);
 void run_conv(backend::ConvCall& call);  // conv.cpp
 void run_pool(backend::PoolCall& call);  // pool.cpp
+void run_scan(backend::ScanCall& call);        // scan.cpp
+void run_scatter(backend::ScatterCall& call);  // scatter.cpp
 
 // Generates, optimizes and compiles `kernel` as function `name`.
 lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name,

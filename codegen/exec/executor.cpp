@@ -37,6 +37,10 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
   // Fused kernels and cat's copies are replayed; anything else runs through here every time.
   if (rec && g.kind != fuse::Group::Kind::Pointwise && g.kind != fuse::Group::Kind::Row) rec->ok = false;
   if (g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Pool2d) return run_pool_group(run);
+  // Scans and scatters: library calls of their backend (issue 23).
+  if (g.kind == fuse::Group::Kind::Host && (g.nodes[0]->op == ir::Op::CumSum || g.nodes[0]->op == ir::Op::CumProd))
+    return run_scan_group(run);
+  if (g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::ScatterAdd) return run_scatter_group(run);
   if (g.kind == fuse::Group::Kind::Host) {
     ir::Op op = g.nodes[0]->op;  // before it becomes a buffer
     run_host(g);

@@ -20,6 +20,11 @@ void run_conv_group(const backend::GroupRun& run);
 // A pool2d group: input resolved, then its backend's pool.
 void run_pool_group(const backend::GroupRun& run);
 
+// cumsum / cumprod: input resolved as [outer, n, inner], then its backend's scan (exec/scan.cpp).
+void run_scan_group(const backend::GroupRun& run);
+// scatter_add: self, index and src resolved, then its backend's scatter (exec/scan.cpp).
+void run_scatter_group(const backend::GroupRun& run);
+
 // A matmul group: its operands resolved to storage and strides, then its backend's matmul.
 void run_matmul_group(const backend::GroupRun& run);
 
