@@ -12,7 +12,7 @@ void ScanCall::log(const std::string& how) const {
   if (run.options.log_level < 1) return;
   std::fprintf(stderr, "[lazyfuse]   group %d: %s [%lld, %lld, %lld] (outer, n, inner) %s: %s\n", run.index,
                ir::op_name(op), static_cast<long long>(outer), static_cast<long long>(n),
-               static_cast<long long>(inner), dtype_name(dtype), how.c_str());
+               static_cast<long long>(inner), dtype_name(in_dtype), how.c_str());
 }
 
 void run_scan_on_reference(ScanCall& call, const std::string& why) {

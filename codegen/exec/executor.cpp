@@ -38,7 +38,7 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
   if (rec && g.kind != fuse::Group::Kind::Pointwise && g.kind != fuse::Group::Kind::Row) rec->ok = false;
   if (g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Pool2d) return run_pool_group(run);
   // Scans and scatters: library calls of their backend (issue 23).
-  if (g.kind == fuse::Group::Kind::Host && (g.nodes[0]->op == ir::Op::CumSum || g.nodes[0]->op == ir::Op::CumProd))
+  if (g.kind == fuse::Group::Kind::Host && ir::is_scan(g.nodes[0]->op))
     return run_scan_group(run);
   if (g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::ScatterAdd) return run_scatter_group(run);
   if (g.kind == fuse::Group::Kind::Host) {

@@ -91,6 +91,51 @@ TEST_P(ScanScatter, ScansPropagateNanAndInf) {
   }
 }
 
+TEST_P(ScanScatter, CumExtremesAndLogcumsumexpMatchReference) {
+  FusionScope scope(GetParam());
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  // Hand-computed: ties take the latest position, NaN wins and stays (the latest NaN), as PyTorch.
+  Tensor v = lf::from_vector(std::vector<float>{1, 3, 3, 2, nan, 5, nan, 0}, {8});
+  auto [mv, mi] = lf::cummax(v, 0);
+  EXPECT_EQ(mi.to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2, 2, 4, 4, 6, 6}));
+  EXPECT_EQ(mv.to_vector<float>()[3], 3.0f);
+  EXPECT_TRUE(std::isnan(mv.to_vector<float>()[5]));
+  auto [nv, ni] = lf::cummin(lf::from_vector(std::vector<int64_t>{4, 2, 2, 7, 1}, {5}), 0);
+  EXPECT_EQ(ni.to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2, 2, 4}));
+  EXPECT_EQ(nv.to_vector<int64_t>(), (std::vector<int64_t>{4, 2, 2, 2, 1}));
+  Tensor l = lf::logcumsumexp(lf::from_vector(std::vector<float>{0, 0, -inf, 1000, inf}, {5}), 0);
+  std::vector<float> lv = l.to_vector<float>();
+  EXPECT_NEAR(lv[1], std::log(2.0f), 1e-6);
+  EXPECT_NEAR(lv[2], std::log(2.0f), 1e-6);
+  EXPECT_EQ(lv[3], 1000.0f);  // no overflow
+  EXPECT_EQ(lv[4], inf);
+  EXPECT_EQ(lf::logcumsumexp(lf::from_vector(std::vector<int64_t>{1, 2}, {2}), 0).dtype(), DType::Float32);
+  for (DType dt : kAll) {
+    Tensor a = is_floating(dt) ? data({7, 5, 9}, dt, -2, 2) : data({7, 5, 9}, dt, -4, 4);  // many ties
+    for (int64_t d = 0; d < 3; ++d) {
+      lf::test::expect_matches_reference(lf::cummax(a, d).second, 1, "cummax indices");
+      lf::test::expect_matches_reference(lf::cummin(a, d).first, 1, "cummin values");
+      if (dt != DType::Bool) lf::test::expect_matches_reference(lf::logcumsumexp(a, d), 9, "logcumsumexp");
+    }
+    for (int64_t n : {int64_t{1} << 20, (int64_t{1} << 20) + 7}) {
+      Tensor x = is_floating(dt) ? data({n}, dt, -1000, 1000) : data({n}, dt, -1000000, 1000000);
+      lf::test::expect_matches_reference(lf::cummax(x, 0).second, 1, "cummax long line");
+      lf::test::expect_matches_reference(lf::cummin(x, 0).second, 1, "cummin long line");
+      if (is_floating(dt))
+        lf::test::expect_matches_reference(lf::logcumsumexp(data({n}, dt, -3, 3), 0), n, "logcumsumexp long line");
+    }
+    lf::test::expect_matches_reference(lf::cummax(data({20000, 3}, dt, -2, 2), 1).second, 1, "cummax short lines");
+    lf::test::expect_matches_reference(lf::cummax(data({0, 3}, dt, -2, 2), 1).second, 1, "cummax empty");
+  }
+  // NaN in a long line: from there on the NaN's position (and the latest NaN's).
+  int64_t n = (int64_t{1} << 20) + 7;
+  Tensor i = lf::arange(0, static_cast<double>(n), 1, DType::Int64);
+  Tensor x = lf::where((i == n / 3) || (i == n / 2), nan, data({n}, DType::Float32, -1, 1));
+  lf::test::expect_matches_reference(lf::cummax(x, 0).second, 1, "cummax long nan");
+  lf::test::expect_matches_reference(lf::cummin(x, 0).second, 1, "cummin long nan");
+  lf::test::expect_matches_reference(lf::logcumsumexp(x, 0), n, "logcumsumexp long nan");
+}
+
 TEST_P(ScanScatter, ScatterAddMatchesReference) {
   FusionScope scope(GetParam());
   for (DType dt : kAll) {
@@ -182,8 +227,10 @@ TEST(ScanScatterCalls, RunAsBackendLaunches) {
 TEST(ScanScatterCuda, KernelsCompile) {
   if (!lf::cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90").ok())
     GTEST_SKIP() << "NVRTC is not available here";
-  for (DType dt : {DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}) {
-    for (lf::ir::Op op : {lf::ir::Op::CumSum, lf::ir::Op::CumProd}) {
+  for (DType dt : {DType::Int32, DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}) {
+    for (lf::ir::Op op : {lf::ir::Op::CumSum, lf::ir::Op::CumProd, lf::ir::Op::LogCumSumExp, lf::ir::Op::CumMax,
+                          lf::ir::Op::CumMin}) {
+      if (op == lf::ir::Op::LogCumSumExp && !is_floating(dt)) continue;
       lf::Status s = lf::cuda::check_compiles(std::string(lf::cuda::kPrelude) + lf::cuda::scan_source(dt, op),
                                               "scan", "sm_90");
       EXPECT_TRUE(s.ok()) << lf::dtype_name(dt) << " " << lf::ir::op_name(op) << ": " << s.message();
