@@ -23,7 +23,7 @@ struct ScanCall {
   int64_t outer = 1, n = 1, inner = 1;
   const void* data = nullptr;  // the input's storage; elements at offset + o * so + j * sn + k * si
   int64_t offset = 0, so = 0, sn = 0, si = 0;
-  std::shared_ptr<rt::Storage> storage;  // kept alive for the call
+  std::shared_ptr<rt::Storage> storage = nullptr;  // kept alive for the call
 
   ir::Node* node() const { return run.group.nodes[0]; }
   int64_t numel() const { return outer * n * inner; }
@@ -56,7 +56,7 @@ struct ScatterCall {
   const void* self = nullptr;  // contiguous, with its offset applied
   const void* index = nullptr;  // with its offset applied
   const void* src = nullptr;
-  std::shared_ptr<rt::Storage> self_storage, index_storage, src_storage;  // kept alive for the call
+  std::shared_ptr<rt::Storage> self_storage = nullptr, index_storage = nullptr, src_storage = nullptr;  // kept alive
 
   ir::Node* node() const { return run.group.nodes[0]; }
   // LAZYFUSE_LOG=1: "group 2: scatter_add [65536] <- 16777216 values float32: <how>".

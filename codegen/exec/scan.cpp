@@ -52,7 +52,10 @@ void run_scan_group(const backend::GroupRun& run) {
   const Shape& shape = in->shape;
   size_t axis = static_cast<size_t>(y->attrs.axis);
   Operand x = operand(in, y->device);
-  backend::ScanCall call{run, y->op, y->dtype, in->dtype};
+  backend::ScanCall call{run};
+  call.op = y->op;
+  call.dtype = y->dtype;
+  call.in_dtype = in->dtype;
   bool ok = merge(shape, x.view.strides, 0, axis, &call.outer, &call.so) &&
             merge(shape, x.view.strides, axis + 1, shape.size(), &call.inner, &call.si);
   if (!ok) {  // a permuted view whose dims do not merge: read a contiguous copy

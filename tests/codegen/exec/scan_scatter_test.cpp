@@ -206,6 +206,51 @@ TEST_P(ScanScatter, ScatterIndexOutOfRangeIsAnErrorAtTheSyncPoint) {
             (std::vector<int64_t>{1, 0, 2}));
 }
 
+// nonzero and masked_select against values computed on the host from the inputs.
+TEST_P(ScanScatter, NonzeroAndMaskedSelect) {
+  FusionScope scope(GetParam());
+  Tensor x = lf::from_vector(std::vector<float>{0, 1.5f, 0, -2, 0, 0}, {2, 3});
+  EXPECT_EQ(lf::nonzero(x).shape(), (lf::Shape{2, 2}));
+  EXPECT_EQ(lf::nonzero(x).to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 1, 0}));
+  EXPECT_EQ(lf::masked_select(x, x < 0.5f).to_vector<float>(), (std::vector<float>{0, 0, -2, 0, 0}));
+  EXPECT_EQ(lf::masked_select(lf::arange(0, 3), lf::from_vector(std::vector<bool>{true, false}, {2, 1})).to_vector<float>(),
+            (std::vector<float>{0, 1, 2}));  // the mask broadcasts
+  EXPECT_EQ(lf::nonzero(lf::zeros({3, 0})).shape(), (lf::Shape{0, 2}));
+  EXPECT_EQ(lf::nonzero(lf::zeros({4})).shape(), (lf::Shape{0, 1}));
+  // -0 keeps its sign (values are gathered, not added).
+  EXPECT_TRUE(std::signbit(lf::masked_select(lf::full({1}, -0.0), lf::full({1}, 1) > 0).to_vector<float>()[0]));
+  // Large and multi-block: 2^20 + 7 elements, about a third selected, every dtype.
+  int64_t n = (int64_t{1} << 20) + 7;
+  for (DType dt : kAll) {
+    Tensor v = lf::cast(data({n}, DType::Float32, -1, 2), dt);
+    Tensor m = data({n}, DType::Float32, 0, 1) < 0.3f;
+    std::vector<double> values = lf::cast(v, DType::Float64).to_vector<double>();
+    std::vector<uint8_t> keep;
+    for (bool b : m.to_vector<bool>()) keep.push_back(b);
+    std::vector<double> want;
+    std::vector<int64_t> where_nonzero;
+    for (int64_t i = 0; i < n; ++i) {
+      if (keep[static_cast<size_t>(i)]) want.push_back(values[static_cast<size_t>(i)]);
+      if (values[static_cast<size_t>(i)] != 0) where_nonzero.push_back(i);
+    }
+    EXPECT_EQ(lf::cast(lf::masked_select(v, m), DType::Float64).to_vector<double>(), want) << lf::dtype_name(dt);
+    Tensor nz = lf::nonzero(v.reshape({1, n}));
+    EXPECT_EQ(nz.shape(), (lf::Shape{static_cast<int64_t>(where_nonzero.size()), 2}));
+    std::vector<int64_t> got = lf::slice(nz, 1, 1, 2).to_vector<int64_t>();
+    EXPECT_EQ(got, where_nonzero) << lf::dtype_name(dt);
+  }
+  lf::test::StatsDelta d;
+  Tensor r = lf::nonzero(x);  // one sync point: the count
+  EXPECT_EQ(d.flushes(), 1u);
+  EXPECT_EQ(r.numel(), 4);
+  try {
+    lf::masked_select(x, x);
+    ADD_FAILURE() << "no error for a float mask";
+  } catch (const lf::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("lf::masked_select: mask must be bool"), std::string::npos) << e.what();
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(FusedAndUnfused, ScanScatter, ::testing::Values(true, false),
                          [](const auto& info) { return info.param ? "Fused" : "Unfused"; });
 
