@@ -22,7 +22,7 @@ namespace {
 constexpr int64_t kChunk = int64_t{1} << 16;     // index elements per chunk
 constexpr int64_t kSmallOut = int64_t{1} << 16;  // outputs at most this many: per-chunk bins
 constexpr int64_t kMaxBins = 32;                 // bin sets at most (memory: kMaxBins * outputs)
-constexpr int64_t kBuckets = 64;                 // output ranges of the ordered path
+constexpr int64_t kBuckets = 64;                 // output ranges of the ordered path, at most
 
 // Walks index elements in row-major order, keeping the index's, src's and output's offsets (the
 // output's without the axis term, which the index value gives).
@@ -103,8 +103,11 @@ template <typename S, typename C, typename I>
 void scatter_ordered(const backend::ScatterCall& call, S* out) {
   std::memcpy(out, call.self, static_cast<size_t>(call.out_numel) * sizeof(S));
   int64_t chunks = (call.count + kChunk - 1) / kChunk;
-  int64_t buckets = std::min(kBuckets, call.out_numel);
-  auto bucket_of = [&](int64_t off) { return off * buckets / call.out_numel; };
+  // Ranges of a power-of-two size, so that an output's range is a shift, not a division.
+  int shift = 0;
+  while ((int64_t{1} << shift) * kBuckets < call.out_numel) ++shift;
+  int64_t buckets = ((call.out_numel - 1) >> shift) + 1;
+  auto bucket_of = [shift](int64_t off) { return off >> shift; };
   std::vector<int64_t> target(static_cast<size_t>(call.count));
   std::vector<int64_t> counts(static_cast<size_t>(chunks * buckets), 0);
   std::vector<BadIndex> bad(static_cast<size_t>(chunks));
