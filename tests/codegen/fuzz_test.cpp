@@ -582,6 +582,13 @@ class Graph {
         what << "logcumsumexp(" << a.name << ", " << d << ")";
         rel = grow(a.rel) + static_cast<double>(size + 2) * eps_of(r.dtype()) * 4;
         fuzzy = is_floating(r.dtype());
+      } else if (other == 4) {
+        // A data-dependent size: a sync point (the count) in the middle of the graph.
+        r = lf::masked_select(a.t, lf::rand(a.t.shape()) < 0.5f);
+        what.str("");
+        what << "masked_select(" << a.name << ", rand < 0.5)";
+        rel = a.rel;
+        fuzzy = a.fuzzy;
       }
     } else {
       if (a.fuzzy) return;  // ties between last-bit-different values order differently
