@@ -590,6 +590,48 @@ Program cumsum_program() {
   return p;
 }
 
+// One long line: on a GPU the single-pass decoupled look-back scan, on the CPU the two-pass
+// chunked scan over the thread pool.
+Program cumsum_long_program() {
+  const int64_t N = int64_t{1} << 24;
+  Program p;
+  p.name = "cumsum_1d";
+  p.config = "2^24";
+  p.setup = [=] {
+    HostRng r(1);
+    Vars in;
+    in.add("x", r.uniform({N}, 0, 1));
+    return in;
+  };
+  p.body = [](const Vars& in) {
+    Vars out;
+    out.add("y", lf::cumsum(in["x"], 0));
+    return out;
+  };
+  return p;
+}
+
+// 2^24 weighted values into 2^16 bins (a histogram): GPU atomics, CPU per-chunk bins.
+Program scatter_add_program() {
+  const int64_t N = int64_t{1} << 24, B = int64_t{1} << 16;
+  Program p;
+  p.name = "scatter_add";
+  p.config = "2^24_into_2^16";
+  p.setup = [=] {
+    HostRng r(1);
+    Vars in;
+    in.add("index", r.integers({N}, B));
+    in.add("src", r.uniform({N}, 0, 1));
+    return in;
+  };
+  p.body = [=](const Vars& in) {
+    Vars out;
+    out.add("y", lf::scatter_add(lf::zeros({B}), 0, in["index"], in["src"]));
+    return out;
+  };
+  return p;
+}
+
 Program sort_program() {
   Program p;
   p.name = "sort";
@@ -697,6 +739,8 @@ std::vector<Program> registry() {
   r.push_back(monte_carlo_pi());
   r.push_back(black_scholes());
   r.push_back(cumsum_program());
+  r.push_back(cumsum_long_program());
+  r.push_back(scatter_add_program());
   r.push_back(sort_program());
   r.push_back(topk_program());
   return r;

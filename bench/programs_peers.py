@@ -387,6 +387,14 @@ def specs():
     # tol_n: a running sum of 4096 terms accumulates rounding like a sum of that many.
     r.append(Spec("cumsum", "4096x4096_dim1", lambda rng: dict(x=f32(rng, 4096, 4096)),
                   lambda x: (torch.cumsum(x, 1),), lambda x: (np.cumsum(x, 1),), tol_n=4096))
+    # One long running sum (float32 accumulation: rounding like a sum of 2^24 terms).
+    r.append(Spec("cumsum_1d", "2^24", lambda rng: dict(x=unif(rng, 0, 1, 1 << 24)),
+                  lambda x: (torch.cumsum(x, 0),), lambda x: (np.cumsum(x),), tol_n=1 << 24))
+    # A histogram: 2^24 weights into 2^16 bins (about 256 adds a bin).
+    r.append(Spec("scatter_add", "2^24_into_2^16",
+                  lambda rng: dict(index=rng.integers(0, 1 << 16, 1 << 24), src=unif(rng, 0, 1, 1 << 24)),
+                  lambda index, src: (torch.zeros(1 << 16, device=src.device).scatter_add_(0, index, src),),
+                  lambda index, src: (np.bincount(index, src, 1 << 16).astype(np.float32),), tol_n=256))
     r.append(Spec("sort", "1024x4096_dim1", lambda rng: dict(x=f32(rng, 1024, 4096)),
                   # stable: equal values keep their order, as LazyFuse's sort (and the indices are compared)
                   lambda x: tuple(torch.sort(x, dim=1, stable=True)), lambda x: (np.sort(x, 1, kind="stable"),)))

@@ -220,6 +220,32 @@ Tensor scan(Op op, const char* name, const Tensor& x, int64_t dim) {
 Tensor cumsum(const Tensor& x, int64_t dim) { return scan(Op::CumSum, "cumsum", x, dim); }
 Tensor cumprod(const Tensor& x, int64_t dim) { return scan(Op::CumProd, "cumprod", x, dim); }
 
+Tensor logcumsumexp(const Tensor& x, int64_t dim) {
+  detail::check_defined("logcumsumexp", {&x});
+  if (x.dtype() == DType::Bool) fail("logcumsumexp", "is not defined for bool tensors", {&x});
+  return scan(Op::LogCumSumExp, "logcumsumexp", is_floating(x.dtype()) ? x : detail::cast_to(x, DType::Float32), dim);
+}
+
+namespace {
+
+// cummax / cummin: the positions are a scan of their own; the values a gather at them.
+std::pair<Tensor, Tensor> cum_extreme(Op op, const char* name, const Tensor& x, int64_t dim) {
+  detail::check_defined(name, {&x});
+  Tensor v = as_1d(x);
+  dim = detail::normalize_dim(name, dim, v.dim(), v);
+  ir::Attrs a;
+  a.axis = dim;
+  Tensor idx = record(op, DType::Int64, x.device(), v.shape(), {&v}, std::move(a));
+  Tensor values = gather(v, dim, idx);
+  if (x.dim() == 0) return {reshape(values, {}), reshape(idx, {})};
+  return {values, idx};
+}
+
+}  // namespace
+
+std::pair<Tensor, Tensor> cummax(const Tensor& x, int64_t dim) { return cum_extreme(Op::CumMax, "cummax", x, dim); }
+std::pair<Tensor, Tensor> cummin(const Tensor& x, int64_t dim) { return cum_extreme(Op::CumMin, "cummin", x, dim); }
+
 Tensor argsort(const Tensor& x, int64_t dim, bool descending) {
   detail::check_defined("argsort", {&x});
   Tensor v = as_1d(x);

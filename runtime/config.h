@@ -45,6 +45,9 @@ struct Config {
   // LAZYFUSE_PROFILE_FLOOR_GBS: the machine's copy bandwidth (GB/s); the profile then shows each
   // kernel's time as a ratio to the time a copy of its bytes takes. 0: unknown, the column omitted.
   double profile_floor_gbs = 0;
+  // LAZYFUSE_DETERMINISTIC=1: ops whose GPU path is not deterministic (scatter_add's float atomics)
+  // take a deterministic path instead (the ordered host path, slower).
+  bool deterministic = false;
   // LAZYFUSE_TRACE_FILE: a Chrome/Perfetto trace (flushes, fusing, compiles, launches) is written
   // here at exit (empty: off).
   std::string trace_file;

@@ -7,8 +7,8 @@
 // hand and names them in the cache key; build() generates and compiles (touching no device, so a
 // background thread may run it); install() loads a build onto its device; load() turns a stored
 // binary back into a kernel; launch() runs it; graph() records launches for replay; source()
-// regenerates the code for dumps and failure reports. Library calls (matmul, convolution;
-// attention, scan and sort later) run whole groups (backend/kernel.h has what they share).
+// regenerates the code for dumps and failure reports. Library calls (matmul, convolution, scan,
+// scatter; attention and sort later) run whole groups (backend/kernel.h has what they share).
 #pragma once
 
 #include <functional>
@@ -30,6 +30,8 @@ struct ConvCall;
 struct PoolCall;
 struct SortCall;
 struct AttentionCall;
+struct ScanCall;     // scan_scatter.h
+struct ScatterCall;  // scan_scatter.h
 
 // A backend's code-shaping choices for one kernel at one launch, beyond the kernel IR (CUDA: index
 // width, vector access, rows in registers; CPU: streaming stores). The cache key names them, so
@@ -129,6 +131,11 @@ class Backend {
   virtual void sort(SortCall& call) const = 0;
   // An attention group: softmax(q @ k^T * s + mask) @ v without storing the scores (attention.h).
   virtual void attention(AttentionCall& call) const = 0;
+  // A cumulative op along one dim (cumsum, cumprod): its output, fresh and contiguous.
+  virtual void scan(ScanCall& call) const = 0;
+  // scatter_add (index_add, bincount): a copy of self plus src added at the indices; an index out
+  // of range is an lf::Error from here (the group's sync point).
+  virtual void scatter(ScatterCall& call) const = 0;
 };
 
 // The backend of `device`'s kind.

@@ -265,6 +265,8 @@ class CpuBackend final : public backend::Backend {
   void pool(backend::PoolCall& call) const override { run_pool(call); }
   void sort(backend::SortCall& call) const override { run_sort(call); }
   void attention(backend::AttentionCall& call) const override { run_attention(call); }
+  void scan(backend::ScanCall& call) const override { run_scan(call); }
+  void scatter(backend::ScatterCall& call) const override { run_scatter(call); }
 };
 
 }  // namespace

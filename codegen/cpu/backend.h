@@ -48,6 +48,8 @@ void run_conv(backend::ConvCall& call);  // conv.cpp
 void run_pool(backend::PoolCall& call);  // pool.cpp
 void run_sort(backend::SortCall& call);  // sort.cpp
 void run_attention(backend::AttentionCall& call);  // attention.cpp
+void run_scan(backend::ScanCall& call);        // scan.cpp
+void run_scatter(backend::ScatterCall& call);  // scatter.cpp
 
 // Generates, optimizes and compiles `kernel` as function `name`.
 lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel, const std::string& name,

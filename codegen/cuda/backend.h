@@ -57,6 +57,11 @@ void run_conv(backend::ConvCall& call);  // conv.cpp
 void run_pool(backend::PoolCall& call);  // conv.cpp
 void run_sort(backend::SortCall& call);  // sort.cpp
 void run_attention(backend::AttentionCall& call);  // attention.cpp
+void run_scan(backend::ScanCall& call);        // scan.cpp
+void run_scatter(backend::ScatterCall& call);  // scatter.cpp
+// The CUDA C of the scan and scatter kernels for a dtype (tests check that NVRTC compiles them).
+std::string scan_source(DType dtype, ir::Op op);
+std::string scatter_source(DType dtype, DType index_dtype);
 
 // build() then load_into(). `quick`: the quick build of tiered compiling (kernel_cache.h), when
 // this NVRTC can make one (12.8 and later: --Ofast-compile); the result's `quick` says whether it is one.

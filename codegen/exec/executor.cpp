@@ -56,6 +56,10 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
   if (rec && g.kind != fuse::Group::Kind::Pointwise && g.kind != fuse::Group::Kind::Row) rec->ok = false;
   if (g.kind == fuse::Group::Kind::Host && (g.nodes[0]->op == ir::Op::ArgSort || g.nodes[0]->op == ir::Op::TopK))
     return run_sort_group(run);
+  // Scans and scatters: library calls of their backend (issue 23).
+  if (g.kind == fuse::Group::Kind::Host && ir::is_scan(g.nodes[0]->op))
+    return run_scan_group(run);
+  if (g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::ScatterAdd) return run_scatter_group(run);
   if (g.kind == fuse::Group::Kind::Host) {
     ir::Op op = g.nodes[0]->op;  // before it becomes a buffer
     run_host(g);

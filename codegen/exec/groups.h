@@ -30,6 +30,11 @@ void run_sort_group(const backend::GroupRun& run);
 // backend's attention (exec/attention.cpp).
 void run_attention_group(const backend::GroupRun& run, backend::RecordedCall* record);
 
+// cumsum / cumprod: input resolved as [outer, n, inner], then its backend's scan (exec/scan.cpp).
+void run_scan_group(const backend::GroupRun& run);
+// scatter_add: self, index and src resolved, then its backend's scatter (exec/scan.cpp).
+void run_scatter_group(const backend::GroupRun& run);
+
 // A matmul group: its operands resolved to storage and strides, then its backend's matmul.
 void run_matmul_group(const backend::GroupRun& run, backend::RecordedCall* record);
 

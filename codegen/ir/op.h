@@ -62,5 +62,9 @@ inline bool is_elementwise(Op op) {
 inline bool is_view(Op op) { return op_info(op).kind == OpKind::View; }
 inline bool is_reduce(Op op) { return op_info(op).kind == OpKind::Reduce; }
 inline bool is_generator(Op op) { return op_info(op).kind == OpKind::Generator; }
+// The cumulative ops along one dim (a scan group each: Backend::scan).
+inline bool is_scan(Op op) {
+  return op == Op::CumSum || op == Op::CumProd || op == Op::LogCumSumExp || op == Op::CumMax || op == Op::CumMin;
+}
 
 }  // namespace lf::ir

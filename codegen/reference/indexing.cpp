@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 #include "codegen/ir/dtype_dispatch.h"
@@ -101,19 +102,58 @@ Value scan_ref(const Node& node, const Value& in) {
   Value x = to_contiguous(in, node.dtype);
   Value result = fresh(node.dtype, node.shape);
   Around a = around(node.shape, node.attrs.axis);
-  bool sum = node.op == Op::CumSum;
   dispatch(node.dtype, [&](auto tag) {
     using S = typename decltype(tag)::storage_t;
     using C = typename decltype(tag)::compute_t;
     const S* xp = static_cast<const S*>(x.storage->data());
     S* out = static_cast<S*>(result.storage->data());
+    auto step = [&](C acc, C v) {
+      if constexpr (std::is_floating_point_v<C>)
+        if (node.op == Op::LogCumSumExp) return ref::logaddexp(acc, v);
+      return node.op == Op::CumSum ? ref::add(acc, v) : ref::mul(acc, v);
+    };
+    C start = node.op == Op::CumSum ? C(0) : C(1);
+    if constexpr (std::is_floating_point_v<C>)
+      if (node.op == Op::LogCumSumExp) start = -std::numeric_limits<C>::infinity();
     for (int64_t o = 0; o < a.outer; ++o)
       for (int64_t k = 0; k < a.inner; ++k) {
-        C acc = sum ? C(0) : C(1);  // in the compute type (float for the 16-bit floats), rounded on store
+        C acc = start;  // in the compute type (float for the 16-bit floats), rounded on store
         for (int64_t j = 0; j < a.n; ++j) {
           int64_t at = (o * a.n + j) * a.inner + k;
-          acc = sum ? ref::add(acc, to_compute(xp[at])) : ref::mul(acc, to_compute(xp[at]));
+          acc = step(acc, to_compute(xp[at]));
           out[at] = from_value<S>(acc);
+        }
+      }
+  });
+  return result;
+}
+
+Value cum_extreme_ref(const Node& node, const Value& in) {
+  Value x = to_contiguous(in, in.dtype);
+  Value result = fresh(DType::Int64, node.shape);
+  Around a = around(node.shape, node.attrs.axis);
+  bool max = node.op == Op::CumMax;
+  int64_t* out = static_cast<int64_t*>(result.storage->data());
+  dispatch(in.dtype, [&](auto tag) {
+    using S = typename decltype(tag)::storage_t;
+    using C = typename decltype(tag)::compute_t;
+    const S* xp = static_cast<const S*>(x.storage->data());
+    auto nan = [](C v) {
+      if constexpr (std::is_floating_point_v<C>) return std::isnan(v);
+      else return false;
+    };
+    for (int64_t o = 0; o < a.outer; ++o)
+      for (int64_t k = 0; k < a.inner; ++k) {
+        C best{};
+        int64_t at_best = 0;
+        for (int64_t j = 0; j < a.n; ++j) {
+          int64_t at = (o * a.n + j) * a.inner + k;
+          C v = to_compute(xp[at]);
+          if (j == 0 || nan(v) || (!nan(best) && (max ? v >= best : v <= best))) {
+            best = v;
+            at_best = j;
+          }
+          out[at] = at_best;
         }
       }
   });

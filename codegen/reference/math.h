@@ -53,6 +53,16 @@ T abs(T x) {
   }
 }
 
+// log(e^a + e^b) without overflow (logcumsumexp's step, as PyTorch's _log_add_exp_helper): NaN
+// propagates; two infinities of one sign give that infinity.
+template <typename T>
+T logaddexp(T a, T b) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+  T hi = a < b ? b : a, lo = a < b ? a : b;
+  if (std::isinf(hi)) return hi;
+  return hi + std::log1p(std::exp(lo - hi));
+}
+
 template <typename T>
 T maximum(T a, T b) {  // NaN propagates from either side
   if constexpr (std::is_floating_point_v<T>) {

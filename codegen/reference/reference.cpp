@@ -466,7 +466,10 @@ Value reference_op(const Node& node, const std::vector<Value>& in) {
     case Op::Gather: return gather_ref(node, in);
     case Op::ScatterAdd: return scatter_add_ref(node, in);
     case Op::CumSum:
-    case Op::CumProd: return scan_ref(node, in[0]);
+    case Op::CumProd:
+    case Op::LogCumSumExp: return scan_ref(node, in[0]);
+    case Op::CumMax:
+    case Op::CumMin: return cum_extreme_ref(node, in[0]);
     case Op::ArgSort: return argsort_ref(node, in[0]);
     case Op::TopK: return argsort_ref(node, in[0]);
     case Op::Attention: return reference_attention(node, in);

@@ -337,6 +337,18 @@ Tensor one_hot(const Tensor& x, int64_t num_classes = -1);
 Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value);  // where(mask, value, x), x's dtype
 Tensor cumsum(const Tensor& x, int64_t dim);   // bool and integers give int64
 Tensor cumprod(const Tensor& x, int64_t dim);  // bool and integers give int64
+// log(cumsum(exp(x))) without overflow; integers give float32, bool is an error.
+Tensor logcumsumexp(const Tensor& x, int64_t dim);
+// The running max / min along dim: {values, int64 indices}; among equal values the latest index,
+// and NaN propagates (the latest NaN's index), as PyTorch.
+std::pair<Tensor, Tensor> cummax(const Tensor& x, int64_t dim);
+std::pair<Tensor, Tensor> cummin(const Tensor& x, int64_t dim);
+// Data-dependent sizes: each reads its result's size back (a sync point, counted in
+// cache_stats().flushes); the rest stays lazy on the device. nonzero: int64 [count, x.dim()], the
+// coordinates of the non-zero elements in row-major order. masked_select: the elements of x where
+// the bool mask (broadcast with x) is true, 1-D, in row-major order.
+Tensor nonzero(const Tensor& x);
+Tensor masked_select(const Tensor& x, const Tensor& mask);
 // Stable sort along dim (NaN is larger than every number: last ascending, first descending):
 // {values, int64 indices}.
 std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim = -1, bool descending = false);

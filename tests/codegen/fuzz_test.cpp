@@ -590,6 +590,35 @@ class Graph {
       what << (prod ? "cumprod(" : "cumsum(") << a.name << ", " << d << ")";
       rel = grow(a.rel) * static_cast<double>(prod ? size : 1) + static_cast<double>(size + 2) * eps_of(r.dtype()) * 4;
       fuzzy = is_floating(r.dtype()) && (a.fuzzy || size > 1);
+      // The other scans (issue 23): cummax / cummin positions (exact: ties take the latest), their
+      // values (a gather), logcumsumexp.
+      int other = static_cast<int>(rng_.range(0, 5));
+      if (other == 1 && !a.fuzzy) {
+        r = lf::cummax(a.t, d).second;
+        what.str("");
+        what << "cummax indices(" << a.name << ", " << d << ")";
+        rel = 0;
+        fuzzy = false;
+      } else if (other == 2) {
+        r = lf::cummin(a.t, d).first;
+        what.str("");
+        what << "cummin values(" << a.name << ", " << d << ")";
+        rel = grow(a.rel);
+        fuzzy = a.fuzzy;
+      } else if (other == 3 && a.t.dtype() != DType::Bool) {
+        r = lf::logcumsumexp(a.t, d);
+        what.str("");
+        what << "logcumsumexp(" << a.name << ", " << d << ")";
+        rel = grow(a.rel) + static_cast<double>(size + 2) * eps_of(r.dtype()) * 4;
+        fuzzy = is_floating(r.dtype());
+      } else if (other == 4) {
+        // A data-dependent size: a sync point (the count) in the middle of the graph.
+        r = lf::masked_select(a.t, lf::rand(a.t.shape()) < 0.5f);
+        what.str("");
+        what << "masked_select(" << a.name << ", rand < 0.5)";
+        rel = a.rel;
+        fuzzy = a.fuzzy;
+      }
     } else {
       if (a.fuzzy) return;  // ties between last-bit-different values order differently
       bool desc = rng_.chance(0.5);

@@ -1,0 +1,70 @@
+// Scan and scatter groups handed to their backend (Backend::scan, Backend::scatter; issue 23): the
+// operands resolved to storage and strides on the group's device, so that each backend runs the op
+// over the thread pool or as GPU kernels instead of the reference executor on the host.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "codegen/backend/kernel.h"
+
+namespace lf::backend {
+
+// A cumulative op (ir::is_scan: cumsum, cumprod, logcumsumexp, cummax and cummin positions) along
+// one dim: the input seen as [outer, n, inner] through three strides (exec/scan.cpp copies an input
+// whose dims do not merge so). The output is fresh and contiguous, materialized into the node: of
+// the input's dtype (the frontend cast it), Int64 positions for cummax / cummin.
+struct ScanCall {
+  GroupRun run;
+  ir::Op op = ir::Op::CumSum;
+  DType dtype = DType::Float32;     // the output's
+  DType in_dtype = DType::Float32;  // the input's
+  int64_t outer = 1, n = 1, inner = 1;
+  const void* data = nullptr;  // the input's storage; elements at offset + o * so + j * sn + k * si
+  int64_t offset = 0, so = 0, sn = 0, si = 0;
+  std::shared_ptr<rt::Storage> storage = nullptr;  // kept alive for the call
+
+  ir::Node* node() const { return run.group.nodes[0]; }
+  int64_t numel() const { return outer * n * inner; }
+  int64_t lines() const { return outer * inner; }
+  // LAZYFUSE_LOG=1: "group 1: cumsum [1, 4096, 4096] (outer, n, inner) float32: <how>".
+  void log(const std::string& how) const;
+};
+
+// The scan computed by the reference executor (on the host, copied to the group's device).
+void run_scan_on_reference(ScanCall& call, const std::string& why);
+
+// scatter_add(self, axis, index, src) (index_add and bincount record it): out = a copy of self, then
+// out[..., index[e], ...] += src[e] for every element e of index (rank <= kMaxRank). self is
+// contiguous (exec/scan.cpp copies it otherwise); index and src are read through their strides over
+// index's shape.
+struct ScatterCall {
+  static constexpr int kMaxRank = 8;
+  GroupRun run;
+  DType dtype = DType::Float32;      // self's, src's and the output's
+  DType index_dtype = DType::Int64;  // Int32 or Int64
+  int rank = 1;
+  int64_t axis = 0;
+  int64_t shape[kMaxRank] = {};        // index's shape (src is read over it too)
+  int64_t out_strides[kMaxRank] = {};  // the contiguous output's
+  int64_t index_strides[kMaxRank] = {};
+  int64_t src_strides[kMaxRank] = {};
+  int64_t axis_size = 0;  // self's size along axis: the valid index range
+  int64_t count = 0;      // index's element count
+  int64_t out_numel = 0;
+  const void* self = nullptr;  // contiguous, with its offset applied
+  const void* index = nullptr;  // with its offset applied
+  const void* src = nullptr;
+  std::shared_ptr<rt::Storage> self_storage = nullptr, index_storage = nullptr, src_storage = nullptr;  // kept alive
+
+  ir::Node* node() const { return run.group.nodes[0]; }
+  // LAZYFUSE_LOG=1: "group 2: scatter_add [65536] <- 16777216 values float32: <how>".
+  void log(const std::string& how) const;
+  // Throws the op's index error for `raw` (scatter_add's message, as the reference's).
+  [[noreturn]] void index_error(int64_t raw) const;
+};
+
+void run_scatter_on_reference(ScatterCall& call, const std::string& why);
+
+}  // namespace lf::backend

@@ -1,0 +1,238 @@
+// Scans (cumsum, cumprod, logcumsumexp, cummax / cummin positions) on a GPU: CUDA C compiled by
+// NVRTC once per dtype and op (program.h), the op a monoid over states (a value; for cummax and
+// cummin a value and its position).
+// - Short lines (n <= kShortLine): a thread per line, in order (threads side by side along
+//   `inner`, so a scan along a leading dim reads coalesced rows).
+// - Otherwise: a single-pass scan with decoupled look-back (Merrill & Garland, "Single-pass
+//   Parallel Prefix Scan with Decoupled Look-back", 2016): each block takes the next tile of 2048
+//   elements (tile numbers handed out by an atomic counter, so a block only ever waits for tiles
+//   that are already running), scans it, publishes its total (flag 1), looks back over the tiles
+//   before it until one has published its inclusive prefix (flag 2), and publishes its own: the
+//   data is read once and written once. Tiles of several lines follow one another; the look-back
+//   stops at a line's first tile.
+// Floats accumulate in their compute type (float for the 16-bit floats), rounded on store; the
+// summation order differs from the reference's (within the reductions' tolerance).
+#include <algorithm>
+
+#include "codegen/backend/scan_scatter.h"
+#include "codegen/cuda/backend.h"
+#include "codegen/cuda/program.h"
+#include "runtime/cuda_driver.h"
+
+namespace lf::cuda {
+namespace {
+
+constexpr int64_t kShortLine = 64;
+constexpr int kThreads = 256, kItems = 8;
+constexpr int64_t kTile = kThreads * kItems;
+
+const char* const kScanSource = R"(
+#define THREADS 256
+#define ITEMS 8
+#define TILE (THREADS * ITEMS)
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+lf_scan_columns(const S* x, O* y, i64 outer, i64 n, i64 inner, i64 so, i64 sn, i64 si) {
+  i64 line = (i64)blockIdx.x * THREADS + threadIdx.x;
+  if (line >= outer * inner) return;
+  i64 o = line / inner, k = line % inner;
+  const S* src = x + o * so + k * si;
+  O* dst = y + o * n * inner + k;
+  T acc = IDENTITY;
+  for (i64 j = 0; j < n; ++j) {
+    acc = COMBINE(acc, LIFT(LOAD(src[j * sn]), j));
+    dst[j * inner] = EMIT(acc);
+  }
+}
+
+// Scratch: counter (the next tile), then per tile a flag (0 nothing, 1 aggregate, 2 inclusive
+// prefix), its aggregate and its inclusive prefix.
+extern "C" __global__ void __launch_bounds__(THREADS)
+lf_scan_tiles(const S* x, O* y, i64 inner, i64 n, i64 so, i64 sn, i64 si, i64 tiles_per_line,
+              unsigned* counter, int* flags, T* aggregates, T* prefixes) {
+  __shared__ unsigned s_tile;
+  __shared__ T s_warp[THREADS / 32];
+  __shared__ T s_prefix;
+  if (threadIdx.x == 0) s_tile = atomicAdd(counter, 1u);
+  __syncthreads();
+  const i64 t = s_tile;
+  const i64 line = t / tiles_per_line, tile = t % tiles_per_line;
+  const i64 o = line / inner, k = line % inner;
+  const S* src = x + o * so + k * si;
+  O* dst = y + o * n * inner + k;
+  const i64 base = tile * TILE + (i64)threadIdx.x * ITEMS;
+  T v[ITEMS];
+  T acc = IDENTITY;
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {
+    i64 j = base + i;
+    if (j < n) acc = COMBINE(acc, LIFT(LOAD(src[j * sn]), j));
+    v[i] = acc;
+  }
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  T inc = acc;  // inclusive scan of the threads' totals within the warp
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    T up = SHFL_UP(inc, d);
+    if (lane >= d) inc = COMBINE(up, inc);
+  }
+  T before = SHFL_UP(inc, 1);
+  if (lane == 0) before = IDENTITY;
+  if (lane == 31) s_warp[warp] = inc;
+  __syncthreads();
+  if (warp == 0) {
+    T w = lane < THREADS / 32 ? s_warp[lane] : IDENTITY;
+#pragma unroll
+    for (int d = 1; d < THREADS / 32; d *= 2) {
+      T up = SHFL_UP(w, d);
+      if (lane >= d) w = COMBINE(up, w);
+    }
+    if (lane < THREADS / 32) s_warp[lane] = w;
+  }
+  __syncthreads();
+  const T total = s_warp[THREADS / 32 - 1];
+  const T thread_before = COMBINE(warp > 0 ? s_warp[warp - 1] : IDENTITY, before);
+  if (threadIdx.x == 0) {
+    T exclusive = IDENTITY;
+    if (tile == 0) {
+      VSTORE(prefixes, t, total);
+      __threadfence();
+      ((volatile int*)flags)[t] = 2;
+    } else {
+      VSTORE(aggregates, t, total);
+      __threadfence();
+      ((volatile int*)flags)[t] = 1;
+      for (i64 p = t - 1;; --p) {  // tile p's flag 1 means p is not its line's first tile
+        int f;
+        do {
+          f = ((volatile int*)flags)[p];
+        } while (f == 0);
+        __threadfence();
+        if (f == 2) {
+          exclusive = COMBINE(VLOAD(prefixes, p), exclusive);
+          break;
+        }
+        exclusive = COMBINE(VLOAD(aggregates, p), exclusive);
+      }
+      VSTORE(prefixes, t, COMBINE(exclusive, total));
+      __threadfence();
+      ((volatile int*)flags)[t] = 2;
+    }
+    s_prefix = exclusive;
+  }
+  __syncthreads();
+  const T start = COMBINE(s_prefix, thread_before);
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {
+    i64 j = base + i;
+    if (j < n) dst[j * inner] = EMIT(COMBINE(start, v[i]));
+  }
+}
+)";
+
+}  // namespace
+
+// The state type T of a scan and its operations, as CUDA C macros (see kScanSource).
+std::string scan_source(DType dtype, ir::Op op) {
+  std::string s = dtype_macros(dtype);
+  const bool integer = !is_floating(dtype);
+  if (op == ir::Op::CumMax || op == ir::Op::CumMin) {
+    // {value, position}: the later one wins among equals; NaN wins and stays (the latest NaN).
+    s += "typedef i64 O;\nstruct T { C v; i64 at; };\n";
+    s += "__device__ __forceinline__ T lf_lift(C x, i64 j) { T t; t.v = x; t.at = j; return t; }\n";
+    s += "__device__ __forceinline__ T lf_combine(T a, T b) {\n"
+         "  if (b.at < 0) return a;\n"
+         "  if (a.at < 0 || b.v != b.v) return b;\n"
+         "  if (a.v != a.v) return a;\n";
+    s += op == ir::Op::CumMax ? "  return b.v >= a.v ? b : a;\n}\n" : "  return b.v <= a.v ? b : a;\n}\n";
+    s += "__device__ __forceinline__ T lf_shfl_up_t(T t, int d) {\n"
+         "  t.v = __shfl_up_sync(0xffffffffu, t.v, d); t.at = __shfl_up_sync(0xffffffffu, t.at, d); return t;\n}\n";
+    s += "__device__ __forceinline__ void lf_vstore(T* p, i64 i, T t) { ((volatile C*)&p[i].v)[0] = t.v; "
+         "((volatile i64*)&p[i].at)[0] = t.at; }\n";
+    s += "__device__ __forceinline__ T lf_vload(T* p, i64 i) { T t; t.v = ((volatile C*)&p[i].v)[0]; "
+         "t.at = ((volatile i64*)&p[i].at)[0]; return t; }\n";
+    s += "#define IDENTITY lf_lift((C)0, -1)\n#define LIFT(x, j) lf_lift((x), (j))\n#define COMBINE(a, b) lf_combine((a), (b))\n"
+         "#define EMIT(t) ((t).at)\n#define SHFL_UP(t, d) lf_shfl_up_t((t), (d))\n"
+         "#define VSTORE(p, i, t) lf_vstore((p), (i), (t))\n#define VLOAD(p, i) lf_vload((p), (i))\n";
+    return s + kScanSource;
+  }
+  s += "typedef S O;\ntypedef C T;\n#define LIFT(x, j) (x)\n#define EMIT(t) STORE(t)\n"
+       "#define SHFL_UP(t, d) __shfl_up_sync(0xffffffffu, (t), (d))\n"
+       "#define VSTORE(p, i, t) (((volatile T*)(p))[i] = (t))\n#define VLOAD(p, i) (((volatile T*)(p))[i])\n";
+  if (op == ir::Op::LogCumSumExp) {
+    bool f64 = dtype == DType::Float64;
+    s += "#define IDENTITY (-(C)INFINITY)\n";
+    s += std::string("__device__ __forceinline__ C lf_logaddexp(C a, C b) {\n"
+                     "  if (a != a || b != b) return (C)NAN;\n"
+                     "  C hi = a < b ? b : a, lo = a < b ? a : b;\n"
+                     "  if (hi == (C)INFINITY || hi == -(C)INFINITY) return hi;\n"
+                     "  return hi + ") + (f64 ? "log1p(exp(lo - hi));\n}\n" : "log1pf(expf(lo - hi));\n}\n");
+    s += "#define COMBINE(a, b) lf_logaddexp((a), (b))\n";
+    return s + kScanSource;
+  }
+  bool sum = op == ir::Op::CumSum;
+  s += sum ? "#define IDENTITY ((C)0)\n" : "#define IDENTITY ((C)1)\n";
+  if (integer)  // two's complement wrap-around, as the reference
+    s += sum ? "#define COMBINE(a, b) ((C)((u64)(a) + (u64)(b)))\n" : "#define COMBINE(a, b) ((C)((u64)(a) * (u64)(b)))\n";
+  else
+    s += sum ? "#define COMBINE(a, b) ((a) + (b))\n" : "#define COMBINE(a, b) ((a) * (b))\n";
+  return s + kScanSource;
+}
+
+void run_scan(backend::ScanCall& call) {
+  ir::Node* y = call.node();
+  bool extreme = call.op == ir::Op::CumMax || call.op == ir::Op::CumMin;
+  // Sums and products arrive as int64 or floats (the frontend casts bool and int32); cummax and
+  // cummin of bool run on the host.
+  if (call.in_dtype == DType::Bool || (!extreme && call.in_dtype == DType::Int32))
+    return backend::run_scan_on_reference(call, std::string("no GPU scan of ") + dtype_name(call.in_dtype));
+  int device = y->device.index();
+  size_t bytes = static_cast<size_t>(call.numel()) * dtype_size(call.dtype);
+  auto out = rt::Storage::allocate(y->device, std::max<size_t>(bytes, 1));
+  const bool columns = call.n <= kShortLine;
+  std::string how;
+  if (call.numel() > 0) {
+    const char* entry = columns ? "lf_scan_columns" : "lf_scan_tiles";
+    auto fn = library_function(scan_source(call.in_dtype, call.op), entry, device);
+    if (!fn.ok()) return backend::run_scan_on_reference(call, "the scan kernel failed to compile: " + std::string(fn.status().message()));
+    rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
+    const rt::cu::Api& cu = rt::cu::api();
+    const void* x = static_cast<const char*>(call.data) + call.offset * static_cast<int64_t>(dtype_size(call.in_dtype));
+    void* yp = out->data();
+    if (columns) {
+      int64_t lines = call.lines();
+      unsigned blocks = static_cast<unsigned>((lines + kThreads - 1) / kThreads);
+      void* params[] = {&x, &yp, &call.outer, &call.n, &call.inner, &call.so, &call.sn, &call.si};
+      LF_CU_CHECK(cu.cuLaunchKernel(static_cast<rt::cu::CUfunction>(*fn), blocks, 1, 1, kThreads, 1, 1, 0, ctx.stream,
+                                    params, nullptr));
+      how = "a thread per line (" + std::to_string(lines) + " lines)";
+    } else {
+      int64_t tiles_per_line = (call.n + kTile - 1) / kTile;
+      int64_t tiles = tiles_per_line * call.lines();
+      if (tiles > INT32_MAX) return backend::run_scan_on_reference(call, "too many tiles for one grid");
+      // counter (16 bytes), flags (4 bytes a tile), aggregates and prefixes (16 bytes a tile each:
+      // a state is a value, or a value and a position).
+      size_t flags_at = 16, values_at = flags_at + ((static_cast<size_t>(tiles) * 4 + 15) / 16) * 16;
+      auto scratch = rt::Storage::allocate(y->device, values_at + static_cast<size_t>(tiles) * 32);
+      char* base = static_cast<char*>(scratch->data());
+      LF_CU_CHECK(cu.cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(base), 0, values_at, ctx.stream));
+      void* counter = base;
+      void* flags = base + flags_at;
+      void* aggregates = base + values_at;
+      void* prefixes = base + values_at + static_cast<size_t>(tiles) * 16;
+      void* params[] = {&x,        &yp,     &call.inner, &call.n,     &call.so,   &call.sn,
+                        &call.si,  &tiles_per_line, &counter, &flags, &aggregates, &prefixes};
+      LF_CU_CHECK(cu.cuLaunchKernel(static_cast<rt::cu::CUfunction>(*fn), static_cast<unsigned>(tiles), 1, 1, kThreads,
+                                    1, 1, 0, ctx.stream, params, nullptr));
+      // The scratch goes back to the allocator now: later work on the device is ordered after this
+      // kernel on the one stream.
+      how = "single-pass decoupled look-back scan, " + std::to_string(tiles) + " tiles of " + std::to_string(kTile);
+    }
+  }
+  ++call.run.stats.kernels_launched;
+  call.run.stats.bytes_moved += bytes + static_cast<uint64_t>(call.numel()) * dtype_size(call.in_dtype);
+  backend::materialize(*y, out, ir::Layout{ir::contiguous_strides(y->shape), 0});
+  call.log(how.empty() ? "empty" : how);
+}
+
+}  // namespace lf::cuda

@@ -1,0 +1,292 @@
+// Scans and scatters as backend library calls (Backend::scan, Backend::scatter; issue 23) against
+// the reference executor: long lines (more than one GPU tile of 2048, and more than the CPU's
+// two-pass threshold), many short lines, every dim, strided views, every dtype, NaN and inf, empty
+// and size-1 dims; scatters with duplicates on both CPU paths (per-chunk bins, ordered buckets),
+// Int32 and Int64 indices, and index errors at the sync point. On a GPU host the default device is
+// CUDA, so the same tests run the CUDA kernels (look-back scan, column scan, atomic scatter).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "codegen/cuda/backend.h"
+#include "codegen/cuda/ops.h"
+#include "codegen/test_util.h"
+#include "lazyfuse/lazyfuse.h"
+
+namespace {
+
+using lf::DType;
+using lf::Tensor;
+using lf::test::FusionScope;
+
+const DType kAll[] = {DType::Bool,     DType::Int32,   DType::Int64,  DType::Float16,
+                      DType::BFloat16, DType::Float32, DType::Float64};
+
+// Values in [lo, hi) of dtype dt, computed on the device (a pointwise group: realized data for the
+// scan or scatter that reads it).
+Tensor data(lf::Shape shape, DType dt, double lo, double hi) {
+  return lf::cast(lf::rand(std::move(shape)) * (hi - lo) + lo, dt);
+}
+
+class ScanScatter : public ::testing::TestWithParam<bool> {};  // fusion on, off
+
+TEST_P(ScanScatter, ScansMatchReferenceOnLongLines) {
+  FusionScope scope(GetParam());
+  for (int64_t n : {int64_t{1} << 20, (int64_t{1} << 20) + 7}) {
+    for (DType dt : kAll) {
+      // Small positive values: prefixes stay far from the 16-bit floats' overflow and from
+      // cancellation, so the tolerance of a reduction of n values applies.
+      Tensor x = is_floating(dt) ? data({n}, dt, 0, 1.0 / 64) : data({n}, dt, -50, 50);
+      lf::test::expect_matches_reference(lf::cumsum(x, 0), n, "cumsum long line");
+      // Signs only: a long product stays exact in every dtype.
+      Tensor s = dt == DType::Bool ? x : lf::cast(lf::where(data({n}, DType::Float32, 0, 1) > 0.5f, lf::ones({n}), -1), dt);
+      lf::test::expect_matches_reference(lf::cumprod(s, 0), 1, "cumprod long line");
+    }
+  }
+  // A few long lines, along the last and along a leading dim (strided lines).
+  Tensor x = data({3, (int64_t{1} << 17) + 5}, DType::Float32, 0, 1);
+  lf::test::expect_matches_reference(lf::cumsum(x, 1), x.size(1), "cumsum 3 lines");
+  lf::test::expect_matches_reference(lf::cumsum(x.transpose(0, 1), 0), x.size(1), "cumsum strided lines");
+  Tensor y = data({(int64_t{1} << 15) + 3, 2}, DType::Float64, -1, 1);
+  lf::test::expect_matches_reference(lf::cumsum(y, 0), y.size(0), "cumsum along dim 0");
+}
+
+TEST_P(ScanScatter, ScansMatchReferenceOnManyLinesEveryDim) {
+  FusionScope scope(GetParam());
+  for (DType dt : kAll) {
+    Tensor a = is_floating(dt) ? data({7, 5, 9}, dt, -2, 2) : data({7, 5, 9}, dt, -9, 9);
+    for (int64_t d = -3; d < 3; ++d) {
+      lf::test::expect_matches_reference(lf::cumsum(a, d), 9, "cumsum every dim");
+      lf::test::expect_matches_reference(lf::cumprod(a, d), 9, "cumprod every dim");
+    }
+    lf::test::expect_matches_reference(lf::cumsum(a.permute({2, 0, 1}), 1), 7, "cumsum of a permuted view");
+    lf::test::expect_matches_reference(lf::cumsum(lf::slice(a, 2, 1, 9, 3), 2), 3, "cumsum of a stepped slice");
+    Tensor many = is_floating(dt) ? data({4096, 100}, dt, -1, 1) : data({4096, 100}, dt, -9, 9);
+    lf::test::expect_matches_reference(lf::cumsum(many, 1), 100, "cumsum 4096 lines of 100");
+    lf::test::expect_matches_reference(lf::cumsum(many, 0), 4096, "cumsum 100 lines of 4096 along dim 0");
+    Tensor shorts = data({20000, 5}, dt, 0, 2);
+    lf::test::expect_matches_reference(lf::cumsum(shorts, 1), 5, "cumsum 20000 lines of 5");
+    lf::test::expect_matches_reference(lf::cumsum(data({0, 5}, dt, 0, 1), 1), 1, "cumsum empty");
+    lf::test::expect_matches_reference(lf::cumsum(data({5, 0}, dt, 0, 1), 1), 1, "cumsum empty lines");
+    lf::test::expect_matches_reference(lf::cumprod(data({1, 1}, dt, 1, 3), 0), 1, "cumprod size 1");
+    lf::test::expect_matches_reference(lf::cumsum(data({}, dt, 1, 3), 0), 1, "cumsum 0-d");
+  }
+}
+
+TEST_P(ScanScatter, ScansPropagateNanAndInf) {
+  FusionScope scope(GetParam());
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor small = lf::from_vector(std::vector<float>{1, inf, 2, -inf, 3, nan, 4}, {7});
+  EXPECT_EQ(lf::cumsum(small, 0).to_vector<float>()[1], inf);
+  EXPECT_TRUE(std::isnan(lf::cumsum(small, 0).to_vector<float>()[3]));
+  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}) {
+    lf::test::expect_matches_reference(lf::cumsum(lf::cast(small, dt), 0), 7, "cumsum nan/inf");
+    lf::test::expect_matches_reference(lf::cumprod(lf::cast(small, dt), 0), 7, "cumprod nan/inf");
+    // A long line: inf from the middle on, NaN in the last quarter (another tile, another chunk).
+    int64_t n = (int64_t{1} << 20) + 7;
+    Tensor i = lf::arange(0, static_cast<double>(n), 1, DType::Int64);
+    Tensor x = lf::where(i == n / 2, inf, lf::where(i == 3 * n / 4, nan, lf::full({n}, 0.001)));
+    lf::test::expect_matches_reference(lf::cumsum(lf::cast(x, dt), 0), n, "cumsum long nan/inf");
+  }
+}
+
+TEST_P(ScanScatter, CumExtremesAndLogcumsumexpMatchReference) {
+  FusionScope scope(GetParam());
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  // Hand-computed: ties take the latest position, NaN wins and stays (the latest NaN), as PyTorch.
+  Tensor v = lf::from_vector(std::vector<float>{1, 3, 3, 2, nan, 5, nan, 0}, {8});
+  auto [mv, mi] = lf::cummax(v, 0);
+  EXPECT_EQ(mi.to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2, 2, 4, 4, 6, 6}));
+  EXPECT_EQ(mv.to_vector<float>()[3], 3.0f);
+  EXPECT_TRUE(std::isnan(mv.to_vector<float>()[5]));
+  auto [nv, ni] = lf::cummin(lf::from_vector(std::vector<int64_t>{4, 2, 2, 7, 1}, {5}), 0);
+  EXPECT_EQ(ni.to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2, 2, 4}));
+  EXPECT_EQ(nv.to_vector<int64_t>(), (std::vector<int64_t>{4, 2, 2, 2, 1}));
+  Tensor l = lf::logcumsumexp(lf::from_vector(std::vector<float>{0, 0, -inf, 1000, inf}, {5}), 0);
+  std::vector<float> lv = l.to_vector<float>();
+  EXPECT_NEAR(lv[1], std::log(2.0f), 1e-6);
+  EXPECT_NEAR(lv[2], std::log(2.0f), 1e-6);
+  EXPECT_EQ(lv[3], 1000.0f);  // no overflow
+  EXPECT_EQ(lv[4], inf);
+  EXPECT_EQ(lf::logcumsumexp(lf::from_vector(std::vector<int64_t>{1, 2}, {2}), 0).dtype(), DType::Float32);
+  for (DType dt : kAll) {
+    Tensor a = is_floating(dt) ? data({7, 5, 9}, dt, -2, 2) : data({7, 5, 9}, dt, -4, 4);  // many ties
+    for (int64_t d = 0; d < 3; ++d) {
+      lf::test::expect_matches_reference(lf::cummax(a, d).second, 1, "cummax indices");
+      lf::test::expect_matches_reference(lf::cummin(a, d).first, 1, "cummin values");
+      if (dt != DType::Bool) lf::test::expect_matches_reference(lf::logcumsumexp(a, d), 9, "logcumsumexp");
+    }
+    for (int64_t n : {int64_t{1} << 20, (int64_t{1} << 20) + 7}) {
+      Tensor x = is_floating(dt) ? data({n}, dt, -1000, 1000) : data({n}, dt, -1000000, 1000000);
+      lf::test::expect_matches_reference(lf::cummax(x, 0).second, 1, "cummax long line");
+      lf::test::expect_matches_reference(lf::cummin(x, 0).second, 1, "cummin long line");
+      if (is_floating(dt))
+        lf::test::expect_matches_reference(lf::logcumsumexp(data({n}, dt, -3, 3), 0), n, "logcumsumexp long line");
+    }
+    lf::test::expect_matches_reference(lf::cummax(data({20000, 3}, dt, -2, 2), 1).second, 1, "cummax short lines");
+    lf::test::expect_matches_reference(lf::cummax(data({0, 3}, dt, -2, 2), 1).second, 1, "cummax empty");
+  }
+  // NaN in a long line: from there on the NaN's position (and the latest NaN's).
+  int64_t n = (int64_t{1} << 20) + 7;
+  Tensor i = lf::arange(0, static_cast<double>(n), 1, DType::Int64);
+  Tensor x = lf::where((i == n / 3) || (i == n / 2), nan, data({n}, DType::Float32, -1, 1));
+  lf::test::expect_matches_reference(lf::cummax(x, 0).second, 1, "cummax long nan");
+  lf::test::expect_matches_reference(lf::cummin(x, 0).second, 1, "cummin long nan");
+  lf::test::expect_matches_reference(lf::logcumsumexp(x, 0), n, "logcumsumexp long nan");
+}
+
+TEST_P(ScanScatter, ScatterAddMatchesReference) {
+  FusionScope scope(GetParam());
+  for (DType dt : kAll) {
+    if (dt == DType::Bool) continue;  // refused at the call
+    for (DType it : {DType::Int32, DType::Int64}) {
+      // index_add into [K, D] from [N, D]: N / K duplicates per row (few: 16-bit adds round).
+      Tensor idx = lf::cast(data({64}, DType::Float32, -8, 8), it);  // negative ones count from the end
+      Tensor x = data({8, 33}, dt, -3, 3), src = data({64, 33}, dt, -3, 3);
+      lf::test::expect_matches_reference(lf::index_add(x, 0, idx, src), 8, "index_add dim 0");
+      lf::test::expect_matches_reference(lf::index_add(x.transpose(0, 1), 1, idx, src.transpose(0, 1)), 8,
+                                         "index_add dim 1 of views");
+      // scatter_add along each dim of a 3-D tensor; index smaller than src (src is sliced).
+      Tensor self = data({4, 6, 5}, dt, -3, 3);
+      for (int64_t d = 0; d < 3; ++d) {
+        lf::Shape ishape{3, 4, 5};
+        Tensor sidx = lf::cast(data(ishape, DType::Float32, 0, static_cast<double>(self.size(d))), it);
+        lf::test::expect_matches_reference(lf::scatter_add(self, d, sidx, data({4, 6, 5}, dt, -3, 3)), 4,
+                                           "scatter_add 3-D");
+      }
+      // Empty index, empty self dims.
+      Tensor none = lf::cast(lf::zeros({0, 33}), it);
+      lf::test::expect_matches_reference(lf::scatter_add(x, 0, none, data({0, 33}, dt, 0, 1)), 1, "empty index");
+    }
+  }
+  // Many values into a few bins (the CPU's per-chunk bins): counts exact, float weights within a
+  // sum's tolerance; and into many bins (the CPU's ordered buckets: the reference bit for bit).
+  int64_t n = int64_t{1} << 20;
+  Tensor a = lf::cast(data({n}, DType::Float32, 0, 1000), DType::Int64);
+  lf::test::expect_matches_reference(lf::bincount(a, {}, 1000), 1, "bincount");
+  Tensor w = data({n}, DType::Float32, 0, 1);
+  lf::test::expect_matches_reference(lf::bincount(a, w, 1000), n / 1000 * 4, "bincount weights");
+  Tensor wide = lf::cast(data({n}, DType::Float32, 0, 200000), DType::Int32);
+  lf::test::expect_matches_reference(lf::scatter_add(lf::zeros({200000}), 0, wide, w), 16, "scatter many bins");
+  lf::test::expect_matches_reference(lf::scatter_add(lf::zeros({200000}, DType::Int64), 0, wide,
+                                                     lf::cast(wide, DType::Int64)),
+                                     1, "scatter many bins int64");
+}
+
+TEST_P(ScanScatter, ScatterIndexOutOfRangeIsAnErrorAtTheSyncPoint) {
+  FusionScope scope(GetParam());
+  auto expect_error = [](const Tensor& t, const std::string& what) {
+    try {
+      t.to_vector<double>();
+      ADD_FAILURE() << "no error for " << what;
+    } catch (const lf::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  for (DType it : {DType::Int32, DType::Int64}) {
+    Tensor idx = lf::cast(lf::from_vector(std::vector<int64_t>{0, 1, 5, 2}, {4}), it);
+    expect_error(lf::scatter_add(lf::zeros({3}), 0, idx, lf::ones({4})),
+                 "lf::scatter_add: index 5 is out of range for dim 0 of size 3 (valid: -3 to 2)");
+    Tensor neg = lf::cast(lf::from_vector(std::vector<int64_t>{-4}, {1}), it);
+    expect_error(lf::scatter_add(lf::zeros({3}), 0, neg, lf::ones({1})), "lf::scatter_add: index -4");
+    // One bad index among many values into few bins (the CPU's per-chunk bins), and into many bins.
+    int64_t n = int64_t{1} << 19;
+    Tensor pos = lf::arange(0, static_cast<double>(n), 1, DType::Int64);
+    Tensor many = lf::cast(lf::where(pos == n - 3, 1000, lf::cast(data({n}, DType::Float32, 0, 100), DType::Int64)), it);
+    expect_error(lf::scatter_add(lf::zeros({100}), 0, many, lf::ones({n})), "lf::scatter_add: index 1000");
+    Tensor wide = lf::cast(lf::where(pos == 12345, -n - 1, pos), it);
+    expect_error(lf::scatter_add(lf::zeros({n}), 0, wide, lf::ones({n})),
+                 "lf::scatter_add: index " + std::to_string(-n - 1));
+    expect_error(lf::scatter_add(lf::zeros({0, 2}), 0, lf::cast(lf::zeros({1, 2}), it), lf::ones({1, 2})),
+                 "(the dim is empty)");
+  }
+  // The trace stays usable.
+  EXPECT_EQ(lf::bincount(lf::from_vector(std::vector<int64_t>{2, 0, 2}, {3})).to_vector<int64_t>(),
+            (std::vector<int64_t>{1, 0, 2}));
+}
+
+// nonzero and masked_select against values computed on the host from the inputs.
+TEST_P(ScanScatter, NonzeroAndMaskedSelect) {
+  FusionScope scope(GetParam());
+  Tensor x = lf::from_vector(std::vector<float>{0, 1.5f, 0, -2, 0, 0}, {2, 3});
+  EXPECT_EQ(lf::nonzero(x).shape(), (lf::Shape{2, 2}));
+  EXPECT_EQ(lf::nonzero(x).to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 1, 0}));
+  EXPECT_EQ(lf::masked_select(x, x < 0.5f).to_vector<float>(), (std::vector<float>{0, 0, -2, 0, 0}));
+  EXPECT_EQ(lf::masked_select(lf::arange(0, 3), lf::from_vector(std::vector<bool>{true, false}, {2, 1})).to_vector<float>(),
+            (std::vector<float>{0, 1, 2}));  // the mask broadcasts
+  EXPECT_EQ(lf::nonzero(lf::zeros({3, 0})).shape(), (lf::Shape{0, 2}));
+  EXPECT_EQ(lf::nonzero(lf::zeros({4})).shape(), (lf::Shape{0, 1}));
+  // -0 keeps its sign (values are gathered, not added).
+  EXPECT_TRUE(std::signbit(lf::masked_select(lf::full({1}, -0.0), lf::full({1}, 1) > 0).to_vector<float>()[0]));
+  // Large and multi-block: 2^20 + 7 elements, about a third selected, every dtype.
+  int64_t n = (int64_t{1} << 20) + 7;
+  for (DType dt : kAll) {
+    Tensor v = lf::cast(data({n}, DType::Float32, -1, 2), dt);
+    Tensor m = data({n}, DType::Float32, 0, 1) < 0.3f;
+    std::vector<double> values = lf::cast(v, DType::Float64).to_vector<double>();
+    std::vector<uint8_t> keep;
+    for (bool b : m.to_vector<bool>()) keep.push_back(b);
+    std::vector<double> want;
+    std::vector<int64_t> where_nonzero;
+    for (int64_t i = 0; i < n; ++i) {
+      if (keep[static_cast<size_t>(i)]) want.push_back(values[static_cast<size_t>(i)]);
+      if (values[static_cast<size_t>(i)] != 0) where_nonzero.push_back(i);
+    }
+    EXPECT_EQ(lf::cast(lf::masked_select(v, m), DType::Float64).to_vector<double>(), want) << lf::dtype_name(dt);
+    Tensor nz = lf::nonzero(v.reshape({1, n}));
+    EXPECT_EQ(nz.shape(), (lf::Shape{static_cast<int64_t>(where_nonzero.size()), 2}));
+    std::vector<int64_t> got = lf::slice(nz, 1, 1, 2).to_vector<int64_t>();
+    EXPECT_EQ(got, where_nonzero) << lf::dtype_name(dt);
+  }
+  lf::test::StatsDelta d;
+  Tensor r = lf::nonzero(x);  // one sync point: the count
+  EXPECT_EQ(d.flushes(), 1u);
+  EXPECT_EQ(r.numel(), 4);
+  try {
+    lf::masked_select(x, x);
+    ADD_FAILURE() << "no error for a float mask";
+  } catch (const lf::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("lf::masked_select: mask must be bool"), std::string::npos) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(FusedAndUnfused, ScanScatter, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "Fused" : "Unfused"; });
+
+// A scan and a scatter are one launch of their backend each, not the reference executor (which
+// launches nothing).
+TEST(ScanScatterCalls, RunAsBackendLaunches) {
+  Tensor x = data({1000}, DType::Float32, 0, 10), src = data({3}, DType::Float32, 0, 1);
+  Tensor idx = lf::from_vector(std::vector<int64_t>{1, 1, 0}, {3});
+  lf::sync();
+  lf::test::StatsDelta d;
+  lf::cumsum(x, 0).to_vector<float>();
+  EXPECT_EQ(d.launched(), 1u);
+  lf::scatter_add(x, 0, idx, src).to_vector<float>();
+  EXPECT_EQ(d.launched(), 2u);
+}
+
+// The GPU kernels' CUDA C compiles with NVRTC for sm_90 for every dtype and op (all a machine
+// without a GPU can check of them).
+TEST(ScanScatterCuda, KernelsCompile) {
+  if (!lf::cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90").ok())
+    GTEST_SKIP() << "NVRTC is not available here";
+  for (DType dt : {DType::Int32, DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}) {
+    for (lf::ir::Op op : {lf::ir::Op::CumSum, lf::ir::Op::CumProd, lf::ir::Op::LogCumSumExp, lf::ir::Op::CumMax,
+                          lf::ir::Op::CumMin}) {
+      if (op == lf::ir::Op::LogCumSumExp && !is_floating(dt)) continue;
+      lf::Status s = lf::cuda::check_compiles(std::string(lf::cuda::kPrelude) + lf::cuda::scan_source(dt, op),
+                                              "scan", "sm_90");
+      EXPECT_TRUE(s.ok()) << lf::dtype_name(dt) << " " << lf::ir::op_name(op) << ": " << s.message();
+    }
+  }
+  for (DType dt : {DType::Int32, DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64})
+    for (DType it : {DType::Int32, DType::Int64}) {
+      lf::Status s = lf::cuda::check_compiles(std::string(lf::cuda::kPrelude) + lf::cuda::scatter_source(dt, it),
+                                              "scatter", "sm_90");
+      EXPECT_TRUE(s.ok()) << lf::dtype_name(dt) << " " << lf::dtype_name(it) << ": " << s.message();
+    }
+}
+
+}  // namespace
