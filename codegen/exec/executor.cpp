@@ -145,9 +145,20 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
   }
   rt::obs::Clock::time_point fuse_start;
   if (observed) fuse_start = rt::obs::now();
+  // Rewrites keep the nodes the signature numbered (a pushed view or remap is rewritten in place),
+  // so a plan can still be recorded: the nodes of the old order get back the signature's mark,
+  // which re-ordering took. New nodes have no position; a plan that would write one is not
+  // recorded (Recorder::add). Only addresses of the old order are compared, never read.
+  std::vector<ir::Node*> described;
+  if (rec) described = order;
   if (fuse::insert_reshape_copies(order) > 0) {
     ir::flush_order(roots, &order);
-    rec.reset();  // the graph changed under the signature
+    if (rec) {
+      ir::NodeIndex old(described.size());
+      for (ir::Node* n : described) old.insert(n, 0);
+      for (ir::Node* n : order)
+        if (old.find(n) >= 0) n->flush_mark = sig->mark;
+    }
   }
   materialize_held_views(order, wanted);
   std::erase_if(order, [](ir::Node* n) { return n->realized(); });

@@ -115,15 +115,104 @@ int push_views_into_elementwise(const std::vector<ir::Node*>& order, std::vector
   return rewritten;
 }
 
+// A remap of `a` at the indices of remap r (a has r's source's shape): a Full through views is
+// the same number at every place, so it becomes a Full of r's shape instead of a remap.
+ir::NodePtr remap_like(const ir::Node& r, const ir::NodePtr& a, std::vector<ir::NodePtr>* made) {
+  ir::Node* s = ir::resolve_views(a.get()).first;
+  ir::NodePtr n;
+  if (!s->realized() && s->op == ir::Op::Full) {
+    n = ir::make_node(ir::Op::Full, a->dtype, a->device, Shape(r.shape), {}, ir::Attrs(s->attrs));
+  } else {
+    ir::Inputs in{a};
+    for (size_t k = 1; k < r.inputs.size(); ++k) in.push_back(r.inputs[k]);
+    n = ir::make_node(ir::Op::Remap, a->dtype, a->device, Shape(r.shape), std::move(in), ir::Attrs(r.attrs));
+  }
+  made->push_back(n);
+  return n;
+}
+
+// Remaps (pad, flip, roll, index_put's shifted value, ...) read their source from memory. Two
+// rewrites keep them inside their consumer's kernel instead of storing the source first:
+// remap(op(a, b)) -> op(remap(a), remap(b)) for an unheld elementwise source (index_put's
+// 0.25 * (up + down + ...) becomes four remapped reads of u), and slice(remap(s, i)) ->
+// remap(s', slice(i)) for an unheld remap (pad(u)[1:-1, 2:]: s' is s sliced along the dims the
+// remap keeps). The index slices are then pushed into the index arithmetic like any view.
+// Returns the number of nodes rewritten (each in place, like push_views_into_elementwise).
+int push_remaps(const std::vector<ir::Node*>& order, std::vector<ir::NodePtr>* made, std::vector<ir::NodePtr>* keep) {
+  int rewritten = 0, budget = kPushBudget;
+  std::vector<ir::Node*> work(order.rbegin(), order.rend());
+  while (!work.empty() && budget > 0) {
+    ir::Node* w = work.back();
+    work.pop_back();
+    if (w->realized()) continue;
+    if (w->op == ir::Op::Slice && !w->inputs[0]->realized() && w->inputs[0]->op == ir::Op::Remap &&
+        w->inputs[0]->user_refs.load(std::memory_order_relaxed) == 0) {
+      ir::NodePtr r = w->inputs[0];
+      const ir::Attrs sa = w->attrs;
+      const auto& axes = r->attrs.dims;
+      ir::NodePtr src = r->inputs[0];
+      if (std::find(axes.begin(), axes.end(), sa.axis) == axes.end()) {
+        Shape ss = src->shape;
+        ss[static_cast<size_t>(sa.axis)] = w->shape[static_cast<size_t>(sa.axis)];
+        src = ir::make_node(ir::Op::Slice, src->dtype, src->device, std::move(ss), {src}, ir::Attrs(sa));
+        made->push_back(src);
+      }
+      ir::Inputs in{src};
+      for (size_t k = 1; k < r->inputs.size(); ++k) {
+        ir::NodePtr v = ir::make_node(ir::Op::Slice, r->inputs[k]->dtype, w->device, Shape(w->shape), {r->inputs[k]},
+                                      ir::Attrs(sa));
+        made->push_back(v);
+        in.push_back(v);
+      }
+      w->op = ir::Op::Remap;
+      w->attrs = r->attrs;
+      w->inputs = std::move(in);
+      keep->push_back(std::move(r));
+      ++rewritten;
+      --budget;
+      work.push_back(w);  // its source may be elementwise now
+      continue;
+    }
+    if (w->op != ir::Op::Remap || w->inputs[0]->op == ir::Op::Remap || !pushable_source(*w->inputs[0])) continue;
+    ir::NodePtr e = w->inputs[0];
+    ir::Inputs in;
+    for (const ir::NodePtr& a : e->inputs) {
+      ir::NodePtr n = remap_like(*w, a, made);
+      if (n->op == ir::Op::Remap) work.push_back(n.get());
+      in.push_back(std::move(n));
+    }
+    w->op = e->op;
+    w->attrs = e->attrs;
+    w->inputs = std::move(in);
+    keep->push_back(std::move(e));
+    ++rewritten;
+    budget -= static_cast<int>(w->inputs.size());
+  }
+  return rewritten;
+}
+
+bool reads_source_from_memory(const ir::Node& n) { return n.op == ir::Op::Gather || n.op == ir::Op::Remap; }
+
 }  // namespace
 
 int insert_reshape_copies(const std::vector<ir::Node*>& order) {
   std::vector<ir::NodePtr> made, keep;
-  int inserted = push_views_into_elementwise(order, &made, &keep);
   std::vector<ir::Node*> all = order;
-  for (const ir::NodePtr& m : made) all.push_back(m.get());
+  int inserted = 0;
+  // Each kind of push makes work for the other (a slice pushed below pad's constant-border where
+  // lands on a remap; a remap's index slices land on index arithmetic): a few rounds, until quiet.
+  for (int round = 0; round < 4; ++round) {
+    size_t before = made.size();
+    int n = push_remaps(all, &made, &keep);
+    for (size_t i = before; i < made.size(); ++i) all.push_back(made[i].get());
+    before = made.size();
+    n += push_views_into_elementwise(all, &made, &keep);
+    for (size_t i = before; i < made.size(); ++i) all.push_back(made[i].get());
+    inserted += n;
+    if (n == 0) break;
+  }
   for (ir::Node* n : all) {
-    if (n->op == ir::Op::Gather) {
+    if (reads_source_from_memory(*n)) {
       // A gather reads its source from memory at data-dependent places: a generator (arange,
       // full, rand, through views) is written by a copy first. The gather holds the copy.
       ir::Node* s = ir::resolve_views(n->inputs[0].get()).first;
@@ -271,7 +360,9 @@ struct Builder {
   // An input read from outside the reading group: its source must be written by its own group.
   void read_external(int g, Node* source) {
     if (!computed(source)) {
-      ++leaves[g];
+      // A pending full() is a launch parameter, not an operand: index arithmetic (pad, roll,
+      // index_put) uses many numbers and would otherwise fill the group's operand budget.
+      if (source->realized() || source->op != ir::Op::Full) ++leaves[g];
       return;
     }
     materialize.insert(source);
@@ -292,7 +383,7 @@ struct Builder {
     // group takes epilogue members, which the checks below keep to its output shape, read directly).
     // A gather's source (edge 0) is read from memory at data-dependent places: it never makes the
     // gather join its group (insert_reshape_copies gave a generator source a copy to be written).
-    const bool gather = n->op == ir::Op::Gather;
+    const bool gather = reads_source_from_memory(*n);
     int best = -1;
     for (size_t i = gather ? 1 : 0; i < edges.size(); ++i) {
       const Edge& e = edges[i];
