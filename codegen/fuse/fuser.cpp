@@ -66,6 +66,53 @@ bool pushable_source(const ir::Node& e) {
   return true;
 }
 
+// Whether `s` is a leaf, or elementwise arithmetic over generators only (index math).
+bool generator_only(const ir::Node* s, int depth = 12) {
+  if (s->realized() || ir::is_generator(s->op)) return true;
+  if (depth == 0 || !ir::is_elementwise(s->op)) return false;
+  for (const ir::NodePtr& in : s->inputs) {
+    const ir::Node* i = ir::resolve_views(in.get()).first;
+    if (i->realized() || !generator_only(i, depth - 1)) return false;
+  }
+  return true;
+}
+
+// A leaf, index math, or a remap of memory at index math: cheap to compute again.
+bool cheap(const ir::Node* s) {
+  if (generator_only(s)) return true;
+  if (s->op != ir::Op::Remap) return false;
+  const ir::Node* src = ir::resolve_views(s->inputs[0].get()).first;
+  if (!src->realized() && !ir::is_generator(src->op)) return false;
+  for (size_t k = 1; k < s->inputs.size(); ++k)
+    if (!generator_only(ir::resolve_views(s->inputs[k].get()).first)) return false;
+  return true;
+}
+
+// Cost rule, recomputation: a view or remap pushed into a value some other node also reads
+// computes that value's cone again for the view. One level of ops over cheap inputs (leaves,
+// index math, remaps of memory: pad's constant border) is cheap; deeper cones are not pushed into
+// a shared value (a stencil's steps, each reading five slices of the last, would otherwise
+// recompute every earlier step five times over).
+bool shared_and_deep(const ir::Node& e, const std::unordered_map<const ir::Node*, int>& uses) {
+  auto it = uses.find(&e);
+  if (it == uses.end() || it->second <= 1) return false;
+  for (const ir::NodePtr& in : e.inputs)
+    if (!cheap(ir::resolve_views(in.get()).first)) return true;
+  return false;
+}
+
+// Uses of each node by the nodes of `nodes` still in the graph (not unlinked into `keep`).
+std::unordered_map<const ir::Node*, int> count_uses(const std::vector<ir::Node*>& nodes,
+                                                    const std::vector<ir::NodePtr>& keep) {
+  std::unordered_set<const ir::Node*> gone;
+  for (const ir::NodePtr& k : keep) gone.insert(k.get());
+  std::unordered_map<const ir::Node*, int> uses;
+  for (const ir::Node* n : nodes)
+    if (!gone.count(n))
+      for (const ir::NodePtr& in : n->inputs) ++uses[in.get()];
+  return uses;
+}
+
 // The most nodes one flush's pushes may add: the cone of elementwise ops under a view is copied
 // (a value shared by several views' cones is copied once per view), so a huge cone stops being
 // pushed where the budget ends and is stored there, as it was before.
@@ -81,9 +128,10 @@ constexpr int kPushBudget = 4096;
 int push_views_into_elementwise(const std::vector<ir::Node*>& order, std::vector<ir::NodePtr>* made,
                                 std::vector<ir::NodePtr>* keep) {
   int rewritten = 0, budget = kPushBudget;
+  const auto uses = count_uses(order, *keep);
   for (ir::Node* v : order) {
     if (budget <= 0) break;
-    if (!pushable_view(*v) || !pushable_source(*v->inputs[0])) continue;
+    if (!pushable_view(*v) || !pushable_source(*v->inputs[0]) || shared_and_deep(*v->inputs[0], uses)) continue;
     std::unordered_map<const ir::Node*, ir::NodePtr> view_of;  // input -> the view of it (a DAG stays one)
     const ir::Op view_op = v->op;  // v itself is rewritten first: keep what its copies are made of
     const ir::Attrs view_attrs = v->attrs;
@@ -93,7 +141,7 @@ int push_views_into_elementwise(const std::vector<ir::Node*>& order, std::vector
       ir::Node* w = work.back();
       work.pop_back();
       ir::NodePtr e = w->inputs[0];
-      if (!pushable_source(*e)) continue;
+      if (!pushable_source(*e) || shared_and_deep(*e, uses)) continue;
       ir::Inputs views;
       for (const ir::NodePtr& a : e->inputs) {
         auto it = view_of.find(a.get());
@@ -140,6 +188,7 @@ ir::NodePtr remap_like(const ir::Node& r, const ir::NodePtr& a, std::vector<ir::
 // Returns the number of nodes rewritten (each in place, like push_views_into_elementwise).
 int push_remaps(const std::vector<ir::Node*>& order, std::vector<ir::NodePtr>* made, std::vector<ir::NodePtr>* keep) {
   int rewritten = 0, budget = kPushBudget;
+  const auto uses = count_uses(order, *keep);
   std::vector<ir::Node*> work(order.rbegin(), order.rend());
   while (!work.empty() && budget > 0) {
     ir::Node* w = work.back();
@@ -173,7 +222,9 @@ int push_remaps(const std::vector<ir::Node*>& order, std::vector<ir::NodePtr>* m
       work.push_back(w);  // its source may be elementwise now
       continue;
     }
-    if (w->op != ir::Op::Remap || w->inputs[0]->op == ir::Op::Remap || !pushable_source(*w->inputs[0])) continue;
+    if (w->op != ir::Op::Remap || w->inputs[0]->op == ir::Op::Remap || !pushable_source(*w->inputs[0]) ||
+        shared_and_deep(*w->inputs[0], uses))
+      continue;
     ir::NodePtr e = w->inputs[0];
     ir::Inputs in;
     for (const ir::NodePtr& a : e->inputs) {
@@ -558,8 +609,35 @@ struct Builder {
     if (ir::is_view(n->op)) read_external(g, ir::resolve_views(n).first);
   }
 
+  // Partition::inline_nodes: elementwise values over generators only, unheld, read directly by
+  // pointwise, row, gather and remap nodes only (a host op, library call or cat reads memory, and
+  // a view of one would need it at other places).
+  void mark_inline(const std::vector<Node*>& order) {
+    std::unordered_set<const Node*> pinned;
+    for (const Node* n : order) {
+      bool reads_memory = !ir::is_elementwise(n->op) && !ir::is_reduce(n->op) && !ir::is_view(n->op) &&
+                          n->op != ir::Op::Gather && n->op != ir::Op::Remap;
+      for (size_t k = 0; k < n->inputs.size(); ++k) {
+        auto [s, chain] = ir::resolve_views(n->inputs[k].get());
+        if (reads_memory || !chain.empty() || (k == 0 && reads_source_from_memory(*n))) pinned.insert(s);
+      }
+      if (ir::is_view(n->op) && wanted(*n)) pinned.insert(ir::resolve_views(const_cast<Node*>(n)).first);
+    }
+    for (const Node* n : order) {
+      if (!ir::is_elementwise(n->op) || wanted(*n) || pinned.count(n)) continue;
+      bool gen_only = true;
+      for (const ir::NodePtr& in : n->inputs) {
+        const Node* s = ir::resolve_views(in.get()).first;
+        gen_only &= (!s->realized() && ir::is_generator(s->op)) || p.inline_nodes.count(s) > 0;
+      }
+      if (gen_only) p.inline_nodes.insert(n);
+    }
+  }
+
   void run(const std::vector<Node*>& order) {
+    if (fusion) mark_inline(order);
     for (Node* n : order) {
+      if (p.inline_nodes.count(n)) continue;
       if (ir::is_view(n->op) || ir::is_generator(n->op)) {
         if (wanted(*n)) place_alone(n);
       } else if (ir::is_reduce(n->op)) {

@@ -166,6 +166,8 @@ class Lowerer {
         auto [source, chain] = ir::resolve_views(input.get());
         if (member(source)) {
           args.push_back(instr_of(source));  // direct, or a row value broadcast back
+        } else if (p_.inline_nodes.count(source)) {
+          args.push_back(inline_instr(source, reduce ? false : row));
         } else {
           args.push_back(leaf(source, chain, reduce ? false : row));
         }
@@ -182,11 +184,30 @@ class Lowerer {
     return result;
   }
 
+  // A value of Partition::inline_nodes (elementwise over generators), computed here in the
+  // reader's phase, as a generator would be.
+  int inline_instr(Node* n, bool row) {
+    auto key = std::make_pair(n, row);
+    if (auto it = inline_memo_.find(key); it != inline_memo_.end()) return it->second;
+    std::vector<int> args;
+    for (auto& input : n->inputs) {
+      auto [source, chain] = ir::resolve_views(input.get());
+      args.push_back(p_.inline_nodes.count(source) ? inline_instr(source, row) : leaf(source, chain, row));
+    }
+    Instr in;
+    in.kind = InstrKind::Op;
+    in.op = n->op;
+    in.dtype = n->dtype;
+    in.row = row;
+    in.args = std::move(args);
+    return inline_memo_[key] = push(std::move(in));
+  }
+
   // A gather (ir::Op::Gather): its source is read from memory (the fuser makes sure it is written
   // first) through a view whose stride along the gathered dim is 0; the index picks the element.
   int gather(Node* n, bool row) {
     auto [isrc, ichain] = ir::resolve_views(n->inputs[1].get());
-    int index = member(isrc) ? instr_of(isrc) : leaf(isrc, ichain, row);
+    int index = member(isrc) ? instr_of(isrc) : p_.inline_nodes.count(isrc) ? inline_instr(isrc, row) : leaf(isrc, ichain, row);
     auto [source, chain] = ir::resolve_views(n->inputs[0].get());
     if (!source->realized()) throw Error("lower: a gather's source is not in memory (internal error)");
     auto view = ir::view_of_chain(*source, chain);
@@ -232,7 +253,9 @@ class Lowerer {
     std::vector<int> indices;
     for (size_t k = 1; k < n->inputs.size(); ++k) {
       auto [isrc, ichain] = ir::resolve_views(n->inputs[k].get());
-      indices.push_back(member(isrc) ? instr_of(isrc) : leaf(isrc, ichain, row));
+      indices.push_back(member(isrc)                    ? instr_of(isrc)
+                        : p_.inline_nodes.count(isrc) ? inline_instr(isrc, row)
+                                                      : leaf(isrc, ichain, row));
     }
     auto [source, chain] = ir::resolve_views(n->inputs[0].get());
     if (!source->realized()) throw Error("lower: a remap's source is not in memory (internal error)");
@@ -352,6 +375,7 @@ class Lowerer {
   Lowered out_;
   std::vector<OperandData> operands_;
   std::unordered_map<Node*, int> memo_;
+  std::map<std::pair<Node*, bool>, int> inline_memo_;
   std::map<std::tuple<Node*, Shape, int64_t, bool>, int> leaves_;
 };
 
