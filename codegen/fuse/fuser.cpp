@@ -234,8 +234,10 @@ int push_remaps(const std::vector<ir::Node*>& order, std::vector<ir::NodePtr>* m
     }
     w->op = e->op;
     w->attrs = e->attrs;
+    // The old inputs stay alive until the caller re-orders (`order` may point at an index that no
+    // new remap reads: a remap of a full() reads no indices).
+    for (const ir::NodePtr& old : w->inputs) keep->push_back(old);
     w->inputs = std::move(in);
-    keep->push_back(std::move(e));
     ++rewritten;
     budget -= static_cast<int>(w->inputs.size());
   }
