@@ -88,14 +88,24 @@ bool cheap(const ir::Node* s) {
   return true;
 }
 
+// Whether a remap lies within `depth` elementwise ops below `s`.
+bool cone_has_remap(const ir::Node* s, int depth) {
+  if (s->realized()) return false;
+  if (s->op == ir::Op::Remap) return true;
+  if (depth == 0 || !ir::is_elementwise(s->op)) return false;
+  for (const ir::NodePtr& in : s->inputs)
+    if (cone_has_remap(ir::resolve_views(in.get()).first, depth - 1)) return true;
+  return false;
+}
+
 // Cost rule, recomputation: a view or remap pushed into a value some other node also reads
-// computes that value's cone again for the view. One level of ops over cheap inputs (leaves,
-// index math, remaps of memory: pad's constant border) is cheap; deeper cones are not pushed into
-// a shared value (a stencil's steps, each reading five slices of the last, would otherwise
-// recompute every earlier step five times over).
+// computes that value's cone again for the view (the push budget caps it). A shared value with a
+// remap in its cone, over inputs that are not all cheap (leaves, index math, remaps of memory:
+// pad's constant border), is a stencil's previous step: its slices are not pushed into it, since
+// each step reading five slices of the last would recompute every earlier step five times over.
 bool shared_and_deep(const ir::Node& e, const std::unordered_map<const ir::Node*, int>& uses) {
   auto it = uses.find(&e);
-  if (it == uses.end() || it->second <= 1) return false;
+  if (it == uses.end() || it->second <= 1 || !cone_has_remap(&e, 6)) return false;
   for (const ir::NodePtr& in : e.inputs)
     if (!cheap(ir::resolve_views(in.get()).first)) return true;
   return false;
@@ -611,7 +621,7 @@ struct Builder {
     if (ir::is_view(n->op)) read_external(g, ir::resolve_views(n).first);
   }
 
-  // Partition::inline_nodes: elementwise values over generators only, unheld, read directly by
+  // Partition::inline_nodes: integer or bool elementwise values over generators only, unheld, read directly by
   // pointwise, row, gather and remap nodes only (a host op, library call or cat reads memory, and
   // a view of one would need it at other places).
   void mark_inline(const std::vector<Node*>& order) {
@@ -626,7 +636,9 @@ struct Builder {
       if (ir::is_view(n->op) && wanted(*n)) pinned.insert(ir::resolve_views(const_cast<Node*>(n)).first);
     }
     for (const Node* n : order) {
-      if (!ir::is_elementwise(n->op) || wanted(*n) || pinned.count(n)) continue;
+      // Integer and bool values only: index math. Float values over generators (rand * 2) keep
+      // their groups, which the short-rows cost rule weighs.
+      if (!ir::is_elementwise(n->op) || is_floating(n->dtype) || wanted(*n) || pinned.count(n)) continue;
       bool gen_only = true;
       for (const ir::NodePtr& in : n->inputs) {
         const Node* s = ir::resolve_views(in.get()).first;

@@ -69,7 +69,7 @@ struct Partition {
   std::vector<Group> groups;  // in an order that respects deps
   std::unordered_map<const ir::Node*, int> group_of;   // member -> index into groups
   std::unordered_map<const ir::Node*, bool> row_phase;  // member -> per-row value (row groups)
-  // Elementwise values computed from generators only (the index arithmetic of pad, roll,
+  // Integer and bool elementwise values computed from generators only (the index arithmetic of pad, roll,
   // index_put, tril, ...), no handle holds and read only directly: in no group; every kernel that
   // reads one computes it inline, as it would a generator, instead of one group storing it.
   std::unordered_set<const ir::Node*> inline_nodes;
