@@ -332,15 +332,12 @@ Program cross_entropy() {
   return p;
 }
 
-// ---- Stencils over a square grid, 50 steps, boundary kept. No in-place assignment: each step
-// builds the new grid from the old boundary and the new interior with lf::cat (as cpu_bench's
-// jacobi2d). Nothing syncs inside the loop.
+// ---- Stencils over a square grid, 50 steps. jacobi2d keeps the boundary: each step is a slice
+// assignment in value semantics, a = index_put(a, {1:-1, 1:-1}, 0.2 * (5-point sum)). heat2d has
+// an insulated (Neumann) boundary: the grid padded by replicating its edges (lf::pad), then
+// a + 0.1 * (4-neighbour Laplacian) over the whole grid. Each step is one kernel (issue 23's
+// shape ops: index math in the kernel). Nothing syncs inside the loop.
 constexpr int kSteps = 50;
-lf::Tensor with_boundary(const lf::Tensor& a, const lf::Tensor& inner, int64_t n) {
-  auto at = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) { return a.slice(0, r0, r1).slice(1, c0, c1); };
-  lf::Tensor mid = lf::cat({at(1, n - 1, 0, 1), inner, at(1, n - 1, n - 1, n)}, 1);
-  return lf::cat({at(0, 1, 0, n), mid, at(n - 1, n, 0, n)}, 0);
-}
 
 Program stencil(const std::string& kind, int64_t n) {
   Program p;
@@ -356,11 +353,18 @@ Program stencil(const std::string& kind, int64_t n) {
   p.body = [=](const Vars& in) {
     lf::Tensor a = in["a"];
     for (int t = 0; t < kSteps; ++t) {
-      auto at = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) { return a.slice(0, r0, r1).slice(1, c0, c1); };
-      lf::Tensor c = at(1, n - 1, 1, n - 1), w = at(1, n - 1, 0, n - 2), e = at(1, n - 1, 2, n), s = at(2, n, 1, n - 1),
-                 nn = at(0, n - 2, 1, n - 1);
-      lf::Tensor inner = heat ? c + 0.1 * (w + e + s + nn - 4 * c) : 0.2 * (c + w + e + s + nn);
-      a = with_boundary(a, inner, n);
+      if (heat) {
+        lf::Tensor p = lf::pad(a, {1, 1, 1, 1}, lf::PadMode::Replicate);
+        auto at = [&](int64_t r0, int64_t c0) { return p.slice(0, r0, r0 + n).slice(1, c0, c0 + n); };
+        lf::Tensor lap = at(1, 0) + at(1, 2) + at(2, 1) + at(0, 1) - 4 * a;
+        p = lf::Tensor();  // a temporary: only its slices are read, inside the step's kernel
+        a = a + 0.1 * lap;
+      } else {
+        auto at = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) { return a.slice(0, r0, r1).slice(1, c0, c1); };
+        lf::Tensor c = at(1, n - 1, 1, n - 1), w = at(1, n - 1, 0, n - 2), e = at(1, n - 1, 2, n),
+                   s = at(2, n, 1, n - 1), nn = at(0, n - 2, 1, n - 1);
+        a = lf::index_put(a, {lf::slice(1, -1), lf::slice(1, -1)}, 0.2 * (c + w + e + s + nn));
+      }
     }
     Vars out;
     out.add("a", a);
@@ -371,18 +375,24 @@ Program stencil(const std::string& kind, int64_t n) {
     std::vector<float> av = in["a"].to_vector<float>();
     auto A0 = std::make_shared<RowArrayXXf>(Eigen::Map<RowArrayXXf>(av.data(), n, n));
     auto A = std::make_shared<RowArrayXXf>(), B = std::make_shared<RowArrayXXf>();
+    auto P = std::make_shared<RowArrayXXf>(n + 2, n + 2);
     return [=] {
       *A = *A0;
       *B = *A0;
       const int64_t m = n - 2;
       for (int t = 0; t < kSteps; ++t) {
-        if (heat)
-          B->block(1, 1, m, m) = A->block(1, 1, m, m) + 0.1f * (A->block(1, 0, m, m) + A->block(1, 2, m, m) +
-                                                               A->block(2, 1, m, m) + A->block(0, 1, m, m) -
-                                                               4 * A->block(1, 1, m, m));
-        else
+        if (heat) {  // the edge-replicated padding, then the Laplacian over the whole grid
+          P->block(1, 1, n, n) = *A;
+          P->block(0, 1, 1, n) = A->row(0);
+          P->block(n + 1, 1, 1, n) = A->row(n - 1);
+          P->col(0) = P->col(1);
+          P->col(n + 1) = P->col(n);
+          *B = *A + 0.1f * (P->block(1, 0, n, n) + P->block(1, 2, n, n) + P->block(2, 1, n, n) +
+                            P->block(0, 1, n, n) - 4 * *A);
+        } else {
           B->block(1, 1, m, m) = 0.2f * (A->block(1, 1, m, m) + A->block(1, 0, m, m) + A->block(1, 2, m, m) +
                                          A->block(2, 1, m, m) + A->block(0, 1, m, m));
+        }
         A->swap(*B);
       }
     };

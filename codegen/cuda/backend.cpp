@@ -90,9 +90,9 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
     }
     opt.vec4 = vec;
   }
-  // Gathers read through their element offsets, which the 16-byte paths do not declare.
+  // Gathers and remaps read through their element offsets, which the 16-byte paths do not declare.
   for (const kir::Instr& in : kernel.instrs)
-    if (in.kind == kir::InstrKind::Gather) opt.vec4 = false;
+    if (in.kind == kir::InstrKind::Gather || in.kind == kir::InstrKind::Remap) opt.vec4 = false;
   return opt;
 }
 

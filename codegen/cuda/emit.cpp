@@ -256,6 +256,13 @@ std::string Emitter::compute(int i, const std::string& prefix) {
              " if ((unsigned long long)i_ >= (unsigned long long)" + q + ") { " + err + "[0] = " + tag + "; " +
              err + "[1] = r_; i_ = 0; } return " + load(in.slot, off, in.dtype) + "; }())";
     }
+    case InstrKind::Remap: {
+      // Indices computed in the kernel and in range by construction (kir::InstrKind::Remap).
+      std::string off = "(" + prefix + std::to_string(in.slot);
+      for (size_t k = 0; k < in.args.size(); ++k)
+        off += " + (i64)(" + v(in.args[k]) + ") * q" + std::to_string(in.params[k]);
+      return load(in.slot, off + ")", in.dtype);
+    }
     case InstrKind::Op: break;
   }
   std::vector<std::string> args;

@@ -51,117 +51,7 @@ const char* cut_reason_name(CutReason r) {
 
 namespace {
 
-// Views pushed below elementwise ops (push_views_into_elementwise). Not Expand: pushed below an op,
-// a broadcast would compute the op once per broadcast element instead of once.
-bool pushable_view(const ir::Node& v) {
-  return !v.realized() && (v.op == ir::Op::Slice || v.op == ir::Op::Permute || v.op == ir::Op::Reshape);
-}
-
-// Whether elementwise `e` computes on a pending matmul's or conv2d's result (through at most
-// `depth` elementwise ops of its shape): it then joins that anchor's epilogue, which writes it in
-// the pass that writes the product anyway, and its views are read as strides (a GEMM operand's)
-// or index math. Pushed below, the views would each need the product stored, then a kernel of
-// their own (a transformer's qkv bias: three kernels after the GEMM instead of none).
-bool feeds_on_anchor(const ir::Node& e, int depth) {
-  for (const ir::NodePtr& in : e.inputs) {
-    if (in->realized() || in->shape != e.shape) continue;
-    if (in->op == ir::Op::Matmul || in->op == ir::Op::Conv2d) return true;
-    if (depth > 0 && ir::is_elementwise(in->op) && feeds_on_anchor(*in, depth - 1)) return true;
-  }
-  return false;
-}
-
-// An elementwise value that no handle holds (so nothing else needs all of it written), whose
-// inputs have its own shape (the frontend broadcasts them with views first), and which is not a
-// matmul's or conv2d's epilogue (feeds_on_anchor).
-bool pushable_source(const ir::Node& e) {
-  if (e.realized() || !ir::is_elementwise(e.op) || e.user_refs.load(std::memory_order_relaxed) > 0) return false;
-  for (const ir::NodePtr& in : e.inputs)
-    if (in->shape != e.shape) return false;
-  return !feeds_on_anchor(e, 4);
-}
-
-// The most nodes one flush's pushes may add: the cone of elementwise ops under a view is copied
-// (a value shared by several views' cones is copied once per view), so a huge cone stops being
-// pushed where the budget ends and is stored there, as it was before.
-constexpr int kPushBudget = 4096;
-
-// Rewrites each pushable view of a pushable elementwise value, view(op(a, b)) -> op(view(a),
-// view(b)), in place (the view node becomes the op node: its value is the same, and handles and
-// users that hold it see the new form), recursively while the inputs are pushable too. The
-// consumer then computes only the elements it reads, as index math, instead of the fuser cutting
-// at a view-of-computed and storing the whole value first (issue 25, case 8). Returns the number of
-// nodes rewritten; `made` gets the new view nodes, `keep` the nodes the rewrite unlinked (they stay
-// alive until the caller has re-ordered the flush: `order` still points at them).
-int push_views_into_elementwise(const std::vector<ir::Node*>& order, std::vector<ir::NodePtr>* made,
-                                std::vector<ir::NodePtr>* keep) {
-  int rewritten = 0, budget = kPushBudget;
-  for (ir::Node* v : order) {
-    if (budget <= 0) break;
-    if (!pushable_view(*v) || !pushable_source(*v->inputs[0])) continue;
-    std::unordered_map<const ir::Node*, ir::NodePtr> view_of;  // input -> the view of it (a DAG stays one)
-    const ir::Op view_op = v->op;  // v itself is rewritten first: keep what its copies are made of
-    const ir::Attrs view_attrs = v->attrs;
-    const Shape view_shape = v->shape;
-    std::vector<ir::Node*> work{v};
-    while (!work.empty()) {
-      ir::Node* w = work.back();
-      work.pop_back();
-      ir::NodePtr e = w->inputs[0];
-      if (!pushable_source(*e)) continue;
-      ir::Inputs views;
-      for (const ir::NodePtr& a : e->inputs) {
-        auto it = view_of.find(a.get());
-        if (it == view_of.end()) {
-          ir::NodePtr nv = ir::make_node(view_op, a->dtype, a->device, Shape(view_shape), {a}, ir::Attrs(view_attrs));
-          it = view_of.emplace(a.get(), nv).first;
-          made->push_back(nv);
-          if (--budget > 0) work.push_back(nv.get());
-        }
-        views.push_back(it->second);
-      }
-      w->op = e->op;
-      w->attrs = e->attrs;
-      w->inputs = std::move(views);
-      keep->push_back(std::move(e));
-      ++rewritten;
-    }
-  }
-  return rewritten;
-}
-
-}  // namespace
-
-int insert_reshape_copies(const std::vector<ir::Node*>& order) {
-  std::vector<ir::NodePtr> made, keep;
-  int inserted = push_views_into_elementwise(order, &made, &keep);
-  std::vector<ir::Node*> all = order;
-  for (const ir::NodePtr& m : made) all.push_back(m.get());
-  for (ir::Node* n : all) {
-    if (n->op == ir::Op::Gather) {
-      // A gather reads its source from memory at data-dependent places: a generator (arange,
-      // full, rand, through views) is written by a copy first. The gather holds the copy.
-      ir::Node* s = ir::resolve_views(n->inputs[0].get()).first;
-      if (!s->realized() && ir::is_generator(s->op)) {
-        ir::Node* in = n->inputs[0].get();
-        n->inputs[0] = ir::make_node(ir::Op::Copy, in->dtype, in->device, Shape(in->shape), {n->inputs[0]});
-        ++inserted;
-      }
-      continue;
-    }
-    if (n->op != ir::Op::Reshape) continue;
-    ir::Node* in = n->inputs[0].get();
-    auto [source, chain] = ir::resolve_views(in);
-    if (!is_view(in->op) && !in->realized()) continue;  // a computed value is contiguous
-    auto s = ir::view_of_chain(*source, chain);
-    if (s && ir::reshape_strides(*s, n->shape)) continue;
-    n->inputs[0] = ir::make_node(ir::Op::Copy, in->dtype, in->device, Shape(in->shape), {n->inputs[0]});
-    ++inserted;
-  }
-  return inserted;
-}
-
-namespace {
+bool reads_source_from_memory(const ir::Node& n) { return n.op == ir::Op::Gather || n.op == ir::Op::Remap; }
 
 using ir::Node;
 
@@ -286,7 +176,9 @@ struct Builder {
   // An input read from outside the reading group: its source must be written by its own group.
   void read_external(int g, Node* source) {
     if (!computed(source)) {
-      ++leaves[g];
+      // A pending full() is a launch parameter, not an operand: index arithmetic (pad, roll,
+      // index_put) uses many numbers and would otherwise fill the group's operand budget.
+      if (source->realized() || source->op != ir::Op::Full) ++leaves[g];
       return;
     }
     materialize.insert(source);
@@ -307,7 +199,7 @@ struct Builder {
     // group takes epilogue members, which the checks below keep to its output shape, read directly).
     // A gather's source (edge 0) is read from memory at data-dependent places: it never makes the
     // gather join its group (insert_reshape_copies gave a generator source a copy to be written).
-    const bool gather = n->op == ir::Op::Gather;
+    const bool gather = reads_source_from_memory(*n);
     int best = -1;
     for (size_t i = gather ? 1 : 0; i < edges.size(); ++i) {
       const Edge& e = edges[i];
@@ -482,8 +374,37 @@ struct Builder {
     if (ir::is_view(n->op)) read_external(g, ir::resolve_views(n).first);
   }
 
+  // Partition::inline_nodes: integer or bool elementwise values over generators only, unheld, read directly by
+  // pointwise, row, gather and remap nodes only (a host op, library call or cat reads memory, and
+  // a view of one would need it at other places).
+  void mark_inline(const std::vector<Node*>& order) {
+    std::unordered_set<const Node*> pinned;
+    for (const Node* n : order) {
+      bool reads_memory = !ir::is_elementwise(n->op) && !ir::is_reduce(n->op) && !ir::is_view(n->op) &&
+                          n->op != ir::Op::Gather && n->op != ir::Op::Remap;
+      for (size_t k = 0; k < n->inputs.size(); ++k) {
+        auto [s, chain] = ir::resolve_views(n->inputs[k].get());
+        if (reads_memory || !chain.empty() || (k == 0 && reads_source_from_memory(*n))) pinned.insert(s);
+      }
+      if (ir::is_view(n->op) && wanted(*n)) pinned.insert(ir::resolve_views(const_cast<Node*>(n)).first);
+    }
+    for (const Node* n : order) {
+      // Integer and bool values only: index math. Float values over generators (rand * 2) keep
+      // their groups, which the short-rows cost rule weighs.
+      if (!ir::is_elementwise(n->op) || is_floating(n->dtype) || wanted(*n) || pinned.count(n)) continue;
+      bool gen_only = true;
+      for (const ir::NodePtr& in : n->inputs) {
+        const Node* s = ir::resolve_views(in.get()).first;
+        gen_only &= (!s->realized() && ir::is_generator(s->op)) || p.inline_nodes.count(s) > 0;
+      }
+      if (gen_only) p.inline_nodes.insert(n);
+    }
+  }
+
   void run(const std::vector<Node*>& order) {
+    if (fusion) mark_inline(order);
     for (Node* n : order) {
+      if (p.inline_nodes.count(n)) continue;
       if (ir::is_view(n->op) || ir::is_generator(n->op)) {
         if (wanted(*n)) place_alone(n);
       } else if (ir::is_reduce(n->op)) {

@@ -23,6 +23,7 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "codegen/ir/node.h"
@@ -68,6 +69,10 @@ struct Partition {
   std::vector<Group> groups;  // in an order that respects deps
   std::unordered_map<const ir::Node*, int> group_of;   // member -> index into groups
   std::unordered_map<const ir::Node*, bool> row_phase;  // member -> per-row value (row groups)
+  // Integer and bool elementwise values computed from generators only (the index arithmetic of pad, roll,
+  // index_put, tril, ...), no handle holds and read only directly: in no group; every kernel that
+  // reads one computes it inline, as it would a generator, instead of one group storing it.
+  std::unordered_set<const ir::Node*> inline_nodes;
   std::array<int64_t, static_cast<size_t>(CutReason::kCount)> cuts{};
   std::vector<Cut> cut_log;  // with record_cuts only, in placement order
 };

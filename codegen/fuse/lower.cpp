@@ -153,6 +153,8 @@ class Lowerer {
     bool row = is_row(n);
     if (n->op == ir::Op::Gather) {
       result = gather(n, row);
+    } else if (n->op == ir::Op::Remap) {
+      result = remap(n, row);
     } else if (ir::is_view(n->op) || ir::is_generator(n->op)) {
       // Held by the user on its own: the group copies it out.
       auto [source, chain] = ir::resolve_views(n);
@@ -164,6 +166,8 @@ class Lowerer {
         auto [source, chain] = ir::resolve_views(input.get());
         if (member(source)) {
           args.push_back(instr_of(source));  // direct, or a row value broadcast back
+        } else if (p_.inline_nodes.count(source)) {
+          args.push_back(inline_instr(source, reduce ? false : row));
         } else {
           args.push_back(leaf(source, chain, reduce ? false : row));
         }
@@ -197,11 +201,30 @@ class Lowerer {
     return push(std::move(c));
   }
 
+  // A value of Partition::inline_nodes (elementwise over generators), computed here in the
+  // reader's phase, as a generator would be.
+  int inline_instr(Node* n, bool row) {
+    auto key = std::make_pair(n, row);
+    if (auto it = inline_memo_.find(key); it != inline_memo_.end()) return it->second;
+    std::vector<int> args;
+    for (auto& input : n->inputs) {
+      auto [source, chain] = ir::resolve_views(input.get());
+      args.push_back(p_.inline_nodes.count(source) ? inline_instr(source, row) : leaf(source, chain, row));
+    }
+    Instr in;
+    in.kind = InstrKind::Op;
+    in.op = n->op;
+    in.dtype = n->dtype;
+    in.row = row;
+    in.args = std::move(args);
+    return inline_memo_[key] = push(std::move(in));
+  }
+
   // A gather (ir::Op::Gather): its source is read from memory (the fuser makes sure it is written
   // first) through a view whose stride along the gathered dim is 0; the index picks the element.
   int gather(Node* n, bool row) {
     auto [isrc, ichain] = ir::resolve_views(n->inputs[1].get());
-    int index = member(isrc) ? instr_of(isrc) : leaf(isrc, ichain, row);
+    int index = member(isrc) ? instr_of(isrc) : p_.inline_nodes.count(isrc) ? inline_instr(isrc, row) : leaf(isrc, ichain, row);
     auto [source, chain] = ir::resolve_views(n->inputs[0].get());
     if (!source->realized()) throw Error("lower: a gather's source is not in memory (internal error)");
     auto view = ir::view_of_chain(*source, chain);
@@ -237,6 +260,45 @@ class Lowerer {
     in.args = {index};
     in.params = {param(kir::ParamKind::Int, size), param(kir::ParamKind::Int, stride),
                  param(kir::ParamKind::Int, static_cast<int64_t>(out_.gathers.size()))};
+    return push(std::move(in));
+  }
+
+  // A remap (ir::Op::Remap): like a gather, its source is read from memory through a view whose
+  // strides along the remapped dims are 0, and each index adds index * stride. The indices are
+  // built in range by the frontend, so there is no error operand and flush plans may record it.
+  int remap(Node* n, bool row) {
+    std::vector<int> indices;
+    for (size_t k = 1; k < n->inputs.size(); ++k) {
+      auto [isrc, ichain] = ir::resolve_views(n->inputs[k].get());
+      indices.push_back(member(isrc)                    ? instr_of(isrc)
+                        : p_.inline_nodes.count(isrc) ? inline_instr(isrc, row)
+                                                      : leaf(isrc, ichain, row));
+    }
+    auto [source, chain] = ir::resolve_views(n->inputs[0].get());
+    if (!source->realized()) throw Error("lower: a remap's source is not in memory (internal error)");
+    auto view = ir::view_of_chain(*source, chain);
+    if (!view) throw Error("lower: a reshape that cannot be viewed reached the lowering (internal error)");
+    Shape strides = view->strides;
+    std::vector<int> stride_params;
+    for (int64_t axis : n->attrs.dims) {
+      stride_params.push_back(param(kir::ParamKind::Int, strides[static_cast<size_t>(axis)]));
+      strides[static_cast<size_t>(axis)] = 0;
+    }
+    OperandData od;
+    od.meta = Operand{Operand::Kind::Input, source->dtype, false, {}};
+    od.strides = std::move(strides);
+    od.offset = view->offset;
+    od.pointer = source->storage->data();
+    int slot = static_cast<int>(operands_.size());
+    operands_.push_back(std::move(od));
+    out_.bytes += n->numel() * static_cast<int64_t>(dtype_size(source->dtype));
+    Instr in;
+    in.kind = InstrKind::Remap;
+    in.dtype = n->dtype;
+    in.row = row;
+    in.slot = slot;
+    in.args = std::move(indices);
+    in.params = std::move(stride_params);
     return push(std::move(in));
   }
 
@@ -330,6 +392,7 @@ class Lowerer {
   Lowered out_;
   std::vector<OperandData> operands_;
   std::unordered_map<Node*, int> memo_;
+  std::map<std::pair<Node*, bool>, int> inline_memo_;
   std::map<std::tuple<Node*, Shape, int64_t, bool>, int> leaves_;
 };
 

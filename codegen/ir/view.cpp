@@ -57,6 +57,15 @@ std::optional<Strided> apply_view(const Strided& in, const Node& view) {
       if (view.shape[at.axis] > 0) out.offset += at.start * in.strides[at.axis];
       out.strides[at.axis] *= at.step;
       return out;
+    case Op::Diagonal: {
+      size_t d1 = static_cast<size_t>(at.dims[0]), d2 = static_cast<size_t>(at.dims[1]);
+      out.strides.clear();
+      for (size_t d = 0; d < in.strides.size(); ++d)
+        if (d != d1 && d != d2) out.strides.push_back(in.strides[d]);
+      out.strides.push_back(in.strides[d1] + in.strides[d2]);
+      if (view.shape.back() > 0) out.offset += at.start >= 0 ? at.start * in.strides[d2] : -at.start * in.strides[d1];
+      return out;
+    }
     default: return std::nullopt;
   }
 }

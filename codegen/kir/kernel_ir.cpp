@@ -77,6 +77,7 @@ std::string Kernel::summary() const {
     if (in.kind == InstrKind::Op && in.op != ir::Op::Copy) s += std::string(s.empty() ? "" : ",") + ir::op_name(in.op);
     if (in.kind == InstrKind::Gen) s += std::string(s.empty() ? "" : ",") + ir::op_name(in.op);
     if (in.kind == InstrKind::Gather) s += std::string(s.empty() ? "" : ",") + "gather";
+    if (in.kind == InstrKind::Remap) s += std::string(s.empty() ? "" : ",") + "remap";
     if (in.kind == InstrKind::Reduce) reduces += std::string(reduces.empty() ? "" : ",") + ir::op_name(in.op);
   }
   if (s.empty()) s = "copy";

@@ -29,6 +29,10 @@ enum class InstrKind : uint8_t {
   // [-size, size) stores tag and i into the kernel's error operand (Kernel::error_slot) and reads
   // element 0 instead, so the executor can report it after the launch.
   Gather,
+  // A load of operand `slot` at indices computed in the kernel (ir::Op::Remap): the operand's
+  // offset at the current element (its strides along the remapped dims are 0) plus the sum of
+  // args[k] * params[k] (a stride). The indices are in range by construction: no check.
+  Remap,
 };
 
 struct Instr {

@@ -65,6 +65,37 @@ Value gather_ref(const Node& node, const std::vector<Value>& in) {
   return result;
 }
 
+Value remap_ref(const Node& node, const std::vector<Value>& in) {
+  const Value& src = in[0];
+  const std::vector<int64_t>& axes = node.attrs.dims;
+  std::vector<Value> idx;
+  for (size_t k = 1; k < in.size(); ++k) idx.push_back(to_contiguous(in[k], DType::Int64));
+  Value result = fresh(node.dtype, node.shape);
+  size_t es = dtype_size(node.dtype), rank = node.shape.size();
+  const char* sp = static_cast<const char*>(src.storage->data());
+  char* dp = static_cast<char*>(result.storage->data());
+  std::vector<int64_t> c(rank, 0), axis_of(rank, -1);
+  for (size_t k = 0; k < axes.size(); ++k) axis_of[static_cast<size_t>(axes[k])] = static_cast<int64_t>(k);
+  for (int64_t at = 0, n = shape_numel(node.shape); at < n; ++at) {
+    int64_t off = src.layout.offset;
+    for (size_t d = 0; d < rank; ++d) {
+      int64_t i = c[d];
+      if (axis_of[d] >= 0) {
+        i = static_cast<const int64_t*>(idx[static_cast<size_t>(axis_of[d])].storage->data())[at];
+        // The frontend builds the indices in range; one out of range is a bug, not a user error.
+        if (i < 0 || i >= src.shape[d]) throw Error("reference remap: index out of range (internal error)");
+      }
+      off += i * src.layout.strides[d];
+    }
+    std::memcpy(dp + at * es, sp + off * es, es);
+    for (size_t d = rank; d-- > 0;) {
+      if (++c[d] < node.shape[d]) break;
+      c[d] = 0;
+    }
+  }
+  return result;
+}
+
 Value scatter_add_ref(const Node& node, const std::vector<Value>& in) {
   // A fresh copy of self (values are immutable: never write into the input's storage).
   Value result = fresh(node.dtype, node.shape);

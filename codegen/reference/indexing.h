@@ -9,6 +9,7 @@
 namespace lf::ir {
 
 Value gather_ref(const Node& node, const std::vector<Value>& in);
+Value remap_ref(const Node& node, const std::vector<Value>& in);
 Value scatter_add_ref(const Node& node, const std::vector<Value>& in);
 Value scan_ref(const Node& node, const Value& in);  // cumsum, cumprod, logcumsumexp
 // cummax / cummin: the Int64 position of the running extreme (the latest one among equals; NaN

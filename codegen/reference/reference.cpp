@@ -286,6 +286,16 @@ Value view(const Node& node, const Value& in) {
       if (node.shape[at.axis] > 0) out.layout.offset += at.start * in.layout.strides[at.axis];
       out.layout.strides[at.axis] *= at.step;
       break;
+    case Op::Diagonal: {  // the same strides as ir::apply_view's
+      size_t d1 = static_cast<size_t>(at.dims[0]), d2 = static_cast<size_t>(at.dims[1]);
+      out.layout.strides.clear();
+      for (size_t d = 0; d < in.shape.size(); ++d)
+        if (d != d1 && d != d2) out.layout.strides.push_back(in.layout.strides[d]);
+      out.layout.strides.push_back(in.layout.strides[d1] + in.layout.strides[d2]);
+      if (node.shape.back() > 0)
+        out.layout.offset += at.start >= 0 ? at.start * in.layout.strides[d2] : -at.start * in.layout.strides[d1];
+      break;
+    }
     default: break;
   }
   return out;
@@ -464,6 +474,7 @@ Value reference_op(const Node& node, const std::vector<Value>& in) {
     case Op::Conv2d: return reference_conv2d(node, in[0], in[1]);
     case Op::Pool2d: return reference_pool2d(node, in[0]);
     case Op::Gather: return gather_ref(node, in);
+    case Op::Remap: return remap_ref(node, in);
     case Op::ScatterAdd: return scatter_add_ref(node, in);
     case Op::CumSum:
     case Op::CumProd:

@@ -371,4 +371,38 @@ struct Unique {
 };
 Unique unique(const Tensor& x);
 
+// ---- Shape ops and slice assignment (issue 23, second wave; PyTorch's names and semantics).
+// Views where the layout allows; otherwise index math inside the consumer's kernel (README,
+// "Shape ops, pad and slice assignment").
+Tensor flip(const Tensor& x, std::vector<int64_t> dims);
+Tensor roll(const Tensor& x, std::vector<int64_t> shifts, std::vector<int64_t> dims = {});  // no dims: flattened
+Tensor repeat(const Tensor& x, std::vector<int64_t> repeats);  // torch.Tensor.repeat
+Tensor tile(const Tensor& x, std::vector<int64_t> reps);
+Tensor repeat_interleave(const Tensor& x, int64_t repeats, int64_t dim);
+Tensor repeat_interleave(const Tensor& x, int64_t repeats);  // over the flattened x
+Tensor tril(const Tensor& x, int64_t diagonal = 0);
+Tensor triu(const Tensor& x, int64_t diagonal = 0);
+Tensor diagonal(const Tensor& x, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);  // a view
+Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
+std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& x, std::vector<int64_t> sizes, int64_t dim = 0);
+std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);
+std::vector<Tensor> unbind(const Tensor& x, int64_t dim = 0);
+Tensor movedim(const Tensor& x, std::vector<int64_t> source, std::vector<int64_t> destination);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+// F.pad: pads (before, after) pairs, last dim first; negative pads crop. Reflect pads must be
+// smaller than the dim, circular ones at most the dim.
+enum class PadMode { Constant, Reflect, Replicate, Circular };
+Tensor pad(const Tensor& x, std::vector<int64_t> pads, PadMode mode = PadMode::Constant, double value = 0);
+// Slice assignment in value semantics: index_put(x, {slice(1, -1), slice(1, -1)}, v) is x with
+// x[1:-1, 1:-1] replaced by v (broadcast to the region, cast to x's dtype), as numpy's
+// x[1:-1, 1:-1] = v on a copy. Bounds clamp like Python; steps are positive.
+struct Slice {
+  int64_t start = 0, end = INT64_MAX, step = 1;
+};
+inline Slice slice(int64_t start, int64_t end = INT64_MAX, int64_t step = 1) { return Slice{start, end, step}; }
+Tensor index_put(const Tensor& x, const std::vector<Slice>& index, const Tensor& v);
+Tensor index_put(const Tensor& x, const std::vector<Slice>& index, Scalar v);
+Tensor index_put(const Tensor& x, const Tensor& mask, const Tensor& v);  // where(mask, v, x), x's dtype
+
 }  // namespace lf

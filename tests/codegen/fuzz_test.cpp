@@ -226,7 +226,8 @@ class Graph {
       else if (kind < 36) binary(a);
       else if (kind < 44) compare_where(a);
       else if (kind < 50) cast_op(a);
-      else if (kind < 70) view(a);
+      else if (kind < 65) view(a);
+      else if (kind < 70) shape_op(a);
       else if (kind < 84) reduction(a);
       else if (kind < 92) indexing(a);
       else nn(a);
@@ -538,6 +539,58 @@ class Graph {
     }
     *name = "idx" + lf::shape_str(shape);
     return lf::cast(base, d);
+  }
+
+  // Shape ops (issue 23): pad, flip, roll, tril/triu, index_put of a computed region (remaps and
+  // index math in the consumer's kernel). Frontend rejections (reflect pads too large) are logged.
+  void shape_op(const Val& a) {
+    int64_t rank = a.t.dim();
+    if (rank == 0) return;
+    int64_t d = rng_.range(-rank, rank - 1);
+    int kind = static_cast<int>(rng_.range(0, 4));
+    bool is_bool = a.t.dtype() == DType::Bool;
+    std::ostringstream what;
+    Tensor r;
+    if (kind == 0) {
+      static const lf::PadMode kModes[] = {lf::PadMode::Constant, lf::PadMode::Reflect, lf::PadMode::Replicate,
+                                           lf::PadMode::Circular};
+      int m = static_cast<int>(rng_.range(0, 3));
+      std::vector<int64_t> pads;
+      for (int64_t k = 0, dims = rng_.range(1, std::min<int64_t>(rank, 2)); k < 2 * dims; ++k) pads.push_back(rng_.range(-1, 3));
+      r = lf::pad(a.t, pads, kModes[m], 1.5);
+      what << "pad(" << a.name << ", " << lf::shape_str(pads) << ", mode " << m << ")";
+    } else if (kind == 1) {
+      r = lf::flip(a.t, {d});
+      what << "flip(" << a.name << ", " << d << ")";
+    } else if (kind == 2) {
+      int64_t s = rng_.range(-3, 3);
+      r = lf::roll(a.t, {s}, {d});
+      what << "roll(" << a.name << ", " << s << ", " << d << ")";
+    } else if (kind == 3) {
+      if (rank < 2) return;
+      int64_t k = rng_.range(-2, 2);
+      bool lower = rng_.chance(0.5);
+      r = lower ? lf::tril(a.t, k) : lf::triu(a.t, k);
+      what << (lower ? "tril(" : "triu(") << a.name << ", " << k << ")";
+    } else {
+      std::vector<lf::Slice> sl;
+      Tensor region = a.t;
+      what << "index_put(" << a.name << ", {";
+      for (int64_t k = 0, dims = rng_.range(1, rank); k < dims; ++k) {
+        lf::Slice s = lf::slice(rng_.range(-2, 1), rng_.range(-1, 4), rng_.range(1, 2));
+        sl.push_back(s);
+        region = lf::slice(region, k, s.start, s.end, s.step);
+        what << s.start << ":" << s.end << ":" << s.step << " ";
+      }
+      // A value computed from the region itself: the remap is pushed into its elementwise op.
+      r = lf::index_put(a.t, sl, is_bool ? !region : region * 2);
+      what << "}, " << (is_bool ? "!region" : "region * 2") << ")";
+    }
+    if (rng_.chance(0.5) && !is_bool && r.numel() > 0) {
+      r = r + 1;  // an elementwise consumer
+      what << " + 1";
+    }
+    add(r, what.str(), grow(a.rel) + 4 * lf::test::dtype_eps(r.dtype()), a.fuzzy, a.nan_fuzzy);
   }
 
   // Gathers (fused as index math), scatters, scans and sorts (host groups).

@@ -53,6 +53,7 @@ std::vector<std::string> key_lines(const std::string& source, bool cuda) {
 lf::lower::Lowered lowered(const Tensor& out) {
   std::vector<lf::ir::Node*> roots{out.node().get()};
   auto order = lf::ir::topo_order(roots);
+  if (lf::fuse::insert_reshape_copies(order) > 0) order = lf::ir::topo_order(roots);  // the executor's rewrites
   auto p = lf::fuse::partition(order, [&](const lf::ir::Node& n) { return &n == roots[0]; }, true);
   EXPECT_EQ(p.groups.size(), 1u);
   lf::fuse::Group g = p.groups[0];
@@ -106,6 +107,13 @@ Tensor gather_pointwise() {
   return lf::gather(input({64, 128}), 1, idx) * 2;
 }
 
+// Issue 23, shape ops: a Jacobi step as slice assignment (remapped loads, index math inline).
+Tensor jacobi_index_put() {
+  Tensor u = input({64, 128});
+  auto at = [&](int64_t r0, int64_t c0) { return lf::slice(lf::slice(u, 0, r0, r0 + 62), 1, c0, c0 + 126); };
+  return lf::index_put(u, {lf::slice(1, -1), lf::slice(1, -1)}, 0.25 * (at(0, 1) + at(2, 1) + at(1, 0) + at(1, 2)));
+}
+
 const std::vector<Case>& cases() {
   static const std::vector<Case> c = {
       {"pointwise_broadcast", pointwise_broadcast, {.index32 = true, .vec4 = true}},
@@ -114,6 +122,7 @@ const std::vector<Case>& cases() {
       {"matmul_epilogue", matmul_epilogue, {.index32 = true, .matmul_product = 0}},
       {"embedding_layer_norm", embedding_layer_norm, {.index32 = true, .row_cache = 1}},
       {"gather_pointwise", gather_pointwise, {.index32 = true}},
+      {"jacobi_index_put", jacobi_index_put, {.index32 = true}},
   };
   return c;
 }

@@ -174,6 +174,15 @@ Value* Emitter::compute(const Instr& in, const std::vector<Value*>& off, bool ro
     case InstrKind::Gen: return generate(in, off[in.slot]);
     case InstrKind::Reduce: throw Error("llvm emitter: reduction used before it was computed (internal error)");
     case InstrKind::Gather: return gather(in, off, row);
+    case InstrKind::Remap: {
+      // Indices computed in the kernel and in range by construction (kir::InstrKind::Remap).
+      Value* o = off[in.slot];
+      for (size_t k = 0; k < in.args.size(); ++k) {
+        Value* i = convert(arg(in.args[k], row), k_.instrs[in.args[k]].dtype, DType::Int64);
+        o = b_.CreateAdd(o, b_.CreateMul(i, params_[in.params[k]]));
+      }
+      return load(in.slot, o, in.dtype);
+    }
     case InstrKind::Op: break;
   }
   std::vector<Value*> args;
