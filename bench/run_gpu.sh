@@ -5,6 +5,7 @@
 # gpu_torch.csv and gpu_lazyfuse.csv: copy them to bench/results/ and run bench/plot.py.
 #   bench/run_gpu.sh CARRY_DIR     (CARRY_DIR holds the binaries and their libraries, see
 #                                   bench/pack_gpu.sh)
+#   bench/run_gpu.sh CARRY_DIR tests   the test suites only, each failure's first lines
 #   bench/run_gpu.sh CARRY_DIR programs
 #       the whole-program suite only (issue 20; one device call of its own, the two do not fit in one):
 #       lazyfuse-programs on CUDA (fused, unfused, first calls in a fresh cache and a second process),
@@ -50,9 +51,13 @@ for t in runtime_tests codegen_tests frontend_tests; do
   echo "== $t"
   timeout 300 "$dir/$t" --gtest_brief=1 >"$out/$t.log" 2>&1
   rc=$?
-  tail -n 25 "$out/$t.log"
+  # Each failure's first lines, then the summary.
+  grep -E -A6 'Failure$|FAILED  \]|Error|terminate' "$out/$t.log" | cut -c1-300 | head -n 120
+  tail -n 8 "$out/$t.log"
   [ $rc -eq 0 ] || status=1
 done
+# `bench/run_gpu.sh DIR tests`: the test suites only (a device call of its own after a large merge).
+[ "$suite" = tests ] && exit $status
 echo "== matmul paths (LAZYFUSE_LOG=1)"
 LAZYFUSE_LOG=1 timeout 120 "$dir/codegen_tests" --gtest_filter='Matmul.BiasRelu*:Matmul.EpiloguePatterns:Matmul.OperandLayouts*' 2>&1 |
   grep -E 'matmul|FAILED|PASSED' | sort | uniq -c | head -n 30

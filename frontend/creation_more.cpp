@@ -43,6 +43,18 @@ Tensor linspace_in(double start, double end, int64_t steps, DType compute) {
                end - step * (static_cast<double>(steps - 1) - i));
 }
 
+// For integer outputs: the points as (start * (steps - 1 - i) + end * i) / (steps - 1) in float64,
+// whose products and sum are exact for integral ends below 2^53 / steps and whose quotient is
+// correctly rounded, so that a point that is an integer is exactly that integer on every device
+// (start + step * i, contracted to a fused multiply-add in a GPU kernel, could land just below it
+// and then truncate one lower).
+Tensor exact_points(double start, double end, int64_t steps) {
+  if (steps == 1) return full({1}, start, DType::Float64);
+  Tensor i = arange(0, static_cast<double>(steps), 1, DType::Float64);
+  double last = static_cast<double>(steps - 1);
+  return (start * (last - i) + end * i) / last;
+}
+
 DType linspace_compute(DType d) { return d == DType::Float64 || !is_floating(d) ? DType::Float64 : DType::Float32; }
 
 void check_steps(const char* op, int64_t steps, DType dtype) {
@@ -85,6 +97,7 @@ Tensor linspace(double start, double end, int64_t steps, DType dtype) {
   check_finite("linspace", start, end);
   check_steps("linspace", steps, dtype);
   if (steps == 0) return zeros({0}, dtype);
+  if (!is_floating(dtype)) return cast(exact_points(start, end, steps), dtype);
   return cast(linspace_in(start, end, steps, linspace_compute(dtype)), dtype);
 }
 
@@ -93,7 +106,8 @@ Tensor logspace(double start, double end, int64_t steps, double base, DType dtyp
   check_steps("logspace", steps, dtype);
   if (steps == 0) return zeros({0}, dtype);
   DType c = linspace_compute(dtype);
-  return cast(pow(full({}, base, c), linspace_in(start, end, steps, c)), dtype);
+  Tensor exponents = is_floating(dtype) ? linspace_in(start, end, steps, c) : exact_points(start, end, steps);
+  return cast(pow(full({}, base, c), exponents), dtype);
 }
 
 // floor(u * (high - low)) + low over a float64 uniform u (53 bits), limited to high - 1 against
