@@ -392,7 +392,7 @@ def specs():
     # A histogram: 2^24 weights into 2^16 bins (about 256 adds a bin).
     r.append(Spec("scatter_add", "2^24_into_2^16",
                   lambda rng: dict(index=rng.integers(0, 1 << 16, 1 << 24), src=unif(rng, 0, 1, 1 << 24)),
-                  lambda index, src: (torch.zeros(1 << 16, device=src.device).scatter_add_(0, index, src),),
+                  lambda index, src: (torch.zeros(1 << 16, dtype=src.dtype, device=src.device).scatter_add_(0, index, src),),
                   lambda index, src: (np.bincount(index, src, 1 << 16).astype(np.float32),), tol_n=256))
     r.append(Spec("sort", "1024x4096_dim1", lambda rng: dict(x=f32(rng, 1024, 4096)),
                   # stable: equal values keep their order, as LazyFuse's sort (and the indices are compared)
