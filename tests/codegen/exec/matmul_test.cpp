@@ -54,12 +54,6 @@ void expect_matches(const Tensor& t, int64_t k, const std::string& what) {
   EXPECT_TRUE(diff.empty()) << what << " " << lf::dtype_name(t.dtype()) << lf::shape_str(t.shape()) << ":\n" << diff;
 }
 
-int count_kind(const lf::fuse::Partition& p, lf::fuse::Group::Kind kind) {
-  int n = 0;
-  for (const auto& g : p.groups) n += g.kind == kind;
-  return n;
-}
-
 lf::fuse::Partition partition_of(const Tensor& root) {
   auto order = lf::ir::topo_order({root.node().get()});
   return lf::fuse::partition(order, [](const lf::ir::Node& n) { return n.user_refs.load() > 0; }, true);
