@@ -172,20 +172,12 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
     plan::describe(order, wanted, opt.fusion, &signature);
     sig = &signature;
   }
-  int rewrites = -1;  // not rewritten yet
   if (sig) {
+    // A plan recorded over a rewritten graph replays over this one as it is (plan::number_new).
     if (plan::Plan* recorded = plans.find(*sig, cache::global_cache().generation())) {
-      // The recorded flush's graph was rewritten before it ran: rewrite this one alike first.
-      if (recorded->rewrites > 0) {
-        rewrites = rewrite(order, roots, opt);
-        plan::renumber(*sig, order);
-      }
-      if (rewrites < 0 || rewrites == recorded->rewrites) {
-        replay(*recorded, order, *sig, wanted, stats);
-        if (observed) rt::obs::flush(start, rt::obs::now(), /*replayed=*/true);
-        return;
-      }
-      sig = nullptr;  // not rewritten alike after all (never seen): run it, record nothing
+      replay(*recorded, order, *sig, wanted, stats);
+      if (observed) rt::obs::flush(start, rt::obs::now(), /*replayed=*/true);
+      return;
     }
   }
   std::optional<Recorder> rec;
@@ -195,11 +187,12 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
   }
   rt::obs::Clock::time_point fuse_start;
   if (observed) fuse_start = rt::obs::now();
-  if (rewrites < 0 && (rewrites = rewrite(order, roots, opt)) > 0) {
-    if (rec) {  // the plan's positions are the rewritten order's
-      plan::renumber(*sig, order);
-      rec->plan.rewrites = rewrites;
-    }
+  if (rec) {
+    thread_local std::vector<ir::Node*> described;  // the order describe() numbered
+    described = order;
+    if (rewrite(order, roots, opt) > 0) plan::number_new(*sig, described, order);
+  } else {
+    rewrite(order, roots, opt);
   }
   materialize_held_views(order, wanted);
   std::erase_if(order, [](ir::Node* n) { return n->realized(); });

@@ -38,6 +38,7 @@ void describe(const std::vector<ir::Node*>& order, const std::function<bool(cons
   const uint64_t mark = ir::next_flush_mark();
   out->mark = mark;
   out->leaves.clear();
+  out->nodes = order.size();
   size_t bound = 2;  // words needed, at most: resize once, then write through a pointer
   for (size_t i = 0; i < order.size(); ++i) {
     ir::Node* n = order[i];
@@ -95,11 +96,21 @@ void describe(const std::vector<ir::Node*>& order, const std::function<bool(cons
   out->hash = hash_words(words);
 }
 
-void renumber(const Signature& sig, const std::vector<ir::Node*>& order) {
-  for (size_t i = 0; i < order.size(); ++i) {
-    order[i]->flush_mark = sig.mark;
-    order[i]->flush_pos = static_cast<int32_t>(i);
+void number_new(const Signature& sig, const std::vector<ir::Node*>& described, const std::vector<ir::Node*>& order) {
+  for (size_t i = 0; i < described.size(); ++i) {
+    described[i]->flush_mark = sig.mark;
+    described[i]->flush_pos = static_cast<int32_t>(i);
   }
+  for (size_t l = 0; l < sig.leaves.size(); ++l) {
+    sig.leaves[l]->flush_mark = sig.mark;
+    sig.leaves[l]->flush_pos = -1 - static_cast<int32_t>(l);
+  }
+  int32_t next = static_cast<int32_t>(sig.nodes);
+  for (ir::Node* n : order)
+    if (n->flush_mark != sig.mark) {
+      n->flush_mark = sig.mark;
+      n->flush_pos = next++;
+    }
 }
 
 Plan* PlanCache::find(const Signature& sig, uint64_t generation) {

@@ -33,6 +33,7 @@ struct Signature {
   // may free a leaf whose only holder was a view (the view keeps the leaf's storage).
   std::vector<ir::Node*> leaves;
   uint64_t mark = 0;              // the Node::flush_mark of its nodes
+  size_t nodes = 0;               // pending nodes numbered by describe (positions 0 .. nodes-1)
 };
 
 // The signature of a flush over `order` (ir::topo_order of its roots). Numbers the nodes
@@ -40,11 +41,16 @@ struct Signature {
 void describe(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted, bool fusion,
               Signature* out);
 
-// Numbers a flush's new order after fuse::insert_reshape_copies rewrote its graph (copies inserted,
-// views moved), as describe() numbers an order; the leaves keep their numbers. The rewrite depends
-// only on what the signature holds, so equal signatures are rewritten alike: a plan recorded over
-// the rewritten order replays after the same rewrite.
-void renumber(const Signature& sig, const std::vector<ir::Node*>& order);
+// Numbers a flush's order after a rewrite of its graph (exec::rewrite: attention, copies inserted,
+// views and remaps moved): the nodes of `described` (the order describe() numbered) and the leaves
+// get describe's numbers again (the rewrite's walks reuse the marks), the nodes the rewrite made
+// the numbers after them, from sig.nodes on. A rewrite changes a node in place, so a handle's node
+// stays the node it holds.
+// The rewrite depends only on what the signature holds, so equal signatures are rewritten alike,
+// and a plan recorded over the rewritten graph replays over the unrewritten one: a step's output
+// at a position describe gave goes to that node, one past them is an intermediate the rewrite
+// made, whose buffer only later steps read.
+void number_new(const Signature& sig, const std::vector<ir::Node*>& described, const std::vector<ir::Node*>& order);
 
 // A pending node's position in the order `sig` describes; -1 when it is not there.
 inline int position(const Signature& sig, const ir::Node* n) {
@@ -84,7 +90,6 @@ struct Plan {
   uint64_t generation = 0;     // the kernel cache's generation then (a cleared cache drops plans)
   std::vector<Step> steps;
   uint64_t nodes = 0;          // nodes the flush computed (CacheStats::nodes_executed)
-  int rewrites = 0;            // what fuse::insert_reshape_copies changed before it was recorded
   // The steps as one graph of their backend (a CUDA graph), built at the first replay (after
   // `steps`, so that it goes first: it refers to their kernels). Null when there is none
   // (graph_tried says whether one was tried).

@@ -215,9 +215,8 @@ void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::S
   slots.clear();
   for (plan::Step& s : plan.steps) {
     for (size_t i = 0; i < s.outputs.size(); ++i) {
-      const ir::Node* n = order[static_cast<size_t>(s.outputs[i])];
       int64_t reuse = s.reuse[i];
-      slots.push_back(reuse >= 0 ? slots[static_cast<size_t>(reuse)] : rt::Storage::allocate(n->device, s.alloc_bytes[i]));
+      slots.push_back(reuse >= 0 ? slots[static_cast<size_t>(reuse)] : rt::Storage::allocate(s.device, s.alloc_bytes[i]));
     }
     for (size_t i = 0; i < s.pointer_from.size(); ++i) {
       int64_t from = s.pointer_from[i];
@@ -264,6 +263,11 @@ void finish_replay(plan::Plan& plan, const std::vector<ir::Node*>& order, CacheS
   size_t slot = 0;
   for (plan::Step& s : plan.steps) {
     for (int o : s.outputs) {
+      // Past the order: an intermediate a rewrite made (plan::number_new), read by later steps only.
+      if (static_cast<size_t>(o) >= order.size()) {
+        ++slot;
+        continue;
+      }
       ir::Node* n = order[static_cast<size_t>(o)];
       backend::materialize(*n, slots[slot++], ir::Layout{ir::contiguous_strides(n->shape), 0});
     }

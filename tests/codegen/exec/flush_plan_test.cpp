@@ -296,7 +296,9 @@ uint64_t chained_increments(int iterations) {
     x = x + 1;
     lf::sync();
     kept.push_back(x);
-    if (i % 64 == 63) EXPECT_EQ(x.to(lf::Device::cpu()).to_vector<float>()[4999], 4999.0f + 3 + i + 1);
+    if (i % 64 == 63) {
+      EXPECT_EQ(x.to(lf::Device::cpu()).to_vector<float>()[4999], 4999.0f + 3 + i + 1);
+    }
   }
   queued = lf::cache_stats().queued_launches - queued;
   int wrong = 0;
