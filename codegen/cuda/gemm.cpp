@@ -40,7 +40,7 @@ constexpr int kDescTransA = 3, kDescTransB = 4, kDescEpilogue = 7;      // cubla
 constexpr int kDescBiasPointer = 8, kDescBiasDataType = 26;
 constexpr int kLayoutBatchCount = 5, kLayoutBatchStride = 6;            // cublasLtMatrixLayoutAttribute_t
 constexpr int kPrefMaxWorkspace = 1;                                    // cublasLtMatmulPreferenceAttributes_t
-constexpr uint32_t kEpiDefault = 1, kEpiRelu = 2, kEpiBias = 4, kEpiReluBias = 6;  // cublasLtEpilogue_t
+constexpr uint32_t kEpiDefault = 1, kEpiBias = 4;  // cublasLtEpilogue_t
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 
 struct Lt {
@@ -171,8 +171,6 @@ const char* lt_epilogue_name(LtEpilogue e) {
   switch (e) {
     case LtEpilogue::kNone: return "none";
     case LtEpilogue::kBias: return "bias";
-    case LtEpilogue::kRelu: return "relu";
-    case LtEpilogue::kBiasRelu: return "bias+relu";
   }
   return "?";
 }
@@ -207,14 +205,6 @@ LtMatch match_lt_epilogue(const fuse::Group& g) {
         last = n1;
         ++at;
       }
-    }
-  }
-  if (at < g.nodes.size()) {
-    ir::Node* n2 = g.nodes[at];
-    if (n2->op == ir::Op::Relu && n2->inputs[0].get() == last) {
-      m.epilogue = m.epilogue == LtEpilogue::kBias ? LtEpilogue::kBiasRelu : LtEpilogue::kRelu;
-      last = n2;
-      ++at;
     }
   }
   if (at == g.nodes.size() && only_output(last)) {
@@ -279,10 +269,7 @@ lf::Status lt_matmul(const kir::GemmProblem& p, LtEpilogue epilogue, const void*
     LF_LT_RETURN_IF_ERROR(l.create(&dev.handle));
     dev.workspace = rt::Storage::allocate(Device::cuda(device), kWorkspaceBytes);
   }
-  uint32_t epi = epilogue == LtEpilogue::kBias       ? kEpiBias
-                 : epilogue == LtEpilogue::kRelu     ? kEpiRelu
-                 : epilogue == LtEpilogue::kBiasRelu ? kEpiReluBias
-                                                     : kEpiDefault;
+  uint32_t epi = epilogue == LtEpilogue::kBias ? kEpiBias : kEpiDefault;
   int64_t d_stride = p.m * p.n;
   size_t esize = dtype_size(p.dtype);
   const char* a = static_cast<const char*>(p.a.data) + p.a.offset * static_cast<int64_t>(esize);

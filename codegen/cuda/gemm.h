@@ -12,13 +12,15 @@
 
 namespace lf::cuda {
 
-enum class LtEpilogue { kNone, kBias, kRelu, kBiasRelu };
+enum class LtEpilogue { kNone, kBias };
 const char* lt_epilogue_name(LtEpilogue e);
 
 // The part of a matmul group's epilogue cuBLASLt computes itself: the whole epilogue must be
 // `+ bias` (bias broadcast along the rows: a [n] vector of the matmul's dtype, realized and
-// contiguous), `relu`, or `relu(+ bias)`, with its last node the group's only output. Anything
-// else: kNone with *whole = false (the product only; the epilogue runs as a kernel).
+// contiguous), with its last node the group's only output. Anything else: kNone with *whole =
+// false (the product only; the epilogue runs as a kernel). Not relu: cuBLASLt's RELU epilogue
+// turns NaN into 0 (seen on the H100: a NaN row of a float16 product came out 0), where relu,
+// PyTorch's and ours, keeps NaN.
 struct LtMatch {
   LtEpilogue epilogue = LtEpilogue::kNone;
   bool whole = false;             // the match covers every epilogue node
