@@ -108,11 +108,20 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
   detail::check_same_device("embedding", {&weight, &indices});
   check_index("embedding", indices, {&weight, &indices});
   if (weight.dim() != 2) fail("embedding", "weight must be 2-D [num_embeddings, embedding_dim]", {&weight, &indices});
-  int64_t n = indices.numel(), width = weight.size(1);
-  Tensor idx = expand(reshape(indices, {n, 1}), {n, width});
+  const int64_t width = weight.size(1);
+  if (indices.dim() == 0) return reshape(record_gather(weight, 0, expand(reshape(indices, {1, 1}), {1, width}), GatherOp::Embedding), {width});
+  // Gathered in the result's own shape, along the indices' last dim of the weight broadcast over
+  // their leading dims: no reshape of the gathered value, which would cut it from its consumer
+  // (a layer_norm over the rows reads the gather inside its own kernel).
+  const int64_t r = indices.dim();
+  Shape lead(indices.shape().begin(), indices.shape().end() - 1);
+  Shape ones(lead.size(), 1), src_shape = lead;
+  ones.insert(ones.end(), {weight.size(0), width});
+  src_shape.insert(src_shape.end(), {weight.size(0), width});
   Shape shape = indices.shape();
   shape.push_back(width);
-  return reshape(record_gather(weight, 0, idx, GatherOp::Embedding), shape);
+  Tensor src = expand(reshape(weight, ones), src_shape);
+  return record_gather(src, r - 1, expand(unsqueeze(indices, r), shape), GatherOp::Embedding);
 }
 
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {

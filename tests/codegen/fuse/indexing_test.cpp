@@ -114,6 +114,13 @@ TEST(IndexingFusion, GatherIsIndexMathInItsConsumersKernel) {
   lf::test::Values got = lf::test::fused_values(y);
   EXPECT_EQ(d.launched(), 1u);
   EXPECT_TRUE(lf::test::compare(ref, got, lf::test::default_tolerance(DType::Float32, 16)).empty());
+  // Ids of a batch of sequences ([B, T]): gathered in [B, T, D] itself, still one kernel.
+  lf::test::StatsDelta d3;
+  Tensor y2 = lf::layer_norm(lf::embedding(w, ints({3, 49, 0, 7, 49, 1}, {2, 3})), 1);
+  lf::test::Values ref2 = lf::test::reference_values(y2);
+  lf::test::Values got2 = lf::test::fused_values(y2);
+  EXPECT_EQ(d3.launched(), 1u);
+  EXPECT_TRUE(lf::test::compare(ref2, got2, lf::test::default_tolerance(DType::Float32, 16)).empty());
   // An index computed over the gather's shape joins it too: cast, gather and consumer in one kernel.
   lf::test::StatsDelta d2;
   Tensor g = lf::gather(w, 1, lf::cast(lf::from_vector(std::vector<float>(50 * 3, 15.f), {50, 3}) - 1, DType::Int32)) + 1;
