@@ -531,11 +531,10 @@ Program conv_relu_maxpool() {
 // ---- Indexing, scatter, scans and sorting (issue 23).
 
 // Token embedding then layer norm: the gather is index math inside the layer norm's row kernel.
-Program embedding_layernorm() {
-  const int64_t B = 32, T = 512, V = 32000, D = 512;
+Program embedding_layernorm(int64_t B, int64_t T, int64_t V, int64_t D) {
   Program p;
   p.name = "embedding_layernorm";
-  p.config = "B32_T512_V32000_D512";
+  p.config = "B" + std::to_string(B) + "_T" + std::to_string(T) + "_V" + std::to_string(V) + "_D" + std::to_string(D);
   p.setup = [=] {
     HostRng r(1);
     Vars in;
@@ -738,7 +737,8 @@ std::vector<Program> registry() {
   }
   r.push_back(mlp());
   r.push_back(cross_entropy());
-  r.push_back(embedding_layernorm());
+  r.push_back(embedding_layernorm(32, 512, 32000, 512));
+  r.push_back(embedding_layernorm(16, 512, 50000, 1024));  // issue 23's size
   r.push_back(resnet_basic_block());
   r.push_back(conv_relu_maxpool());
   r.push_back(kmeans_step());

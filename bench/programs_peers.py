@@ -353,10 +353,11 @@ def specs():
     r.append(Spec("cross_entropy", "N4096_C1000",
                   lambda rng: dict(logits=f32(rng, 4096, 1000, scale=2.0), labels=rng.integers(0, 1000, 4096)),
                   cross_entropy_torch, cross_entropy_numpy, tol_n=1000))
-    r.append(Spec("embedding_layernorm", "B32_T512_V32000_D512",
-                  lambda rng: dict(ids=rng.integers(0, 32000, (32, 512)), table=f32(rng, 32000, 512),
-                                   w=unif(rng, 0.5, 1.5, 512), b=f32(rng, 512, scale=0.1)),
-                  embedding_layernorm_torch, embedding_layernorm_numpy, tol_n=512))
+    for B, T, V, D in ((32, 512, 32000, 512), (16, 512, 50000, 1024)):
+        r.append(Spec("embedding_layernorm", f"B{B}_T{T}_V{V}_D{D}",
+                      lambda rng, B=B, T=T, V=V, D=D: dict(ids=rng.integers(0, V, (B, T)), table=f32(rng, V, D),
+                                                           w=unif(rng, 0.5, 1.5, D), b=f32(rng, D, scale=0.1)),
+                      embedding_layernorm_torch, embedding_layernorm_numpy, tol_n=D))
 
     def resnet_inputs(rng):
         s = 1 / math.sqrt(64 * 9)
