@@ -207,12 +207,30 @@ LtMatch match_lt_epilogue(const fuse::Group& g) {
       }
     }
   }
+  // + residual: the other operand a realized contiguous value of the output's shape and dtype.
+  if (at < g.nodes.size()) {
+    ir::Node* n2 = g.nodes[at];
+    int other = n2->op != ir::Op::Add || n2->dtype != mm->dtype ? -1
+                : n2->inputs[0].get() == last                   ? 1
+                : n2->inputs[1].get() == last                   ? 0
+                                                                : -1;
+    if (other >= 0 && n2->shape == last->shape) {
+      auto [source, chain] = ir::resolve_views(n2->inputs[static_cast<size_t>(other)].get());
+      auto v = source->realized() && source->dtype == mm->dtype ? ir::view_of_chain(*source, chain) : std::nullopt;
+      if (v && v->strides == ir::contiguous_strides(n2->shape)) {
+        m.residual = source;
+        m.residual_offset = v->offset;
+        last = n2;
+        ++at;
+      }
+    }
+  }
   if (at == g.nodes.size() && only_output(last)) {
     m.whole = true;
     m.output = last;
     return m;
   }
-  return LtMatch{LtEpilogue::kNone, false, nullptr, 0, mm};
+  return LtMatch{LtEpilogue::kNone, false, nullptr, 0, nullptr, 0, mm};
 }
 
 std::string lt_status() {
@@ -244,7 +262,8 @@ bool lt_reads(const kir::GemmOperand& o, const Shape& batch, int64_t rows, int64
   return as_lt_matrix(rows, cols, o.strides[r], o.strides[r + 1], &unused) && single_batch_stride(batch, o.strides, &stride);
 }
 
-lf::Status lt_matmul(const kir::GemmProblem& p, LtEpilogue epilogue, const void* bias, int device) {
+lf::Status lt_matmul(const kir::GemmProblem& p, LtEpilogue epilogue, const void* bias, int device,
+                     const void* residual) {
   if (lf::Status s = lt_supports(p); !s.ok()) return s;
   const Lt& l = lt();
   Types t;
@@ -277,8 +296,8 @@ lf::Status lt_matmul(const kir::GemmProblem& p, LtEpilogue epilogue, const void*
   // The algorithm chosen depends on the pointers' alignment too.
   auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0 ? 'a' : 'u'; };
   char key[512];
-  std::snprintf(key, sizeof key, "%c%c%c%c|%d|%d|%u|%d,%llu,%llu,%lld|%d,%llu,%llu,%lld|%lld|%lld,%lld,%lld|%lld,%lld", aligned(a), aligned(b),
-                aligned(p.c), bias ? aligned(bias) : '-', t.data, t.compute, epi, first.op, (unsigned long long)first.rows, (unsigned long long)first.cols,
+  std::snprintf(key, sizeof key, "%c%c%c%c%c|%d|%d|%u|%d,%llu,%llu,%lld|%d,%llu,%llu,%lld|%lld|%lld,%lld,%lld|%lld,%lld", aligned(a), aligned(b),
+                aligned(p.c), bias ? aligned(bias) : '-', residual ? aligned(residual) : '-', t.data, t.compute, epi, first.op, (unsigned long long)first.rows, (unsigned long long)first.cols,
                 (long long)first.ld, second.op, (unsigned long long)second.rows, (unsigned long long)second.cols,
                 (long long)second.ld, (long long)batch, (long long)b_stride, (long long)a_stride, (long long)d_stride,
                 (long long)p.n, (long long)p.m);
@@ -317,8 +336,10 @@ lf::Status lt_matmul(const kir::GemmProblem& p, LtEpilogue epilogue, const void*
   double one64 = 1, zero64 = 0;
   bool f64 = p.dtype == DType::Float64;
   const void* alpha = f64 ? static_cast<const void*>(&one64) : &one32;
-  const void* beta = f64 ? static_cast<const void*>(&zero64) : &zero32;
-  LF_LT_RETURN_IF_ERROR(l.matmul(dev.handle, plan.desc, alpha, b, plan.a, a, plan.b, beta, p.c, plan.d, p.c, plan.d,
+  // C is D itself (beta 0: not read) or the residual (beta 1), of D's layout.
+  const void* beta = residual ? alpha : f64 ? static_cast<const void*>(&zero64) : &zero32;
+  const void* c = residual ? residual : p.c;
+  LF_LT_RETURN_IF_ERROR(l.matmul(dev.handle, plan.desc, alpha, b, plan.a, a, plan.b, beta, c, plan.d, p.c, plan.d,
                                  &plan.algo.algo, dev.workspace->data(), kWorkspaceBytes, ctx.stream));
   return lf::OkStatus();
 }

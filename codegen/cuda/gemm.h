@@ -17,8 +17,10 @@ const char* lt_epilogue_name(LtEpilogue e);
 
 // The part of a matmul group's epilogue cuBLASLt computes itself: the whole epilogue must be
 // `+ bias` (bias broadcast along the rows: a [n] vector of the matmul's dtype, realized and
-// contiguous), with its last node the group's only output. Anything else: kNone with *whole =
-// false (the product only; the epilogue runs as a kernel). Not relu: cuBLASLt's RELU epilogue
+// contiguous), then or instead `+ residual` (a realized contiguous value of the output's shape and
+// dtype: cuBLASLt's C with beta = 1, a transformer's x + linear(h)), with its last node the group's
+// only output. Anything else: kNone with *whole = false (the product only; the epilogue runs as a
+// kernel). Not relu: cuBLASLt's RELU epilogue
 // turns NaN into 0 (seen on the H100: a NaN row of a float16 product came out 0), where relu,
 // PyTorch's and ours, keeps NaN.
 struct LtMatch {
@@ -26,14 +28,18 @@ struct LtMatch {
   bool whole = false;             // the match covers every epilogue node
   const ir::Node* bias = nullptr;  // the bias vector's source node (realized)
   int64_t bias_offset = 0;         // elements
+  const ir::Node* residual = nullptr;  // C's source node (realized), or null
+  int64_t residual_offset = 0;         // elements
   ir::Node* output = nullptr;      // the node the cuBLASLt call writes (the product if no epilogue)
 };
 LtMatch match_lt_epilogue(const fuse::Group& group);
 
-// D = epilogue(A @ B) on `device`'s stream; problem.a/b/c hold device addresses and D is
-// problem.c (contiguous). A Status says why cuBLASLt cannot take it (library missing, a dtype or
-// layout it does not support, no algorithm): the caller then uses another path.
-lf::Status lt_matmul(const kir::GemmProblem& problem, LtEpilogue epilogue, const void* bias, int device);
+// D = A @ B (+ residual) (+ bias) on `device`'s stream; problem.a/b/c hold device addresses and
+// D is problem.c (contiguous), as is the residual (C, read with beta = 1) when there is one. A
+// Status says why cuBLASLt cannot take it (library missing, a dtype or layout it does not support,
+// no algorithm): the caller then uses another path.
+lf::Status lt_matmul(const kir::GemmProblem& problem, LtEpilogue epilogue, const void* bias, int device,
+                     const void* residual = nullptr);
 
 // Whether cuBLASLt reads operand `o` ([batch..., rows, cols]) as it is: a unit stride in its last
 // two dims and batch dims of one stride (dtypes aside).

@@ -171,31 +171,41 @@ void run_matmul(backend::MatmulCall& call) {
   // The whole epilogue inside cuBLASLt: it writes the group's one output, nothing else runs.
   std::string lt_why;
   LtMatch match = match_lt_epilogue(call.run.group);
-  if (match.whole && match.epilogue != LtEpilogue::kNone) {
+  if (match.whole && (match.epilogue != LtEpilogue::kNone || match.residual)) {
     auto out = rt::Storage::allocate(device, call.c_bytes);
     problem.c = out->data();
-    const void* bias = nullptr;
-    if (match.bias) bias = static_cast<const char*>(match.bias->storage->data()) + match.bias_offset * static_cast<int64_t>(esize);
-    lf::Status st = problem.m * problem.n == 0 ? lf::OkStatus() : lt_matmul(problem, match.epilogue, bias, device.index());
+    auto at = [esize](const ir::Node* n, int64_t offset) -> const void* {
+      return n ? static_cast<const char*>(n->storage->data()) + offset * static_cast<int64_t>(esize) : nullptr;
+    };
+    const void* bias = at(match.bias, match.bias_offset);
+    const void* residual = at(match.residual, match.residual_offset);
+    lf::Status st = problem.m * problem.n == 0 ? lf::OkStatus()
+                                               : lt_matmul(problem, match.epilogue, bias, device.index(), residual);
     if (st.ok()) {
       ++stats.kernels_launched;
       stats.bytes_moved += call.gemm_bytes;
-      if (call.record && copied.empty()) {  // for a flush plan: A, B, D, the bias's buffer
+      if (call.record && copied.empty()) {  // for a flush plan: A, B, D, the bias's buffer, the residual's
         int64_t bias_offset = match.bias ? match.bias_offset * static_cast<int64_t>(esize) : 0;
+        int64_t residual_offset = match.residual ? match.residual_offset * static_cast<int64_t>(esize) : 0;
         call.record->outputs.emplace_back(match.output, out);
         call.record->addresses = {problem.a.data, problem.b.data, out->data(),
-                                  match.bias ? match.bias->storage->data() : nullptr};
-        call.record->replay = [problem, epilogue = match.epilogue, bias_offset, device](void* const* p) mutable {
+                                  match.bias ? match.bias->storage->data() : nullptr,
+                                  match.residual ? match.residual->storage->data() : nullptr};
+        call.record->replay = [problem, epilogue = match.epilogue, bias_offset, residual_offset,
+                               device](void* const* p) mutable {
           problem.a.data = p[0];
           problem.b.data = p[1];
           problem.c = p[2];
           const void* bias = p[3] ? static_cast<const char*>(p[3]) + bias_offset : nullptr;
-          check_replay(lt_matmul(problem, epilogue, bias, device.index()));
+          const void* residual = p[4] ? static_cast<const char*>(p[4]) + residual_offset : nullptr;
+          check_replay(lt_matmul(problem, epilogue, bias, device.index(), residual));
         };
       }
       backend::materialize(*match.output, out, ir::Layout{ir::contiguous_strides(match.output->shape), 0});
-      call.log(std::string("cuBLASLt with its ") + lt_epilogue_name(match.epilogue) + " epilogue (" + lt_status() +
-               "), product written once" + (copied.empty() ? "" : "; " + copied));
+      std::string epi = match.epilogue == LtEpilogue::kNone ? "" : lt_epilogue_name(match.epilogue);
+      if (match.residual) epi += epi.empty() ? "residual" : " + residual";
+      call.log("cuBLASLt with its " + epi + " epilogue (" + lt_status() + "), product written once" +
+               (copied.empty() ? "" : "; " + copied));
       return;
     }
     lt_why = std::string(st.message());

@@ -47,12 +47,26 @@ TEST(CudaGemm, BiasIsACuBlasLtEpilogueReluIsNot) {
   EXPECT_EQ(plain.epilogue, LtEpilogue::kNone);
 }
 
+TEST(CudaGemm, AResidualIsCuBlasLtsC) {
+  Tensor x = buffer({8, 16}), w = buffer({16, 4}), b = buffer({4}), r = buffer({8, 4});
+  auto both = match([&] { return r + (lf::matmul(x, w) + b); });  // a transformer's x + linear(h)
+  EXPECT_TRUE(both.whole);
+  EXPECT_EQ(both.epilogue, LtEpilogue::kBias);
+  EXPECT_NE(both.residual, nullptr);
+  auto alone = match([&] { return lf::matmul(x, w) + r; });
+  EXPECT_TRUE(alone.whole);
+  EXPECT_EQ(alone.epilogue, LtEpilogue::kNone);
+  EXPECT_NE(alone.residual, nullptr);
+  Tensor r64 = buffer({8, 4}, lf::DType::Float64);
+  EXPECT_FALSE(match([&] { return lf::matmul(x, w) + r64; }).whole);  // promotes: not the same dtype
+}
+
 TEST(CudaGemm, OtherEpiloguesAreLeftToTheEpilogueKernel) {
   Tensor x = buffer({8, 16}), w = buffer({16, 4}), b = buffer({4}), col = buffer({8, 1}), r = buffer({8, 4});
   EXPECT_FALSE(match([&] { return lf::gelu(lf::matmul(x, w) + b); }).whole);
   EXPECT_FALSE(match([&] { return lf::relu(lf::matmul(x, w) + b) + r; }).whole);
   EXPECT_FALSE(match([&] { return lf::matmul(x, w) + col; }).whole);  // broadcast along columns, not rows
-  EXPECT_FALSE(match([&] { return lf::matmul(x, w) + r; }).whole);    // a full matrix is no bias vector
+  EXPECT_FALSE(match([&] { return lf::matmul(x, w) + lf::transpose(lf::transpose(r, 0, 1).contiguous(), 0, 1); }).whole);  // a strided residual
   Tensor b64 = buffer({4}, lf::DType::Float64);
   EXPECT_FALSE(match([&] { return lf::matmul(x, w) + b64; }).whole);  // promotes: not the same dtype
   // The product is kept as well: cuBLASLt would write only the epilogue's result.

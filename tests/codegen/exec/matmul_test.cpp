@@ -99,6 +99,14 @@ void epilogue_patterns(const std::string& path) {
   expect_built_matches([&] { return lf::matmul(x, w).to(DType::Float16); }, 40, path + " cast to float16");
   expect_built_matches([&] { return lf::where(lf::matmul(x, w) > 0.0, r, b); }, 40, path + " where");
   expect_built_matches([&] { return lf::relu(lf::matmul(x, w) + b); }, 40, path + " relu(x@w+b)");
+  // A residual (cuBLASLt's C on the GPU), with a bias and alone, in each float dtype.
+  expect_built_matches([&] { return r + (lf::matmul(x, w) + b); }, 40, path + " r+(x@w+b)");
+  expect_built_matches([&] { return lf::matmul(x, w) + r; }, 40, path + " x@w+r");
+  for (DType d : {DType::Float64, DType::Float16, DType::BFloat16}) {
+    Tensor xd = x.to(d), wd = w.to(d), bd = b.to(d), rd = r.to(d);
+    lf::sync();
+    expect_built_matches([&] { return rd + (lf::matmul(xd, wd) + bd); }, 40, path + " r+(x@w+b) " + lf::dtype_name(d));
+  }
   // Batched, a transposed operand, several outputs.
   Tensor a3 = random({2, 3, 40, 33}, 8);
   expect_built_matches([&] { return lf::tanh(lf::matmul(lf::transpose(a3, 2, 3), w) - b); }, 40, path + " batched aT@w");
