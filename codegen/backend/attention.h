@@ -17,6 +17,9 @@ struct AttentionCall {
   Shape batch;  // the batch dims (may be empty)
   int64_t tq = 0, tk = 0, d = 0, dv = 0;
   ir::AttentionParams params;
+  // Output row (b, i) of flat batch b and query i is written at row ((b / heads) * tq + i) * heads
+  // + b % heads: 1, or the last batch dim's size when params.heads_last (codegen/ir/attention.h).
+  int64_t heads = 1;
   // Strides over [batch..., Tq, D], [batch..., Tk, D], [batch..., Tk, Dv] and, with a mask,
   // [batch..., Tq, Tk] (0 along broadcast dims); any strides.
   kir::GemmOperand q, k, v, mask;
@@ -31,7 +34,7 @@ struct AttentionCall {
   int64_t batch_count() const { return shape_numel(batch); }
   // LAZYFUSE_LOG=1: "group 3: attention [4, 8] x 128x128 d32 float32, causal: <how>".
   void log(const std::string& how) const;
-  // The output: [batch..., Tq, Dv], contiguous, fresh on the group's device.
+  // The output: the node's shape ([batch..., Tq, Dv], or heads last), contiguous, fresh on the group's device.
   std::shared_ptr<rt::Storage> allocate_output() const;
   // Hands the written output to the node.
   void finish(std::shared_ptr<rt::Storage> out) const;

@@ -251,10 +251,11 @@ LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
           for (int64_t r = 0; r < nq; ++r) O[r * Dvp + x] = std::numeric_limits<A>::quiet_NaN();
     }
     T* out = static_cast<T*>(c.out);
-    const int64_t oo = (b * call.tq + i0) * Dv;
+    const int64_t h = call.heads;  // rows interleaved by head (AttentionCall::heads)
+    const int64_t oo = (((b / h) * call.tq + i0) * h + b % h) * Dv;
     for (int64_t r = 0; r < nq; ++r) {
       const A inv_l = w.l[static_cast<size_t>(r)];
-      for (int64_t x = 0; x < Dv; ++x) put(out, oo + r * Dv + x, O[r * Dvp + x] / inv_l);
+      for (int64_t x = 0; x < Dv; ++x) put(out, oo + r * h * Dv + x, O[r * Dvp + x] / inv_l);
     }
   }
 }

@@ -30,7 +30,7 @@ struct Params {
   const void* v;
   const void* mask;
   void* out;
-  long long tq, tk, qblocks, batch_rank;
+  long long tq, tk, qblocks, batch_rank, heads;
   long long qo, ko, vo, mo;
   long long qsr, qsc, ksr, ksc, vsr, vsc, msr, msc;
   long long batch[kMaxBatchRank], qb[kMaxBatchRank], kb[kMaxBatchRank], vb[kMaxBatchRank], mb[kMaxBatchRank];
@@ -44,7 +44,7 @@ const char* kKernel = R"CUDA(
 #define NC ((DV + 3) / 4)
 struct Params {
   const void* q; const void* k; const void* v; const void* mask; void* out;
-  long long tq, tk, qblocks, batch_rank;
+  long long tq, tk, qblocks, batch_rank, heads;
   long long qo, ko, vo, mo;
   long long qsr, qsc, ksr, ksc, vsr, vsc, msr, msc;
   long long batch[6], qb[6], kb[6], vb[6], mb[6];
@@ -203,10 +203,11 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
   }
   if (i < P.tq) {
     S* out = (S*)P.out;
+    const long long row = ((b / P.heads) * P.tq + i) * P.heads + b % P.heads;  // heads interleaved when heads > 1
 #pragma unroll
     for (int c = 0; c < NC; ++c) {
       const int x = g + 4 * c;
-      if (x < DV) st(out, (b * P.tq + i) * DV + x, acc[c] / l);
+      if (x < DV) st(out, row * DV + x, acc[c] / l);
     }
   }
 }
@@ -309,6 +310,7 @@ void run_attention(backend::AttentionCall& call) {
     p.tk = call.tk;
     p.qblocks = qblocks;
     p.batch_rank = static_cast<long long>(nb);
+    p.heads = call.heads;
     p.qo = call.q.offset, p.ko = call.k.offset, p.vo = call.v.offset;
     p.mo = call.params.has_mask() ? call.mask.offset : 0;
     p.qsr = call.q.strides[nb], p.qsc = call.q.strides[nb + 1];

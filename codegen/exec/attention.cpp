@@ -19,6 +19,7 @@ void run_attention_group(const backend::GroupRun& run, backend::RecordedCall* re
   call.d = qs[r - 1];
   call.tk = y->inputs[1]->shape[r - 2];
   call.dv = y->inputs[2]->shape[r - 1];
+  if (call.params.heads_last) call.heads = qs[r - 3];
   kir::GemmOperand* ops[] = {&call.q, &call.k, &call.v, &call.mask};
   uint64_t elements = static_cast<uint64_t>(y->numel());
   bool computed = false;  // an operand made for this call: a replay would read it stale

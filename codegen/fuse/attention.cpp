@@ -230,6 +230,41 @@ std::string kept_elsewhere(const std::vector<Node*>& internal, const Node* out,
   return "";
 }
 
+// transpose(attention(q, k, v), -3, -2), the attention's only reader, becomes the attention itself
+// with its heads last (AttentionParams::heads_last): a transformer merges its heads with
+// o.transpose(1, 2).reshape({B, T, D}), and the reshape of the transpose needed a copy kernel; of the
+// interleaved output it is a view. Returns how many were folded.
+int fold_head_transposes(const std::vector<Node*>& order, const std::unordered_map<const Node*, int>& readers,
+                         int log_level, std::vector<ir::NodePtr>* keep) {
+  int folded = 0;
+  for (Node* t : order) {
+    if (!pending(t, Op::Permute)) continue;
+    Node* a = t->inputs[0].get();
+    const int64_t r = a->rank();
+    if (!pending(a, Op::Attention) || r < 3 || a->user_refs.load(std::memory_order_relaxed) > 0) continue;
+    auto it = readers.find(a);
+    if (it == readers.end() || it->second != 1) continue;
+    std::vector<int64_t> swap(static_cast<size_t>(r));
+    std::iota(swap.begin(), swap.end(), 0);
+    std::swap(swap[static_cast<size_t>(r - 3)], swap[static_cast<size_t>(r - 2)]);
+    if (t->attrs.dims != swap) continue;
+    ir::AttentionParams params = ir::AttentionParams::of(*a);
+    if (params.heads_last) continue;
+    params.heads_last = true;
+    ir::NodePtr old = t->inputs[0];
+    t->inputs = old->inputs;
+    t->attrs = ir::Attrs{};
+    params.store(&t->attrs);
+    t->op = Op::Attention;
+    keep->push_back(std::move(old));
+    ++folded;
+    if (log_level >= 1)
+      std::fprintf(stderr, "[lazyfuse] attention at %s writes its heads interleaved (the transpose after it folded)\n",
+                   name(*t).c_str());
+  }
+  return folded;
+}
+
 }  // namespace
 
 int rewrite_attention(const std::vector<ir::Node*>& order, int log_level, std::vector<ir::NodePtr>* keep) {
@@ -288,6 +323,7 @@ int rewrite_attention(const std::vector<ir::Node*>& order, int log_level, std::v
                    m.params.causal ? ", causal" : "", m.internal.size() + 1);
     }
   }
+  if (rewritten > 0) rewritten += fold_head_transposes(order, readers, log_level, keep);
   return rewritten;
 }
 

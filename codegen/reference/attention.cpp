@@ -27,6 +27,9 @@ Value reference_attention(const Node& node, const std::vector<Value>& in) {
   const int64_t tq = qs[r - 2], d = qs[r - 1], tk = in[1].shape[r - 2], dv = in[2].shape[r - 1];
   int64_t batch = 1;
   for (size_t i = 0; i + 2 < r; ++i) batch *= qs[i];
+  // Output row (b, i) goes to ((b / h) * tq + i) * h + b % h: h = 1 is [batch..., Tq, Dv], else the
+  // last batch dim (of size h) and Tq swapped.
+  const int64_t h = p.heads_last ? qs[r - 3] : 1;
   std::vector<double> q = dense(in[0]), k = dense(in[1]), v = dense(in[2]), m;
   if (p.has_mask()) m = dense(in[3]);  // the mask input is over [..., Tq, Tk] (views broadcast it)
   const double inf = std::numeric_limits<double>::infinity();
@@ -54,11 +57,12 @@ Value reference_attention(const Node& node, const std::vector<Value>& in) {
       for (int64_t c = 0; c < dv; ++c) {
         double o = 0;
         for (int64_t j = 0; j < tk; ++j) o += x[static_cast<size_t>(j)] / sum * v[(b * tk + j) * dv + c];
-        out[static_cast<size_t>((b * tq + i) * dv + c)] = o;
+        out[static_cast<size_t>((((b / h) * tq + i) * h + b % h) * dv + c)] = o;
       }
     }
   Shape os = qs;
   os[r - 1] = dv;
+  if (p.heads_last) std::swap(os[r - 3], os[r - 2]);
   auto storage = rt::Storage::allocate(Device::cpu(), out.size() * sizeof(double));
   if (!out.empty()) std::memcpy(storage->data(), out.data(), out.size() * sizeof(double));
   return to_contiguous(Value{storage, DType::Float64, os, Layout{contiguous_strides(os), 0}}, node.dtype);

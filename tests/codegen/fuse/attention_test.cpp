@@ -280,6 +280,38 @@ TEST(Attention, PermutedHeadViews) {
   }
 }
 
+// Heads merged as a transformer merges them, o.transpose(1, 2).reshape({B, T, D}), with the
+// attention's own result not kept: the transpose folds into the attention (its heads written
+// interleaved), so the reshape is a view its consumer reads: two kernels (the attention, then the
+// consumer), not a copy of the transposed heads between them.
+TEST(Attention, MergedHeadsAreWrittenInterleaved) {
+  const int64_t B = 2, T = 50, H = 4, Dh = 16;
+  for (DType dt : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {
+    Tensor q = uniform({B, H, T, Dh}, dt, 7), k = uniform({B, H, T, Dh}, dt, 8), v = uniform({B, H, T, Dh}, dt, 9);
+    lf::sync();
+    auto merged = [&] { return attention(q, k, v, Mask::kCausal, Scale::kAfter).y.transpose(1, 2).reshape({B, T, H * Dh}); };
+    Tensor o = merged();
+    test::Values ref = test::reference_values(o);
+    EXPECT_EQ(rewrite({o}), 2) << dtype_name(dt) << ": the attention and the folded transpose";
+    EXPECT_EQ(test::compare(ref, test::fused_values(o), tolerance(dt, 64)), "") << dtype_name(dt);
+    Tensor o2 = merged() * 2;  // through the executor
+    test::Values ref2 = test::reference_values(o2);
+    test::StatsDelta d;
+    test::Values got = test::fused_values(o2);
+    EXPECT_EQ(d.launched(), 2u) << dtype_name(dt);
+    EXPECT_EQ(test::compare(ref2, got, tolerance(dt, 64)), "") << dtype_name(dt);
+  }
+  // The attention's result kept too: not folded (the handle reads it in its own layout).
+  Tensor q = uniform({B, H, T, Dh}, DType::Float32, 7), k = uniform({B, H, T, Dh}, DType::Float32, 8);
+  Tensor v = uniform({B, H, T, Dh}, DType::Float32, 9);
+  Program p = attention(q, k, v, Mask::kNone, Scale::kAfter);
+  Tensor o = p.y.transpose(1, 2).reshape({B, T, H * Dh});
+  test::Values ref_y = test::reference_values(p.y), ref_o = test::reference_values(o);
+  EXPECT_EQ(rewrite({p.y, o}), 1);
+  EXPECT_EQ(test::compare(ref_y, test::fused_values(p.y), tolerance(DType::Float32, 50)), "");
+  EXPECT_EQ(test::compare(ref_o, test::fused_values(o), tolerance(DType::Float32, 50)), "");
+}
+
 TEST(Attention, KeptProbabilitiesAreNotRewritten) {
   Tensor q = uniform({1, 2, 20, 16}, DType::Float32, 1), k = uniform({1, 2, 20, 16}, DType::Float32, 2);
   Tensor v = uniform({1, 2, 20, 16}, DType::Float32, 3);
