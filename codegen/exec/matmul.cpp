@@ -23,6 +23,28 @@ Operand operand(ir::Node* in, Device device) {
   return {storage, {storage->data(), 0, ir::contiguous_strides(in->shape)}, /*computed=*/true};
 }
 
+// x @ w with x [B, T, K] and a weight shared by the batch ([K, N], broadcast): the batch dims over
+// which B is broadcast and A's rows run on at one stride are rows of one product ([B*T, K] @ [K,
+// N]). C, contiguous, is laid out the same; the backends see one 2-D product instead of a batch
+// (cuBLASLt takes a bias epilogue only unbatched, and a batch of small products runs slower).
+void fold_batch_into_rows(kir::GemmProblem* p) {
+  while (!p->batch.empty()) {
+    const size_t d = p->batch.size() - 1, row = d + 1;
+    std::vector<int64_t>& as = p->a.strides;
+    std::vector<int64_t>& bs = p->b.strides;
+    const int64_t size = p->batch[d];
+    if (size != 1) {
+      if (bs[d] != 0) return;  // B differs across the dim: a true batch
+      if (p->m == 1) as[row] = as[d];
+      else if (as[d] != p->m * as[row]) return;  // A's rows do not run on across the dim
+    }
+    p->m *= size;
+    p->batch.pop_back();
+    as.erase(as.begin() + static_cast<std::ptrdiff_t>(d));
+    bs.erase(bs.begin() + static_cast<std::ptrdiff_t>(d));
+  }
+}
+
 void run_matmul_group(const backend::GroupRun& run, backend::RecordedCall* record) {
   ir::Node* mm = run.group.nodes[0];
   Device device = mm->device;
@@ -38,6 +60,7 @@ void run_matmul_group(const backend::GroupRun& run, backend::RecordedCall* recor
   problem.k = mm->inputs[0]->shape[rank - 1];
   problem.a = a.view;
   problem.b = b.view;
+  fold_batch_into_rows(&problem);
   call.a = a.storage;
   call.b = b.storage;
   size_t esize = dtype_size(mm->dtype);

@@ -171,6 +171,22 @@ TEST(Matmul, BatchedAndBroadcastBatchDims) {
   expect_matches(lf::matmul(a, w), 17, "batched @ shared weight");
 }
 
+// x [B1, B2, T, K] @ w [K, N]: the batch folds into rows (one [B1*B2*T, K] product), with a bias
+// and a residual epilogue; and where it must not: A's rows not running on across the batch (a
+// slice), a size-1 row dim, B not broadcast.
+TEST(Matmul, BatchOverASharedWeightFoldsIntoRows) {
+  Tensor x = random({2, 3, 5, 7}, 60), w = random({7, 4}, 61), b = random({4}, 62), r = random({2, 3, 5, 4}, 63);
+  expect_built_matches([&] { return r + (lf::matmul(x, w) + b); }, 7, "folded, bias + residual");
+  Tensor xs = lf::slice(random({2, 3, 6, 7}, 64), 2, 0, 5);  // rows 0..4 of 6: no run across batches
+  expect_built_matches([&] { return lf::matmul(xs, w) * 2; }, 7, "sliced rows");
+  Tensor x1 = random({2, 3, 1, 7}, 65);
+  expect_built_matches([&] { return lf::matmul(x1, w) + b; }, 7, "one row a batch");
+  Tensor x1t = lf::transpose(random({2, 1, 3, 7}, 66), 1, 2);  // [2, 3, 1, 7], rows of stride 7
+  expect_built_matches([&] { return lf::matmul(x1t, w) + b; }, 7, "one row a batch, permuted");
+  Tensor wb = random({3, 7, 4}, 67);
+  expect_built_matches([&] { return lf::matmul(x, wb) + b; }, 7, "a batched weight");
+}
+
 TEST(Matmul, OneDimOperands) {
   Tensor v = random({23}, 19), m = random({23, 7}, 20), m2 = random({5, 23}, 21);
   expect_matches(lf::matmul(v, m) + 1.0, 23, "vector @ matrix");
