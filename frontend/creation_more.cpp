@@ -106,8 +106,13 @@ Tensor logspace(double start, double end, int64_t steps, double base, DType dtyp
   check_steps("logspace", steps, dtype);
   if (steps == 0) return zeros({0}, dtype);
   DType c = linspace_compute(dtype);
-  Tensor exponents = is_floating(dtype) ? linspace_in(start, end, steps, c) : exact_points(start, end, steps);
-  return cast(pow(full({}, base, c), exponents), dtype);
+  if (is_floating(dtype)) return cast(pow(full({}, base, c), linspace_in(start, end, steps, c)), dtype);
+  // Integers truncate, as PyTorch's. A power that is an integer must come out as that integer,
+  // but a GPU's pow may miss it by an ulp (pow(3.0, 1.0) gave 2.9999999999999996 on the H100, then
+  // 2): within a few ulps of an integer, it is that integer.
+  Tensor p = pow(full({}, base, c), exact_points(start, end, steps));
+  Tensor r = round(p);
+  return cast(where(abs(p - r) <= abs(r) * 1e-15, r, p), dtype);
 }
 
 // floor(u * (high - low)) + low over a float64 uniform u (53 bits), limited to high - 1 against
