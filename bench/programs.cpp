@@ -713,6 +713,45 @@ Program attention_program(int64_t B, int64_t H, int64_t T, int64_t Dh, lf::DType
   return p;
 }
 
+// ---- The transformer block's matmuls alone (issue 21's CPU yardstick: the block within 1.15x of
+// the time its GEMMs take by themselves, in the same run): the four projections and the two
+// attention products at the block's sizes, over stored inputs, no epilogues, the full T x T
+// products. Each result is kept, so each is its own GEMM.
+Program transformer_matmuls(int64_t B, int64_t T, int64_t D, int64_t H, lf::DType dtype) {
+  Program p;
+  p.name = "transformer_matmuls";
+  p.config = "B" + std::to_string(B) + "_T" + std::to_string(T) + "_D" + std::to_string(D) + "_H" + std::to_string(H);
+  p.dtype = dtype;
+  const int64_t Dh = D / H;
+  p.setup = [=] {
+    HostRng r(1);
+    const double s = 1.0 / std::sqrt(double(D));
+    Vars in;
+    in.add("x", r.normal({B, T, D}, 1.0, dtype));
+    in.add("w_qkv", r.normal({3 * D, D}, s, dtype));
+    in.add("w_o", r.normal({D, D}, s, dtype));
+    in.add("w_1", r.normal({4 * D, D}, s, dtype));
+    in.add("w_2", r.normal({D, 4 * D}, 0.5 * s, dtype));
+    in.add("q", r.normal({B, H, T, Dh}, 1.0, dtype));
+    in.add("k", r.normal({B, H, T, Dh}, 1.0, dtype));
+    in.add("v", r.normal({B, H, T, Dh}, 1.0, dtype));
+    in.add("p", r.uniform({B, H, T, T}, 0.0, 1.0 / double(T), dtype));
+    in.add("m", r.normal({B, T, 4 * D}, 1.0, dtype));
+    return in;
+  };
+  p.body = [=](const Vars& in) {
+    Vars out;
+    out.add("qkv", lf::matmul(in["x"], in["w_qkv"].transpose(0, 1)));
+    out.add("scores", lf::matmul(in["q"], in["k"].transpose(2, 3)));
+    out.add("pv", lf::matmul(in["p"], in["v"]));
+    out.add("o", lf::matmul(in["x"], in["w_o"].transpose(0, 1)));
+    out.add("h1", lf::matmul(in["x"], in["w_1"].transpose(0, 1)));
+    out.add("y", lf::matmul(in["m"], in["w_2"].transpose(0, 1)));
+    return out;
+  };
+  return p;
+}
+
 // ---- Programs that wait for ops. Their PyTorch spelling is in bench/programs_peers.py, which
 // measures the peers; the LazyFuse body is written when the ops land.
 Program waiting(const std::string& name, const std::string& config, std::vector<std::string> needs, std::string note) {
@@ -729,6 +768,7 @@ std::vector<Program> registry() {
   for (lf::DType dt : {lf::DType::Float32, lf::DType::BFloat16}) {
     r.push_back(transformer(1, 128, 512, 8, dt, false));
     r.push_back(transformer(4, 128, 256, 8, dt, false));
+    if (dt == lf::DType::Float32) r.push_back(transformer_matmuls(4, 128, 256, 8, dt));
     r.push_back(transformer(8, 512, 1024, 16, dt, true));
   }
   for (lf::DType dt : {lf::DType::Float32, lf::DType::BFloat16}) {

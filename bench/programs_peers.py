@@ -102,6 +102,14 @@ def transformer_numpy(x, ln1_w, ln1_b, w_qkv, b_qkv, w_o, b_o, ln2_w, ln2_b, w_1
     return (x + (m @ w_2.T + b_2),)
 
 
+def transformer_matmuls_torch(x, w_qkv, w_o, w_1, w_2, q, k, v, p, m):
+    return (x @ w_qkv.T, q @ k.transpose(-2, -1), p @ v, x @ w_o.T, x @ w_1.T, m @ w_2.T)
+
+
+def transformer_matmuls_numpy(x, w_qkv, w_o, w_1, w_2, q, k, v, p, m):
+    return (x @ w_qkv.T, q @ k.transpose(0, 1, 3, 2), p @ v, x @ w_o.T, x @ w_1.T, m @ w_2.T)
+
+
 def attention_torch(q, k, v):
     T = q.shape[-2]
     s = (q @ k.transpose(-2, -1)) * (1 / math.sqrt(q.shape[-1]))
@@ -342,6 +350,14 @@ def specs():
         r.append(transformer_spec(1, 128, 512, 8, dt, False))
         r.append(transformer_spec(4, 128, 256, 8, dt, False))
         r.append(transformer_spec(8, 512, 1024, 16, dt, True))
+    B, T, D, H = 4, 128, 256, 8  # the block's GEMMs alone, at the CPU target's size
+    r.append(Spec("transformer_matmuls", f"B{B}_T{T}_D{D}_H{H}",
+                  lambda rng: dict(x=f32(rng, B, T, D), w_qkv=f32(rng, 3 * D, D, scale=D ** -0.5),
+                                   w_o=f32(rng, D, D, scale=D ** -0.5), w_1=f32(rng, 4 * D, D, scale=D ** -0.5),
+                                   w_2=f32(rng, D, 4 * D, scale=0.5 * D ** -0.5), q=f32(rng, B, H, T, D // H),
+                                   k=f32(rng, B, H, T, D // H), v=f32(rng, B, H, T, D // H),
+                                   p=unif(rng, 0, 1 / T, B, H, T, T), m=f32(rng, B, T, 4 * D)),
+                  transformer_matmuls_torch, transformer_matmuls_numpy, tol_n=4 * D))
     for dt in ("float32", "bfloat16"):
         r.append(attention_spec(4, 8, 128, 32, dt, False))
         r.append(attention_spec(8, 16, 512, 64, dt, True))
