@@ -61,6 +61,7 @@ inline int position(const Signature& sig, const ir::Node* n) {
 inline constexpr int64_t kNoPointer = -1;                      // an Index operand (generated, no memory)
 inline int64_t from_output(int64_t slot) { return -2 - slot; }  // an output of this flush
 inline int64_t output_slot(int64_t from) { return -2 - from; }  // a leaf when from >= 0
+inline constexpr int64_t kErrorPointer = INT64_MIN;            // the step's error buffer (Step::error)
 
 // One kernel launch of a recorded flush, or one library call (matmul, conv2d, pool2d: `library`).
 struct Step {
@@ -83,6 +84,14 @@ struct Step {
   // for a kernel launch. Counted as the launches and kernel lookups the recorded call made.
   std::function<void(void* const*)> library;
   uint64_t launches = 1, lookups = 1;
+  // A kernel with gathers: its error operand ({tag, index}: fuse/lower.h), a buffer of the plan's
+  // own that stays zero until a launch meets an index out of range; read after the replay's
+  // launches (the flush is a sync point, as outside plans). The facts the message needs, by tag.
+  struct Gather {
+    int64_t op = 0, axis = 0, size = 0;
+  };
+  std::shared_ptr<rt::Storage> error;
+  std::vector<Gather> gathers;
 };
 
 struct Plan {

@@ -1,5 +1,8 @@
 #include "codegen/exec/replay.h"
 
+#include <cstring>
+
+#include "codegen/ir/indexing.h"
 #include "codegen/ir/view.h"
 #include "runtime/profile.h"
 
@@ -12,6 +15,12 @@ Recorder::Recorder(const plan::Signature& s) : sig(s) {
 
 void Recorder::add(const backend::Prepared& k) {
   plan::Step s;
+  if (k.low.error_storage) {  // still zero: the check after this launch throws before the plan is stored
+    s.error = k.low.error_storage;
+    for (const ir::Node* g : k.low.gathers)
+      s.gathers.push_back({g->attrs.start, g->attrs.axis, g->inputs[0]->shape[static_cast<size_t>(g->attrs.axis)]});
+    pointer_from.insert_or_assign(s.error->data(), plan::kErrorPointer);
+  }
   for (size_t i = 0; i < k.low.outputs.size() && ok; ++i) {
     int position = plan::position(sig, k.low.outputs[i]);
     const void* data = k.low.out_storage[i]->data();
@@ -220,9 +229,10 @@ void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::S
     }
     for (size_t i = 0; i < s.pointer_from.size(); ++i) {
       int64_t from = s.pointer_from[i];
-      s.args.pointers[i] = from == plan::kNoPointer ? nullptr
-                           : from >= 0            ? leaf_data[static_cast<size_t>(from)]
-                                                  : slots[static_cast<size_t>(plan::output_slot(from))]->data();
+      s.args.pointers[i] = from == plan::kNoPointer      ? nullptr
+                           : from == plan::kErrorPointer ? s.error->data()
+                           : from >= 0                  ? leaf_data[static_cast<size_t>(from)]
+                                                        : slots[static_cast<size_t>(plan::output_slot(from))]->data();
     }
   }
   // Profiled or traced, a replay launches its steps one by one, each timed (a graph is one launch).
@@ -257,9 +267,46 @@ void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::S
 
 namespace {
 
+// The index errors the replay's gathers met (Step::error): the first throws, as check_gathers
+// does outside plans, before any node gets its buffer (the values stay pending). The buffer is
+// zeroed again for the next replay.
+void check_errors(const plan::Plan& plan) {
+  for (const plan::Step& s : plan.steps) {
+    if (!s.error) continue;
+    int64_t err[2] = {0, 0};
+    if (s.error->device().is_cpu()) {
+      std::memcpy(err, s.error->data(), sizeof err);
+    } else {
+      auto host = rt::Storage::allocate(Device::cpu(), sizeof err);
+      rt::copy(*s.error, 0, *host, 0, sizeof err);  // waits for the launches
+      std::memcpy(err, host->data(), sizeof err);
+    }
+    if (err[0] <= 0 || err[0] > static_cast<int64_t>(s.gathers.size())) continue;
+    auto zero = rt::Storage::allocate(Device::cpu(), sizeof err);
+    std::memset(zero->data(), 0, sizeof err);
+    rt::copy(*zero, 0, *s.error, 0, sizeof err);
+    const plan::Step::Gather& g = s.gathers[static_cast<size_t>(err[0] - 1)];
+    throw Error(ir::index_error(ir::gather_op_name(g.op), err[1], g.axis, g.size,
+                                g.op != static_cast<int64_t>(ir::GatherOp::Take)));
+  }
+}
+
 // Hands the replay's buffers to their nodes and counts it.
 void finish_replay(plan::Plan& plan, const std::vector<ir::Node*>& order, CacheStats& stats) {
+  for (const plan::Step& s : plan.steps) {
+    stats.hits += s.lookups;
+    stats.kernels_launched += s.launches;
+    stats.bytes_moved += static_cast<uint64_t>(s.bytes);
+  }
+  ++stats.flushes;
+  ++stats.plans_replayed;
   std::vector<std::shared_ptr<rt::Storage>>& slots = replay_slots();
+  try {
+    check_errors(plan);  // counted as replayed: it ran
+  } catch (...) {
+    slots.clear();
+    throw;
+  }
   size_t slot = 0;
   for (plan::Step& s : plan.steps) {
     for (int o : s.outputs) {
@@ -271,13 +318,8 @@ void finish_replay(plan::Plan& plan, const std::vector<ir::Node*>& order, CacheS
       ir::Node* n = order[static_cast<size_t>(o)];
       backend::materialize(*n, slots[slot++], ir::Layout{ir::contiguous_strides(n->shape), 0});
     }
-    stats.hits += s.lookups;
-    stats.kernels_launched += s.launches;
-    stats.bytes_moved += static_cast<uint64_t>(s.bytes);
   }
   slots.clear();  // the nodes hold the buffers now
-  ++stats.flushes;
-  ++stats.plans_replayed;
   stats.nodes_executed += plan.nodes;
 }
 

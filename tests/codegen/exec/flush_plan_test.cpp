@@ -128,6 +128,45 @@ TEST(FlushPlan, AHeldIntermediateIsStored) {
   });
 }
 
+// Flushes with a gather replay too, and still check their indices at the sync: an index out of
+// range in a replayed flush is the same lf::Error as outside plans, and the plan goes on replaying
+// (its error buffer zeroed again) once the indices are good.
+TEST(FlushPlan, GathersReplayAndStillCheckTheirIndices) {
+  struct Restore {
+    bool saved = lf::rt::config().tiered_compile;
+    ~Restore() { lf::rt::mutable_config().tiered_compile = saved; }
+  } restore;
+  lf::rt::mutable_config().tiered_compile = false;
+  static int runs = 0;
+  const float scale = 2.0f + static_cast<float>(runs++);
+  Tensor table = lf::from_vector(data(50 * 16, 0), {50, 16}).to(lf::default_device());
+  lf::sync();
+  auto ids_for = [](int it, bool bad) {
+    std::vector<int64_t> v(6);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int64_t>((i * 7 + static_cast<size_t>(it)) % 50) - 25;
+    if (bad) v[3] = 50;  // one past the table
+    return lf::from_vector(v, {2, 3}).to(lf::default_device());
+  };
+  auto body = [&](int it, bool bad) {
+    return lf::layer_norm(lf::embedding(table, ids_for(it, bad)), 1) * scale;
+  };
+  uint64_t replayed = check_loop(4, [&](int it) { return std::vector<Tensor>{body(it, false)}; });
+  EXPECT_EQ(replayed, 2u) << "first sighting, recorded, then replayed";
+  uint64_t before = lf::cache_stats().plans_replayed;
+  Tensor y = body(9, true);
+  std::string what;
+  try {
+    lf::sync();
+  } catch (const lf::Error& e) {
+    what = e.what();
+  }
+  EXPECT_EQ(lf::cache_stats().plans_replayed - before, 1u) << "the bad flush was a replay";
+  EXPECT_NE(what.find("embedding"), std::string::npos) << what;
+  EXPECT_NE(what.find("index 50"), std::string::npos) << what;
+  y = Tensor();
+  EXPECT_EQ(check_loop(2, [&](int it) { return std::vector<Tensor>{body(it + 20, false)}; }), 2u);
+}
+
 TEST(FlushPlan, AHeldViewOfADroppedBufferReplays) {
   // The slice is its buffer's only holder: storing the held view frees the buffer's node before
   // the kernel's pointers are bound, and the replay must still find the buffer's memory.
