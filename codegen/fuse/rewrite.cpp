@@ -12,10 +12,16 @@ namespace lf::fuse {
 
 namespace {
 
-// Views pushed below elementwise ops (push_views_into_elementwise). Not Expand: pushed below an op,
-// a broadcast would compute the op once per broadcast element instead of once.
+bool generator_only(const ir::Node* s, int depth = 12);
+
+// Views pushed below elementwise ops (push_views_into_elementwise). Expand only over index math
+// (elementwise ops over generators: a pooling's divisor, a mask from aranges): pushed below an op, a
+// broadcast computes the op once per broadcast element instead of once, which costs a few integer
+// ops there, where stopping at the broadcast stores the value and cuts its consumer from it.
 bool pushable_view(const ir::Node& v) {
-  return !v.realized() && (v.op == ir::Op::Slice || v.op == ir::Op::Permute || v.op == ir::Op::Reshape);
+  if (v.realized()) return false;
+  if (v.op == ir::Op::Slice || v.op == ir::Op::Permute || v.op == ir::Op::Reshape) return true;
+  return v.op == ir::Op::Expand && !v.inputs[0]->realized() && generator_only(v.inputs[0].get());
 }
 
 // Whether elementwise `e` computes on a pending matmul's or conv2d's result (through at most
@@ -43,7 +49,7 @@ bool pushable_source(const ir::Node& e) {
 }
 
 // Whether `s` is a leaf, or elementwise arithmetic over generators only (index math).
-bool generator_only(const ir::Node* s, int depth = 12) {
+bool generator_only(const ir::Node* s, int depth) {
   if (s->realized() || ir::is_generator(s->op)) return true;
   if (depth == 0 || !ir::is_elementwise(s->op)) return false;
   for (const ir::NodePtr& in : s->inputs) {
@@ -53,10 +59,22 @@ bool generator_only(const ir::Node* s, int depth = 12) {
   return true;
 }
 
-// A leaf, index math, or a remap of memory at index math: cheap to compute again.
-bool cheap(const ir::Node* s) {
+// A leaf, index math, a remap of memory at index math, or a chain of elementwise ops each over one
+// such value and index math (f(pad(x)) for a stored x: a pooling window's producer, a cast of pad's
+// constant border): cheap to compute again. Not an op over several remaps (a stencil step).
+bool cheap(const ir::Node* s, int depth = 6) {
   if (generator_only(s)) return true;
-  if (s->op != ir::Op::Remap) return false;
+  if (s->op != ir::Op::Remap) {
+    if (depth == 0 || s->realized() || !ir::is_elementwise(s->op)) return false;
+    const ir::Node* chain = nullptr;
+    for (const ir::NodePtr& in : s->inputs) {
+      const ir::Node* i = ir::resolve_views(in.get()).first;
+      if (generator_only(i)) continue;
+      if (chain) return false;
+      chain = i;
+    }
+    return chain && cheap(chain, depth - 1);
+  }
   const ir::Node* src = ir::resolve_views(s->inputs[0].get()).first;
   if (!src->realized() && !ir::is_generator(src->op)) return false;
   for (size_t k = 1; k < s->inputs.size(); ++k)
