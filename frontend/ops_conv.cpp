@@ -2,6 +2,7 @@
 // codegen/ir/conv.h), and the channel normalizations (batch_norm, group_norm: composites of
 // reductions and elementwise ops, which the fuser fuses; after a convolution, inference batch
 // norm's per-channel scale and shift join the convolution's epilogue).
+#include <limits>
 #include <cstring>
 
 #include "codegen/ir/conv.h"
@@ -112,6 +113,62 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t
 
 namespace {
 
+// Windows of at most this many elements pool as elementwise ops over strided views (pool_as_views);
+// larger ones (and adaptive pooling) are a Pool2d node, a kernel of its own.
+constexpr int64_t kMaxWindowViews = 16;
+
+// The [oh, ow] view of `xp` (padded) at window offset (i, j): rows i, i + sh, ..., columns likewise.
+Tensor window_view(const Tensor& xp, const ir::PoolParams& p, int64_t oh, int64_t ow, int64_t i, int64_t j) {
+  Tensor r = slice(xp, -2, i, i + (oh - 1) * p.stride_h + 1, p.stride_h);
+  return slice(r, -1, j, j + (ow - 1) * p.stride_w + 1, p.stride_w);
+}
+
+// Pooling as index math (issue 22: "pooling fuses with its elementwise producers and consumers"):
+// the maximum, or the sum over the divisor, of the window's kh * kw strided views of the input,
+// padded (-inf for max, 0 for avg) on the left by the padding and on the right as far as ceil_mode's
+// last window reaches. One pointwise kernel, which elementwise producers and consumers join; the
+// same values as the Pool2d kernel: max propagates NaN, and the divisor is PyTorch's (the window
+// clipped to the padded input with count_include_pad, to the input without).
+Tensor pool_as_views(const Tensor& x, const ir::PoolParams& p, int64_t oh, int64_t ow) {
+  const int64_t h = x.size(2), w = x.size(3);
+  const int64_t right_h = std::max<int64_t>(0, (oh - 1) * p.stride_h + p.kernel_h - h - p.pad_h);
+  const int64_t right_w = std::max<int64_t>(0, (ow - 1) * p.stride_w + p.kernel_w - w - p.pad_w);
+  const bool max = p.kind == ir::PoolParams::kMax;
+  const bool narrow = x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16;
+  const bool padded = p.pad_h || p.pad_w || right_h || right_w;
+  Tensor xp = padded ? pad(x, {p.pad_w, right_w, p.pad_h, right_h}, PadMode::Constant,
+                           max ? -std::numeric_limits<double>::infinity() : 0.0)
+                     : x;
+  if (!max && narrow) xp = cast(xp, DType::Float32);  // an average sums in float32, as the kernel
+  Tensor acc;
+  for (int64_t i = 0; i < p.kernel_h; ++i)
+    for (int64_t j = 0; j < p.kernel_w; ++j) {
+      Tensor v = window_view(xp, p, oh, ow, i, j);
+      acc = !acc.defined() ? v : max ? maximum(acc, v) : acc + v;
+    }
+  if (max) return acc;
+  // The divisor per output place, PyTorch's: the window clipped to the padded input's end (with
+  // count_include_pad), or to the input on both sides; index math over two aranges.
+  auto count = [&](int64_t n, int64_t k, int64_t stride, int64_t pad, int64_t size) {
+    ir::Attrs a;
+    a.value = static_cast<double>(-pad);
+    a.value2 = static_cast<double>(stride);
+    Tensor start = detail::record(ir::Op::Arange, DType::Float32, x.device(), {n}, {}, a);  // i * stride - pad
+    Tensor end = minimum(start + static_cast<double>(k), detail::full_like_shape({}, static_cast<double>(size + pad),
+                                                                                DType::Float32, x.device()));
+    if (p.count_include_pad) return end - start;
+    Tensor zero = detail::full_like_shape({}, 0.0, DType::Float32, x.device());
+    Tensor last = detail::full_like_shape({}, static_cast<double>(size), DType::Float32, x.device());
+    return minimum(end, last) - maximum(start, zero);
+  };
+  Tensor divisor = padded ? reshape(count(oh, p.kernel_h, p.stride_h, p.pad_h, h), {oh, 1}) *
+                                reshape(count(ow, p.kernel_w, p.stride_w, p.pad_w, w), {1, ow})
+                          : detail::full_like_shape({}, static_cast<double>(p.kernel_h * p.kernel_w), DType::Float32,
+                                                    x.device());
+  Tensor y = acc / divisor;
+  return narrow ? cast(y, x.dtype()) : y;
+}
+
 Tensor pool(const char* op, const Tensor& x0, ir::PoolParams p, bool ceil_mode, int64_t oh_adaptive = 0,
             int64_t ow_adaptive = 0) {
   detail::check_defined(op, {&x0});
@@ -135,6 +192,10 @@ Tensor pool(const char* op, const Tensor& x0, ir::PoolParams p, bool ceil_mode, 
       fail(op, "the padded input " + pair_str(xs[2] + 2 * p.pad_h, xs[3] + 2 * p.pad_w) + " is smaller than the kernel " +
                    pair_str(p.kernel_h, p.kernel_w), {&x0});
     }
+  }
+  if (p.kind != ir::PoolParams::kAdaptiveAvg && p.kernel_h * p.kernel_w <= kMaxWindowViews) {
+    Tensor y = pool_as_views(x, p, oh, ow);
+    return x0.dim() == 3 ? squeeze(y, 0) : y;
   }
   ir::Attrs attrs;
   attrs.dims = p.pack();

@@ -6,6 +6,8 @@
 // without the fused epilogue, fusion on and off, every float dtype, NaN and inf.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -257,14 +259,15 @@ TEST(Conv, LogSaysWhichPathRan) {
   int saved = lf::rt::mutable_config().log_level;
   lf::rt::mutable_config().log_level = 1;
   testing::internal::CaptureStderr();
-  Tensor a = lf::relu(lf::conv2d(x, w3, {}, 1, 1)), b = lf::conv2d(x, w1), c = lf::max_pool2d(a, 2);
+  // A 5x5 window: past the windows pooled as views, the pooling kernel.
+  Tensor a = lf::relu(lf::conv2d(x, w3, {}, 1, 1)), b = lf::conv2d(x, w1), c = lf::max_pool2d(a, 5, 1, 2);
   lf::sync();
   std::string log = testing::internal::GetCapturedStderr();
   lf::rt::mutable_config().log_level = saved;
   EXPECT_NE(log.find("conv2d [2, 4, 6, 6] * [5, 4, 3, 3] float32: im2col"), std::string::npos) << log;
   EXPECT_NE(log.find("epilogue fused per block of output planes"), std::string::npos) << log;
   EXPECT_NE(log.find("conv2d [2, 4, 6, 6] * [5, 4, 1, 1] float32: 1x1 convolution as one GEMM"), std::string::npos) << log;
-  EXPECT_NE(log.find("max_pool2d [2, 5, 6, 6] -> [2, 5, 3, 3] float32: direct loops"), std::string::npos) << log;
+  EXPECT_NE(log.find("max_pool2d [2, 5, 6, 6] -> [2, 5, 6, 6] float32: direct loops"), std::string::npos) << log;
   expect_matches(c, 36, "logged pool");
   expect_matches(b, 4, "logged 1x1");
 }
@@ -298,6 +301,34 @@ TEST(Conv, ErrorsNameTheOpAndShapes) {
 }
 
 // ---- pooling and normalization
+
+// Windows of at most 16 places pool as elementwise ops over strided views: one kernel with an
+// elementwise producer and consumer, where the pooling kernel made three. With padding too: a
+// producer of a few elementwise ops over memory is computed again per window place (cheap), not
+// stored padded first.
+TEST(Pool, SmallWindowsJoinTheirNeighbours) {
+  Tensor x = random({2, 3, 9, 8}, 5);
+  for (DType d : {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64}) {
+    Tensor xd = x.to(d);
+    lf::sync();
+    // Built inside: a temporary of the caller's expression would be held, hence stored.
+    auto run = [&](const std::function<Tensor()>& build, uint64_t kernels, const std::string& what) {
+      Tensor y = build();
+      lf::test::Values ref = lf::test::reference_values(y);
+      lf::test::StatsDelta delta;
+      lf::test::Values got = lf::test::fused_values(y);
+      EXPECT_EQ(delta.launched(), kernels) << what << " " << lf::dtype_name(d);
+      EXPECT_EQ(lf::test::compare(ref, got, lf::test::default_tolerance(d, 9)), "") << what << " " << lf::dtype_name(d);
+    };
+    run([&] { return lf::max_pool2d(lf::relu(xd), 2) * 2; }, 1, "max 2x2");
+    run([&] { return lf::avg_pool2d(lf::relu(xd), lf::Size2(3, 2), lf::Size2(3, 2)) * 2; }, 1, "avg 3x2");
+    run([&] { return lf::max_pool2d(xd, 3, 2, 1, true) - 1; }, 1, "max 3x3 s2 p1 ceil, stored input");
+    run([&] { return lf::avg_pool2d(xd, 3, 2, 1, true, false) + 1; }, 1, "avg 3x3 exclude pad ceil, stored input");
+    run([&] { return lf::max_pool2d(lf::exp(xd), 3, 2, 1, true) - 1; }, 1, "max 3x3 s2 p1 ceil");
+    run([&] { return lf::avg_pool2d(xd * 3, 3, 2, 1, true, false) + 1; }, 1, "avg 3x3 exclude pad ceil");
+    run([&] { return lf::avg_pool2d(lf::abs(xd), 2, 1, 1, false, true); }, 1, "avg 2x2 s1 include pad");
+  }
+}
 
 TEST(Pool, EveryOptionFusedAndUnfused) {
   for (bool fusion : {true, false}) {
