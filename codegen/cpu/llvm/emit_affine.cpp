@@ -261,13 +261,36 @@ std::vector<Value*> Emitter::emit_affine_columns(std::vector<Value*> off, Value*
   Value* a = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, interior_lo_, lo), hi);
   Value* b = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, interior_hi_, hi), a);
   const bool scalar = scalar_columns_;
+  std::vector<Value*> interior_off = off;
+  std::vector<Value*> saved_ptrs = ptrs_;
+  std::vector<Value*> interior_ptrs = ptrs_;
+  if (stream_middle_) {
+    // In a streaming kernel's aligned middle (lo is on a 64-byte boundary of every output), the
+    // interior keeps to whole 64-byte blocks from an aligned start, its outputs addressed from
+    // that start through masked pointers as emit_streaming_columns does: its vector stores are
+    // then known aligned and become streaming stores. The few columns cut off join the borders.
+    const int64_t per_block = 64 / static_cast<int64_t>(dtype_size(k_.operands[static_cast<size_t>(stream_slots_[0])].dtype));
+    Value* mask = b_.getInt64(-per_block);
+    a = b_.CreateAdd(lo, b_.CreateAnd(b_.CreateAdd(b_.CreateSub(a, lo), b_.getInt64(per_block - 1)), mask));
+    a = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, a, hi);
+    b = b_.CreateAdd(a, b_.CreateAnd(b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, b_.CreateSub(b, a), b_.getInt64(0)), mask));
+    for (int slot : stream_slots_) {
+      DType dt = k_.operands[static_cast<size_t>(slot)].dtype;
+      Value* p = b_.CreateGEP(stype(dt), ptrs_[static_cast<size_t>(slot)], b_.CreateAdd(off[static_cast<size_t>(slot)], a));
+      interior_ptrs[static_cast<size_t>(slot)] =
+          b_.CreateIntrinsic(llvm::Intrinsic::ptrmask, {p->getType(), i64_}, {p, b_.getInt64(~int64_t{63})});
+      interior_off[static_cast<size_t>(slot)] = b_.CreateNeg(a);
+    }
+  }
   affine_columns_ = false;
   auto part = [&](Value* from, Value* to, bool interior) {
     col_begin_ = from;
     col_end_ = to;
     scalar_columns_ = interior ? scalar : true;
     in_interior_ = interior;
-    carried = emit_inner(0, off, lin, carried, body);
+    if (interior) ptrs_ = interior_ptrs;
+    carried = emit_inner(0, interior ? interior_off : off, lin, carried, body);
+    ptrs_ = saved_ptrs;
     in_interior_ = false;
   };
   part(lo, a, false);

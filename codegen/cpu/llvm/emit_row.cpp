@@ -138,6 +138,7 @@ void Emitter::emit_streaming_columns(const std::vector<const kir::Output*>& elem
     scalar_columns_ = !middle;
     std::vector<Value*> base = row_base_;
     std::vector<Value*> ptrs = ptrs_;
+    stream_middle_ = middle;
     if (middle) {
       for (const kir::Output* o : elem_outs) {
         // Masking the low bits of an address already aligned changes nothing but tells LLVM.
@@ -148,7 +149,10 @@ void Emitter::emit_streaming_columns(const std::vector<const kir::Output*>& elem
     }
     emit_inner(0, base, b_.getInt64(0), {}, body);
     ptrs_ = ptrs;
+    stream_middle_ = false;
   };
+  stream_slots_.clear();
+  for (const kir::Output* o : elem_outs) stream_slots_.push_back(o->slot);
   columns(lo, a, false);
   columns(a, b, true);
   columns(b, hi, false);

@@ -288,6 +288,8 @@ class Emitter {
   Value* interior_lo_ = nullptr;
   Value* interior_hi_ = nullptr;
   std::unordered_map<int, Value*> aff_val_, aff_slope_, remap_base_, remap_step_;
+  bool stream_middle_ = false;    // emitting the aligned middle of emit_streaming_columns
+  std::vector<int> stream_slots_;  // its element outputs
 };
 
 }  // namespace lf::cpu
