@@ -5,19 +5,20 @@
 // wheres that pick a region. Computed per element, that math (a float64 arange, two clamps, a
 // compare per dim) and the multiply-add of the remapped offset keep LLVM from seeing consecutive
 // addresses: the loop stays scalar, ~3.5x behind Eigen on a Jacobi step. But along a row each such
-// value is piecewise affine in the column c, and every piece is decided by the sign of an affine
-// quantity: maximum(a, b) by a - b, abs(a) by a, a comparison by a - b. So, per row:
+// value is piecewise affine in the column c, and every piece is decided by the side of an affine
+// quantity: maximum(a, b) by a - b >= 0, abs(a) by a >= 0, a < b by a - b < 0, a == b by the sign
+// of a - b. So, per row:
 //
 //   1. every index value v and its slope s are evaluated at a probe column p (the middle of the
-//      row's columns), the slope by the rules of each op in the mode the signs at p select;
-//   2. each sign-deciding quantity q(c) = q(p) + s_q (c - p) keeps its sign on an interval of c
+//      row's columns), the slope by the rules of each op in the mode the sides at p select;
+//   2. each deciding quantity q(c) = q(p) + s_q (c - p) stays on its side on an interval of c
 //      (solved in integers); the interior is the intersection of those intervals with the row's
 //      columns. On it every index value is exactly v(p) + s (c - p) (by induction over the
 //      instructions: each keeps its mode there), bools are constant, and a remap's offset is
 //      base + c * step with base and step computed once per row;
 //   3. the columns before and after the interior run the general code (scalar loops: they are the
-//      border), the interior a loop whose loads are affine in c, which LLVM vectorizes (with its
-//      runtime check that a symbolic step is 1).
+//      border), the interior a loop whose loads are affine in c, emitted twice: for every step 1
+//      (contiguous loads, which LLVM vectorizes) and for any steps (flip's -1, a transposed source).
 //
 // Exactness: integer index math is exact in int64 (wrapping, as the general code), and an int64
 // arange is computed by the general code in float64 (start + index * step): it is taken as affine
@@ -298,7 +299,8 @@ std::vector<Value*> Emitter::emit_affine_columns(std::vector<Value*> off, Value*
   // LLVM's vectorizer then sees as such; it will not version a loop on several symbolic steps by
   // itself) and with the steps as they are (flip's -1, a transposed source).
   Value* unit = b_.getTrue();
-  for (auto& [i, step] : remap_step_) unit = b_.CreateAnd(unit, b_.CreateICmpEQ(step, b_.getInt64(1)));
+  for (size_t i = 0; i < k_.instrs.size(); ++i)  // in instruction order: the same code every time
+    if (fast_remap_[i]) unit = b_.CreateAnd(unit, b_.CreateICmpEQ(remap_step_.at(static_cast<int>(i)), b_.getInt64(1)));
   auto* fast = llvm::BasicBlock::Create(ctx_, "interior.unit", fn_);
   auto* other = llvm::BasicBlock::Create(ctx_, "interior.any", fn_);
   auto* done = llvm::BasicBlock::Create(ctx_, "interior.done", fn_);

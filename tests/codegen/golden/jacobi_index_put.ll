@@ -521,13 +521,13 @@ col:                                              ; preds = %col, %row
   %515 = icmp slt i64 %514, %435
   br i1 %515, label %col, label %col.exit, !llvm.loop !0
 col.exit:                                         ; preds = %col, %row
-  %516 = icmp eq i64 %433, 1
+  %516 = icmp eq i64 %397, 1
   %517 = and i1 true, %516
-  %518 = icmp eq i64 %421, 1
+  %518 = icmp eq i64 %409, 1
   %519 = and i1 %517, %518
-  %520 = icmp eq i64 %409, 1
+  %520 = icmp eq i64 %421, 1
   %521 = and i1 %519, %520
-  %522 = icmp eq i64 %397, 1
+  %522 = icmp eq i64 %433, 1
   %523 = and i1 %521, %522
   br i1 %523, label %interior.unit, label %interior.any
 interior.unit:                                    ; preds = %col.exit
