@@ -1,7 +1,8 @@
 // Stencils' remaps with affine columns (codegen/cpu/llvm/emit_affine.cpp): each row split into a
 // border (the general index math) and an interior where the remapped loads are base + c * step.
 // Every result must be bit-identical to the reference executor (the stencils here only add and
-// multiply, which the fused kernel rounds as the reference does): the interior's bounds and its
+// multiply by powers of two, which the fused kernel rounds as the reference does, even where a GPU
+// compiler contracts a multiply and an add: the product is exact): the interior's bounds and its
 // affine offsets are checked on every pad mode, shifts, index_put regions, flip and roll, over
 // shapes whose interior is empty, one column, or split between threads (one long row), inputs
 // with NaN and inf and non-contiguous layouts. On the GPU the same tests run the CUDA Remap load
@@ -157,7 +158,7 @@ TEST(AffineColumnsCode, JacobiInteriorVectorizes) {
   bool avx512 = lf::cpu::target_id().find("+avx512f") != std::string::npos;
   bool x86 = lf::cpu::target_id().find("x86_64") != std::string::npos;
   if (!x86) GTEST_SKIP() << "checks x86 vector code; target " << lf::cpu::target_id();
-  Tensor a = lf::rand({64, 64});
+  Tensor a = lf::rand({64, 64}).to(lf::Device::cpu());  // a CPU kernel, whatever the default device
   a.to_vector<float>();
   Tensor y = jacobi(a);
   std::vector<lf::ir::Node*> roots{y.node().get()};
