@@ -160,6 +160,8 @@ Value* Emitter::elem(int i) {
     v = load(slot, elem_off_[slot], k_.operands[slot].dtype);
   } else if (fast_div_ && plan_.is_row_division(i)) {
     v = fast_row_div(i);
+  } else if (Value* a = in_interior_ ? interior_elem(i) : nullptr) {
+    v = a;
   } else {
     v = compute(in, elem_off_, /*row=*/false);
   }

@@ -57,6 +57,7 @@ std::vector<Value*> Emitter::emit_inner(int d, std::vector<Value*> off, Value* l
                                const ElementBody& body) {
   int dim = k_.outer_rank + d;
   bool innermost = d == k_.inner_rank - 1;
+  if (d == 0 && innermost && affine_columns_) return emit_affine_columns(off, lin, carried, body);
   Value* lo = d == 0 ? col_begin_ : b_.getInt64(0);
   Value* hi = d == 0 ? col_end_ : sizes_[dim];
   return emit_loop(lo, hi, carried, innermost ? "col" : "inner", [&](Value* i, std::vector<Value*> c) {
@@ -66,6 +67,7 @@ std::vector<Value*> Emitter::emit_inner(int d, std::vector<Value*> off, Value* l
     if (!innermost) return emit_inner(d + 1, next_off, next_lin, c, body);
     elem_off_ = next_off;
     lin_ = next_lin;
+    col_ = i;
     elem_vals_.clear();
     return body(c);
   }, !(innermost && scalar_columns_));
@@ -73,6 +75,10 @@ std::vector<Value*> Emitter::emit_inner(int d, std::vector<Value*> off, Value* l
 
 void Emitter::emit_row(Value* row) {
   set_row_base(row);
+  if (affine_kernel_) {
+    emit_affine_plan();
+    affine_columns_ = true;
+  }
   cache_slot_ = plan_.keep;
   cache_ready_.clear();
   for (size_t i = 0; i < k_.instrs.size(); ++i)
@@ -90,6 +96,7 @@ void Emitter::emit_row(Value* row) {
     }
   }
   store_row_outputs();
+  affine_columns_ = false;
 }
 
 // One pass writing every per-element output.
@@ -131,6 +138,7 @@ void Emitter::emit_streaming_columns(const std::vector<const kir::Output*>& elem
     scalar_columns_ = !middle;
     std::vector<Value*> base = row_base_;
     std::vector<Value*> ptrs = ptrs_;
+    stream_middle_ = middle;
     if (middle) {
       for (const kir::Output* o : elem_outs) {
         // Masking the low bits of an address already aligned changes nothing but tells LLVM.
@@ -141,7 +149,10 @@ void Emitter::emit_streaming_columns(const std::vector<const kir::Output*>& elem
     }
     emit_inner(0, base, b_.getInt64(0), {}, body);
     ptrs_ = ptrs;
+    stream_middle_ = false;
   };
+  stream_slots_.clear();
+  for (const kir::Output* o : elem_outs) stream_slots_.push_back(o->slot);
   columns(lo, a, false);
   columns(a, b, true);
   columns(b, hi, false);

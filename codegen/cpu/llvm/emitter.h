@@ -23,6 +23,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <functional>
@@ -46,6 +47,7 @@ class Emitter {
       : k_(k), options_(options), name_(name), ctx_(ctx), m_(std::make_unique<llvm::Module>(name, ctx)), b_(ctx), plan_(row_plan(k)), split_(split_info(k)) {
     rank_ = k.outer_rank + k.inner_rank;
     i64_ = b_.getInt64Ty();
+    classify_affine();
   }
 
   std::unique_ptr<llvm::Module> run() {
@@ -173,6 +175,14 @@ class Emitter {
   // Row values needed by the element cone of `root`, computed before the inner loop.
   void emit_row_deps(int root);
 
+  // ---- a row's columns as border and affine interior (emit_affine.cpp: stencils' remaps)
+
+  void classify_affine();
+  void emit_affine_plan();
+  Value* interior_elem(int i);
+  std::vector<Value*> emit_affine_columns(std::vector<Value*> off, Value* lin, std::vector<Value*> carried,
+                                          const ElementBody& body);
+
   // ---- values
 
   Value* rowv(int i);
@@ -267,6 +277,19 @@ class Emitter {
   // scaled-up tiny dividends).
   std::unordered_map<int, std::tuple<Value*, Value*, Value*, Value*>> recips_;
   SplitInfo split_;
+  // Affine columns (emit_affine.cpp): per instruction, index math affine in the column on the
+  // row's interior; remaps read there at base + c * step.
+  std::vector<char> affine_, fast_remap_;
+  bool affine_kernel_ = false;   // some remap reads at affine offsets: rows split their columns
+  bool affine_columns_ = false;  // emit_inner's first inner dim splits into border and interior
+  bool in_interior_ = false;     // emitting the interior loop
+  Value* col_ = nullptr;         // the innermost loop's column
+  Value* probe_ = nullptr;
+  Value* interior_lo_ = nullptr;
+  Value* interior_hi_ = nullptr;
+  std::unordered_map<int, Value*> aff_val_, aff_slope_, remap_base_, remap_step_;
+  bool stream_middle_ = false;    // emitting the aligned middle of emit_streaming_columns
+  std::vector<int> stream_slots_;  // its element outputs
 };
 
 }  // namespace lf::cpu
