@@ -1,0 +1,226 @@
+// The batch-norm fold (codegen/fuse/conv_fold.h): which programs are folded (the rewrite applied
+// directly) and that the folded program matches the reference executor's value of the program as
+// written (the unfolded arithmetic; a tolerance for the reassociation), every float dtype, with and
+// without a conv bias, residual and relu, strides and groups, batch 0 and size-1 dims, NaN and inf,
+// parameters realized or pending, fusion on and off, and replayed flush plans. On a GPU (the
+// default device there) the folded convolutions go through cuDNN (codegen/cuda/conv.cpp).
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "codegen/exec/conv_tolerance.h"
+#include "codegen/fuse/conv_fold.h"
+#include "codegen/test_util.h"
+#include "lazyfuse/lazyfuse.h"
+
+namespace lf {
+namespace {
+
+Tensor random(Shape shape, uint64_t seed, DType dtype = DType::Float32, double lo = -1, double hi = 1,
+              bool specials = false) {
+  test::Rng rng(seed);
+  std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
+  for (double& x : v) {
+    x = rng.uniform(lo, hi);
+    if (specials && rng.chance(0.02)) {
+      double s[] = {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+                    -std::numeric_limits<double>::infinity()};
+      x = s[rng.next() % 3];
+    }
+  }
+  Tensor t = from_vector(v, std::move(shape)).to(dtype);
+  sync();
+  return t;
+}
+
+// How many folds the flush of `roots` would make (applied: the nodes change).
+int fold(const std::vector<Tensor>& roots) {
+  std::vector<ir::Node*> r;
+  for (const Tensor& t : roots) r.push_back(t.node().get());
+  std::vector<ir::NodePtr> keep;
+  return fuse::fold_conv_affine(ir::topo_order(r), r, 0, &keep);
+}
+
+// Whether the pending graph of `t` still multiplies a convolution's output (not folded).
+bool conv_weights_scaled(const Tensor& t) {
+  for (ir::Node* n : ir::topo_order({t.node().get()}))
+    if (n->op == ir::Op::Conv2d && !n->inputs[1]->realized() && n->inputs[1]->op == ir::Op::Mul) return true;
+  return false;
+}
+
+struct BatchNorm {
+  Tensor mean, var, gamma, beta;
+};
+BatchNorm params(int64_t c, DType d, uint64_t seed, bool pending = false) {
+  BatchNorm p{random({c}, seed, d), random({c}, seed + 1, d, 0.25, 2), random({c}, seed + 2, d, 0.5, 1.5),
+              random({c}, seed + 3, d)};
+  if (pending) {  // computed in the same flush as the convolution
+    p.var = abs(p.var) * 1.0;
+    p.gamma = p.gamma + 0.0;
+  }
+  return p;
+}
+Tensor bn(const Tensor& y, const BatchNorm& p) { return batch_norm(y, p.mean, p.var, p.gamma, p.beta); }
+
+// The reference of the program as written, then the fold (expect_folds of them), then the fused
+// value. The program is built by `make`, so that its temporaries (the convolution's output) are
+// gone before the flush, as they are after a statement of a user's program.
+void check(const std::function<Tensor()>& make, int expect_folds, int64_t k, const std::string& what) {
+  Tensor y = make();
+  test::Values ref = test::reference_values(y);
+  EXPECT_EQ(fold({y}), expect_folds) << what;
+  test::Values got = test::fused_values(y);
+  // The fold reassociates: conv(x, w * s) rounds w * s to the dtype, where the unfolded program
+  // rounds the convolution's output; about one more rounding of each product.
+  test::Tolerance tol = test::conv_tolerance(y.dtype(), k);
+  tol.atol += 2 * tol.rtol * std::sqrt(static_cast<double>(k));
+  EXPECT_EQ(test::compare(ref, got, tol), "") << what << " " << dtype_name(y.dtype());
+}
+
+TEST(ConvFold, BatchNormAfterConvEveryDtype) {
+  for (DType d : {DType::Float32, DType::Float64, DType::BFloat16, DType::Float16}) {
+    Tensor x = random({2, 8, 9, 9}, 1, d), w = random({12, 8, 3, 3}, 2, d), b = random({12}, 3, d);
+    BatchNorm p = params(12, d, 4);
+    // conv + bn: the scale into the weights, the shift the bias.
+    check([&] { return bn(conv2d(x, w, {}, 1, 1), p); }, 1, 72, "conv bn");
+    // conv + bias + bn: the scale into weights and bias, then the shift merged into the bias.
+    check([&] { return bn(conv2d(x, w, b, 1, 1), p); }, 2, 72, "conv bias bn");
+    // The ResNet block's tail: bn, residual, relu.
+    Tensor x12 = random({2, 12, 9, 9}, 5, d);
+    check([&] { return relu(bn(conv2d(x, w, b, 1, 1), p) + x12); }, 2, 72, "conv bias bn residual relu");
+  }
+}
+
+TEST(ConvFold, FoldedWeightsAreAProductAndTheEpilogueOneBias) {
+  Tensor x = random({1, 4, 6, 6}, 1), w = random({5, 4, 3, 3}, 2), b = random({5}, 3);
+  Tensor y = relu(bn(conv2d(x, w, b), params(5, DType::Float32, 4)));
+  EXPECT_EQ(fold({y}), 2);
+  EXPECT_TRUE(conv_weights_scaled(y));
+  // relu(conv + expand(bias)): one add of one per-channel value over the convolution.
+  ir::Node* add = y.node()->inputs[0].get();
+  ASSERT_EQ(add->op, ir::Op::Add);
+  EXPECT_EQ(add->inputs[0]->op, ir::Op::Conv2d);
+  EXPECT_EQ(add->inputs[1]->op, ir::Op::Expand);
+  EXPECT_EQ(add->inputs[1]->inputs[0]->numel(), 5);
+}
+
+TEST(ConvFold, GeometriesAndSizes) {
+  struct Case {
+    Shape x, w;
+    Size2 stride;
+    Padding2 padding;
+    int64_t groups;
+  };
+  std::vector<Case> cases = {
+      {{3, 6, 11, 7}, {9, 2, 3, 3}, 2, 1, 3},  // grouped, strided
+      {{2, 6, 5, 5}, {6, 1, 3, 3}, 1, 1, 6},   // depthwise
+      {{1, 4, 1, 1}, {1, 4, 1, 1}, 1, 0, 1},   // 1x1 everything, one out-channel
+      {{2, 3, 4, 4}, {7, 3, 1, 1}, 1, 0, 1},   // 1x1 convolution
+  };
+  for (const Case& c : cases) {
+    Tensor x = random(c.x, 1, DType::Float32, -1, 1, true), w = random(c.w, 2);
+    int64_t o = c.w[0], k = c.w[1] * c.w[2] * c.w[3];
+    Tensor b = random({o}, 3);
+    BatchNorm p = params(o, DType::Float32, 4);
+    check([&] { return relu(bn(conv2d(x, w, b, c.stride, c.padding, 1, c.groups), p)); }, 2, k,
+          "case " + shape_str(c.x) + " * " + shape_str(c.w));
+  }
+  // Batch 0: nothing to fold (an empty output), the value as written.
+  Tensor x0 = random({0, 4, 5, 5}, 1), w0 = random({3, 4, 3, 3}, 2);
+  BatchNorm p0 = params(3, DType::Float32, 4);
+  check([&] { return bn(conv2d(x0, w0, {}, 1, 1), p0); }, 0, 36, "batch 0");
+}
+
+TEST(ConvFold, PendingParametersAndUserAffine) {
+  Tensor x = random({2, 4, 7, 7}, 1), w = random({6, 4, 3, 3}, 2);
+  BatchNorm p = params(6, DType::Float32, 4, /*pending=*/true);
+  check([&] { return bn(conv2d(x, w, {}, 1, 1), p); }, 1, 36, "pending parameters");
+  // A per-channel multiply written by hand ([1, O, 1, 1] realized) folds as batch norm's does.
+  Tensor s = random({1, 6, 1, 1}, 7), t = random({6, 1, 1}, 8);
+  check([&] { return conv2d(x, w, {}, 1, 1) * s + t; }, 1, 36, "hand-written affine");
+}
+
+TEST(ConvFold, NotFoldedWhereItWouldChangeOrLoseAValue) {
+  Tensor x = random({2, 4, 7, 7}, 1), w = random({7, 4, 3, 3}, 2), b = random({7}, 3);
+  BatchNorm p = params(7, DType::Float32, 4);
+  {  // the convolution's output is kept by the program
+    Tensor c = conv2d(x, w, {}, 1, 1);
+    test::Values ref_c = test::reference_values(c);
+    check([&] { return bn(c, p); }, 0, 36, "kept conv");
+    EXPECT_EQ(test::compare(ref_c, test::fused_values(c), test::conv_tolerance(DType::Float32, 36)), "");
+  }
+  {  // the biased output is kept: the scale is not folded, nor the shift merged
+    Tensor c = conv2d(x, w, b, 1, 1);
+    check([&] { return bn(c, p); }, 0, 36, "kept biased conv");
+  }
+  {  // read twice: y * s and y itself
+    check([&] {
+      Tensor c = conv2d(x, w, {}, 1, 1);
+      return bn(c, p) + c;
+    }, 0, 36, "conv read twice");
+  }
+  {  // a per-channel scale computed from the convolution's own output
+    check([&] {
+      Tensor c = conv2d(x, w, {}, 1, 1);
+      return c * mean(c, {0, 2, 3}, true);
+    }, 0, 36, "scale from the output");
+  }
+  {  // a multiplier along the width whose length equals the channels': not per channel
+    Tensor xs = random({2, 4, 9, 9}, 5), s = random({7}, 6);  // the output: [2, 7, 7, 7]
+    check([&] { return conv2d(xs, w, {}, 1, 0) * reshape(s, {1, 1, 1, 7}); }, 0, 36, "per-width multiplier");
+  }
+  {  // another dtype's scale (the multiply promotes: the convolution is cast first)
+    Tensor s = random({7}, 6, DType::Float64);
+    check([&] { return cast(conv2d(x, w, {}, 1, 1) * reshape(s, {1, 7, 1, 1}), DType::Float32); }, 0, 36,
+          "float64 scale");
+  }
+}
+
+TEST(ConvFold, UnfusedIsUnfolded) {
+  test::FusionScope off(false);
+  Tensor x = random({2, 4, 7, 7}, 1), w = random({6, 4, 3, 3}, 2);
+  Tensor y = relu(bn(conv2d(x, w, random({6}, 3), 1, 1), params(6, DType::Float32, 4)));
+  test::Values ref = test::reference_values(y);
+  EXPECT_EQ(test::compare(ref, test::fused_values(y), test::conv_tolerance(DType::Float32, 36)), "");
+}
+
+// Through the executor: a plan recorded over the folded graph replays over the unfolded one, on
+// new data each time; LAZYFUSE_LOG=1 says what was folded.
+TEST(ConvFold, ReplayedOnNewDataAndLogged) {
+  Tensor w1 = random({8, 8, 3, 3}, 1), w2 = random({8, 8, 3, 3}, 2);
+  BatchNorm p1 = params(8, DType::Float32, 3), p2 = params(8, DType::Float32, 7);
+  for (int step = 0; step < 4; ++step) {
+    Tensor x = random({2, 8, 10, 10}, 20 + static_cast<uint64_t>(step));
+    Tensor h = relu(bn(conv2d(x, w1, {}, 1, 1), p1));
+    Tensor y = relu(bn(conv2d(h, w2, {}, 1, 1), p2) + x);
+    h = Tensor();
+    test::Values ref = test::reference_values(y);
+    test::Tolerance tol = test::conv_tolerance(DType::Float32, 72);
+    tol.atol *= 4;
+    EXPECT_EQ(test::compare(ref, test::fused_values(y), tol), "") << "step " << step;
+  }
+  struct LogScope {
+    int saved = rt::mutable_config().log_level;
+    LogScope() { rt::mutable_config().log_level = 1; }
+    ~LogScope() { rt::mutable_config().log_level = saved; }
+  } log;
+  Tensor x = random({1, 8, 6, 6}, 9);
+  Tensor y = relu(bn(conv2d(x, w1, {}, 1, 1), p1));
+  testing::internal::CaptureStderr();
+  sync();
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("batch norm folded into conv2d#"), std::string::npos) << err;
+  Tensor c = conv2d(x, w1, {}, 1, 1);
+  Tensor z = bn(c, p1);
+  testing::internal::CaptureStderr();
+  sync();
+  err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("batch norm not folded into conv2d#"), std::string::npos) << err;
+  EXPECT_NE(err.find("held by a handle"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace lf
