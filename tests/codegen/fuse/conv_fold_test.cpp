@@ -11,8 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "codegen/backend/conv_epilogue.h"
 #include "codegen/exec/conv_tolerance.h"
 #include "codegen/fuse/conv_fold.h"
+#include "codegen/fuse/fuser.h"
 #include "codegen/test_util.h"
 #include "lazyfuse/lazyfuse.h"
 
@@ -105,6 +107,56 @@ TEST(ConvFold, FoldedWeightsAreAProductAndTheEpilogueOneBias) {
   EXPECT_EQ(add->inputs[0]->op, ir::Op::Conv2d);
   EXPECT_EQ(add->inputs[1]->op, ir::Op::Expand);
   EXPECT_EQ(add->inputs[1]->inputs[0]->numel(), 5);
+}
+
+// After the fold, a ResNet basic block is two conv groups whose epilogues are cuDNN's fused
+// convolution + bias + activation (backend/conv_epilogue.h): relu, then residual + relu; without
+// the fold (a kept output) the first is not.
+TEST(ConvFold, ResNetBlockIsTwoBiasActivationGroups) {
+  Tensor x = random({2, 8, 10, 10}, 1), w1 = random({8, 8, 3, 3}, 2), w2 = random({8, 8, 3, 3}, 3);
+  BatchNorm p1 = params(8, DType::Float32, 4), p2 = params(8, DType::Float32, 8);
+  Tensor h = relu(bn(conv2d(x, w1, {}, 1, 1), p1));
+  Tensor y = relu(bn(conv2d(h, w2, {}, 1, 1), p2) + x);
+  h = Tensor();
+  EXPECT_EQ(fold({y}), 2);
+  auto order = ir::topo_order({y.node().get()});
+  fuse::Partition part = fuse::partition(order, [](const ir::Node& n) { return n.user_refs.load() > 0; }, true);
+  std::vector<backend::BiasActivation> forms;
+  for (const fuse::Group& g : part.groups) {
+    if (g.kind != fuse::Group::Kind::Conv) continue;
+    backend::BiasActivation e;
+    std::string why;
+    EXPECT_TRUE(backend::bias_activation(g, &e, &why)) << why;
+    forms.push_back(e);
+  }
+  ASSERT_EQ(forms.size(), 2u);
+  EXPECT_TRUE(forms[0].relu && !forms[0].z);
+  EXPECT_TRUE(forms[1].relu && forms[1].z == x.node().get());
+  EXPECT_EQ(forms[1].out, y.node().get());
+  // Not the form: a second output, an op other than bias/residual/relu, a residual before the bias.
+  Tensor bias = reshape(random({8}, 9), {1, 8, 1, 1});
+  Tensor c = conv2d(x, w1, {}, 1, 1);
+  auto form_of = [&](const Tensor& t, std::string* why) {
+    auto o = ir::topo_order({t.node().get()});
+    fuse::Partition q = fuse::partition(o, [](const ir::Node& n) { return n.user_refs.load() > 0; }, true);
+    for (const fuse::Group& g : q.groups)
+      if (g.kind == fuse::Group::Kind::Conv) {
+        backend::BiasActivation e;
+        return backend::bias_activation(g, &e, why);
+      }
+    *why = "no conv group";
+    return false;
+  };
+  std::string why;
+  EXPECT_FALSE(form_of(relu(c + bias) * 2.0f, &why)) << why;
+  EXPECT_FALSE(form_of(relu(c + x + bias), &why));
+  EXPECT_NE(why.find("neither a per-channel bias"), std::string::npos) << why;
+  EXPECT_FALSE(form_of(relu(c), &why));
+  EXPECT_NE(why.find("no per-channel bias"), std::string::npos) << why;
+  EXPECT_FALSE(form_of(c + bias, &why));  // c is held: written too
+  Tensor t = c + bias;
+  c = Tensor();
+  EXPECT_TRUE(form_of(t, &why)) << why;
 }
 
 TEST(ConvFold, GeometriesAndSizes) {
