@@ -173,6 +173,39 @@ TEST(ConvGpu, FusedBiasActivationAfterBatchNorm) {
   }
 }
 
+// Flush plans with cuDNN calls (codegen/cuda/conv.cpp records them): a ResNet block (two fused
+// calls after the batch-norm fold) and a convolution with an epilogue cuDNN cannot take (cuDNN +
+// the epilogue kernel), each run 4 times on new inputs: the third and fourth are replays (a CUDA
+// graph captured over the cuDNN calls, or step by step where the capture fails), every one equal
+// to the reference.
+TEST(ConvGpu, CudnnCallsReplayInFlushPlans) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  if (lf::cuda::cudnn_status().rfind("cuDNN ", 0) != 0) GTEST_SKIP() << lf::cuda::cudnn_status();
+  const DType d = DType::Float32;
+  Tensor w1 = random({64, 64, 3, 3}, 1, d), w2 = random({64, 64, 3, 3}, 2, d), b = random({64}, 3, d);
+  Tensor mean = random({64}, 4, d), var = lf::abs(random({64}, 5, d)) + 0.5, g = random({64}, 6, d);
+  Tensor be = random({64}, 7, d);
+  lf::sync();
+  for (int form = 0; form < 2; ++form) {
+    uint64_t replayed = lf::cache_stats().plans_replayed;
+    for (int step = 0; step < 4; ++step) {
+      Tensor x = random({4, 64, 28, 28}, 20 + static_cast<uint64_t>(step), d);
+      Tensor y;
+      if (form == 0) {
+        Tensor h = lf::relu(lf::batch_norm(lf::conv2d(x, w1, {}, 1, 1), mean, var, g, be));
+        y = lf::relu(lf::batch_norm(lf::conv2d(h, w2, {}, 1, 1), mean, var, g, be) + x);
+      } else {
+        y = lf::gelu(lf::conv2d(x, w1, b, 1, 1));  // gelu: not cuDNN's activation
+      }
+      lf::test::Values ref = lf::test::reference_values(y);
+      lf::test::Tolerance tol = lf::test::conv_tolerance(d, 576);
+      tol.atol = 4 * tol.atol + 2 * tol.rtol * 24;  // two convolutions, the fold's reassociation
+      EXPECT_EQ(lf::test::compare(ref, lf::test::fused_values(y), tol), "") << "form " << form << " step " << step;
+    }
+    EXPECT_GE(lf::cache_stats().plans_replayed - replayed, 2u) << "form " << form;
+  }
+}
+
 TEST(ConvGpu, FullFloat32WithoutTf32) {
   if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
   bool saved = lf::rt::config().conv_tf32;
