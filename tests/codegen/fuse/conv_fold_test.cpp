@@ -6,6 +6,8 @@
 // default device there) the folded convolutions go through cuDNN (codegen/cuda/conv.cpp).
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <string>
@@ -157,6 +159,56 @@ TEST(ConvFold, ResNetBlockIsTwoBiasActivationGroups) {
   Tensor t = c + bias;
   c = Tensor();
   EXPECT_TRUE(form_of(t, &why)) << why;
+}
+
+// A ResNet-18 shaped network (bench/programs.cpp's resnet18 at a quarter of its widths, 32x32
+// images): every batch norm folded (20 convolutions), strided stages with 1x1 shortcuts, max and
+// adaptive average pooling, the classifier; the logits against the reference of the program as
+// written. On a GPU: every cuDNN fused form (relu; residual + relu; identity for the shortcuts).
+TEST(ConvFold, SmallResNetMatchesTheReference) {
+  uint64_t seed = 100;
+  auto conv = [&](int64_t o, int64_t c, int64_t k) {
+    seed += 5;
+    return std::pair{random({o, c, k, k}, seed, DType::Float32, -1, 1), params(o, DType::Float32, seed + 1)};
+  };
+  auto conv_bn = [](const Tensor& h, const std::pair<Tensor, BatchNorm>& cw, int64_t stride, int64_t pad) {
+    // He-scaled weights (uniform in [-1, 1] times sqrt(6 / fan_in)): activations stay O(1).
+    double fan_in = static_cast<double>(cw.first.shape()[1] * cw.first.shape()[2] * cw.first.shape()[3]);
+    return bn(conv2d(h, cw.first * std::sqrt(6.0 / fan_in), {}, stride, pad), cw.second);
+  };
+  Tensor x = random({2, 3, 32, 32}, 1);
+  auto stem = conv(16, 3, 7);
+  std::vector<std::array<std::pair<Tensor, BatchNorm>, 3>> blocks;
+  int64_t c = 16;
+  for (int64_t stage = 1; stage <= 4; ++stage) {
+    int64_t o = 16 << (stage - 1);
+    for (int64_t b = 0; b < 2; ++b) {
+      bool down = b == 0 && stage > 1;
+      blocks.push_back({conv(o, b == 0 ? c : o, 3), conv(o, o, 3), down ? conv(o, c, 1) : conv(1, 1, 1)});
+    }
+    c = o;
+  }
+  Tensor fc_w = random({10, 128}, 7), fc_b = random({10}, 8);
+  auto forward = [&] {
+    Tensor h = max_pool2d(relu(conv_bn(x, stem, 2, 3)), 3, 2, 1);
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      int64_t stage = static_cast<int64_t>(i / 2) + 1;
+      int64_t stride = i % 2 == 0 && stage > 1 ? 2 : 1;
+      Tensor y = conv_bn(relu(conv_bn(h, blocks[i][0], stride, 1)), blocks[i][1], 1, 1);
+      h = relu(y + (stride == 2 ? conv_bn(h, blocks[i][2], 2, 0) : h));
+    }
+    return matmul(reshape(adaptive_avg_pool2d(h, 1), {2, 128}), fc_w.transpose(0, 1)) + fc_b;
+  };
+  {
+    Tensor l = forward();
+    EXPECT_EQ(fold({l}), 20);  // the stem, two per block, three shortcuts
+  }
+  Tensor logits = forward();
+  test::Values ref = test::reference_values(logits);
+  test::Tolerance tol = test::conv_tolerance(DType::Float32, 1152);
+  tol.atol = 20 * tol.atol + 1e-3;  // 18 layers of roundings, the folds' reassociations
+  tol.rtol = 1e-3;
+  EXPECT_EQ(test::compare(ref, test::fused_values(logits), tol), "");
 }
 
 TEST(ConvFold, GeometriesAndSizes) {
