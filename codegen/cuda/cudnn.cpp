@@ -361,7 +361,14 @@ lf::Status cudnn_conv2d_bias_act(const backend::ConvCall& c, void* y, const void
   bool f64 = c.dtype == DType::Float64;
   const void* alpha1 = f64 ? static_cast<const void*>(&one64) : &one32;
   const void* alpha2 = z ? alpha1 : f64 ? static_cast<const void*>(&zero64) : &zero32;
-  // Without a residual, alpha2 = 0 and z is y (cuDNN reads z only to scale it by alpha2).
+  // Without a residual, alpha2 = 0 and z is y, zeroed first: cuDNN reads z even then (0 * z),
+  // and a reused buffer's NaN made NaN of every output (seen on the H100, 2026-11-24).
+  if (!z) {
+    size_t bytes = static_cast<size_t>(c.batch * c.out_channels * c.out_h * c.out_w) * dtype_size(c.dtype);
+    rt::cu::CUresult r = rt::cu::api().cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(y), 0, bytes,
+                                                        reinterpret_cast<rt::cu::CUstream>(dev->stream));
+    if (r != 0) return lf::InternalError("cuMemsetD8Async failed: " + rt::cu::error_text(r));
+  }
   if (lf::Status s = check(a.bias_act_forward(dev->handle, alpha1, plan->x, at(c.x, c.dtype), plan->w, at(c.w, c.dtype),
                                               plan->conv, algo, ws, workspace, alpha2, plan->y, z ? z : y, plan->bias,
                                               bias, act, plan->y, y),

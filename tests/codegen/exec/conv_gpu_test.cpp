@@ -206,6 +206,29 @@ TEST(ConvGpu, CudnnCallsReplayInFlushPlans) {
   }
 }
 
+// cuDNN's fused call without a residual reads its output buffer as z (scaled by 0): LazyFuse
+// zeroes it first, so a reused block that held NaN changes nothing. The NaN buffer of the output's
+// size is freed just before, so that the caching allocator hands its block to the output.
+TEST(ConvGpu, FusedCallIgnoresTheOutputBuffersOldContents) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  if (lf::cuda::cudnn_status().rfind("cuDNN ", 0) != 0) GTEST_SKIP() << lf::cuda::cudnn_status();
+  Tensor x = random({4, 32, 20, 20}, 1, DType::Float32), w = random({32, 32, 3, 3}, 2, DType::Float32);
+  Tensor b = random({32}, 3, DType::Float32);
+  for (int i = 0; i < 3; ++i) {
+    {
+      Tensor junk = lf::full({4, 32, 20, 20}, std::numeric_limits<double>::quiet_NaN()) + 0.0;
+      lf::sync();
+    }
+    PathScope scope("auto");
+    Tensor y = lf::relu(lf::conv2d(x, w, b, 1, 1));
+    lf::test::Values ref = lf::test::reference_values(y);
+    lf::test::Values got = lf::test::fused_values(y);
+    std::string log = scope.log();
+    EXPECT_EQ(lf::test::compare(ref, got, lf::test::conv_tolerance(DType::Float32, 288)), "") << "round " << i;
+    EXPECT_NE(log.find("cuDNN fused convolution + bias + relu"), std::string::npos) << log;
+  }
+}
+
 TEST(ConvGpu, FullFloat32WithoutTf32) {
   if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
   bool saved = lf::rt::config().conv_tf32;
