@@ -3,7 +3,7 @@
 // then the group's epilogue as a kernel over the output. An epilogue that is exactly
 // act(conv + bias [+ residual]) (backend/conv_epilogue.h) runs inside cuDNN's fused call instead.
 // Pooling: the generated kernel. The reference executor on the host is left only for when neither
-// can run (no NVRTC). The cuDNN paths are recorded in flush plans (backend::RecordedCall).
+// can run (no NVRTC). The cuDNN paths and pooling are recorded in flush plans (backend::RecordedCall).
 // LAZYFUSE_LOG=1 says which path ran and why.
 #include "codegen/backend/conv_epilogue.h"
 #include "codegen/backend/kernel.h"
@@ -73,12 +73,6 @@ Buffer buffer(ir::Node* n, const Shape& strides) {
 bool run_fused(backend::ConvCall& call, const std::shared_ptr<rt::Storage>& out, std::string* how, std::string* why) {
   backend::BiasActivation e;
   if (!backend::bias_activation(call.run.group, &e, why)) return false;
-  if (call.params.groups != 1) {
-    // One grouped convolution with NaN in its input came back NaN everywhere on the H100
-    // (2026-11-24, before the output was zeroed for cuDNN; the cause is not isolated).
-    *why = "a grouped convolution";
-    return false;
-  }
   ir::Node* y = call.product();
   Buffer bias = buffer(e.bias, {0, 1, 0, 0});
   Buffer z = e.z ? buffer(e.z, ir::contiguous_strides(y->shape)) : Buffer{};
@@ -179,8 +173,14 @@ void run_pool(backend::PoolCall& call) {
   ir::Node* y = call.node();
   auto out = rt::Storage::allocate(y->device, static_cast<size_t>(y->numel()) * dtype_size(y->dtype));
   std::string how;
-  lf::Status s = generated_pool2d(call, out->data(), y->device.index(), &how);
+  std::function<void(const void*, void*)> replay;
+  lf::Status s = generated_pool2d(call, out->data(), y->device.index(), &how, call.record ? &replay : nullptr);
   if (!s.ok()) return backend::run_pool_on_reference(call, "the generated kernel could not run: " + std::string(s.message()));
+  if (call.record) {  // for a flush plan: x, y
+    call.record->outputs.emplace_back(y, out);
+    call.record->addresses = {call.x.data, out->data()};
+    call.record->replay = [replay](void* const* p) { replay(p[0], p[1]); };
+  }
   ++call.run.stats.kernels_launched;
   call.run.stats.bytes_moved += static_cast<uint64_t>(y->numel() + shape_numel(call.in_shape)) * dtype_size(y->dtype);
   backend::materialize(*y, out, ir::Layout{ir::contiguous_strides(y->shape), 0});

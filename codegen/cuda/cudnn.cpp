@@ -212,6 +212,11 @@ lf::Status cudnn_supports(const backend::ConvCall& c) {
   const auto& p = c.params;
   if (p.pad_top != p.pad_bottom || p.pad_left != p.pad_right)
     return lf::UnimplementedError("cuDNN: asymmetric padding (\"same\" with an even dilated kernel)");
+  // A grouped convolution that is not depthwise: NaN and inf of one group's input reached the other
+  // groups' outputs on the H100 (ConvFold.GeometriesAndSizes, groups 3 of 2 channels, 2026-11-24),
+  // as a product with zero weights would; the generated kernel sums each group alone.
+  if (p.groups > 1 && p.groups != c.channels)
+    return lf::UnimplementedError("cuDNN: a grouped convolution that is not depthwise (NaN would cross groups)");
   int64_t sizes[4] = {c.batch, c.channels, c.height, c.width};
   int64_t reach = 0;
   for (size_t d = 0; d < 4; ++d) {
@@ -361,14 +366,7 @@ lf::Status cudnn_conv2d_bias_act(const backend::ConvCall& c, void* y, const void
   bool f64 = c.dtype == DType::Float64;
   const void* alpha1 = f64 ? static_cast<const void*>(&one64) : &one32;
   const void* alpha2 = z ? alpha1 : f64 ? static_cast<const void*>(&zero64) : &zero32;
-  // Without a residual, alpha2 = 0 and z is y, zeroed first: cuDNN reads z even then (0 * z),
-  // and a reused buffer's NaN made NaN of every output (seen on the H100, 2026-11-24).
-  if (!z) {
-    size_t bytes = static_cast<size_t>(c.batch * c.out_channels * c.out_h * c.out_w) * dtype_size(c.dtype);
-    rt::cu::CUresult r = rt::cu::api().cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(y), 0, bytes,
-                                                        reinterpret_cast<rt::cu::CUstream>(dev->stream));
-    if (r != 0) return lf::InternalError("cuMemsetD8Async failed: " + rt::cu::error_text(r));
-  }
+  // Without a residual, alpha2 = 0 and z is y (as PyTorch passes them).
   if (lf::Status s = check(a.bias_act_forward(dev->handle, alpha1, plan->x, at(c.x, c.dtype), plan->w, at(c.w, c.dtype),
                                               plan->conv, algo, ws, workspace, alpha2, plan->y, z ? z : y, plan->bias,
                                               bias, act, plan->y, y),
