@@ -53,7 +53,8 @@ bool bias_activation(const fuse::Group& group, BiasActivation* out, std::string*
   };
   for (; i < steps.size(); ++i) {
     Node* n = steps[i];
-    if (n->dtype != conv->dtype || n->shape != conv->shape) return fail(std::string(ir::op_name(n->op)) + " changes the shape or dtype");
+    if (n->dtype != conv->dtype || n->shape != conv->shape)
+      return fail(std::string(ir::op_name(n->op)) + " changes the shape or dtype");
     if (n->op == Op::Add && !r.relu) {
       Node* o = other(n, cur);
       if (!o) return fail("an add that does not read the previous step");

@@ -93,7 +93,8 @@ bool run_fused(backend::ConvCall& call, const std::shared_ptr<rt::Storage>& out,
   if (call.record) {  // for a flush plan: x, w, y, bias, z (null without one)
     backend::RecordedCall& r = *call.record;
     r.outputs.emplace_back(e.out, out);
-    r.addresses = {call.x.data, call.w.data, out->data(), bias.storage->data(), z.storage ? z.storage->data() : nullptr};
+    r.addresses = {call.x.data, call.w.data, out->data(), bias.storage->data(),
+                   z.storage ? z.storage->data() : nullptr};
     r.replay = [g = geometry_of(call), b = bias.offset, zo = z.offset, relu, device](void* const* p) {
       g->x.data = p[0];
       g->w.data = p[1];
@@ -155,7 +156,8 @@ void run_conv(backend::ConvCall& call) {
   if (!done) {
     lf::Status s = generated_conv2d(call, out->data(), device, &how);
     if (!s.ok())
-      return backend::run_conv_on_reference(call, declined + "; the generated kernel could not run: " + std::string(s.message()));
+      return backend::run_conv_on_reference(
+          call, declined + "; the generated kernel could not run: " + std::string(s.message()));
     how += " (" + declined + ")";
   }
   ++call.run.stats.kernels_launched;
@@ -175,7 +177,8 @@ void run_pool(backend::PoolCall& call) {
   std::string how;
   std::function<void(const void*, void*)> replay;
   lf::Status s = generated_pool2d(call, out->data(), y->device.index(), &how, call.record ? &replay : nullptr);
-  if (!s.ok()) return backend::run_pool_on_reference(call, "the generated kernel could not run: " + std::string(s.message()));
+  if (!s.ok())
+    return backend::run_pool_on_reference(call, "the generated kernel could not run: " + std::string(s.message()));
   if (call.record) {  // for a flush plan: x, y
     call.record->outputs.emplace_back(y, out);
     call.record->addresses = {call.x.data, out->data()};

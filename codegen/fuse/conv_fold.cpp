@@ -74,7 +74,9 @@ std::optional<BiasedConv> biased_conv(const NodePtr& y) {
   return std::nullopt;
 }
 
-NodePtr view(Op op, const NodePtr& in, Shape shape) { return ir::make_node(op, in->dtype, in->device, std::move(shape), {in}); }
+NodePtr view(Op op, const NodePtr& in, Shape shape) {
+  return ir::make_node(op, in->dtype, in->device, std::move(shape), {in});
+}
 NodePtr binary(Op op, const NodePtr& a, const NodePtr& b) {
   return ir::make_node(op, a->dtype, a->device, Shape(a->shape), {a, b});
 }
@@ -130,8 +132,8 @@ struct Folder {
         m->inputs = std::move(inputs);
         m->op = Op::Conv2d;
       } else {
-        NodePtr c2 = ir::make_node(Op::Conv2d, conv->dtype, conv->device, Shape(conv->shape),
-                                   {conv->inputs[0], w2}, ir::Attrs(conv->attrs));
+        NodePtr c2 = ir::make_node(Op::Conv2d, conv->dtype, conv->device, Shape(conv->shape), {conv->inputs[0], w2},
+                                   ir::Attrs(conv->attrs));
         NodePtr b2 = binary(Op::Mul, as_channels(bc->bias, false), as_channels(s, false));
         readers[c2.get()] = 1;
         m->inputs = ir::Inputs{c2, view(Op::Expand, b2, Shape(m->shape))};

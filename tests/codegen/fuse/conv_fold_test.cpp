@@ -4,6 +4,8 @@
 // without a conv bias, residual and relu, strides and groups, batch 0 and size-1 dims, NaN and inf,
 // parameters realized or pending, fusion on and off, and replayed flush plans. On a GPU (the
 // default device there) the folded convolutions go through cuDNN (codegen/cuda/conv.cpp).
+#include "codegen/fuse/conv_fold.h"
+
 #include <gtest/gtest.h>
 
 #include <array>
@@ -15,7 +17,6 @@
 
 #include "codegen/backend/conv_epilogue.h"
 #include "codegen/exec/conv_tolerance.h"
-#include "codegen/fuse/conv_fold.h"
 #include "codegen/fuse/fuser.h"
 #include "codegen/test_util.h"
 #include "lazyfuse/lazyfuse.h"
@@ -122,7 +123,8 @@ TEST(ConvFold, ResNetBlockIsTwoBiasActivationGroups) {
   h = Tensor();
   EXPECT_EQ(fold({y}), 2);
   auto order = ir::topo_order({y.node().get()});
-  fuse::Partition part = fuse::partition(order, [](const ir::Node& n) { return n.user_refs.load() > 0; }, true);
+  fuse::Partition part = fuse::partition(
+      order, [](const ir::Node& n) { return n.user_refs.load() > 0; }, true);
   std::vector<backend::BiasActivation> forms;
   for (const fuse::Group& g : part.groups) {
     if (g.kind != fuse::Group::Kind::Conv) continue;
@@ -140,7 +142,8 @@ TEST(ConvFold, ResNetBlockIsTwoBiasActivationGroups) {
   Tensor c = conv2d(x, w1, {}, 1, 1);
   auto form_of = [&](const Tensor& t, std::string* why) {
     auto o = ir::topo_order({t.node().get()});
-    fuse::Partition q = fuse::partition(o, [](const ir::Node& n) { return n.user_refs.load() > 0; }, true);
+    fuse::Partition q = fuse::partition(
+        o, [](const ir::Node& n) { return n.user_refs.load() > 0; }, true);
     for (const fuse::Group& g : q.groups)
       if (g.kind == fuse::Group::Kind::Conv) {
         backend::BiasActivation e;
@@ -261,16 +264,20 @@ TEST(ConvFold, NotFoldedWhereItWouldChangeOrLoseAValue) {
     check([&] { return bn(c, p); }, 0, 36, "kept biased conv");
   }
   {  // read twice: y * s and y itself
-    check([&] {
-      Tensor c = conv2d(x, w, {}, 1, 1);
-      return bn(c, p) + c;
-    }, 0, 36, "conv read twice");
+    check(
+        [&] {
+          Tensor c = conv2d(x, w, {}, 1, 1);
+          return bn(c, p) + c;
+        },
+        0, 36, "conv read twice");
   }
   {  // a per-channel scale computed from the convolution's own output
-    check([&] {
-      Tensor c = conv2d(x, w, {}, 1, 1);
-      return c * mean(c, {0, 2, 3}, true);
-    }, 0, 36, "scale from the output");
+    check(
+        [&] {
+          Tensor c = conv2d(x, w, {}, 1, 1);
+          return c * mean(c, {0, 2, 3}, true);
+        },
+        0, 36, "scale from the output");
   }
   {  // a multiplier along the width whose length equals the channels': not per channel
     Tensor xs = random({2, 4, 9, 9}, 5), s = random({7}, 6);  // the output: [2, 7, 7, 7]
@@ -278,8 +285,11 @@ TEST(ConvFold, NotFoldedWhereItWouldChangeOrLoseAValue) {
   }
   {  // another dtype's scale (the multiply promotes: the convolution is cast first)
     Tensor s = random({7}, 6, DType::Float64);
-    check([&] { return cast(conv2d(x, w, {}, 1, 1) * reshape(s, {1, 7, 1, 1}), DType::Float32); }, 0, 36,
-          "float64 scale");
+    check(
+        [&] {
+          return cast(conv2d(x, w, {}, 1, 1) * reshape(s, {1, 7, 1, 1}), DType::Float32);
+        },
+        0, 36, "float64 scale");
   }
 }
 
