@@ -476,23 +476,36 @@ Program black_scholes() {
 
 // ---- Convolutional programs (issue 22), inputs named as bench/programs_peers.py's. Inference
 // batch norm after each convolution; every elementwise op after a convolution is its epilogue.
-Program resnet_basic_block() {
+// Inference batch norm's parameters of one convolution's output channels, named <prefix>_g/_be/_m/_v.
+void add_bn(Vars& in, HostRng& r, const std::string& prefix, int64_t c, lf::DType dtype) {
+  in.add(prefix + "_g", r.uniform({c}, 0.5, 1.5, dtype));
+  in.add(prefix + "_be", r.normal({c}, 0.1, dtype));
+  in.add(prefix + "_m", r.normal({c}, 0.1, dtype));
+  in.add(prefix + "_v", r.uniform({c}, 0.5, 1.5, dtype));
+}
+lf::Tensor conv_bn(const Vars& in, const lf::Tensor& x, const std::string& prefix, int64_t stride, int64_t pad) {
+  return lf::batch_norm(lf::conv2d(x, in[prefix + "_w"], {}, stride, pad), in[prefix + "_m"], in[prefix + "_v"],
+                        in[prefix + "_g"], in[prefix + "_be"]);
+}
+
+Program resnet_basic_block(lf::DType dtype) {
   const int64_t N = 32, C = 64, H = 56;
   Program p;
   p.name = "resnet_basic_block";
   p.config = "32x64x56x56";
+  p.dtype = dtype;
   p.note = "relu(bn2(conv3x3(relu(bn1(conv3x3(x))))) + x), inference batch norm";
   p.setup = [=] {
     HostRng r(1);
     Vars in;
     double s = 1 / std::sqrt(double(C * 9));
-    in.add("x", r.normal({N, C, H, H}));
+    in.add("x", r.normal({N, C, H, H}, 1.0, dtype));
     for (const char* k : {"1", "2"}) {
-      in.add(std::string("w") + k, r.normal({C, C, 3, 3}, s));
-      in.add(std::string("g") + k, r.uniform({C}, 0.5, 1.5));
-      in.add(std::string("be") + k, r.normal({C}, 0.1));
-      in.add(std::string("m") + k, r.normal({C}, 0.1));
-      in.add(std::string("v") + k, r.uniform({C}, 0.5, 1.5));
+      in.add(std::string("w") + k, r.normal({C, C, 3, 3}, s, dtype));
+      in.add(std::string("g") + k, r.uniform({C}, 0.5, 1.5, dtype));
+      in.add(std::string("be") + k, r.normal({C}, 0.1, dtype));
+      in.add(std::string("m") + k, r.normal({C}, 0.1, dtype));
+      in.add(std::string("v") + k, r.uniform({C}, 0.5, 1.5, dtype));
     }
     return in;
   };
@@ -501,6 +514,62 @@ Program resnet_basic_block() {
     h = lf::batch_norm(lf::conv2d(h, in["w2"], {}, 1, 1), in["m2"], in["v2"], in["g2"], in["be2"]);
     Vars out;
     out.add("y", lf::relu(h + in["x"]));
+    return out;
+  };
+  return p;
+}
+
+// ResNet-18's forward pass (inference, torchvision's layout): conv7x7/2 + bn + relu, maxpool3x3/2,
+// four stages of two basic blocks (64, 128, 256, 512 channels; the first block of stages 2-4
+// strided, its shortcut a 1x1/2 convolution + bn), global average pool, fully connected 512 -> 1000.
+// Parameters named as bench/programs_peers.py's resnet18_torch reads them.
+Program resnet18(lf::DType dtype) {
+  const int64_t N = 32, R = 224;
+  Program p;
+  p.name = "resnet18";
+  p.config = "B32_224x224";
+  p.dtype = dtype;
+  p.gpu_only = true;
+  p.note = "inference; batch norm folded into the convolutions";
+  p.setup = [=] {
+    HostRng r(1);
+    Vars in;
+    auto conv = [&](const std::string& prefix, int64_t o, int64_t c, int64_t k) {
+      in.add(prefix + "_w", r.normal({o, c, k, k}, std::sqrt(2.0 / double(c * k * k)), dtype));  // He
+      add_bn(in, r, prefix, o, dtype);
+    };
+    in.add("x", r.normal({N, 3, R, R}, 1.0, dtype));
+    conv("conv1", 64, 3, 7);
+    int64_t c = 64;
+    for (int64_t stage = 1; stage <= 4; ++stage) {
+      int64_t o = 64 << (stage - 1);
+      for (int64_t b = 0; b < 2; ++b) {
+        std::string pre = "l" + std::to_string(stage) + "_" + std::to_string(b);
+        conv(pre + "_c1", o, b == 0 ? c : o, 3);
+        conv(pre + "_c2", o, o, 3);
+        if (b == 0 && stage > 1) conv(pre + "_ds", o, c, 1);
+      }
+      c = o;
+    }
+    in.add("fc_w", r.normal({1000, 512}, 1 / std::sqrt(512.0), dtype));
+    in.add("fc_b", r.normal({1000}, 0.01, dtype));
+    return in;
+  };
+  p.body = [=](const Vars& in) {
+    lf::Tensor h = lf::relu(conv_bn(in, in["x"], "conv1", 2, 3));
+    h = lf::max_pool2d(h, 3, 2, 1);
+    for (int64_t stage = 1; stage <= 4; ++stage)
+      for (int64_t b = 0; b < 2; ++b) {
+        std::string pre = "l" + std::to_string(stage) + "_" + std::to_string(b);
+        int64_t stride = b == 0 && stage > 1 ? 2 : 1;
+        lf::Tensor y = lf::relu(conv_bn(in, h, pre + "_c1", stride, 1));
+        y = conv_bn(in, y, pre + "_c2", 1, 1);
+        lf::Tensor shortcut = stride == 2 ? conv_bn(in, h, pre + "_ds", 2, 0) : h;
+        h = lf::relu(y + shortcut);
+      }
+    h = lf::reshape(lf::adaptive_avg_pool2d(h, 1), {N, 512});
+    Vars out;
+    out.add("logits", lf::matmul(h, in["fc_w"].transpose(0, 1)) + in["fc_b"]);
     return out;
   };
   return p;
@@ -779,8 +848,9 @@ std::vector<Program> registry() {
   r.push_back(cross_entropy());
   r.push_back(embedding_layernorm(32, 512, 32000, 512));
   r.push_back(embedding_layernorm(16, 512, 50000, 1024));  // issue 23's size
-  r.push_back(resnet_basic_block());
+  for (lf::DType dt : {lf::DType::Float32, lf::DType::BFloat16}) r.push_back(resnet_basic_block(dt));
   r.push_back(conv_relu_maxpool());
+  for (lf::DType dt : {lf::DType::Float32, lf::DType::BFloat16}) r.push_back(resnet18(dt));
   r.push_back(kmeans_step());
   r.push_back(stencil("jacobi2d", 64));
   r.push_back(stencil("jacobi2d", 2048));
@@ -1187,6 +1257,13 @@ int main(int argc, char** argv) {
   }
   const std::string dev_name = gpu ? "cuda" : "cpu";
   std::printf("LazyFuse whole programs on %s\n\n", gpu ? g_device.str().c_str() : "the CPU");
+  if (gpu) {
+    // Read by the library in runtime/config.cpp; here only to say which in the output.
+    const char* tf32 = std::getenv("LAZYFUSE_CONV_TF32");
+    bool on = !tf32 || !*tf32 || std::strcmp(tf32, "0") != 0;
+    std::printf("float32 convolutions: %s (LAZYFUSE_CONV_TF32=%s)\n\n", on ? "TF32 tensor cores" : "full float32",
+                on ? "1" : "0");
+  }
   std::printf("| program | config | dtype | fused ms | unfused ms | fused/unfused | kernels/iter | host ms/iter | "
               "first call cold ms (compiled) | first call warm ms | peak MB | Eigen ms |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");

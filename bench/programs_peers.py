@@ -171,6 +171,44 @@ def resnet_block_torch(x, w1, g1, be1, m1, v1, w2, g2, be2, m2, v2):
     return (F.relu(h + x),)
 
 
+def resnet18_torch(x, fc_w, fc_b, **p):
+    """torchvision's resnet18 forward in inference, parameters named as bench/programs.cpp's resnet18."""
+    def conv_bn(h, pre, stride, pad):
+        return F.batch_norm(F.conv2d(h, p[pre + "_w"], stride=stride, padding=pad), p[pre + "_m"], p[pre + "_v"],
+                            p[pre + "_g"], p[pre + "_be"], False, 0.0, 1e-5)
+    h = F.max_pool2d(F.relu(conv_bn(x, "conv1", 2, 3)), 3, 2, 1)
+    for stage in range(1, 5):
+        for b in range(2):
+            pre = f"l{stage}_{b}"
+            stride = 2 if b == 0 and stage > 1 else 1
+            y = conv_bn(F.relu(conv_bn(h, pre + "_c1", stride, 1)), pre + "_c2", 1, 1)
+            h = F.relu(y + (conv_bn(h, pre + "_ds", 2, 0) if stride == 2 else h))
+    return (F.linear(torch.flatten(F.adaptive_avg_pool2d(h, 1), 1), fc_w, fc_b),)
+
+
+def resnet18_inputs(rng):
+    """The same shapes as bench/programs.cpp's resnet18 (values from this generator, for timing)."""
+    d = dict(x=f32(rng, 32, 3, 224, 224))
+
+    def conv(pre, o, c, k):
+        d[pre + "_w"] = f32(rng, o, c, k, k, scale=math.sqrt(2 / (c * k * k)))
+        d[pre + "_g"], d[pre + "_be"] = unif(rng, 0.5, 1.5, o), f32(rng, o, scale=0.1)
+        d[pre + "_m"], d[pre + "_v"] = f32(rng, o, scale=0.1), unif(rng, 0.5, 1.5, o)
+    conv("conv1", 64, 3, 7)
+    c = 64
+    for stage in range(1, 5):
+        o = 64 << (stage - 1)
+        for b in range(2):
+            pre = f"l{stage}_{b}"
+            conv(pre + "_c1", o, c if b == 0 else o, 3)
+            conv(pre + "_c2", o, o, 3)
+            if b == 0 and stage > 1:
+                conv(pre + "_ds", o, c, 1)
+        c = o
+    d["fc_w"], d["fc_b"] = f32(rng, 1000, 512, scale=1 / math.sqrt(512)), f32(rng, 1000, scale=0.01)
+    return d
+
+
 def np_conv3x3(x, w):  # padding 1, stride 1: windows as a view, one tensordot (im2col)
     xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
     win = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))  # N, C, H, W, 3, 3
@@ -297,8 +335,9 @@ def topk_numpy(x, k=50):
 
 class Spec:
     def __init__(self, name, config, inputs, torch_fn, numpy_fn=None, dtype="float32", gpu_only=False, tol_n=1,
-                 scale=1.0, sdpa_fn=None, reference=None, needs=""):
+                 scale=1.0, sdpa_fn=None, reference=None, needs="", conv=False):
         self.name, self.config, self.dtype = name, config, dtype
+        self.conv = conv  # convolutions: float32 on a GPU may run in TF32 (CONV_TF32)
         self.inputs = inputs  # rng -> {name: np.ndarray}
         self.torch_fn, self.numpy_fn, self.sdpa_fn = torch_fn, numpy_fn, sdpa_fn
         self.gpu_only, self.tol_n, self.scale = gpu_only, tol_n, scale
@@ -383,11 +422,17 @@ def specs():
         g2, be2, m2, v2 = bn()
         return dict(x=f32(rng, 32, 64, 56, 56), w1=f32(rng, 64, 64, 3, 3, scale=s), g1=g1, be1=be1, m1=m1, v1=v1,
                     w2=f32(rng, 64, 64, 3, 3, scale=s), g2=g2, be2=be2, m2=m2, v2=v2)
-    r.append(Spec("resnet_basic_block", "32x64x56x56", resnet_inputs, resnet_block_torch, resnet_block_numpy))
+    for dt in ("float32", "bfloat16"):
+        r.append(Spec("resnet_basic_block", "32x64x56x56", resnet_inputs, resnet_block_torch,
+                      resnet_block_numpy if dt == "float32" else None, dtype=dt, conv=True, tol_n=576))
+    for dt in ("float32", "bfloat16"):
+        # tol_n: 18 layers' roundings compound; as one reduction of the longest's length (512 * 9).
+        r.append(Spec("resnet18", "B32_224x224", resnet18_inputs, resnet18_torch, dtype=dt, gpu_only=True, conv=True,
+                      tol_n=4608))
     r.append(Spec("conv_relu_maxpool", "8x32x56x56_to_64",
                   lambda rng: dict(x=f32(rng, 8, 32, 56, 56), w=f32(rng, 64, 32, 3, 3, scale=1 / math.sqrt(288)),
                                    b=f32(rng, 64, scale=0.1)),
-                  conv_relu_maxpool_torch, conv_relu_maxpool_numpy))
+                  conv_relu_maxpool_torch, conv_relu_maxpool_numpy, conv=True, tol_n=288))
     r.append(Spec("kmeans_step", "N65536_D16_K64",
                   lambda rng: dict(X=f32(rng, 65536, 16), C=f32(rng, 64, 16)), kmeans_torch, kmeans_numpy))
     for n in (64, 2048):
@@ -422,7 +467,14 @@ def specs():
 # ---------------------------------------------------------------------------------------------
 # The check.
 
-TOL = {"float32": (1e-4, 1e-5), "bfloat16": (2e-2, 1e-2), "float16": (1e-2, 1e-3), "float64": (1e-9, 1e-12)}
+TOL = {"float32": (1e-4, 1e-5), "bfloat16": (2e-2, 1e-2), "float16": (1e-2, 1e-3), "float64": (1e-9, 1e-12),
+       "tf32": (1e-2, 1e-3)}  # TF32 operands keep 10 mantissa bits, as float16's
+
+# Float32 convolutions on a GPU in TF32 (cuDNN's tensor cores) or full float32, the same on both
+# sides: LAZYFUSE_CONV_TF32 (LazyFuse's variable, default 1 = PyTorch's default
+# torch.backends.cudnn.allow_tf32 = True) sets the peers' allow_tf32. Matmuls stay full float32.
+CONV_TF32 = os.environ.get("LAZYFUSE_CONV_TF32", "1") not in ("0",)
+IS_CUDA = [False]  # set by main() for --device cuda: the TF32 tolerance applies there only
 
 
 def read_dump(path):
@@ -461,7 +513,7 @@ def check(spec, inputs, outputs):
             worst = max(worst, e)
         return worst <= 1, worst, "; ".join(notes)
     refs = reference(spec, inputs)
-    rtol, atol = TOL[spec.dtype]
+    rtol, atol = TOL["tf32" if spec.conv and spec.dtype == "float32" and CONV_TF32 and IS_CUDA[0] else spec.dtype]
     root = math.sqrt(spec.tol_n)
     worst = 0.0
     for (name, got), want in zip(outputs.items(), refs):
@@ -604,8 +656,11 @@ def main():
     args = ap.parse_args()
     device = args.device
     if device == "cuda":
-        torch.backends.cudnn.allow_tf32 = False  # float32 in full float32, as LazyFuse runs it
-        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = CONV_TF32  # as LazyFuse's LAZYFUSE_CONV_TF32 (CONV_TF32 above)
+        torch.backends.cuda.matmul.allow_tf32 = False  # float32 matmuls in full float32, as LazyFuse runs them
+        IS_CUDA[0] = True
+        print(f"float32 convolutions: {'TF32 tensor cores' if CONV_TF32 else 'full float32'} on both sides "
+              f"(LAZYFUSE_CONV_TF32={int(CONV_TF32)}, torch.backends.cudnn.allow_tf32={CONV_TF32})", flush=True)
     else:
         torch.set_num_threads(len(os.sched_getaffinity(0)))  # Debian's build starts with 1 thread here
     all_specs = [s for s in specs() if not (s.gpu_only and device == "cpu")]

@@ -34,9 +34,10 @@ status=0
 if [ "$suite" = programs ]; then
   work=$(mktemp -d /tmp/lazyfuse-programs-XXXXXX)
   echo "== LazyFuse whole programs (CUDA)"
-  # PROGRAMS_SKIP: programs to leave out (default none). The peers run float32 convolutions in full
-  # float32 (allow_tf32 off, programs_peers.py), and so does LazyFuse here (LAZYFUSE_CONV_TF32=0).
-  LAZYFUSE_CONV_TF32=0 timeout 250 "$dir/lazyfuse-programs" --device cuda --skip "${PROGRAMS_SKIP-}" --csv "$work/lazyfuse.csv" --dump "$work/dump" 2>&1 |
+  # PROGRAMS_SKIP: programs to leave out (default none). Float32 convolutions: LAZYFUSE_CONV_TF32
+  # (default 1: TF32, PyTorch's default allow_tf32) for LazyFuse and, through programs_peers.py, the peers.
+  export LAZYFUSE_CONV_TF32=${LAZYFUSE_CONV_TF32:-1}
+  timeout 250 "$dir/lazyfuse-programs" --device cuda --skip "${PROGRAMS_SKIP-}" --csv "$work/lazyfuse.csv" --dump "$work/dump" 2>&1 |
     tee "$out/programs_lazyfuse.log" || status=1
   cp "$work/lazyfuse.csv" "$out/programs_gpu_lazyfuse.csv" 2>/dev/null
   echo "== PyTorch peers and the check"

@@ -241,7 +241,8 @@ lf::Status generated_conv2d(const backend::ConvCall& c, void* y, int device, std
   return lf::OkStatus();
 }
 
-lf::Status generated_pool2d(const backend::PoolCall& c, void* y, int device, std::string* how) {
+lf::Status generated_pool2d(const backend::PoolCall& c, void* y, int device, std::string* how,
+                            std::function<void(const void* x, void* y)>* replay) {
   ir::Node* node = c.node();
   if (!is_floating(node->dtype)) return lf::UnimplementedError(std::string("no generated pooling for ") + dtype_name(node->dtype));
   ir::PoolParams p = ir::PoolParams::of(*node);
@@ -251,7 +252,10 @@ lf::Status generated_pool2d(const backend::PoolCall& c, void* y, int device, std
   if (!fn.ok()) return fn.status();
   *how = "generated kernel " + compiled_note(name, ms) + ", a thread per output";
   int64_t total = node->numel();
-  if (total == 0) return lf::OkStatus();
+  if (total == 0) {
+    if (replay) *replay = [](const void*, void*) {};
+    return lf::OkStatus();
+  }
   const Shape& s = c.in_shape;
   PoolArgs a{c.x.data, y, c.x.offset, {c.x.strides[0], c.x.strides[1], c.x.strides[2], c.x.strides[3]},
              s[1], s[2], s[3], node->shape[2], node->shape[3], total,
@@ -261,6 +265,16 @@ lf::Status generated_pool2d(const backend::PoolCall& c, void* y, int device, std
   rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
   LF_CU_CHECK(rt::cu::api().cuLaunchKernel(static_cast<rt::cu::CUfunction>(*fn), static_cast<unsigned>(blocks), 1, 1,
                                            kThreads, 1, 1, 0, ctx.stream, params, nullptr));
+  if (replay) {
+    // The same launch over new buffers: the geometry is in the arguments, the node is not read.
+    *replay = [f = *fn, a, blocks, device](const void* x, void* out) mutable {
+      a.x = x;
+      a.y = out;
+      void* args[] = {&a};
+      LF_CU_CHECK(rt::cu::api().cuLaunchKernel(static_cast<rt::cu::CUfunction>(f), static_cast<unsigned>(blocks), 1, 1,
+                                               kThreads, 1, 1, 0, rt::cu::device_context(device).stream, args, nullptr));
+    };
+  }
   return lf::OkStatus();
 }
 

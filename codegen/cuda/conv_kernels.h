@@ -11,6 +11,7 @@
 //   max in the compute type (NaN wins), averages summed in double and rounded once (as the CPU).
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "codegen/backend/kernel.h"
@@ -27,7 +28,10 @@ std::string pool_kernel_source(DType dtype);
 // Runs the generated convolution into `y` (contiguous NCHW, call.y_bytes, on `device`). A Status
 // says why it could not (no NVRTC, a compile error, a grid too large); *how gets a line for the log.
 lf::Status generated_conv2d(const backend::ConvCall& call, void* y, int device, std::string* how);
-// The same for pooling: y contiguous [N, C, OH, OW] of the node's dtype.
-lf::Status generated_pool2d(const backend::PoolCall& call, void* y, int device, std::string* how);
+// The same for pooling: y contiguous [N, C, OH, OW] of the node's dtype. With `replay`, also the
+// same launch over new buffers x (base address; the call's offset and strides) and y, for a flush
+// plan.
+lf::Status generated_pool2d(const backend::PoolCall& call, void* y, int device, std::string* how,
+                            std::function<void(const void* x, void* y)>* replay = nullptr);
 
 }  // namespace lf::cuda

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -56,6 +57,9 @@ const Loaded& loaded() {
     lib.bind(a.find_algo_v7, "cudnnGetConvolutionForwardAlgorithm_v7");
     lib.bind(a.workspace_size, "cudnnGetConvolutionForwardWorkspaceSize");
     lib.bind(a.forward, "cudnnConvolutionForward");
+    lib.bind(a.create_activation, "cudnnCreateActivationDescriptor");
+    lib.bind(a.set_activation, "cudnnSetActivationDescriptor");
+    lib.bind(a.bias_act_forward, "cudnnConvolutionBiasActivationForward");
     if (!lib.missing().empty()) l.error = l.name + " lacks entry points: " + lib.missing();
     else if (a.version() < 90000) l.error = l.name + " is cuDNN " + std::to_string(a.version()) + ", not 9";
     return l;
@@ -118,6 +122,12 @@ struct Plan {
   dnn::ConvDesc conv = nullptr;
   int algo = 0, math = 0;
   size_t workspace = 0;
+  // The fused convolution + bias + activation: the bias descriptor ([1, O, 1, 1]), made on first
+  // use; the identity activation's workspace (it runs implicit precomputed GEMM only), SIZE_MAX
+  // until asked; why cuDNN refused the fused call, once it did (not asked again).
+  dnn::TensorDesc bias = nullptr;
+  size_t identity_workspace = SIZE_MAX;
+  lf::Status fused_declined;
 };
 
 struct PerDevice {
@@ -126,6 +136,7 @@ struct PerDevice {
   std::shared_ptr<rt::Storage> workspace;  // grown to the largest plan's need; one stream orders its uses
   std::map<std::string, Plan> plans;
   std::map<std::string, lf::Status> declined;  // problems make_plan() failed on: asked once
+  dnn::ActivationDesc relu = nullptr, identity = nullptr;
 };
 
 lf::Status make_plan(const backend::ConvCall& c, dnn::Handle handle, bool tf32, Plan* plan) {
@@ -201,6 +212,11 @@ lf::Status cudnn_supports(const backend::ConvCall& c) {
   const auto& p = c.params;
   if (p.pad_top != p.pad_bottom || p.pad_left != p.pad_right)
     return lf::UnimplementedError("cuDNN: asymmetric padding (\"same\" with an even dilated kernel)");
+  // A grouped convolution that is not depthwise: NaN and inf of one group's input reached the other
+  // groups' outputs on the H100 (ConvFold.GeometriesAndSizes, groups 3 of 2 channels, 2026-11-24),
+  // as a product with zero weights would; the generated kernel sums each group alone.
+  if (p.groups > 1 && p.groups != c.channels)
+    return lf::UnimplementedError("cuDNN: a grouped convolution that is not depthwise (NaN would cross groups)");
   int64_t sizes[4] = {c.batch, c.channels, c.height, c.width};
   int64_t reach = 0;
   for (size_t d = 0; d < 4; ++d) {
@@ -215,7 +231,16 @@ lf::Status cudnn_supports(const backend::ConvCall& c) {
   return lf::OkStatus();
 }
 
-lf::Status cudnn_conv2d(const backend::ConvCall& c, void* y, int device, std::string* how) {
+namespace {
+
+std::mutex& plans_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+// The device's handle (on its current stream) and the plan of the call's problem shape, made on
+// first sight; the caller holds plans_mutex().
+lf::Status find_plan(const backend::ConvCall& c, int device, PerDevice** dev_out, Plan** plan_out) {
   if (lf::Status s = cudnn_supports(c); !s.ok()) return s;
   const dnn::Api& a = loaded().api;
   bool tf32 = rt::config().conv_tf32;
@@ -229,9 +254,7 @@ lf::Status cudnn_conv2d(const backend::ConvCall& c, void* y, int device, std::st
                 (long long)c.out_channels, (long long)c.kernel_h, (long long)c.kernel_w, (long long)p.stride_h,
                 (long long)p.stride_w, (long long)p.pad_top, (long long)p.pad_left, (long long)p.dil_h, (long long)p.dil_w,
                 (long long)p.groups);
-  static std::mutex mu;
   static std::map<int, PerDevice> devices;
-  std::lock_guard<std::mutex> lock(mu);
   rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
   PerDevice& dev = devices[device];
   if (!dev.handle) LF_DNN_RETURN_IF_ERROR(a.create(&dev.handle));
@@ -249,21 +272,109 @@ lf::Status cudnn_conv2d(const backend::ConvCall& c, void* y, int device, std::st
     }
     it = dev.plans.emplace(key, plan).first;
   }
-  const Plan& plan = it->second;
-  if (plan.workspace > 0 && (!dev.workspace || dev.workspace->nbytes() < plan.workspace))
-    dev.workspace = rt::Storage::allocate(Device::cuda(device), plan.workspace);
-  size_t esize = dtype_size(c.dtype);
-  const void* x = static_cast<const char*>(c.x.data) + c.x.offset * static_cast<int64_t>(esize);
-  const void* w = static_cast<const char*>(c.w.data) + c.w.offset * static_cast<int64_t>(esize);
+  *dev_out = &dev;
+  *plan_out = &it->second;
+  return lf::OkStatus();
+}
+
+void* grown_workspace(PerDevice& dev, size_t bytes, int device) {
+  if (bytes == 0) return nullptr;
+  if (!dev.workspace || dev.workspace->nbytes() < bytes) dev.workspace = rt::Storage::allocate(Device::cuda(device), bytes);
+  return dev.workspace->data();
+}
+
+const void* at(const kir::GemmOperand& o, DType d) {
+  return static_cast<const char*>(o.data) + o.offset * static_cast<int64_t>(dtype_size(d));
+}
+
+std::string describe(const Plan& plan, int algo, size_t workspace) {
+  return std::string(algo_name(algo)) + ", " + math_name(plan.math) +
+         (workspace ? ", " + std::to_string(workspace >> 10) + " KiB workspace" : "") + " (" + cudnn_status() + ")";
+}
+
+}  // namespace
+
+lf::Status cudnn_conv2d(const backend::ConvCall& c, void* y, int device, std::string* how) {
+  std::lock_guard<std::mutex> lock(plans_mutex());
+  PerDevice* dev = nullptr;
+  Plan* plan = nullptr;
+  if (lf::Status s = find_plan(c, device, &dev, &plan); !s.ok()) return s;
+  const dnn::Api& a = loaded().api;
+  void* ws = grown_workspace(*dev, plan->workspace, device);
   float one32 = 1, zero32 = 0;
   double one64 = 1, zero64 = 0;
   bool f64 = c.dtype == DType::Float64;
   const void* alpha = f64 ? static_cast<const void*>(&one64) : &one32;
   const void* beta = f64 ? static_cast<const void*>(&zero64) : &zero32;
-  LF_DNN_RETURN_IF_ERROR(a.forward(dev.handle, alpha, plan.x, x, plan.w, w, plan.conv, plan.algo,
-                                   plan.workspace ? dev.workspace->data() : nullptr, plan.workspace, beta, plan.y, y));
-  *how = std::string("cuDNN ") + algo_name(plan.algo) + ", " + math_name(plan.math) +
-         (plan.workspace ? ", " + std::to_string(plan.workspace >> 10) + " KiB workspace" : "") + " (" + cudnn_status() + ")";
+  LF_DNN_RETURN_IF_ERROR(a.forward(dev->handle, alpha, plan->x, at(c.x, c.dtype), plan->w, at(c.w, c.dtype), plan->conv,
+                                   plan->algo, ws, plan->workspace, beta, plan->y, y));
+  *how = "cuDNN " + describe(*plan, plan->algo, plan->workspace);
+  return lf::OkStatus();
+}
+
+lf::Status cudnn_conv2d_bias_act(const backend::ConvCall& c, void* y, const void* bias, const void* z, bool relu,
+                                 int device, std::string* how) {
+  std::lock_guard<std::mutex> lock(plans_mutex());
+  PerDevice* dev = nullptr;
+  Plan* plan = nullptr;
+  if (lf::Status s = find_plan(c, device, &dev, &plan); !s.ok()) return s;
+  if (!plan->fused_declined.ok()) return plan->fused_declined;
+  const dnn::Api& a = loaded().api;
+  // A refusal is remembered: the next call of this shape goes straight to the unfused path.
+  auto declined = [&](lf::Status s) {
+    plan->fused_declined = s;
+    return s;
+  };
+  int data = 0, compute = 0;
+  data_type(c.dtype, &data, &compute);
+  if (!plan->bias) {
+    int bd[4] = {1, static_cast<int>(c.out_channels), 1, 1};
+    int bs[4] = {bd[1], 1, 1, 1};
+    if (lf::Status s = check(a.create_tensor(&plan->bias), "cudnnCreateTensorDescriptor"); !s.ok()) return declined(s);
+    if (lf::Status s = check(a.set_tensor_nd(plan->bias, data, 4, bd, bs), "cudnnSetTensorNdDescriptor(bias)"); !s.ok())
+      return declined(s);
+  }
+  dnn::ActivationDesc& act = relu ? dev->relu : dev->identity;
+  if (!act) {
+    // NaN propagates through the ReLU, as relu(NaN) = NaN in LazyFuse and PyTorch.
+    if (lf::Status s = check(a.create_activation(&act), "cudnnCreateActivationDescriptor"); !s.ok()) return s;
+    if (lf::Status s = check(a.set_activation(act, relu ? dnn::kActivationRelu : dnn::kActivationIdentity,
+                                              dnn::kPropagateNan, 0.0), "cudnnSetActivationDescriptor");
+        !s.ok()) {
+      act = nullptr;
+      return s;
+    }
+  }
+  int algo = plan->algo;
+  size_t workspace = plan->workspace;
+  if (!relu) {
+    // cuDNN runs the identity activation with implicit precomputed GEMM only.
+    algo = dnn::kAlgoImplicitPrecompGemm;
+    if (plan->identity_workspace == SIZE_MAX) {
+      size_t bytes = 0;
+      if (lf::Status s = check(a.workspace_size(dev->handle, plan->x, plan->w, plan->conv, plan->y, algo, &bytes),
+                               "cudnnGetConvolutionForwardWorkspaceSize(implicit precomputed GEMM)");
+          !s.ok())
+        return declined(s);
+      plan->identity_workspace = bytes;
+    }
+    workspace = plan->identity_workspace;
+  }
+  void* ws = grown_workspace(*dev, workspace, device);
+  float one32 = 1, zero32 = 0;
+  double one64 = 1, zero64 = 0;
+  bool f64 = c.dtype == DType::Float64;
+  const void* alpha1 = f64 ? static_cast<const void*>(&one64) : &one32;
+  const void* alpha2 = z ? alpha1 : f64 ? static_cast<const void*>(&zero64) : &zero32;
+  // Without a residual, alpha2 = 0 and z is y (as PyTorch passes them).
+  if (lf::Status s = check(a.bias_act_forward(dev->handle, alpha1, plan->x, at(c.x, c.dtype), plan->w, at(c.w, c.dtype),
+                                              plan->conv, algo, ws, workspace, alpha2, plan->y, z ? z : y, plan->bias,
+                                              bias, act, plan->y, y),
+                           "cudnnConvolutionBiasActivationForward");
+      !s.ok())
+    return declined(s);
+  *how = std::string("cuDNN fused convolution + bias") + (z ? " + residual" : "") + (relu ? " + relu" : "") + ", " +
+         describe(*plan, algo, workspace);
   return lf::OkStatus();
 }
 

@@ -23,6 +23,14 @@ lf::Status cudnn_supports(const backend::ConvCall& call);
 // not run it (the caller then runs the generated kernel); y is then untouched or to be rewritten.
 lf::Status cudnn_conv2d(const backend::ConvCall& call, void* y, int device, std::string* how);
 
+// y = act(conv2d(call.x, call.w) + z + bias) in one cuDNN call (cudnnConvolutionBiasActivationForward),
+// act relu (NaN propagated) or identity (which cuDNN runs with implicit precomputed GEMM only);
+// bias: O contiguous values of the call's dtype; z: a contiguous NCHW residual of the output's
+// shape, or null. A Status says why not (the caller then runs cudnn_conv2d and the epilogue
+// kernel); a refusal of a problem shape is remembered.
+lf::Status cudnn_conv2d_bias_act(const backend::ConvCall& call, void* y, const void* bias, const void* z, bool relu,
+                                 int device, std::string* how);
+
 // "cuDNN 91900 (libcudnn.so.9)" when loaded, else why not (logs).
 std::string cudnn_status();
 

@@ -13,6 +13,7 @@ using Handle = struct cudnnContext*;
 using TensorDesc = struct cudnnTensorStruct*;
 using FilterDesc = struct cudnnFilterStruct*;
 using ConvDesc = struct cudnnConvolutionStruct*;
+using ActivationDesc = struct cudnnActivationStruct*;
 using Stream = struct CUstream_st*;  // cudaStream_t, the Driver API's CUstream
 
 // cudnnDataType_t
@@ -24,6 +25,10 @@ constexpr int kNchw = 0, kCrossCorrelation = 1;
 // cudnnConvolutionFwdAlgo_t
 constexpr int kAlgoImplicitGemm = 0, kAlgoImplicitPrecompGemm = 1, kAlgoGemm = 2, kAlgoDirect = 3, kAlgoFft = 4,
               kAlgoFftTiling = 5, kAlgoWinograd = 6, kAlgoWinogradNonfused = 7, kAlgoCount = 8;
+
+// cudnnActivationMode_t, cudnnNanPropagation_t
+constexpr int kActivationRelu = 1, kActivationIdentity = 5;
+constexpr int kNotPropagateNan = 0, kPropagateNan = 1;
 
 // cudnnConvolutionFwdAlgoPerf_t
 struct FwdAlgoPerf {
@@ -55,6 +60,13 @@ struct Api {
   Status (*workspace_size)(Handle, TensorDesc, FilterDesc, ConvDesc, TensorDesc, int algo, size_t* bytes);
   Status (*forward)(Handle, const void* alpha, TensorDesc, const void* x, FilterDesc, const void* w, ConvDesc,
                     int algo, void* workspace, size_t workspace_bytes, const void* beta, TensorDesc, void* y);
+  // The fused convolution + bias + activation (issue 22): y = act(alpha1 * conv(x, w) + alpha2 * z + bias).
+  Status (*create_activation)(ActivationDesc*);
+  Status (*set_activation)(ActivationDesc, int mode, int nan_propagation, double coef);
+  Status (*bias_act_forward)(Handle, const void* alpha1, TensorDesc, const void* x, FilterDesc, const void* w, ConvDesc,
+                             int algo, void* workspace, size_t workspace_bytes, const void* alpha2, TensorDesc,
+                             const void* z, TensorDesc bias_desc, const void* bias, ActivationDesc, TensorDesc,
+                             void* y);
 };
 
 }  // namespace lf::cuda::dnn

@@ -10,6 +10,7 @@
 #include "codegen/exec/groups.h"
 #include "codegen/exec/replay.h"
 #include "codegen/fuse/attention.h"
+#include "codegen/fuse/conv_fold.h"
 #include "codegen/fuse/fuser.h"
 #include "codegen/reference/reference.h"
 #include "runtime/config.h"
@@ -126,12 +127,18 @@ void log_partition(const fuse::Partition& p, size_t nodes) {
 }  // namespace
 
 // The flush's graph rewrites: attention first (issue 21: it must see the ops as the user wrote
-// them), then reshape copies. Returns how many were made; the order is recomputed after each kind.
+// them), then batch norm folded into convolutions, then reshape copies. Returns how many were
+// made; the order is recomputed after each kind.
 int rewrite(std::vector<ir::Node*>& order, const std::vector<ir::Node*>& roots, const Options& opt) {
   int made = 0;
   if (opt.fusion) {
     std::vector<ir::NodePtr> unlinked;  // alive until the flush is ordered again
     if (int n = fuse::rewrite_attention(order, opt.log_level, &unlinked); n > 0) {
+      ir::flush_order(roots, &order);
+      made += n;
+    }
+    // Issue 22: inference batch norm into the convolution's weights and bias (conv_fold.h).
+    if (int n = fuse::fold_conv_affine(order, roots, opt.log_level, &unlinked); n > 0) {
       ir::flush_order(roots, &order);
       made += n;
     }

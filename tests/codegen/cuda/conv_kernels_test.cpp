@@ -63,6 +63,9 @@ TEST(CudaConvKernels, CudnnDeclinesWhatItCannotRead) {
   Call broadcast;  // an expanded input
   broadcast.call.x.strides = {0, 81, 9, 1};
   EXPECT_NE(std::string(lf::cuda::cudnn_supports(broadcast.call).message()).find("broadcast"), std::string::npos);
+  Call grouped;  // 2 groups of 4 channels: NaN would cross groups in cuDNN
+  grouped.call.params.groups = 2;
+  EXPECT_NE(std::string(lf::cuda::cudnn_supports(grouped.call).message()).find("not depthwise"), std::string::npos);
   Call ints;
   ints.call.dtype = DType::Int32;
   EXPECT_FALSE(lf::cuda::cudnn_supports(ints.call).ok());
@@ -74,6 +77,10 @@ TEST(CudaConvKernels, CudnnDeclinesWhatItCannotRead) {
   Call nhwc;  // channels last: strides only, cuDNN reads it
   nhwc.call.x.strides = {648, 1, 72, 8};
   EXPECT_TRUE(lf::cuda::cudnn_supports(nhwc.call).ok());
+  Call depthwise;  // 8 groups of one channel: cuDNN's
+  depthwise.call.params.groups = 8;
+  depthwise.call.out_channels = 16;
+  EXPECT_TRUE(lf::cuda::cudnn_supports(depthwise.call).ok());
 }
 
 }  // namespace

@@ -24,6 +24,8 @@ static_assert(dnn::kAlgoImplicitGemm == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM
               dnn::kAlgoWinograd == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD &&
               dnn::kAlgoWinogradNonfused == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED &&
               dnn::kAlgoCount == CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+static_assert(dnn::kActivationRelu == CUDNN_ACTIVATION_RELU && dnn::kActivationIdentity == CUDNN_ACTIVATION_IDENTITY);
+static_assert(dnn::kNotPropagateNan == CUDNN_NOT_PROPAGATE_NAN && dnn::kPropagateNan == CUDNN_PROPAGATE_NAN);
 static_assert(CUDNN_STATUS_SUCCESS == 0);
 static_assert(sizeof(dnn::FwdAlgoPerf) == sizeof(cudnnConvolutionFwdAlgoPerf_t));
 static_assert(offsetof(dnn::FwdAlgoPerf, status) == offsetof(cudnnConvolutionFwdAlgoPerf_t, status));

@@ -2,8 +2,10 @@
 // sizes that take many blocks of the generated kernels (output tiles of 64 x 64, k in slices of
 // 16, more than 65535 (image, group) planes, pooling over several blocks): both convolution paths,
 // cuDNN (LAZYFUSE_CONV=auto) and the generated kernel (LAZYFUSE_CONV=generated), every float dtype,
-// strides, padding incl. asymmetric "same" (which cuDNN declines), dilation, groups, depthwise, 1x1,
-// batch 0 and 1, an NHWC view, NaN and inf, with the fused epilogue; the log names the path.
+// strides, padding incl. asymmetric "same" and groups that are not depthwise (which cuDNN
+// declines), dilation, depthwise, 1x1,
+// batch 0 and 1, an NHWC view, NaN and inf, with the fused epilogue; the log names the path; cuDNN's
+// fused convolution + bias + activation after a folded batch norm.
 // Skipped without a GPU (the default device is then the CPU, whose paths conv_test.cpp checks).
 #include <gtest/gtest.h>
 
@@ -78,7 +80,7 @@ std::vector<Case> cases() {
       {{2, 32, 33, 35}, {80, 32, 3, 3}, 1, 1},                       // 19 x 2 tiles, k = 288: 18 slices
       {{3, 16, 40, 37}, {24, 16, 3, 3}, 2, 2, 2},                    // strided, dilated
       {{2, 16, 29, 31}, {40, 16, 5, 3}, {1, 2}, {2, 1}, {2, 1}},     // every parameter per dim
-      {{3, 32, 20, 20}, {64, 8, 3, 3}, 1, 1, 1, 4},                  // groups
+      {{3, 32, 20, 20}, {64, 8, 3, 3}, 1, 1, 1, 4, false, false},    // groups (not depthwise: cuDNN declines)
       {{2, 64, 30, 30}, {64, 1, 3, 3}, 1, 1, 1, 64},                 // depthwise
       {{2, 32, 19, 23}, {96, 1, 3, 3}, 2, 1, 1, 32},                 // depthwise, multiplier 3
       {{2, 128, 14, 14}, {72, 128, 1, 1}},                           // 1x1, k = 128
@@ -110,9 +112,13 @@ void run_cases(const std::string& mode, DType d) {
     bool want_cudnn = mode != "generated" && c.cudnn && cudnn_loaded;
     EXPECT_NE(log.find(want_cudnn ? ": cuDNN " : ": generated implicit-GEMM kernel lf_conv2d_"), std::string::npos)
         << what << "\n" << log;
-    EXPECT_NE(log.find("then the epilogue kernel"), std::string::npos) << what << "\n" << log;
-    if (!c.cudnn && mode != "generated") {
-      EXPECT_NE(log.find("asymmetric padding"), std::string::npos) << what << "\n" << log;
+    // relu(conv + bias): cuDNN's fused call where it takes it, else the epilogue kernel saying why not.
+    bool fused = log.find(": cuDNN fused convolution + bias + relu") != std::string::npos;
+    EXPECT_TRUE(want_cudnn ? fused || log.find("then the epilogue kernel (not cuDNN's fused") != std::string::npos
+                           : log.find("then the epilogue kernel") != std::string::npos)
+        << what << "\n" << log;
+    if (!c.cudnn && mode != "generated" && cudnn_loaded) {
+      EXPECT_NE(log.find(c.groups > 1 ? "not depthwise" : "asymmetric padding"), std::string::npos) << what << "\n" << log;
     }
   }
 }
@@ -127,6 +133,105 @@ TEST(ConvGpu, CudnnMatchesTheReference) {
   // Where cuDNN is not found the generated kernel runs (and the log check expects it).
   if (lf::cuda::cudnn_status().rfind("cuDNN ", 0) != 0) std::printf("cuDNN unavailable: %s\n", lf::cuda::cudnn_status().c_str());
   for (DType d : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) run_cases("auto", d);
+}
+
+// cuDNN's fused convolution + bias + activation (issue 22) after the batch-norm fold: conv-bn-relu
+// (relu), conv-bn (identity: implicit precomputed GEMM) and conv-bn-add-relu (residual), at
+// ResNet sizes (many blocks), NaN and inf in the input, every float dtype. float32 must take the
+// fused call; the other dtypes take it or say why not (cuDNN's configurations vary by version).
+TEST(ConvGpu, FusedBiasActivationAfterBatchNorm) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  if (lf::cuda::cudnn_status().rfind("cuDNN ", 0) != 0) GTEST_SKIP() << lf::cuda::cudnn_status();
+  for (DType d : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {
+    Tensor x = random({8, 64, 28, 28}, 1, d, /*specials=*/true), w = random({64, 64, 3, 3}, 2, d);
+    Tensor mean = random({64}, 3, d), var = lf::abs(random({64}, 4, d)) + 0.5, g = random({64}, 5, d);
+    Tensor be = random({64}, 6, d), b = random({64}, 7, d);
+    lf::sync();
+    struct Form {
+      const char* what;
+      const char* log;
+    };
+    for (Form f : {Form{"conv bias bn relu", "cuDNN fused convolution + bias + relu"},
+                   Form{"conv bn", "cuDNN fused convolution + bias, implicit precomputed GEMM"},
+                   Form{"conv bn add relu", "cuDNN fused convolution + bias + residual + relu"}}) {
+      std::string what = std::string(f.what) + " " + lf::dtype_name(d);
+      PathScope scope("auto");
+      Tensor y;
+      if (what.rfind("conv bias bn relu", 0) == 0) y = lf::relu(lf::batch_norm(lf::conv2d(x, w, b, 1, 1), mean, var, g, be));
+      else if (what.rfind("conv bn add", 0) == 0) y = lf::relu(lf::batch_norm(lf::conv2d(x, w, {}, 1, 1), mean, var, g, be) + x);
+      else y = lf::batch_norm(lf::conv2d(x, w, {}, 1, 1), mean, var, g, be);
+      lf::test::Values ref = lf::test::reference_values(y);
+      lf::test::Values got = lf::test::fused_values(y);
+      std::string log = scope.log();
+      lf::test::Tolerance tol = lf::test::conv_tolerance(d, 576);
+      tol.atol += 2 * tol.rtol * 24;  // the fold's reassociation (conv_fold_test.cpp)
+      EXPECT_EQ(lf::test::compare(ref, got, tol), "") << what;
+      EXPECT_NE(log.find("batch norm folded into conv2d#"), std::string::npos) << what << "\n" << log;
+      bool fused = log.find(f.log) != std::string::npos;
+      if (d == DType::Float32) EXPECT_TRUE(fused) << what << "\n" << log;
+      else if (!fused) std::printf("%s: not fused here:\n%s\n", what.c_str(), log.c_str());
+    }
+  }
+}
+
+// Flush plans with cuDNN calls and pooling (codegen/cuda/conv.cpp records them): a ResNet block
+// (two fused calls after the batch-norm fold), a convolution with an epilogue cuDNN cannot take
+// (cuDNN + the epilogue kernel), conv + relu + max pool, an average pool of a view, each run 4 times on new inputs: the third and fourth are replays (a CUDA
+// graph captured over the cuDNN calls, or step by step where the capture fails), every one equal
+// to the reference.
+TEST(ConvGpu, CudnnCallsReplayInFlushPlans) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  if (lf::cuda::cudnn_status().rfind("cuDNN ", 0) != 0) GTEST_SKIP() << lf::cuda::cudnn_status();
+  const DType d = DType::Float32;
+  Tensor w1 = random({64, 64, 3, 3}, 1, d), w2 = random({64, 64, 3, 3}, 2, d), b = random({64}, 3, d);
+  Tensor mean = random({64}, 4, d), var = lf::abs(random({64}, 5, d)) + 0.5, g = random({64}, 6, d);
+  Tensor be = random({64}, 7, d);
+  lf::sync();
+  for (int form = 0; form < 4; ++form) {
+    uint64_t replayed = lf::cache_stats().plans_replayed;
+    for (int step = 0; step < 4; ++step) {
+      Tensor x = random({4, 64, 28, 28}, 20 + static_cast<uint64_t>(step), d);
+      Tensor y;
+      if (form == 0) {
+        Tensor h = lf::relu(lf::batch_norm(lf::conv2d(x, w1, {}, 1, 1), mean, var, g, be));
+        y = lf::relu(lf::batch_norm(lf::conv2d(h, w2, {}, 1, 1), mean, var, g, be) + x);
+      } else if (form == 1) {
+        y = lf::gelu(lf::conv2d(x, w1, b, 1, 1));  // gelu: not cuDNN's activation
+      } else if (form == 2) {
+        y = lf::max_pool2d(lf::relu(lf::conv2d(x, w1, b, 1, 1)), 2);  // the generated pooling kernel recorded too
+      } else {
+        y = lf::adaptive_avg_pool2d(lf::permute(x, {0, 1, 3, 2}), 1) * 2.0;  // a strided input
+      }
+      lf::test::Values ref = lf::test::reference_values(y);
+      lf::test::Tolerance tol = lf::test::conv_tolerance(d, 576);
+      tol.atol = 4 * tol.atol + 2 * tol.rtol * 24;  // two convolutions, the fold's reassociation
+      EXPECT_EQ(lf::test::compare(ref, lf::test::fused_values(y), tol), "") << "form " << form << " step " << step;
+    }
+    EXPECT_GE(lf::cache_stats().plans_replayed - replayed, 2u) << "form " << form;
+  }
+}
+
+// cuDNN's fused call without a residual reads its output buffer as z (scaled by 0): LazyFuse
+// zeroes it first, so a reused block that held NaN changes nothing. The NaN buffer of the output's
+// size is freed just before, so that the caching allocator hands its block to the output.
+TEST(ConvGpu, FusedCallIgnoresTheOutputBuffersOldContents) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  if (lf::cuda::cudnn_status().rfind("cuDNN ", 0) != 0) GTEST_SKIP() << lf::cuda::cudnn_status();
+  Tensor x = random({4, 32, 20, 20}, 1, DType::Float32), w = random({32, 32, 3, 3}, 2, DType::Float32);
+  Tensor b = random({32}, 3, DType::Float32);
+  for (int i = 0; i < 3; ++i) {
+    {
+      Tensor junk = lf::full({4, 32, 20, 20}, std::numeric_limits<double>::quiet_NaN()) + 0.0;
+      lf::sync();
+    }
+    PathScope scope("auto");
+    Tensor y = lf::relu(lf::conv2d(x, w, b, 1, 1));
+    lf::test::Values ref = lf::test::reference_values(y);
+    lf::test::Values got = lf::test::fused_values(y);
+    std::string log = scope.log();
+    EXPECT_EQ(lf::test::compare(ref, got, lf::test::conv_tolerance(DType::Float32, 288)), "") << "round " << i;
+    EXPECT_NE(log.find("cuDNN fused convolution + bias + relu"), std::string::npos) << log;
+  }
 }
 
 TEST(ConvGpu, FullFloat32WithoutTf32) {
