@@ -42,7 +42,8 @@ Tensor scatter_like(const char* name, const Tensor& x, int64_t dim, const Tensor
   detail::check_same_device(name, {&x, &index, &src});
   check_index(name, index, {&x, &index, &src});
   if (x.dtype() == DType::Bool && mode != ScatterReduce::Assign)
-    fail(name, std::string("reduce \"") + ir::scatter_reduce_name(mode) + "\" is not defined for bool", {&x, &index, &src});
+    fail(name, std::string("reduce \"") + ir::scatter_reduce_name(mode) + "\" is not defined for bool",
+         {&x, &index, &src});
   if (index.dim() != x.dim() || src.dim() != x.dim())
     fail(name, "x, index and src must have one rank", {&x, &index, &src});
   Tensor self = as_1d(x), idx = as_1d(index), s = as_1d(src);
@@ -65,8 +66,7 @@ Tensor index_scatter(const char* name, const Tensor& x, int64_t dim, const Tenso
   Shape want = self.shape();
   want[static_cast<size_t>(dim)] = index.numel();
   Tensor src = source ? as_1d(*source) : detail::full_like_shape(want, value, x.dtype(), x.device());
-  if (src.shape() != want)
-    fail(name, "source must have shape " + shape_str(want), {&x, &index, source});
+  if (src.shape() != want) fail(name, "source must have shape " + shape_str(want), {&x, &index, source});
   Shape along(want.size(), 1);
   along[static_cast<size_t>(dim)] = index.numel();
   Tensor idx = expand(reshape(index, along), want);
@@ -138,13 +138,15 @@ Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tens
     fail("index_put", std::to_string(k) + " index tensors for " + std::to_string(x.dim()) + " dims", {&x, &v});
   if (accumulate && x.dtype() == DType::Bool) fail("index_put", "accumulate is not defined for bool", {&x, &v});
   Shape b = indices[0].shape();
-  for (size_t j = 1; j < k; ++j) b = detail::broadcast_shapes("index_put", b, indices[j].shape(), {&indices[0], &indices[j]});
+  for (size_t j = 1; j < k; ++j)
+    b = detail::broadcast_shapes("index_put", b, indices[j].shape(), {&indices[0], &indices[j]});
   Shape rest(x.shape().begin() + static_cast<std::ptrdiff_t>(k), x.shape().end());
   Shape region = b;
   region.insert(region.end(), rest.begin(), rest.end());
   if (detail::broadcast_shapes("index_put", v.shape(), region, {&x, &v}) != region)
-    fail("index_put", "value of shape " + shape_str(v.shape()) + " does not broadcast to the indexed shape " +
-                          shape_str(region), {&x, &v});
+    fail("index_put",
+         "value of shape " + shape_str(v.shape()) + " does not broadcast to the indexed shape " + shape_str(region),
+         {&x, &v});
   const int64_t m = shape_numel(b);
   if (m == 0) return x;
   Tensor flat;
@@ -160,7 +162,8 @@ Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tens
     ir::Attrs a;
     a.axis = static_cast<int64_t>(j);
     a.start = static_cast<int64_t>(ir::GatherOp::IndexPut);
-    Tensor norm = reshape(detail::record(Op::Gather, DType::Int64, x.device(), idx_at, {&src, &idx}, std::move(a)), {m});
+    Tensor norm =
+        reshape(detail::record(Op::Gather, DType::Int64, x.device(), idx_at, {&src, &idx}, std::move(a)), {m});
     flat = j == 0 ? norm : flat * n + norm;
   }
   Shape self_shape{leading}, rows{m};

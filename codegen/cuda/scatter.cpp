@@ -155,7 +155,6 @@ std::string scatter_source(DType dtype, DType index_dtype, ScatterReduce reduce)
   s += index_dtype == DType::Int32 ? "typedef int I;\n" : "typedef i64 I;\n";
   s += "#define MODE_ASSIGN 0\n#define MODE_MEAN 3\n#define MODE " + std::to_string(static_cast<int>(reduce)) + "\n";
   const bool fl = is_floating(dtype);
-  const std::string c = "C";
   // The step (codegen/reference/scatter.h): integers wrap, NaN propagates through amax / amin.
   std::string combine;
   switch (reduce) {
@@ -171,11 +170,18 @@ std::string scatter_source(DType dtype, DType index_dtype, ScatterReduce reduce)
       break;
   }
   s += "#define COMBINE(a, b) " + combine + "\n";
-  std::string lo = dtype == DType::Int32 ? "(C)(-2147483647 - 1)" : dtype == DType::Int64 ? "(C)(-9223372036854775807ll - 1)" : "(C)(-INFINITY)";
-  std::string hi = dtype == DType::Int32 ? "(C)2147483647" : dtype == DType::Int64 ? "(C)9223372036854775807ll" : "(C)INFINITY";
+  std::string lo = dtype == DType::Int32   ? "(C)(-2147483647 - 1)"
+                   : dtype == DType::Int64 ? "(C)(-9223372036854775807ll - 1)"
+                                           : "(C)(-INFINITY)";
+  std::string hi = dtype == DType::Int32   ? "(C)2147483647"
+                   : dtype == DType::Int64 ? "(C)9223372036854775807ll"
+                                           : "(C)INFINITY";
   s += "#define IDENTITY " +
-       std::string(reduce == ScatterReduce::Prod ? "(C)1" : reduce == ScatterReduce::AMax ? lo
-                   : reduce == ScatterReduce::AMin ? hi : "(C)0") + "\n";
+       std::string(reduce == ScatterReduce::Prod   ? "(C)1"
+                   : reduce == ScatterReduce::AMax ? lo
+                   : reduce == ScatterReduce::AMin ? hi
+                                                   : "(C)0") +
+       "\n";
   s += fl ? "#define MEAN(sum, n) ((sum) / (n))\n"
           : "#define MEAN(sum, n) ((sum) / (n) - (((sum) % (n) != 0 && (sum) < 0) ? 1 : 0))\n";  // floor
   const bool add = reduce == ScatterReduce::Sum || reduce == ScatterReduce::Mean;
@@ -187,7 +193,8 @@ std::string scatter_source(DType dtype, DType index_dtype, ScatterReduce reduce)
     atomic = dtype == DType::Int64 ? "atomicAdd((u64*)(p), (u64)(v))" : "atomicAdd((p), (v))";  // float, double, int
   } else if (!fl && reduce != ScatterReduce::Prod) {
     const char* f = reduce == ScatterReduce::AMax ? "atomicMax" : "atomicMin";
-    atomic = dtype == DType::Int64 ? std::string(f) + "((long long*)(p), (long long)(v))" : std::string(f) + "((p), (v))";
+    atomic =
+        dtype == DType::Int64 ? std::string(f) + "((long long*)(p), (long long)(v))" : std::string(f) + "((p), (v))";
   } else {
     atomic = dtype_size(dtype) == 8 ? "lf_atomic_cas<u64>((p), (v))" : "lf_atomic_cas<unsigned>((p), (v))";
   }

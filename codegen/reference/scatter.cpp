@@ -1,12 +1,13 @@
 // The reference executor's scatter row (scatter, scatter_reduce, index_put, index_copy,
 // index_fill): one value at a time in src's row-major order, each step rounded to the dtype.
+#include "codegen/reference/scatter.h"
+
 #include <cstring>
 #include <vector>
 
 #include "codegen/ir/dtype_dispatch.h"
 #include "codegen/ir/indexing.h"
 #include "codegen/reference/indexing.h"
-#include "codegen/reference/scatter.h"
 
 namespace lf::ir {
 
@@ -58,7 +59,8 @@ Value scatter_ref(const Node& node, const std::vector<Value>& in) {
       if (mode == ScatterReduce::Mean) ++hits[static_cast<size_t>(off)];
     }
     for (size_t i = 0; i < hits.size(); ++i)
-      if (hits[i] > 0) out[i] = from_value<S>(ref::scatter_mean<C>(to_compute(out[i]), hits[i] + (include_self ? 1 : 0)));
+      if (hits[i] > 0)
+        out[i] = from_value<S>(ref::scatter_mean<C>(to_compute(out[i]), hits[i] + (include_self ? 1 : 0)));
   });
   return result;
 }

@@ -16,14 +16,20 @@ namespace lf::ref {
 template <typename C>
 C scatter_identity(ir::ScatterReduce r) {
   switch (r) {
-    case ir::ScatterReduce::Prod: return C(1);
+    case ir::ScatterReduce::Prod:
+      return C(1);
     case ir::ScatterReduce::AMax:
-      if constexpr (std::numeric_limits<C>::has_infinity) return -std::numeric_limits<C>::infinity();
-      else return std::numeric_limits<C>::lowest();
+      if constexpr (std::numeric_limits<C>::has_infinity)
+        return -std::numeric_limits<C>::infinity();
+      else
+        return std::numeric_limits<C>::lowest();
     case ir::ScatterReduce::AMin:
-      if constexpr (std::numeric_limits<C>::has_infinity) return std::numeric_limits<C>::infinity();
-      else return std::numeric_limits<C>::max();
-    default: return C(0);
+      if constexpr (std::numeric_limits<C>::has_infinity)
+        return std::numeric_limits<C>::infinity();
+      else
+        return std::numeric_limits<C>::max();
+    default:
+      return C(0);
   }
 }
 
@@ -32,12 +38,17 @@ C scatter_identity(ir::ScatterReduce r) {
 template <typename C>
 C scatter_combine(ir::ScatterReduce r, C a, C b) {
   switch (r) {
-    case ir::ScatterReduce::Assign: return b;
+    case ir::ScatterReduce::Assign:
+      return b;
     case ir::ScatterReduce::Sum:
-    case ir::ScatterReduce::Mean: return add(a, b);
-    case ir::ScatterReduce::Prod: return mul(a, b);
-    case ir::ScatterReduce::AMax: return maximum(a, b);  // NaN propagates
-    case ir::ScatterReduce::AMin: return minimum(a, b);
+    case ir::ScatterReduce::Mean:
+      return add(a, b);
+    case ir::ScatterReduce::Prod:
+      return mul(a, b);
+    case ir::ScatterReduce::AMax:
+      return maximum(a, b);  // NaN propagates
+    case ir::ScatterReduce::AMin:
+      return minimum(a, b);
   }
   return b;
 }

@@ -81,12 +81,11 @@ TEST(ScatterFamily, MatchesPyTorchOnSmallCases) {
   Tensor vi = lf::cast(floats({-3, -4, 5}), DType::Int64);
   EXPECT_EQ(lf::scatter_reduce(zi, 0, ints({0, 0, 1}), vi, "mean", false).to_vector<int64_t>(),
             (std::vector<int64_t>{-4, 5}));
-  EXPECT_EQ(lf::scatter_reduce(zi, 0, ints({0, 0, 1}), vi, "mean").to_vector<int64_t>(),
-            (std::vector<int64_t>{-3, 2}));
+  EXPECT_EQ(lf::scatter_reduce(zi, 0, ints({0, 0, 1}), vi, "mean").to_vector<int64_t>(), (std::vector<int64_t>{-3, 2}));
   // NaN propagates through amax / amin, from src and from self.
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  std::vector<float> m = lf::scatter_reduce(floats({nan, 0, 5}), 0, ints({1, 1, 2}), floats({1, nan, -1}), "amax")
-                             .to_vector<float>();
+  std::vector<float> m =
+      lf::scatter_reduce(floats({nan, 0, 5}), 0, ints({1, 1, 2}), floats({1, nan, -1}), "amax").to_vector<float>();
   EXPECT_TRUE(std::isnan(m[0]) && std::isnan(m[1]));
   EXPECT_EQ(m[2], 5);
   // 2-D along dim 1; index smaller than src.
@@ -147,18 +146,18 @@ TEST_P(ScatterFamilyRef, ScatterAndReduceMatchReferenceEveryDtype) {
       }
       // Empty index; size-1 and size-0 dims.
       Tensor none = lf::cast(lf::zeros({0, 5}), it);
-      lf::test::expect_matches_reference(lf::scatter(data({6, 5}, dt, -3, 3), 0, none, data({0, 5}, dt, 0, 1)), 1, "empty index");
-      lf::test::expect_matches_reference(lf::scatter(data({1, 5}, dt, 0, 2), 0, lf::cast(lf::zeros({1, 5}), it),
-                                                     data({1, 5}, dt, 0, 2)),
-                                         1, "size 1");
-      lf::test::expect_matches_reference(lf::scatter(data({3, 0}, dt, 0, 2), 0, lf::cast(lf::zeros({2, 0}), it),
-                                                     data({2, 0}, dt, 0, 2)),
-                                         1, "size 0");
+      lf::test::expect_matches_reference(lf::scatter(data({6, 5}, dt, -3, 3), 0, none, data({0, 5}, dt, 0, 1)), 1,
+                                         "empty index");
+      lf::test::expect_matches_reference(
+          lf::scatter(data({1, 5}, dt, 0, 2), 0, lf::cast(lf::zeros({1, 5}), it), data({1, 5}, dt, 0, 2)), 1, "size 1");
+      lf::test::expect_matches_reference(
+          lf::scatter(data({3, 0}, dt, 0, 2), 0, lf::cast(lf::zeros({2, 0}), it), data({2, 0}, dt, 0, 2)), 1, "size 0");
       if (dt == DType::Bool) continue;
       for (const char* r : kReduce)
-        lf::test::expect_matches_reference(lf::scatter_reduce(data({6, 5}, dt, -3, 3), 1, lf::cast(lf::zeros({6, 0}), it),
-                                                              data({6, 0}, dt, 0, 1), r, false),
-                                           1, "empty index reduce");
+        lf::test::expect_matches_reference(
+            lf::scatter_reduce(data({6, 5}, dt, -3, 3), 1, lf::cast(lf::zeros({6, 0}), it), data({6, 0}, dt, 0, 1), r,
+                               false),
+            1, "empty index reduce");
     }
   }
 }
@@ -209,13 +208,15 @@ TEST_P(ScatterFamilyRef, NanAndInfMatchReference) {
   int64_t n = int64_t{1} << 16;
   Tensor pos = lf::arange(0, static_cast<double>(n), 1, DType::Int64);
   Tensor idx = lf::remainder(pos * 7, 100);
-  Tensor src = lf::where(pos == 1234, nan, lf::where(pos == 777, inf, lf::where(pos == 999, -inf, data({n}, DType::Float32, -1, 1))));
+  Tensor src = lf::where(pos == 1234, nan,
+                         lf::where(pos == 777, inf, lf::where(pos == 999, -inf, data({n}, DType::Float32, -1, 1))));
   Tensor self = lf::where(lf::arange(0, 100, 1, DType::Int64) == 50, nan, lf::zeros({100}));
   for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64})
     for (const char* r : kReduce)
       for (bool with_self : {true, false})
-        lf::test::expect_matches_reference(lf::scatter_reduce(lf::cast(self, dt), 0, idx, lf::cast(src, dt), r, with_self),
-                                           terms(r, dt, 700), std::string("nan/inf ") + r);
+        lf::test::expect_matches_reference(
+            lf::scatter_reduce(lf::cast(self, dt), 0, idx, lf::cast(src, dt), r, with_self), terms(r, dt, 700),
+            std::string("nan/inf ") + r);
 }
 
 // Producers of every operand fuse into their own kernels; consumers read the scatter's output.
@@ -232,11 +233,13 @@ TEST_P(ScatterFamilyRef, FusedProducersAndConsumers) {
   lf::test::expect_matches_reference(lf::softmax(y, 1), 33, "softmax of scatter");
   Tensor g = lf::index_put(a, {lf::cast(f, DType::Int32) - 64, lf::cast(f * 0.5f, DType::Int64)}, b * b, true);
   lf::test::expect_matches_reference(g + 1, 8, "index_put of computed indices");
-  lf::test::expect_matches_reference(lf::index_copy(a.transpose(0, 1), 1, lf::cast(data({16}, DType::Float32, 0, 64), DType::Int64),
-                                                    data({33, 16}, DType::Float32, 0, 1)) * 2,
-                                     1, "index_copy of a view");
-  lf::test::expect_matches_reference(lf::index_fill(a, 0, lf::cast(data({8}, DType::Float32, -64, 64), DType::Int32), -0.5),
-                                     1, "index_fill");
+  lf::test::expect_matches_reference(
+      lf::index_copy(a.transpose(0, 1), 1, lf::cast(data({16}, DType::Float32, 0, 64), DType::Int64),
+                     data({33, 16}, DType::Float32, 0, 1)) *
+          2,
+      1, "index_copy of a view");
+  lf::test::expect_matches_reference(
+      lf::index_fill(a, 0, lf::cast(data({8}, DType::Float32, -64, 64), DType::Int32), -0.5), 1, "index_fill");
 }
 
 TEST_P(ScatterFamilyRef, IndexErrorsAtTheSyncPoint) {
@@ -249,14 +252,26 @@ TEST_P(ScatterFamilyRef, IndexErrorsAtTheSyncPoint) {
     for (const char* r : kReduce)
       expect_error([&] { return lf::scatter_reduce(lf::zeros({3}), 0, bad, lf::ones({4}), r, false); },
                    "lf::scatter_reduce: index 5 is out of range for dim 0 of size 3");
-    expect_error([&] { return lf::index_copy(lf::zeros({2, 3}), 1, ints({3}, it), lf::ones({2, 1})); },
-                 "lf::index_copy: index 3 is out of range for dim 1 of size 3");
-    expect_error([&] { return lf::index_fill(lf::zeros({2, 3}), 0, ints({-3}, it), 1); },
-                 "lf::index_fill: index -3 is out of range for dim 0 of size 2");
-    expect_error([&] { return lf::index_put(lf::zeros({2, 3}), {ints({1}, it), ints({3}, it)}, lf::ones({1})); },
-                 "lf::index_put: index 3 is out of range for dim 1 of size 3");
-    expect_error([&] { return lf::index_put(lf::zeros({2, 3}), {ints({-3}, it)}, lf::ones({1}), true); },
-                 "lf::index_put: index -3 is out of range for dim 0 of size 2");
+    expect_error(
+        [&] {
+          return lf::index_copy(lf::zeros({2, 3}), 1, ints({3}, it), lf::ones({2, 1}));
+        },
+        "lf::index_copy: index 3 is out of range for dim 1 of size 3");
+    expect_error(
+        [&] {
+          return lf::index_fill(lf::zeros({2, 3}), 0, ints({-3}, it), 1);
+        },
+        "lf::index_fill: index -3 is out of range for dim 0 of size 2");
+    expect_error(
+        [&] {
+          return lf::index_put(lf::zeros({2, 3}), {ints({1}, it), ints({3}, it)}, lf::ones({1}));
+        },
+        "lf::index_put: index 3 is out of range for dim 1 of size 3");
+    expect_error(
+        [&] {
+          return lf::index_put(lf::zeros({2, 3}), {ints({-3}, it)}, lf::ones({1}), true);
+        },
+        "lf::index_put: index -3 is out of range for dim 0 of size 2");
     // One bad index among 2^19 values (many GPU blocks).
     int64_t n = int64_t{1} << 19;
     Tensor pos = lf::arange(0, static_cast<double>(n), 1, DType::Int64);
@@ -264,8 +279,11 @@ TEST_P(ScatterFamilyRef, IndexErrorsAtTheSyncPoint) {
     expect_error([&] { return lf::scatter_reduce(lf::zeros({100}), 0, many, lf::ones({n}), "amax"); },
                  "lf::scatter_reduce: index 1000");
     expect_error([&] { return lf::scatter(lf::zeros({100}), 0, many, lf::ones({n})); }, "lf::scatter: index 1000");
-    expect_error([&] { return lf::scatter(lf::zeros({0, 2}), 0, lf::cast(lf::zeros({1, 2}), it), 1); },
-                 "(the dim is empty)");
+    expect_error(
+        [&] {
+          return lf::scatter(lf::zeros({0, 2}), 0, lf::cast(lf::zeros({1, 2}), it), 1);
+        },
+        "(the dim is empty)");
   }
   // The trace stays usable.
   EXPECT_EQ(lf::scatter(lf::zeros({3}), 0, ints({1}), 4).to_vector<float>(), (std::vector<float>{0, 4, 0}));
@@ -289,21 +307,46 @@ TEST(ScatterFamily, ArgumentErrorsAtTheCall) {
                "lf::scatter_reduce: reduce must be \"sum\", \"prod\", \"mean\", \"amax\" or \"amin\", not \"max\"");
   expect_throw([&] { lf::scatter_reduce(lf::zeros({3}, DType::Bool), 0, ints({0}), lf::ones({1}), "amax"); },
                "lf::scatter_reduce: reduce \"amax\" is not defined for bool");
-  expect_throw([&] { lf::scatter(x, 0, lf::zeros({2, 4}), src); }, "lf::scatter: indices must be int32 or int64, not float32");
+  expect_throw(
+      [&] {
+        lf::scatter(x, 0, lf::zeros({2, 4}), src);
+      },
+      "lf::scatter: indices must be int32 or int64, not float32");
   expect_throw([&] { lf::scatter(x, 0, ints({0}), src); }, "lf::scatter: x, index and src must have one rank");
   expect_throw([&] { lf::scatter(x, 2, idx, src); }, "lf::scatter");
-  expect_throw([&] { lf::scatter(x, 0, lf::cast(lf::zeros({2, 5}), DType::Int64), lf::ones({2, 5})); },
-               "lf::scatter: index is larger than src in dim 1, or than x off dim 0");
-  expect_throw([&] { lf::index_copy(x, 0, ints({0, 1}), lf::ones({3, 4})); }, "lf::index_copy: source must have shape [2, 4]");
-  expect_throw([&] { lf::index_fill(x, 0, lf::cast(lf::zeros({1, 1}), DType::Int64), 1); },
-               "lf::index_fill: index must be 1-D or 0-D");
-  expect_throw([&] { lf::index_put(x, {ints({0}), ints({0}), ints({0})}, src); }, "lf::index_put: 3 index tensors for 2 dims");
+  expect_throw(
+      [&] {
+        lf::scatter(x, 0, lf::cast(lf::zeros({2, 5}), DType::Int64), lf::ones({2, 5}));
+      },
+      "lf::scatter: index is larger than src in dim 1, or than x off dim 0");
+  expect_throw(
+      [&] {
+        lf::index_copy(x, 0, ints({0, 1}), lf::ones({3, 4}));
+      },
+      "lf::index_copy: source must have shape [2, 4]");
+  expect_throw(
+      [&] {
+        lf::index_fill(x, 0, lf::cast(lf::zeros({1, 1}), DType::Int64), 1);
+      },
+      "lf::index_fill: index must be 1-D or 0-D");
+  expect_throw(
+      [&] {
+        lf::index_put(x, {ints({0}), ints({0}), ints({0})}, src);
+      },
+      "lf::index_put: 3 index tensors for 2 dims");
   expect_throw([&] { lf::index_put(x, {ints({0, 1}), ints({0, 1, 2})}, src); }, "lf::index_put");
-  expect_throw([&] { lf::index_put(x, {ints({0, 1})}, lf::ones({3})); },
-               "lf::index_put: cannot broadcast shapes [3] and [2, 4]");
+  expect_throw(
+      [&] {
+        lf::index_put(x, {ints({0, 1})}, lf::ones({3}));
+      },
+      "lf::index_put: cannot broadcast shapes [3] and [2, 4]");
   expect_throw([&] { lf::index_put(lf::zeros({3}, DType::Bool), {ints({0})}, lf::ones({1}), true); },
                "lf::index_put: accumulate is not defined for bool");
-  expect_throw([&] { lf::index_put(x, {lf::zeros({3}) > 0.f, ints({0})}, src); }, "lf::index_put: a bool index goes alone");
+  expect_throw(
+      [&] {
+        lf::index_put(x, {lf::zeros({3}) > 0.f, ints({0})}, src);
+      },
+      "lf::index_put: a bool index goes alone");
 }
 
 // Assignment on a GPU is deterministic (the last writer per destination): two runs agree bit for
@@ -334,8 +377,8 @@ TEST(ScatterFamilyCuda, KernelsCompile) {
         if (dt == DType::Bool && r != ScatterReduce::Assign) continue;
         lf::Status s = lf::cuda::check_compiles(std::string(lf::cuda::kPrelude) + lf::cuda::scatter_source(dt, it, r),
                                                 "lf_scatter", "sm_90");
-        EXPECT_TRUE(s.ok()) << lf::dtype_name(dt) << " " << lf::dtype_name(it) << " "
-                            << lf::ir::scatter_reduce_name(r) << ": " << s.message();
+        EXPECT_TRUE(s.ok()) << lf::dtype_name(dt) << " " << lf::dtype_name(it) << " " << lf::ir::scatter_reduce_name(r)
+                            << ": " << s.message();
       }
 }
 
