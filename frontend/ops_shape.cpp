@@ -433,6 +433,7 @@ Tensor index_put(const Tensor& x, const std::vector<Slice>& index, Scalar v) {
 
 Tensor index_put(const Tensor& x, const Tensor& mask, const Tensor& v) {
   detail::check_defined("index_put", {&x, &mask, &v});
+  if (is_integral(mask.dtype())) return index_put(x, std::vector<Tensor>{mask}, v);  // x[i] = v
   if (mask.dtype() != DType::Bool) fail("index_put", "a mask index must be bool", {&x, &mask, &v});
   if (detail::broadcast_shapes("index_put", x, mask) != x.shape())
     fail("index_put", "mask must broadcast to x's shape " + shape_str(x.shape()), {&x, &mask, &v});

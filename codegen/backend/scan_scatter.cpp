@@ -23,12 +23,13 @@ void run_scan_on_reference(ScanCall& call, const std::string& why) {
 
 void ScatterCall::log(const std::string& how) const {
   if (run.options.log_level < 1) return;
-  std::fprintf(stderr, "[lazyfuse]   group %d: scatter_add of %lld values into %lld %s: %s\n", run.index,
-               static_cast<long long>(count), static_cast<long long>(out_numel), dtype_name(dtype), how.c_str());
+  std::fprintf(stderr, "[lazyfuse]   group %d: %s (%s%s) of %lld values into %lld %s: %s\n", run.index, op_name,
+               ir::scatter_reduce_name(reduce), include_self ? "" : ", without self", static_cast<long long>(count),
+               static_cast<long long>(out_numel), dtype_name(dtype), how.c_str());
 }
 
 void ScatterCall::index_error(int64_t raw) const {
-  throw Error(ir::index_error("scatter_add", raw, axis, axis_size, true));
+  throw Error(ir::index_error(op_name, raw, axis, axis_size, true));
 }
 
 void run_scatter_on_reference(ScatterCall& call, const std::string& why) {

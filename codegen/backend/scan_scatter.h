@@ -8,6 +8,7 @@
 #include <string>
 
 #include "codegen/backend/kernel.h"
+#include "codegen/ir/indexing.h"
 
 namespace lf::backend {
 
@@ -36,14 +37,19 @@ struct ScanCall {
 void run_scan_on_reference(ScanCall& call, const std::string& why);
 
 // scatter_add(self, axis, index, src) (index_add and bincount record it): out = a copy of self, then
-// out[..., index[e], ...] += src[e] for every element e of index (rank <= kMaxRank). self is
-// contiguous (exec/scan.cpp copies it otherwise); index and src are read through their strides over
-// index's shape.
+// out[..., index[e], ...] += src[e] for every element e of index (rank <= kMaxRank). The scatter
+// row (scatter, scatter_reduce, index_put, index_copy, index_fill) is the same call with another
+// `reduce` (ir::ScatterReduce; codegen/reference/scatter.h defines each mode). self is contiguous
+// (exec/scan.cpp copies it otherwise); index and src are read through their strides over index's
+// shape.
 struct ScatterCall {
   static constexpr int kMaxRank = 8;
   GroupRun run;
   DType dtype = DType::Float32;      // self's, src's and the output's
   DType index_dtype = DType::Int64;  // Int32 or Int64
+  ir::ScatterReduce reduce = ir::ScatterReduce::Sum;  // scatter_add: Sum with self
+  bool include_self = true;
+  const char* op_name = "scatter_add";  // the user-facing op, named by index errors and the log
   int rank = 1;
   int64_t axis = 0;
   int64_t shape[kMaxRank] = {};        // index's shape (src is read over it too)

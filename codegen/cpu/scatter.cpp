@@ -1,10 +1,13 @@
-// scatter_add on the CPU over the thread pool, deterministic: the result does not depend on the
-// number of threads (chunks are fixed sizes of the index, not a share per thread).
-// - A small output and many values (bincount, k-means sums): each chunk adds its values into bins
-//   of its own, in the compute type; the bins are then added to self in chunk order.
+// scatter_add and the scatter row (scatter, scatter_reduce, index_put, ...) on the CPU over the
+// thread pool, deterministic: the result does not depend on the number of threads (chunks are fixed
+// sizes of the index, not a share per thread).
+// - A sum with self into a small output from many values (bincount, k-means sums): each chunk adds
+//   its values into bins of its own, in the compute type; the bins are then added to self in chunk
+//   order.
 // - Otherwise: values are sorted (stably, a counting sort) into buckets by output range, and each
-//   bucket applies its values in the index's row-major order, each add rounded to the dtype: the
-//   reference executor's result, bit for bit.
+//   bucket applies its values in the index's row-major order, each step rounded to the dtype (the
+//   reduce modes of codegen/reference/scatter.h; assign: the last value wins): the reference
+//   executor's result, bit for bit.
 // An index out of range is an lf::Error naming the first bad index in row-major order.
 #include <algorithm>
 #include <cstring>
@@ -14,6 +17,7 @@
 #include "codegen/cpu/backend.h"
 #include "codegen/ir/dtype_dispatch.h"
 #include "codegen/reference/math.h"
+#include "codegen/reference/scatter.h"
 #include "runtime/thread_pool.h"
 
 namespace lf::cpu {
@@ -149,10 +153,28 @@ void scatter_ordered(const backend::ScatterCall& call, S* out) {
     }
   });
   const S* src = static_cast<const S*>(call.src);
+  const ir::ScatterReduce mode = call.reduce;
+  // A bucket owns its output range: its identities, steps and mean counts touch no other bucket's.
+  std::vector<int64_t> hits(mode == ir::ScatterReduce::Mean ? static_cast<size_t>(call.out_numel) : 0, 0);
   rt::parallel_for(buckets, [&](int64_t b) {
-    for (int64_t i = bucket_start[static_cast<size_t>(b)]; i < bucket_start[static_cast<size_t>(b + 1)]; ++i) {
-      const Entry& en = entries[static_cast<size_t>(i)];
-      out[en.out] = from_value<S>(ref::add(to_compute(out[en.out]), to_compute(src[en.src])));
+    const Entry* first = entries.data() + bucket_start[static_cast<size_t>(b)];
+    const Entry* last = entries.data() + bucket_start[static_cast<size_t>(b + 1)];
+    if (!call.include_self && mode != ir::ScatterReduce::Assign)
+      for (const Entry* en = first; en != last; ++en) out[en->out] = from_value<S>(ref::scatter_identity<C>(mode));
+    if (mode == ir::ScatterReduce::Sum) {  // scatter_add's path, the mode's switch out of the loop
+      for (const Entry* en = first; en != last; ++en)
+        out[en->out] = from_value<S>(ref::add(to_compute(out[en->out]), to_compute(src[en->src])));
+    } else {
+      for (const Entry* en = first; en != last; ++en)
+        out[en->out] = from_value<S>(ref::scatter_combine<C>(mode, to_compute(out[en->out]), to_compute(src[en->src])));
+    }
+    if (mode != ir::ScatterReduce::Mean) return;
+    for (const Entry* en = first; en != last; ++en) ++hits[static_cast<size_t>(en->out)];
+    for (const Entry* en = first; en != last; ++en) {
+      int64_t& h = hits[static_cast<size_t>(en->out)];
+      if (h == 0) continue;  // divided already (a duplicate)
+      out[en->out] = from_value<S>(ref::scatter_mean<C>(to_compute(out[en->out]), h + (call.include_self ? 1 : 0)));
+      h = 0;
     }
   });
 }
@@ -162,19 +184,23 @@ void scatter_ordered(const backend::ScatterCall& call, S* out) {
 void run_scatter(backend::ScatterCall& call) {
   ir::Node* y = call.node();
   auto out = rt::Storage::allocate(y->device, static_cast<size_t>(call.out_numel) * dtype_size(call.dtype));
-  bool bins = call.out_numel <= kSmallOut && call.count >= 4 * kChunk;
+  bool bins = call.reduce == ir::ScatterReduce::Sum && call.include_self && call.out_numel <= kSmallOut &&
+              call.count >= 4 * kChunk;
   if (call.out_numel > 0) {
     dispatch(call.dtype, [&](auto tag) {
       using S = typename decltype(tag)::storage_t;
       using C = typename decltype(tag)::compute_t;
       S* o = static_cast<S*>(out->data());
-      if constexpr (std::is_same_v<S, bool>) return;  // the frontend never records bool (cast, or refused)
-      else       if (call.count == 0)
+      if (call.count == 0) {
         std::memcpy(o, call.self, static_cast<size_t>(call.out_numel) * sizeof(S));
-      else if (call.index_dtype == DType::Int32)
+      } else if constexpr (std::is_same_v<S, bool>) {  // assign only (the frontend refuses bool sums)
+        call.index_dtype == DType::Int32 ? scatter_ordered<S, C, int32_t>(call, o)
+                                         : scatter_ordered<S, C, int64_t>(call, o);
+      } else if (call.index_dtype == DType::Int32) {
         bins ? scatter_bins<S, C, int32_t>(call, o) : scatter_ordered<S, C, int32_t>(call, o);
-      else
+      } else {
         bins ? scatter_bins<S, C, int64_t>(call, o) : scatter_ordered<S, C, int64_t>(call, o);
+      }
     });
   } else if (call.count > 0) {
     // Nothing to write, but every index is still out of range of an empty dim.

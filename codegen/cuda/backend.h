@@ -13,6 +13,7 @@
 #include "codegen/backend/compiled.h"
 #include "codegen/cuda/emit.h"
 #include "codegen/cuda/nvrtc.h"
+#include "codegen/ir/indexing.h"
 #include "codegen/kir/kernel_ir.h"
 
 namespace lf::rt::cu {
@@ -61,7 +62,8 @@ void run_scan(backend::ScanCall& call);        // scan.cpp
 void run_scatter(backend::ScatterCall& call);  // scatter.cpp
 // The CUDA C of the scan and scatter kernels for a dtype (tests check that NVRTC compiles them).
 std::string scan_source(DType dtype, ir::Op op);
-std::string scatter_source(DType dtype, DType index_dtype);
+// scatter_source: scatter_add's kernel, or the scatter row's for a reduce mode (all three phases).
+std::string scatter_source(DType dtype, DType index_dtype, ir::ScatterReduce reduce = ir::ScatterReduce::Sum);
 
 // build() then load_into(). `quick`: the quick build of tiered compiling (kernel_cache.h), when
 // this NVRTC can make one (12.8 and later: --Ofast-compile); the result's `quick` says whether it is one.

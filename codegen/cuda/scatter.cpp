@@ -1,10 +1,18 @@
-// scatter_add on a GPU: the output starts as a copy of self, then a thread per index element adds
-// its src value with an atomic add (atomicAdd for float, double, int32 and int64; 16-bit floats by
-// compare-and-swap on the 32-bit word holding them, each add rounded to the dtype). Integer results
-// are exact; float results depend on the order the atomics land in, so they are not deterministic
-// (as PyTorch's). LAZYFUSE_DETERMINISTIC=1 runs float scatters in index order instead (the
-// reference executor on the host: exact, slower). An index out of range sets a device-side error
-// word ({1, index}), read back after the kernel: an lf::Error at this group's sync point.
+// scatter_add and the scatter row (scatter, scatter_reduce, index_put, index_copy, index_fill) on a
+// GPU: the output starts as a copy of self, then a thread per index element combines its src value
+// with its destination by an atomic (up to three launches of one kernel, `phase`):
+//   0 (prepare, when needed): assign records each destination's last writer (an atomicMax of the
+//     element's row-major position: the last in index order wins, deterministically); without
+//     include_self a destination is set to the mode's identity; mean counts its values.
+//   1 (apply): assign: the last writer stores; sum and mean atomicAdd (float, double, int32, int64;
+//     16-bit floats by compare-and-swap on the 32-bit word that holds them); prod, amax, amin a
+//     compare-and-swap loop (int32/int64 amax, amin: atomicMax / atomicMin).
+//   2 (mean): each destination with values divides by its count (integers floor).
+// Integer results, amax, amin and assign do not depend on the atomics' order: exact. Float sums,
+// means and products do (not deterministic, as PyTorch's); LAZYFUSE_DETERMINISTIC=1 runs them in
+// index order instead (the reference executor on the host: exact, slower). An index out of range
+// sets a device-side error word ({1, index}), read back after the kernels: an lf::Error at this
+// group's sync point.
 #include <algorithm>
 #include <cstring>
 
@@ -17,6 +25,8 @@
 namespace lf::cuda {
 namespace {
 
+using ir::ScatterReduce;
+
 constexpr int kThreads = 256;
 
 // The kernel's parameter block; the CUDA C struct below has the same fields in the same order.
@@ -25,10 +35,12 @@ struct Params {
   const void* src;
   void* out;
   long long* error;
-  long long count, axis_size;
+  long long* winner;             // assign: the last writer's position per destination
+  unsigned long long* hits;      // mean: values per destination
+  long long count, axis_size, out_numel;
   long long shape[backend::ScatterCall::kMaxRank], out_strides[backend::ScatterCall::kMaxRank],
       index_strides[backend::ScatterCall::kMaxRank], src_strides[backend::ScatterCall::kMaxRank];
-  int rank, axis;
+  int rank, axis, phase, include_self;
 };
 
 const char* const kScatterSource = R"(
@@ -38,75 +50,178 @@ struct Params {
   const S* src;
   S* out;
   i64* error;
-  i64 count, axis_size;
+  i64* winner;
+  u64* hits;
+  i64 count, axis_size, out_numel;
   i64 shape[MAX_RANK], out_strides[MAX_RANK], index_strides[MAX_RANK], src_strides[MAX_RANK];
-  int rank, axis;
+  int rank, axis, phase, include_self;
 };
 
-__device__ __forceinline__ void lf_atomic_add16(unsigned short* p, float v, bool bf) {
+__device__ __forceinline__ C lf_combine(C a, C b) { return COMBINE(a, b); }
+
+// 16-bit floats: compare-and-swap on the 32-bit word holding the element, each step rounded.
+__device__ __forceinline__ void lf_atomic16(unsigned short* p, float v, bool bf, bool add) {
   unsigned* word = (unsigned*)((u64)p & ~(u64)3);
   unsigned shift = ((u64)p & 2) ? 16u : 0u;
   unsigned old = *word, assumed;
   do {
     assumed = old;
     unsigned short h = (unsigned short)(assumed >> shift);
-    float f = (bf ? lf_b2f(h) : lf_h2f(h)) + v;
+    float cur = bf ? lf_b2f(h) : lf_h2f(h);
+    float f = add ? cur + v : (float)lf_combine((C)cur, (C)v);
     unsigned short r = bf ? lf_f2b(f) : lf_f2h(f);
+    if (r == h) return;  // unchanged (a max that lost): no write needed
     old = atomicCAS(word, assumed, (assumed & ~(0xffffu << shift)) | ((unsigned)r << shift));
   } while (assumed != old);
 }
 
-extern "C" __global__ void __launch_bounds__(256) lf_scatter_add(Params p) {
-  for (i64 e = (i64)blockIdx.x * blockDim.x + threadIdx.x; e < p.count; e += (i64)gridDim.x * blockDim.x) {
-    i64 rest = e, ioff = 0, soff = 0, ooff = 0;
-    for (int d = p.rank - 1; d >= 0; --d) {
-      i64 c = rest % p.shape[d];
-      rest /= p.shape[d];
-      ioff += c * p.index_strides[d];
-      soff += c * p.src_strides[d];
-      if (d != p.axis) ooff += c * p.out_strides[d];
+// 32- and 64-bit values: compare-and-swap on the value's bits.
+template <typename W>
+__device__ __forceinline__ void lf_atomic_cas(S* p, C v) {
+  W* word = (W*)p;
+  W old = *word, assumed;
+  do {
+    assumed = old;
+    S cur;
+    memcpy(&cur, &assumed, sizeof(S));
+    S next = STORE(lf_combine(LOAD(cur), v));
+    W bits;
+    memcpy(&bits, &next, sizeof(S));
+    if (bits == assumed) return;
+    old = atomicCAS(word, assumed, bits);
+  } while (assumed != old);
+}
+
+// The destination's offset in out, or -1 for a bad index (recorded in the error word).
+__device__ __forceinline__ i64 lf_target(const Params& p, i64 e, i64* soff) {
+  i64 rest = e, ioff = 0, ooff = 0;
+  *soff = 0;
+  for (int d = p.rank - 1; d >= 0; --d) {
+    i64 c = rest % p.shape[d];
+    rest /= p.shape[d];
+    ioff += c * p.index_strides[d];
+    *soff += c * p.src_strides[d];
+    if (d != p.axis) ooff += c * p.out_strides[d];
+  }
+  i64 raw = (i64)p.index[ioff];
+  i64 i = raw < 0 ? raw + p.axis_size : raw;
+  if (i < 0 || i >= p.axis_size) {
+    if (atomicCAS((u64*)p.error, 0ull, 1ull) == 0ull) p.error[1] = raw;
+    return -1;
+  }
+  return ooff + i * p.out_strides[p.axis];
+}
+
+extern "C" __global__ void __launch_bounds__(256) lf_scatter(Params p) {
+  i64 stride = (i64)gridDim.x * blockDim.x;
+  if (p.phase == 2) {
+#if MODE == MODE_MEAN
+    for (i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x; t < p.out_numel; t += stride) {
+      i64 n = (i64)p.hits[t];
+      if (n > 0) p.out[t] = STORE(MEAN(LOAD(p.out[t]), (C)(n + p.include_self)));
     }
-    i64 raw = (i64)p.index[ioff];
-    i64 i = raw < 0 ? raw + p.axis_size : raw;
-    if (i < 0 || i >= p.axis_size) {
-      if (atomicCAS((u64*)p.error, 0ull, 1ull) == 0ull) p.error[1] = raw;
+#endif
+    return;
+  }
+  for (i64 e = (i64)blockIdx.x * blockDim.x + threadIdx.x; e < p.count; e += stride) {
+    i64 soff, t = lf_target(p, e, &soff);
+    if (t < 0) continue;
+    if (p.phase == 0) {
+#if MODE == MODE_ASSIGN
+      atomicMax((long long*)p.winner + t, (long long)e);
+#else
+      if (!p.include_self) p.out[t] = STORE(IDENTITY);
+#endif
+#if MODE == MODE_MEAN
+      atomicAdd(p.hits + t, 1ull);
+#endif
       continue;
     }
-    ATOMIC_ADD(p.out + ooff + i * p.out_strides[p.axis], LOAD(p.src[soff]));
+#if MODE == MODE_ASSIGN
+    if (p.winner[t] == e) p.out[t] = p.src[soff];
+#else
+    ATOMIC(p.out + t, LOAD(p.src[soff]));
+#endif
   }
 }
 )";
 
+bool floating16(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
+
 }  // namespace
 
-std::string scatter_source(DType dtype, DType index_dtype) {
+std::string scatter_source(DType dtype, DType index_dtype, ScatterReduce reduce) {
   std::string s = dtype_macros(dtype);
   s += index_dtype == DType::Int32 ? "typedef int I;\n" : "typedef i64 I;\n";
-  switch (dtype) {
-    case DType::Float16: s += "#define ATOMIC_ADD(p, v) lf_atomic_add16((p), (v), false)\n"; break;
-    case DType::BFloat16: s += "#define ATOMIC_ADD(p, v) lf_atomic_add16((p), (v), true)\n"; break;
-    case DType::Int64: s += "#define ATOMIC_ADD(p, v) atomicAdd((u64*)(p), (u64)(v))\n"; break;
-    default: s += "#define ATOMIC_ADD(p, v) atomicAdd((p), (v))\n"; break;  // float, double, int
+  s += "#define MODE_ASSIGN 0\n#define MODE_MEAN 3\n#define MODE " + std::to_string(static_cast<int>(reduce)) + "\n";
+  const bool fl = is_floating(dtype);
+  // The step (codegen/reference/scatter.h): integers wrap, NaN propagates through amax / amin.
+  std::string combine;
+  switch (reduce) {
+    case ScatterReduce::Assign: combine = "(b)"; break;
+    case ScatterReduce::Sum:
+    case ScatterReduce::Mean: combine = fl ? "((a) + (b))" : "(C)((u64)(a) + (u64)(b))"; break;
+    case ScatterReduce::Prod: combine = fl ? "((a) * (b))" : "(C)((u64)(a) * (u64)(b))"; break;
+    case ScatterReduce::AMax:
+      combine = fl ? "(((a) != (a) || (b) != (b)) ? (C)NAN : ((a) < (b) ? (b) : (a)))" : "((a) < (b) ? (b) : (a))";
+      break;
+    case ScatterReduce::AMin:
+      combine = fl ? "(((a) != (a) || (b) != (b)) ? (C)NAN : ((b) < (a) ? (b) : (a)))" : "((b) < (a) ? (b) : (a))";
+      break;
   }
+  s += "#define COMBINE(a, b) " + combine + "\n";
+  std::string lo = dtype == DType::Int32   ? "(C)(-2147483647 - 1)"
+                   : dtype == DType::Int64 ? "(C)(-9223372036854775807ll - 1)"
+                                           : "(C)(-INFINITY)";
+  std::string hi = dtype == DType::Int32   ? "(C)2147483647"
+                   : dtype == DType::Int64 ? "(C)9223372036854775807ll"
+                                           : "(C)INFINITY";
+  s += "#define IDENTITY " +
+       std::string(reduce == ScatterReduce::Prod   ? "(C)1"
+                   : reduce == ScatterReduce::AMax ? lo
+                   : reduce == ScatterReduce::AMin ? hi
+                                                   : "(C)0") +
+       "\n";
+  s += fl ? "#define MEAN(sum, n) ((sum) / (n))\n"
+          : "#define MEAN(sum, n) ((sum) / (n) - (((sum) % (n) != 0 && (sum) < 0) ? 1 : 0))\n";  // floor
+  const bool add = reduce == ScatterReduce::Sum || reduce == ScatterReduce::Mean;
+  std::string atomic;
+  if (floating16(dtype)) {
+    atomic = std::string("lf_atomic16((unsigned short*)(p), (v), ") + (dtype == DType::BFloat16 ? "true" : "false") +
+             (add ? ", true)" : ", false)");
+  } else if (add) {
+    atomic = dtype == DType::Int64 ? "atomicAdd((u64*)(p), (u64)(v))" : "atomicAdd((p), (v))";  // float, double, int
+  } else if (!fl && reduce != ScatterReduce::Prod) {
+    const char* f = reduce == ScatterReduce::AMax ? "atomicMax" : "atomicMin";
+    atomic =
+        dtype == DType::Int64 ? std::string(f) + "((long long*)(p), (long long)(v))" : std::string(f) + "((p), (v))";
+  } else {
+    atomic = dtype_size(dtype) == 8 ? "lf_atomic_cas<u64>((p), (v))" : "lf_atomic_cas<unsigned>((p), (v))";
+  }
+  s += "#define ATOMIC(p, v) " + atomic + "\n";
   return s + kScatterSource;
 }
 
 void run_scatter(backend::ScatterCall& call) {
   ir::Node* y = call.node();
-  if (call.dtype == DType::Bool) return backend::run_scatter_on_reference(call, "no GPU scatter for bool");
-  if (is_floating(call.dtype) && rt::config().deterministic)
-    return backend::run_scatter_on_reference(call, "LAZYFUSE_DETERMINISTIC=1: float adds in index order");
+  const ScatterReduce mode = call.reduce;
+  if (call.dtype == DType::Bool && mode != ScatterReduce::Assign)
+    return backend::run_scatter_on_reference(call, "no GPU scatter reduce for bool");
+  const bool ordered = mode == ScatterReduce::Sum || mode == ScatterReduce::Mean || mode == ScatterReduce::Prod;
+  if (is_floating(call.dtype) && ordered && rt::config().deterministic)
+    return backend::run_scatter_on_reference(call, "LAZYFUSE_DETERMINISTIC=1: float steps in index order");
   int device = y->device.index();
   size_t bytes = static_cast<size_t>(call.out_numel) * dtype_size(call.dtype);
-  // Rounded up to whole 32-bit words: a 16-bit add rewrites the word that holds its element.
+  // Rounded up to whole 32-bit words: a 16-bit step rewrites the word that holds its element.
   auto out = rt::Storage::allocate(y->device, std::max<size_t>((bytes + 3) / 4 * 4, 4));
   if (bytes) {
     size_t self_at = static_cast<size_t>(static_cast<const char*>(call.self) -
                                          static_cast<const char*>(call.self_storage->data()));
     rt::copy(*call.self_storage, self_at, *out, 0, bytes);
   }
+  int launches = 0;
   if (call.count > 0) {
-    auto fn = library_function(scatter_source(call.dtype, call.index_dtype), "lf_scatter_add", device);
+    auto fn = library_function(scatter_source(call.dtype, call.index_dtype, mode), "lf_scatter", device);
     if (!fn.ok())
       return backend::run_scatter_on_reference(call, "the scatter kernel failed to compile: " +
                                                          std::string(fn.status().message()));
@@ -114,13 +229,27 @@ void run_scatter(backend::ScatterCall& call) {
     const rt::cu::Api& cu = rt::cu::api();
     auto error = rt::Storage::allocate(y->device, 16);
     LF_CU_CHECK(cu.cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(error->data()), 0, 16, ctx.stream));
+    // Per-destination scratch: assign's last writers (-1: none, all bytes 0xff), mean's counts.
+    const size_t scratch = static_cast<size_t>(std::max<int64_t>(call.out_numel, 1)) * 8;
+    std::shared_ptr<rt::Storage> winner, hits;
+    if (mode == ScatterReduce::Assign) {
+      winner = rt::Storage::allocate(y->device, scratch);
+      LF_CU_CHECK(cu.cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(winner->data()), 0xff, scratch, ctx.stream));
+    }
+    if (mode == ScatterReduce::Mean) {
+      hits = rt::Storage::allocate(y->device, scratch);
+      LF_CU_CHECK(cu.cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(hits->data()), 0, scratch, ctx.stream));
+    }
     Params p{};
     p.index = call.index;
     p.src = call.src;
     p.out = out->data();
     p.error = static_cast<long long*>(error->data());
+    p.winner = winner ? static_cast<long long*>(winner->data()) : nullptr;
+    p.hits = hits ? static_cast<unsigned long long*>(hits->data()) : nullptr;
     p.count = call.count;
     p.axis_size = call.axis_size;
+    p.out_numel = call.out_numel;
     for (int d = 0; d < call.rank; ++d) {
       p.shape[d] = call.shape[d];
       p.out_strides[d] = call.out_strides[d];
@@ -129,21 +258,31 @@ void run_scatter(backend::ScatterCall& call) {
     }
     p.rank = call.rank;
     p.axis = static_cast<int>(call.axis);
-    int64_t blocks = std::min<int64_t>((call.count + kThreads - 1) / kThreads, int64_t{1} << 20);
-    void* params[] = {&p};
-    LF_CU_CHECK(cu.cuLaunchKernel(static_cast<rt::cu::CUfunction>(*fn), static_cast<unsigned>(blocks), 1, 1, kThreads,
-                                  1, 1, 0, ctx.stream, params, nullptr));
+    p.include_self = call.include_self ? 1 : 0;
+    auto launch = [&](int phase, int64_t n) {
+      p.phase = phase;
+      int64_t blocks = std::min<int64_t>((n + kThreads - 1) / kThreads, int64_t{1} << 20);
+      void* params[] = {&p};
+      LF_CU_CHECK(cu.cuLaunchKernel(static_cast<rt::cu::CUfunction>(*fn), static_cast<unsigned>(blocks), 1, 1,
+                                    kThreads, 1, 1, 0, ctx.stream, params, nullptr));
+      ++launches;
+    };
+    if (mode == ScatterReduce::Assign || mode == ScatterReduce::Mean || !call.include_self) launch(0, call.count);
+    launch(1, call.count);
+    if (mode == ScatterReduce::Mean && call.out_numel > 0) launch(2, call.out_numel);
     long long err[2];
     auto host = rt::Storage::allocate(Device::cpu(), sizeof err);
-    rt::copy(*error, 0, *host, 0, sizeof err);  // waits for the kernel: indices are data
+    rt::copy(*error, 0, *host, 0, sizeof err);  // waits for the kernels: indices are data
     std::memcpy(err, host->data(), sizeof err);
     if (err[0] != 0) call.index_error(err[1]);
   }
-  ++call.run.stats.kernels_launched;
+  call.run.stats.kernels_launched += static_cast<uint64_t>(std::max(launches, 1));
   call.run.stats.bytes_moved += static_cast<uint64_t>(2 * call.out_numel + call.count) * dtype_size(call.dtype) +
                                 static_cast<uint64_t>(call.count) * dtype_size(call.index_dtype);
   backend::materialize(*y, out, ir::Layout{ir::contiguous_strides(y->shape), 0});
-  call.log("atomic adds, a thread per value" + std::string(call.count == 0 ? " (none)" : ""));
+  call.log(std::string(mode == ScatterReduce::Assign ? "the last writer per destination (atomicMax), then its store"
+                                                     : "atomics, a thread per value") +
+           (call.count == 0 ? " (none)" : ""));
 }
 
 }  // namespace lf::cuda

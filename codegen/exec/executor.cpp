@@ -60,7 +60,8 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
   // Scans and scatters: library calls of their backend (issue 23).
   if (g.kind == fuse::Group::Kind::Host && ir::is_scan(g.nodes[0]->op))
     return run_scan_group(run);
-  if (g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::ScatterAdd) return run_scatter_group(run);
+  if (g.kind == fuse::Group::Kind::Host && (g.nodes[0]->op == ir::Op::ScatterAdd || g.nodes[0]->op == ir::Op::Scatter))
+    return run_scatter_group(run);
   if (g.kind == fuse::Group::Kind::Host) {
     ir::Op op = g.nodes[0]->op;  // before it becomes a buffer
     run_host(g);

@@ -80,6 +80,11 @@ void run_scatter_group(const backend::GroupRun& run) {
   backend::ScatterCall call{run};
   call.dtype = y->dtype;
   call.index_dtype = index_node->dtype;
+  if (y->op == ir::Op::Scatter) {
+    call.reduce = static_cast<ir::ScatterReduce>(y->attrs.start);
+    call.include_self = y->attrs.keepdim;
+    call.op_name = ir::scatter_op_name(y->attrs.step);
+  }
   call.rank = static_cast<int>(index_node->shape.size());
   call.axis = y->attrs.axis;
   call.axis_size = y->shape[static_cast<size_t>(call.axis)];

@@ -410,7 +410,7 @@ struct Builder {
       } else if (ir::is_reduce(n->op)) {
         place_reduce(n);
       } else if (n->op == ir::Op::Matmul || n->op == ir::Op::Cat || n->op == ir::Op::Conv2d ||
-                 n->op == ir::Op::Pool2d || n->op == ir::Op::ScatterAdd || n->op == ir::Op::CumSum ||
+                 n->op == ir::Op::Pool2d || n->op == ir::Op::ScatterAdd || n->op == ir::Op::Scatter || n->op == ir::Op::CumSum ||
                  n->op == ir::Op::CumProd || n->op == ir::Op::ArgSort || n->op == ir::Op::TopK ||
                  n->op == ir::Op::Attention || ir::is_scan(n->op)) {
         place_host(n);

@@ -8,7 +8,8 @@
 
 namespace lf::ir {
 
-enum class GatherOp : int64_t { Gather = 0, IndexSelect, TakeAlongDim, Take, Embedding };
+// IndexPut: index_put checks and normalizes each index tensor by a gather of arange (dim j of x).
+enum class GatherOp : int64_t { Gather = 0, IndexSelect, TakeAlongDim, Take, Embedding, IndexPut };
 
 inline const char* gather_op_name(int64_t op) {
   switch (static_cast<GatherOp>(op)) {
@@ -17,8 +18,41 @@ inline const char* gather_op_name(int64_t op) {
     case GatherOp::TakeAlongDim: return "take_along_dim";
     case GatherOp::Take: return "take";
     case GatherOp::Embedding: return "embedding";
+    case GatherOp::IndexPut: return "index_put";
   }
   return "gather";
+}
+
+// The scatter row (ops.inc `scatter`): how a value combines with its destination (attrs.start).
+// Assign: the last value in index order wins (deterministic, where PyTorch leaves it unspecified).
+// The others are scatter_reduce's reduce modes: without include_self (attrs.keepdim false) a
+// destination that receives values starts from the mode's identity (PyTorch's rule), so self is
+// left out of it; mean divides by the number of values (plus one with self), flooring for integers.
+enum class ScatterReduce : int64_t { Assign = 0, Sum, Prod, Mean, AMax, AMin };
+// The user-facing op a scatter node stands for (attrs.step), named by its index errors.
+enum class ScatterOp : int64_t { Scatter = 0, ScatterReduce, IndexPut, IndexCopy, IndexFill };
+
+inline const char* scatter_op_name(int64_t op) {
+  switch (static_cast<ScatterOp>(op)) {
+    case ScatterOp::Scatter: return "scatter";
+    case ScatterOp::ScatterReduce: return "scatter_reduce";
+    case ScatterOp::IndexPut: return "index_put";
+    case ScatterOp::IndexCopy: return "index_copy";
+    case ScatterOp::IndexFill: return "index_fill";
+  }
+  return "scatter";
+}
+
+inline const char* scatter_reduce_name(ScatterReduce r) {
+  switch (r) {
+    case ScatterReduce::Assign: return "assign";
+    case ScatterReduce::Sum: return "sum";
+    case ScatterReduce::Prod: return "prod";
+    case ScatterReduce::Mean: return "mean";
+    case ScatterReduce::AMax: return "amax";
+    case ScatterReduce::AMin: return "amin";
+  }
+  return "assign";
 }
 
 // "lf::index_select: index 7 is out of range for dim 0 of size 5 (valid: -5 to 4)"; take names no dim

@@ -476,6 +476,7 @@ Value reference_op(const Node& node, const std::vector<Value>& in) {
     case Op::Gather: return gather_ref(node, in);
     case Op::Remap: return remap_ref(node, in);
     case Op::ScatterAdd: return scatter_add_ref(node, in);
+    case Op::Scatter: return scatter_ref(node, in);
     case Op::CumSum:
     case Op::CumProd:
     case Op::LogCumSumExp: return scan_ref(node, in[0]);

@@ -328,6 +328,25 @@ Tensor embedding(const Tensor& weight, const Tensor& indices);  // weight [V, D]
 Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha = 1);
 // out = x; out[c with c[dim] = index[c]] += src[c] for c over index's shape (in order: deterministic).
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+// The rest of the scatter family (frontend/ops_scatter.cpp; PyTorch's names and semantics, a new
+// tensor each; src is cast to x's dtype). Duplicate indices apply in index order: scatter,
+// index_copy and index_put without accumulate keep the LAST value (PyTorch leaves it unspecified).
+// out = x; out[c with c[dim] = index[c]] = src[c] (or value) for c over index's shape.
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, Scalar value);
+// reduce: "sum", "prod", "mean", "amax", "amin". include_self false: a destination that receives
+// values reduces only them; mean divides by the count (plus one with self; integers floor);
+// amax / amin propagate NaN. Not for bool.
+Tensor scatter_reduce(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                      bool include_self = true);
+// out = x with out[.., index[i], ..] = source[.., i, ..] along dim (1-D index), or = value.
+Tensor index_copy(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source);
+Tensor index_fill(const Tensor& x, int64_t dim, const Tensor& index, Scalar value);
+// x[i0, i1, ...] = v on a copy (torch.index_put): int32/int64 index tensors broadcast together
+// to B and index x's leading dims; v broadcasts to B + x.shape[k:]. accumulate: += (duplicates
+// add up). The one-tensor form index_put(x, i, v) is the mask overload below, which forwards an
+// integer index here.
+Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tensor& v, bool accumulate = false);
 // Counts of each value of the 1-D non-negative integer x (weighted sums with `weights`). The
 // result's size, max(x) + 1 (at least minlength), is data: a sync point that reads max and min of x.
 Tensor bincount(const Tensor& x, const Tensor& weights = {}, int64_t minlength = 0);
@@ -403,6 +422,6 @@ struct Slice {
 inline Slice slice(int64_t start, int64_t end = INT64_MAX, int64_t step = 1) { return Slice{start, end, step}; }
 Tensor index_put(const Tensor& x, const std::vector<Slice>& index, const Tensor& v);
 Tensor index_put(const Tensor& x, const std::vector<Slice>& index, Scalar v);
-Tensor index_put(const Tensor& x, const Tensor& mask, const Tensor& v);  // where(mask, v, x), x's dtype
+Tensor index_put(const Tensor& x, const Tensor& mask, const Tensor& v);  // where(mask, v, x), x's dtype (int mask: above)
 
 }  // namespace lf

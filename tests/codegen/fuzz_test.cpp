@@ -626,6 +626,23 @@ class Graph {
       Tensor idx = random_index({rng_.range(1, 4)}, a.t.size(0), &in);
       r = lf::embedding(a.t, idx);
       what << "embedding(" << a.name << ", " << in << ")";
+    } else if (kind == 5 && rng_.chance(0.5)) {
+      // scatter (the last duplicate wins: exact) and scatter_reduce (every mode, with and without
+      // self) of a random src over a random index with duplicates (issue 23).
+      Shape s = a.t.shape();
+      s[static_cast<size_t>(d)] = rng_.range(0, 5);
+      Tensor idx = random_index(s, size, &in);
+      Tensor src = lf::cast(lf::rand(s) * 4 - 2, a.t.dtype());
+      const char* modes[] = {"sum", "prod", "mean", "amax", "amin"};
+      int m = a.t.dtype() == DType::Bool ? -1 : static_cast<int>(rng_.range(-1, 4));
+      bool with_self = rng_.chance(0.5);
+      r = m < 0 ? lf::scatter(a.t, d, idx, src) : lf::scatter_reduce(a.t, d, idx, src, modes[m], with_self);
+      what << (m < 0 ? "scatter(" : "scatter_reduce(") << a.name << ", " << d << ", " << in << ", rand"
+           << lf::shape_str(s) << (m < 0 ? "" : std::string(", ") + modes[m] + (with_self ? "" : ", no self")) << ")";
+      double steps = static_cast<double>(s[static_cast<size_t>(d)] + 2);
+      if (m == 0 || m == 2) rel = grow(a.rel) + steps * eps_of(r.dtype()) * 4;
+      if (m == 1) rel = grow(a.rel) * steps + steps * eps_of(r.dtype()) * 4;
+      fuzzy = a.fuzzy || (is_floating(r.dtype()) && m >= 0 && m <= 2);
     } else if (kind == 5) {
       if (a.t.dtype() == DType::Bool) return;
       int64_t n = rng_.range(0, 6);

@@ -1,0 +1,182 @@
+// The scatter family beyond scatter_add (issue 23): scatter, scatter_reduce, index_put with integer
+// index tensors, index_copy and index_fill, all recorded as one `scatter` node (ops.inc) whose
+// attrs say the reduce mode and the user-facing op. Value semantics: each returns a new tensor.
+#include <string>
+#include <vector>
+
+#include "codegen/ir/indexing.h"
+#include "frontend/record.h"
+#include "lazyfuse/ops.h"
+
+namespace lf {
+namespace {
+
+using detail::fail;
+using ir::Op;
+using ir::ScatterOp;
+using ir::ScatterReduce;
+
+void check_index(const char* op, const Tensor& index, std::initializer_list<const Tensor*> args) {
+  if (index.dtype() != DType::Int64 && index.dtype() != DType::Int32)
+    fail(op, "indices must be int32 or int64, not " + std::string(dtype_name(index.dtype())), args);
+}
+
+Tensor as_1d(const Tensor& x) { return x.dim() == 0 ? reshape(x, {1}) : x; }
+
+// x, index and src already checked for rank and sizes by the caller; src has index's shape.
+Tensor record_scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, ScatterReduce mode,
+                      bool include_self, ScatterOp op) {
+  Tensor s = detail::cast_to(src, x.dtype());
+  ir::Attrs a;
+  a.axis = dim;
+  a.start = static_cast<int64_t>(mode);
+  a.keepdim = include_self;
+  a.step = static_cast<int64_t>(op);
+  return detail::record(Op::Scatter, x.dtype(), x.device(), x.shape(), {&x, &index, &s}, std::move(a));
+}
+
+// scatter and scatter_reduce: PyTorch's shape rules (index no larger than src, nor than x off dim).
+Tensor scatter_like(const char* name, const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src,
+                    ScatterReduce mode, bool include_self, ScatterOp op) {
+  detail::check_defined(name, {&x, &index, &src});
+  detail::check_same_device(name, {&x, &index, &src});
+  check_index(name, index, {&x, &index, &src});
+  if (x.dtype() == DType::Bool && mode != ScatterReduce::Assign)
+    fail(name, std::string("reduce \"") + ir::scatter_reduce_name(mode) + "\" is not defined for bool",
+         {&x, &index, &src});
+  if (index.dim() != x.dim() || src.dim() != x.dim())
+    fail(name, "x, index and src must have one rank", {&x, &index, &src});
+  Tensor self = as_1d(x), idx = as_1d(index), s = as_1d(src);
+  dim = detail::normalize_dim(name, dim, self.dim(), self);
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (idx.size(d) > s.size(d) || (d != dim && idx.size(d) > self.size(d)))
+      fail(name, "index is larger than src in dim " + std::to_string(d) + ", or than x off dim " + std::to_string(dim),
+           {&x, &index, &src});
+    if (idx.size(d) < s.size(d)) s = slice(s, d, 0, idx.size(d));
+  }
+  Tensor out = record_scatter(self, dim, idx, s, mode, include_self, op);
+  return x.dim() == 0 ? reshape(out, {}) : out;
+}
+
+// index_copy and index_fill: a 1-D index along dim, expanded to the source's shape.
+Tensor index_scatter(const char* name, const Tensor& x, int64_t dim, const Tensor& index, const Tensor* source,
+                     Scalar value, ScatterOp op) {
+  Tensor self = as_1d(x);
+  dim = detail::normalize_dim(name, dim, self.dim(), self);
+  Shape want = self.shape();
+  want[static_cast<size_t>(dim)] = index.numel();
+  Tensor src = source ? as_1d(*source) : detail::full_like_shape(want, value, x.dtype(), x.device());
+  if (src.shape() != want) fail(name, "source must have shape " + shape_str(want), {&x, &index, source});
+  Shape along(want.size(), 1);
+  along[static_cast<size_t>(dim)] = index.numel();
+  Tensor idx = expand(reshape(index, along), want);
+  Tensor out = record_scatter(self, dim, idx, src, ScatterReduce::Assign, true, op);
+  return x.dim() == 0 ? reshape(out, {}) : out;
+}
+
+ScatterReduce parse_reduce(const std::string& reduce, const Tensor& x, const Tensor& index, const Tensor& src) {
+  if (reduce == "sum") return ScatterReduce::Sum;
+  if (reduce == "prod") return ScatterReduce::Prod;
+  if (reduce == "mean") return ScatterReduce::Mean;
+  if (reduce == "amax") return ScatterReduce::AMax;
+  if (reduce == "amin") return ScatterReduce::AMin;
+  fail("scatter_reduce", "reduce must be \"sum\", \"prod\", \"mean\", \"amax\" or \"amin\", not \"" + reduce + "\"",
+       {&x, &index, &src});
+}
+
+}  // namespace
+
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  return scatter_like("scatter", x, dim, index, src, ScatterReduce::Assign, true, ScatterOp::Scatter);
+}
+
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, Scalar value) {
+  detail::check_defined("scatter", {&x, &index});
+  Tensor src = detail::full_like_shape(index.shape(), value, x.dtype(), x.device());
+  return scatter_like("scatter", x, dim, index, src, ScatterReduce::Assign, true, ScatterOp::Scatter);
+}
+
+Tensor scatter_reduce(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                      bool include_self) {
+  detail::check_defined("scatter_reduce", {&x, &index, &src});
+  ScatterReduce mode = parse_reduce(reduce, x, index, src);
+  return scatter_like("scatter_reduce", x, dim, index, src, mode, include_self, ScatterOp::ScatterReduce);
+}
+
+Tensor index_copy(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source) {
+  detail::check_defined("index_copy", {&x, &index, &source});
+  detail::check_same_device("index_copy", {&x, &index, &source});
+  check_index("index_copy", index, {&x, &index, &source});
+  if (index.dim() > 1) fail("index_copy", "index must be 1-D or 0-D", {&x, &index, &source});
+  return index_scatter("index_copy", x, dim, index, &source, 0, ScatterOp::IndexCopy);
+}
+
+Tensor index_fill(const Tensor& x, int64_t dim, const Tensor& index, Scalar value) {
+  detail::check_defined("index_fill", {&x, &index});
+  detail::check_same_device("index_fill", {&x, &index});
+  check_index("index_fill", index, {&x, &index});
+  if (index.dim() > 1) fail("index_fill", "index must be 1-D or 0-D", {&x, &index});
+  return index_scatter("index_fill", x, dim, index, nullptr, value, ScatterOp::IndexFill);
+}
+
+// x[i0, i1, ...] = v (torch.index_put): the index tensors broadcast together to B and index x's
+// leading dims; v broadcasts to B + x's other dims. Each index is checked and counted from the end
+// by a gather of arange along its dim (an index error names index_put, the dim and its size; the
+// gather fuses into the flat index's kernel), then the flat index over the leading dims scatters
+// rows of x viewed as [leading, rest...].
+Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tensor& v, bool accumulate) {
+  detail::check_defined("index_put", {&x, &v});
+  for (const Tensor& i : indices) {
+    detail::check_defined("index_put", {&i});
+    detail::check_same_device("index_put", {&x, &i, &v});
+    if (i.dtype() == DType::Bool) fail("index_put", "a bool index goes alone: index_put(x, mask, v)", {&x, &i, &v});
+    check_index("index_put", i, {&x, &i, &v});
+  }
+  detail::check_same_device("index_put", {&x, &v});
+  const size_t k = indices.size();
+  if (k == 0 || static_cast<int64_t>(k) > x.dim())
+    fail("index_put", std::to_string(k) + " index tensors for " + std::to_string(x.dim()) + " dims", {&x, &v});
+  if (accumulate && x.dtype() == DType::Bool) fail("index_put", "accumulate is not defined for bool", {&x, &v});
+  Shape b = indices[0].shape();
+  for (size_t j = 1; j < k; ++j)
+    b = detail::broadcast_shapes("index_put", b, indices[j].shape(), {&indices[0], &indices[j]});
+  Shape rest(x.shape().begin() + static_cast<std::ptrdiff_t>(k), x.shape().end());
+  Shape region = b;
+  region.insert(region.end(), rest.begin(), rest.end());
+  if (detail::broadcast_shapes("index_put", v.shape(), region, {&x, &v}) != region)
+    fail("index_put",
+         "value of shape " + shape_str(v.shape()) + " does not broadcast to the indexed shape " + shape_str(region),
+         {&x, &v});
+  const int64_t m = shape_numel(b);
+  if (m == 0) return x;
+  Tensor flat;
+  int64_t leading = 1;
+  for (size_t j = 0; j < k; ++j) {
+    int64_t n = x.shape()[j];
+    leading *= n;
+    Shape at(j + 1, 1), idx_at(j + 1, 1);
+    at[j] = n;
+    idx_at[j] = m;
+    Tensor src = reshape(arange(0, static_cast<double>(n), 1, DType::Int64).to(x.device()), at);
+    Tensor idx = reshape(expand(indices[j], b), idx_at);
+    ir::Attrs a;
+    a.axis = static_cast<int64_t>(j);
+    a.start = static_cast<int64_t>(ir::GatherOp::IndexPut);
+    Tensor norm =
+        reshape(detail::record(Op::Gather, DType::Int64, x.device(), idx_at, {&src, &idx}, std::move(a)), {m});
+    flat = j == 0 ? norm : flat * n + norm;
+  }
+  Shape self_shape{leading}, rows{m};
+  self_shape.insert(self_shape.end(), rest.begin(), rest.end());
+  rows.insert(rows.end(), rest.begin(), rest.end());
+  Shape along(rows.size(), 1);
+  along[0] = m;
+  Tensor self = reshape(x, self_shape);
+  Tensor idx = expand(reshape(flat, along), rows);
+  Tensor src = reshape(expand(detail::cast_to(v, x.dtype()), region), rows);
+  Tensor out = record_scatter(self, 0, idx, src, accumulate ? ScatterReduce::Sum : ScatterReduce::Assign, true,
+                              ScatterOp::IndexPut);
+  return reshape(out, x.shape());
+}
+
+}  // namespace lf

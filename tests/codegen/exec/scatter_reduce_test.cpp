@@ -1,0 +1,389 @@
+// The scatter family beyond scatter_add (scatter, scatter_reduce, index_put with index tensors,
+// index_copy, index_fill; issue 23) against the reference executor and against values written out
+// by hand from PyTorch's semantics: duplicates (the last value wins for assignment), every reduce
+// mode with and without self, every dtype, Int32 and Int64 indices, NaN, empty indices, size-0 and
+// size-1 dims, negative and out-of-range indices, fused producers and consumers. On a GPU host the
+// default device is CUDA: the large cases (2^20 values, many blocks, many duplicates per
+// destination) run the CUDA kernels' every phase (last writer, identities, atomics, mean).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+
+#include "codegen/cuda/backend.h"
+#include "codegen/cuda/ops.h"
+#include "codegen/test_util.h"
+#include "lazyfuse/lazyfuse.h"
+
+namespace {
+
+using lf::DType;
+using lf::Tensor;
+using lf::test::FusionScope;
+
+const DType kAll[] = {DType::Bool,     DType::Int32,   DType::Int64,  DType::Float16,
+                      DType::BFloat16, DType::Float32, DType::Float64};
+const char* const kReduce[] = {"sum", "prod", "mean", "amax", "amin"};
+
+// Values in [lo, hi) computed on the device and stored first (scan_scatter_test.cpp says why).
+Tensor data(lf::Shape shape, DType dt, double lo, double hi) {
+  Tensor t = lf::cast(lf::rand(std::move(shape)) * (hi - lo) + lo, dt);
+  lf::sync();
+  return t;
+}
+
+Tensor ints(std::vector<int64_t> v, DType dt = DType::Int64) {
+  int64_t n = static_cast<int64_t>(v.size());
+  return lf::cast(lf::from_vector(std::move(v), {n}), dt);
+}
+Tensor floats(std::vector<float> v) {
+  int64_t n = static_cast<int64_t>(v.size());
+  return lf::from_vector(std::move(v), {n});
+}
+
+// A sum's or a product's terms per destination in the tests below, as the tolerance's length; the
+// 16-bit floats round each GPU atomic step in whatever order the steps land.
+int64_t terms(const std::string& reduce, DType dt, int64_t n) {
+  if (reduce == "amax" || reduce == "amin") return 1;
+  return dt == DType::Float16 || dt == DType::BFloat16 ? 8 * n : n;
+}
+
+void expect_error(const std::function<Tensor()>& make, const std::string& what) {
+  try {
+    make().to_vector<double>();
+    ADD_FAILURE() << "no error for " << what;
+  } catch (const lf::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+  }
+}
+
+// PyTorch's results, worked out by hand.
+TEST(ScatterFamily, MatchesPyTorchOnSmallCases) {
+  Tensor x = floats({10, 20, 30});
+  Tensor idx = ints({0, 2, 0, -1});  // duplicates; -1 is the last
+  Tensor src = floats({1, 2, 3, 4});
+  EXPECT_EQ(lf::scatter(x, 0, idx, src).to_vector<float>(), (std::vector<float>{3, 20, 4}));  // the last wins
+  EXPECT_EQ(lf::scatter(x, 0, idx, 7.5).to_vector<float>(), (std::vector<float>{7.5, 20, 7.5}));
+  EXPECT_EQ(lf::scatter_reduce(x, 0, idx, src, "sum").to_vector<float>(), (std::vector<float>{14, 20, 36}));
+  EXPECT_EQ(lf::scatter_reduce(x, 0, idx, src, "sum", false).to_vector<float>(), (std::vector<float>{4, 20, 6}));
+  EXPECT_EQ(lf::scatter_reduce(x, 0, idx, src, "prod").to_vector<float>(), (std::vector<float>{30, 20, 240}));
+  EXPECT_EQ(lf::scatter_reduce(x, 0, idx, src, "prod", false).to_vector<float>(), (std::vector<float>{3, 20, 8}));
+  EXPECT_EQ(lf::scatter_reduce(x, 0, idx, src, "mean").to_vector<float>(), (std::vector<float>{14.f / 3, 20, 12}));
+  EXPECT_EQ(lf::scatter_reduce(x, 0, idx, src, "mean", false).to_vector<float>(), (std::vector<float>{2, 20, 3}));
+  EXPECT_EQ(lf::scatter_reduce(x, 0, idx, src, "amax").to_vector<float>(), (std::vector<float>{10, 20, 30}));
+  EXPECT_EQ(lf::scatter_reduce(x, 0, idx, src, "amax", false).to_vector<float>(), (std::vector<float>{3, 20, 4}));
+  EXPECT_EQ(lf::scatter_reduce(x, 0, idx, src, "amin").to_vector<float>(), (std::vector<float>{1, 20, 2}));
+  EXPECT_EQ(lf::scatter_reduce(x, 0, idx, src, "amin", false).to_vector<float>(), (std::vector<float>{1, 20, 2}));
+  // Integer mean floors (PyTorch: div with rounding_mode="floor").
+  Tensor zi = lf::zeros({2}, DType::Int64);
+  Tensor vi = lf::cast(floats({-3, -4, 5}), DType::Int64);
+  EXPECT_EQ(lf::scatter_reduce(zi, 0, ints({0, 0, 1}), vi, "mean", false).to_vector<int64_t>(),
+            (std::vector<int64_t>{-4, 5}));
+  EXPECT_EQ(lf::scatter_reduce(zi, 0, ints({0, 0, 1}), vi, "mean").to_vector<int64_t>(), (std::vector<int64_t>{-3, 2}));
+  // NaN propagates through amax / amin, from src and from self.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> m =
+      lf::scatter_reduce(floats({nan, 0, 5}), 0, ints({1, 1, 2}), floats({1, nan, -1}), "amax").to_vector<float>();
+  EXPECT_TRUE(std::isnan(m[0]) && std::isnan(m[1]));
+  EXPECT_EQ(m[2], 5);
+  // 2-D along dim 1; index smaller than src.
+  Tensor x2 = lf::zeros({2, 3});
+  Tensor i2 = lf::cast(lf::from_vector(std::vector<float>{2, 0, 1, 1}, {2, 2}), DType::Int64);
+  Tensor s2 = lf::from_vector(std::vector<float>{1, 2, 9, 3, 4, 9}, {2, 3});
+  EXPECT_EQ(lf::scatter(x2, 1, i2, s2).to_vector<float>(), (std::vector<float>{2, 0, 1, 0, 4, 0}));
+  // index_copy / index_fill along dim 0 of [3, 2]; a duplicate keeps the last row.
+  Tensor x3 = lf::zeros({3, 2});
+  Tensor rows = lf::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {3, 2});
+  EXPECT_EQ(lf::index_copy(x3, 0, ints({2, 0, 2}), rows).to_vector<float>(), (std::vector<float>{3, 4, 0, 0, 5, 6}));
+  EXPECT_EQ(lf::index_fill(x3, 1, ints({-1}), 8).to_vector<float>(), (std::vector<float>{0, 8, 0, 8, 0, 8}));
+  // index_put: x[[0, 2], [1, -1]] = [5, 6] on [3, 3]; with accumulate, duplicates add up.
+  Tensor x4 = lf::zeros({3, 3});
+  EXPECT_EQ(lf::index_put(x4, {ints({0, 2}), ints({1, -1})}, floats({5, 6})).to_vector<float>(),
+            (std::vector<float>{0, 5, 0, 0, 0, 0, 0, 0, 6}));
+  // v [3] broadcasts to the indexed [3, 3]: each selected row receives [1, 2, 3].
+  EXPECT_EQ(lf::index_put(x4, {ints({1, 1, 1})}, floats({1, 2, 3}), true).to_vector<float>(),
+            (std::vector<float>{0, 0, 0, 3, 6, 9, 0, 0, 0}));
+  Tensor col = lf::reshape(floats({1, 2, 3}), {3, 1});
+  EXPECT_EQ(lf::index_put(x4, {ints({1, 0, 1})}, col).to_vector<float>(),
+            (std::vector<float>{2, 2, 2, 3, 3, 3, 0, 0, 0}));
+  EXPECT_EQ(lf::index_put(x4, {ints({1, 1, 1})}, col, true).to_vector<float>(),
+            (std::vector<float>{0, 0, 0, 6, 6, 6, 0, 0, 0}));
+  EXPECT_EQ(lf::index_put(x4, ints({2}, DType::Int32), floats({7})).to_vector<float>(),  // x[i] = v
+            (std::vector<float>{0, 0, 0, 0, 0, 0, 7, 7, 7}));
+  // Broadcast index tensors: rows [[0], [2]] with columns [0, 2] set the four corners.
+  Tensor r = lf::reshape(ints({0, 2}), {2, 1});
+  EXPECT_EQ(lf::index_put(x4, {r, ints({0, 2})}, floats({1})).to_vector<float>(),
+            (std::vector<float>{1, 0, 1, 0, 0, 0, 1, 0, 1}));
+  // bool x: scatter assigns.
+  Tensor b = lf::zeros({3}, DType::Bool);
+  EXPECT_EQ(lf::scatter(b, 0, ints({2}), true).to_vector<bool>(), (std::vector<bool>{false, false, true}));
+}
+
+class ScatterFamilyRef : public ::testing::TestWithParam<bool> {};  // fusion on, off
+
+TEST_P(ScatterFamilyRef, ScatterAndReduceMatchReferenceEveryDtype) {
+  FusionScope scope(GetParam());
+  for (DType dt : kAll) {
+    for (DType it : {DType::Int32, DType::Int64}) {
+      Tensor self = data({4, 6, 5}, dt, -3, 3);
+      for (int64_t d = 0; d < 3; ++d) {
+        // Negative indices too: [-size, size).
+        double n = static_cast<double>(self.size(d));
+        Tensor idx = lf::cast(data({3, 4, 5}, DType::Float32, -n, n), it);
+        Tensor src = data({4, 6, 5}, dt, -3, 3);
+        lf::test::expect_matches_reference(lf::scatter(self, d, idx, src), 1, "scatter 3-D");
+        lf::test::expect_matches_reference(lf::scatter(self, d, idx, 2), 1, "scatter value");
+        if (dt == DType::Bool) continue;
+        for (const char* r : kReduce)
+          for (bool with_self : {true, false}) {
+            // prod: values near 1 (few duplicates, so the product stays in range).
+            Tensor s = std::string(r) == "prod" ? data({4, 6, 5}, dt, is_floating(dt) ? 0.5 : -2, 2) : src;
+            lf::test::expect_matches_reference(lf::scatter_reduce(self, d, idx, s, r, with_self), terms(r, dt, 6),
+                                               std::string("scatter_reduce 3-D ") + r);
+          }
+      }
+      // Empty index; size-1 and size-0 dims.
+      Tensor none = lf::cast(lf::zeros({0, 5}), it);
+      lf::test::expect_matches_reference(lf::scatter(data({6, 5}, dt, -3, 3), 0, none, data({0, 5}, dt, 0, 1)), 1,
+                                         "empty index");
+      lf::test::expect_matches_reference(
+          lf::scatter(data({1, 5}, dt, 0, 2), 0, lf::cast(lf::zeros({1, 5}), it), data({1, 5}, dt, 0, 2)), 1, "size 1");
+      lf::test::expect_matches_reference(
+          lf::scatter(data({3, 0}, dt, 0, 2), 0, lf::cast(lf::zeros({2, 0}), it), data({2, 0}, dt, 0, 2)), 1, "size 0");
+      if (dt == DType::Bool) continue;
+      for (const char* r : kReduce)
+        lf::test::expect_matches_reference(
+            lf::scatter_reduce(data({6, 5}, dt, -3, 3), 1, lf::cast(lf::zeros({6, 0}), it), data({6, 0}, dt, 0, 1), r,
+                               false),
+            1, "empty index reduce");
+    }
+  }
+}
+
+// Many values into few destinations (2^20 into 1000: multi-block on a GPU, ~1000 atomics or
+// last-writer candidates per destination) and into many (the CPU's ordered buckets).
+TEST_P(ScatterFamilyRef, LargeScattersMatchReference) {
+  FusionScope scope(GetParam());
+  int64_t n = int64_t{1} << 20;
+  Tensor few = lf::cast(data({n}, DType::Float32, -1000, 1000), DType::Int64);
+  Tensor many = lf::cast(data({n}, DType::Float32, 0, 200000), DType::Int32);
+  for (DType dt : {DType::Int32, DType::Int64, DType::Float16, DType::Float32, DType::Float64}) {
+    // 16-bit floats: small values, so that a running sum of ~1000 of them keeps their digits.
+    Tensor src = dt == DType::Float16 ? data({n}, dt, -1.0 / 16, 1.0 / 16) : data({n}, dt, -4, 4);
+    Tensor ones_ish = is_floating(dt) ? data({n}, dt, 0.999, 1.001) : lf::cast(lf::where(src > 3, -1, 1), dt);
+    lf::sync();
+    lf::test::expect_matches_reference(lf::scatter(data({1000}, dt, 0, 1), 0, few, src), 1, "scatter large");
+    lf::test::expect_matches_reference(lf::scatter(data({200000}, dt, 0, 1), 0, many, src), 1, "scatter many");
+    for (const char* r : kReduce)
+      for (bool with_self : {true, false}) {
+        std::string what = std::string("scatter_reduce large ") + r;
+        Tensor s = std::string(r) == "prod" ? ones_ish : src;
+        // A sum of ~1000 values: its tolerance; a 16-bit float rounds each of ~1000 steps (in
+        // index order on the host, in any order on a GPU; the CPU's bins add in float32), hence
+        // the wider one.
+        int64_t len = std::string(r) == "prod" || std::string(r) == "sum" || std::string(r) == "mean"
+                          ? (dt == DType::Float16 ? 1 << 16 : 1000)
+                          : 1;
+        lf::test::expect_matches_reference(lf::scatter_reduce(data({1000}, dt, -1, 1), 0, few, s, r, with_self), len,
+                                           what);
+        lf::test::expect_matches_reference(lf::scatter_reduce(data({200000}, dt, -1, 1), 0, many, s, r, with_self),
+                                           terms(r, dt, 16), what + " many");
+      }
+  }
+  // index_put over [512, 512, 4] rows with 2^18 index pairs (duplicates), with and without accumulate.
+  Tensor x = data({512, 512, 4}, DType::Float32, -1, 1);
+  int64_t m = int64_t{1} << 18;
+  Tensor i0 = lf::cast(data({m}, DType::Float32, -512, 512), DType::Int64);
+  Tensor i1 = lf::cast(data({m}, DType::Float32, 0, 512), DType::Int32);
+  Tensor v = data({m, 4}, DType::Float32, -1, 1);
+  lf::test::expect_matches_reference(lf::index_put(x, {i0, i1}, v), 1, "index_put large");
+  lf::test::expect_matches_reference(lf::index_put(x, {i0, i1}, v, true), 16, "index_put accumulate large");
+}
+
+TEST_P(ScatterFamilyRef, NanAndInfMatchReference) {
+  FusionScope scope(GetParam());
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  int64_t n = int64_t{1} << 16;
+  Tensor pos = lf::arange(0, static_cast<double>(n), 1, DType::Int64);
+  Tensor idx = lf::remainder(pos * 7, 100);
+  Tensor src = lf::where(pos == 1234, nan,
+                         lf::where(pos == 777, inf, lf::where(pos == 999, -inf, data({n}, DType::Float32, -1, 1))));
+  // A product with inf depends on the order on a GPU (a running product that underflowed to 0
+  // first gives NaN, inf first gives inf): prod sees NaN only.
+  Tensor nan_only = lf::where(pos == 1234, nan, data({n}, DType::Float32, -1, 1));
+  Tensor self = lf::where(lf::arange(0, 100, 1, DType::Int64) == 50, nan, lf::zeros({100}));
+  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64})
+    for (const char* r : kReduce)
+      for (bool with_self : {true, false})
+        lf::test::expect_matches_reference(
+            lf::scatter_reduce(lf::cast(self, dt), 0, idx, lf::cast(std::string(r) == "prod" ? nan_only : src, dt), r,
+                               with_self),
+            terms(r, dt, 700), std::string("nan/inf ") + r);
+}
+
+// Producers of every operand fuse into their own kernels; consumers read the scatter's output.
+TEST_P(ScatterFamilyRef, FusedProducersAndConsumers) {
+  FusionScope scope(GetParam());
+  Tensor a = data({64, 33}, DType::Float32, -2, 2), b = data({256, 33}, DType::Float32, -2, 2);
+  Tensor f = data({256, 33}, DType::Float32, 0, 64);
+  Tensor idx = lf::cast(lf::floor(f * 0.5f), DType::Int64);  // a computed index
+  for (const char* r : kReduce) {
+    Tensor y = lf::scatter_reduce(lf::exp(a) * 2, 0, idx, lf::tanh(b) + 1, r, false);
+    lf::test::expect_matches_reference(lf::sum(lf::relu(y - 1), {1}), 33 * 8, std::string("fused around ") + r);
+  }
+  Tensor y = lf::scatter(a * 3, 0, idx, b - 1);
+  lf::test::expect_matches_reference(lf::softmax(y, 1), 33, "softmax of scatter");
+  Tensor g = lf::index_put(a, {lf::cast(f, DType::Int32) - 64, lf::cast(f * 0.5f, DType::Int64)}, b * b, true);
+  lf::test::expect_matches_reference(g + 1, 8, "index_put of computed indices");
+  lf::test::expect_matches_reference(
+      lf::index_copy(a.transpose(0, 1), 1, lf::cast(data({16}, DType::Float32, 0, 64), DType::Int64),
+                     data({33, 16}, DType::Float32, 0, 1)) *
+          2,
+      1, "index_copy of a view");
+  lf::test::expect_matches_reference(
+      lf::index_fill(a, 0, lf::cast(data({8}, DType::Float32, -64, 64), DType::Int32), -0.5), 1, "index_fill");
+}
+
+TEST_P(ScatterFamilyRef, IndexErrorsAtTheSyncPoint) {
+  FusionScope scope(GetParam());
+  for (DType it : {DType::Int32, DType::Int64}) {
+    Tensor bad = ints({0, 1, 5, 2}, it);
+    expect_error([&] { return lf::scatter(lf::zeros({3}), 0, bad, lf::ones({4})); },
+                 "lf::scatter: index 5 is out of range for dim 0 of size 3 (valid: -3 to 2)");
+    expect_error([&] { return lf::scatter(lf::zeros({3}), 0, ints({-4}, it), 1); }, "lf::scatter: index -4");
+    for (const char* r : kReduce)
+      expect_error([&] { return lf::scatter_reduce(lf::zeros({3}), 0, bad, lf::ones({4}), r, false); },
+                   "lf::scatter_reduce: index 5 is out of range for dim 0 of size 3");
+    expect_error(
+        [&] {
+          return lf::index_copy(lf::zeros({2, 3}), 1, ints({3}, it), lf::ones({2, 1}));
+        },
+        "lf::index_copy: index 3 is out of range for dim 1 of size 3");
+    expect_error(
+        [&] {
+          return lf::index_fill(lf::zeros({2, 3}), 0, ints({-3}, it), 1);
+        },
+        "lf::index_fill: index -3 is out of range for dim 0 of size 2");
+    expect_error(
+        [&] {
+          return lf::index_put(lf::zeros({2, 3}), {ints({1}, it), ints({3}, it)}, lf::ones({1}));
+        },
+        "lf::index_put: index 3 is out of range for dim 1 of size 3");
+    expect_error(
+        [&] {
+          return lf::index_put(lf::zeros({2, 3}), {ints({-3}, it)}, lf::ones({1}), true);
+        },
+        "lf::index_put: index -3 is out of range for dim 0 of size 2");
+    // One bad index among 2^19 values (many GPU blocks).
+    int64_t n = int64_t{1} << 19;
+    Tensor pos = lf::arange(0, static_cast<double>(n), 1, DType::Int64);
+    Tensor many = lf::cast(lf::where(pos == n - 3, 1000, lf::remainder(pos, 100)), it);
+    expect_error([&] { return lf::scatter_reduce(lf::zeros({100}), 0, many, lf::ones({n}), "amax"); },
+                 "lf::scatter_reduce: index 1000");
+    expect_error([&] { return lf::scatter(lf::zeros({100}), 0, many, lf::ones({n})); }, "lf::scatter: index 1000");
+    expect_error(
+        [&] {
+          return lf::scatter(lf::zeros({0, 2}), 0, lf::cast(lf::zeros({1, 2}), it), 1);
+        },
+        "(the dim is empty)");
+  }
+  // The trace stays usable.
+  EXPECT_EQ(lf::scatter(lf::zeros({3}), 0, ints({1}), 4).to_vector<float>(), (std::vector<float>{0, 4, 0}));
+}
+
+INSTANTIATE_TEST_SUITE_P(FusedAndUnfused, ScatterFamilyRef, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "Fused" : "Unfused"; });
+
+// Shape, dtype and argument errors at the call, naming the op, shapes and dtypes.
+TEST(ScatterFamily, ArgumentErrorsAtTheCall) {
+  auto expect_throw = [](const std::function<void()>& f, const std::string& what) {
+    try {
+      f();
+      ADD_FAILURE() << "no error for " << what;
+    } catch (const lf::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  Tensor x = lf::zeros({3, 4}), idx = lf::cast(lf::zeros({2, 4}), DType::Int64), src = lf::ones({2, 4});
+  expect_throw([&] { lf::scatter_reduce(x, 0, idx, src, "max"); },
+               "lf::scatter_reduce: reduce must be \"sum\", \"prod\", \"mean\", \"amax\" or \"amin\", not \"max\"");
+  expect_throw([&] { lf::scatter_reduce(lf::zeros({3}, DType::Bool), 0, ints({0}), lf::ones({1}), "amax"); },
+               "lf::scatter_reduce: reduce \"amax\" is not defined for bool");
+  expect_throw(
+      [&] {
+        lf::scatter(x, 0, lf::zeros({2, 4}), src);
+      },
+      "lf::scatter: indices must be int32 or int64, not float32");
+  expect_throw([&] { lf::scatter(x, 0, ints({0}), src); }, "lf::scatter: x, index and src must have one rank");
+  expect_throw([&] { lf::scatter(x, 2, idx, src); }, "lf::scatter");
+  expect_throw(
+      [&] {
+        lf::scatter(x, 0, lf::cast(lf::zeros({2, 5}), DType::Int64), lf::ones({2, 5}));
+      },
+      "lf::scatter: index is larger than src in dim 1, or than x off dim 0");
+  expect_throw(
+      [&] {
+        lf::index_copy(x, 0, ints({0, 1}), lf::ones({3, 4}));
+      },
+      "lf::index_copy: source must have shape [2, 4]");
+  expect_throw(
+      [&] {
+        lf::index_fill(x, 0, lf::cast(lf::zeros({1, 1}), DType::Int64), 1);
+      },
+      "lf::index_fill: index must be 1-D or 0-D");
+  expect_throw(
+      [&] {
+        lf::index_put(x, {ints({0}), ints({0}), ints({0})}, src);
+      },
+      "lf::index_put: 3 index tensors for 2 dims");
+  expect_throw([&] { lf::index_put(x, {ints({0, 1}), ints({0, 1, 2})}, src); }, "lf::index_put");
+  expect_throw(
+      [&] {
+        lf::index_put(x, {ints({0, 1})}, lf::ones({3}));
+      },
+      "lf::index_put: cannot broadcast shapes [3] and [2, 4]");
+  expect_throw([&] { lf::index_put(lf::zeros({3}, DType::Bool), {ints({0})}, lf::ones({1}), true); },
+               "lf::index_put: accumulate is not defined for bool");
+  expect_throw(
+      [&] {
+        lf::index_put(x, {lf::zeros({3}) > 0.f, ints({0})}, src);
+      },
+      "lf::index_put: a bool index goes alone");
+}
+
+// Assignment on a GPU is deterministic (the last writer per destination): two runs agree bit for
+// bit, and with the reference (exactly: a value is stored, not computed).
+TEST(ScatterFamily, AssignIsDeterministic) {
+  int64_t n = int64_t{1} << 20;
+  Tensor idx = lf::cast(data({n}, DType::Float32, 0, 64), DType::Int64);
+  Tensor src = data({n}, DType::Float32, -1, 1);
+  std::vector<float> a = lf::scatter(lf::zeros({64}), 0, idx, src).to_vector<float>();
+  std::vector<float> b = lf::scatter(lf::zeros({64}), 0, idx, src).to_vector<float>();
+  EXPECT_EQ(a, b);
+  std::vector<int64_t> iv = idx.to_vector<int64_t>();
+  std::vector<float> sv = src.to_vector<float>(), want(64, 0.f);
+  for (size_t e = 0; e < iv.size(); ++e) want[static_cast<size_t>(iv[e])] = sv[e];
+  EXPECT_EQ(a, want);
+}
+
+// The scatter kernels' CUDA C compiles with NVRTC for sm_90 for every dtype, index dtype and mode
+// (all a machine without a GPU can check of them).
+TEST(ScatterFamilyCuda, KernelsCompile) {
+  if (!lf::cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90").ok())
+    GTEST_SKIP() << "NVRTC is not available here";
+  using lf::ir::ScatterReduce;
+  for (DType dt : kAll)
+    for (DType it : {DType::Int32, DType::Int64})
+      for (ScatterReduce r : {ScatterReduce::Assign, ScatterReduce::Sum, ScatterReduce::Prod, ScatterReduce::Mean,
+                              ScatterReduce::AMax, ScatterReduce::AMin}) {
+        if (dt == DType::Bool && r != ScatterReduce::Assign) continue;
+        lf::Status s = lf::cuda::check_compiles(std::string(lf::cuda::kPrelude) + lf::cuda::scatter_source(dt, it, r),
+                                                "lf_scatter", "sm_90");
+        EXPECT_TRUE(s.ok()) << lf::dtype_name(dt) << " " << lf::dtype_name(it) << " " << lf::ir::scatter_reduce_name(r)
+                            << ": " << s.message();
+      }
+}
+
+}  // namespace
