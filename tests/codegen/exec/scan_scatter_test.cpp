@@ -78,6 +78,27 @@ TEST_P(ScanScatter, ScansMatchReferenceOnManyLinesEveryDim) {
   }
 }
 
+// The GPU scan's paths at sizes that reach them (tiles of 4096: 16 items a thread): float32 lines
+// read with 16-byte loads and lines that start unaligned (a slice at offset 1, lines of odd length
+// after the first), lines of 17 tiles whose look-back windows of 32 reach into the line before,
+// and many lines side by side along a leading dim (a thread per line, n above the short-line 64).
+TEST_P(ScanScatter, ScansMatchReferenceOnGpuPathShapes) {
+  FusionScope scope(GetParam());
+  for (DType dt : {DType::Float32, DType::Float64, DType::BFloat16, DType::Int64}) {
+    const bool fl = is_floating(dt);
+    int64_t n = (int64_t{1} << 21) + 3;
+    Tensor x = fl ? data({n}, dt, 0, 1.0 / 64) : data({n}, dt, -50, 50);
+    lf::test::expect_matches_reference(lf::cumsum(lf::slice(x, 0, 1, n, 1), 0), n, "cumsum unaligned long line");
+    Tensor lines = fl ? data({40, 16 * 4096 + 1}, dt, 0, 1.0 / 64) : data({40, 16 * 4096 + 1}, dt, -50, 50);
+    lf::test::expect_matches_reference(lf::cumsum(lines, 1), lines.size(1), "cumsum 40 lines of 17 tiles");
+    lf::test::expect_matches_reference(lf::cumsum(lf::slice(lines, 1, 0, 4 * 4096, 1), 1), 4 * 4096,
+                                       "cumsum 40 strided lines of 4 whole tiles");
+    Tensor cols = fl ? data({80, 65536 + 32}, dt, -1, 1) : data({80, 65536 + 32}, dt, -50, 50);
+    lf::test::expect_matches_reference(lf::cumsum(cols, 0), 80, "cumsum 65568 lines of 80 along dim 0");
+    lf::test::expect_matches_reference(lf::cummax(cols, 0).second, 1, "cummax 65568 lines of 80 along dim 0");
+  }
+}
+
 TEST_P(ScanScatter, ScansPropagateNanAndInf) {
   FusionScope scope(GetParam());
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
