@@ -1,10 +1,16 @@
-// scatter_add on a GPU: the output starts as a copy of self, then a thread per index element adds
-// its src value with an atomic add (atomicAdd for float, double, int32 and int64; 16-bit floats by
-// compare-and-swap on the 32-bit word holding them, each add rounded to the dtype). Integer results
-// are exact; float results depend on the order the atomics land in, so they are not deterministic
-// (as PyTorch's). LAZYFUSE_DETERMINISTIC=1 runs float scatters in index order instead (the
-// reference executor on the host: exact, slower). An index out of range sets a device-side error
-// word ({1, index}), read back after the kernel: an lf::Error at this group's sync point.
+// scatter_add on a GPU: the output starts as a copy of self (a zeros() self: a clear), then the
+// values are added with atomic adds (atomicAdd for float, double, int32 and int64; 16-bit floats by
+// compare-and-swap on the 32-bit word holding them, each add rounded to the dtype):
+// - a 1-D scatter of at least 8 values a bin on average: bins privatized in shared memory (in the
+//   compute type; up to 4 slices of the bins, each block a chunk of the values and a slice), then
+//   one global atomic a non-zero bin and block: the global atomics drop from one a value to one a
+//   bin and block, and land in order;
+// - otherwise a thread per value, an atomic add in global memory.
+// Integer results are exact; float results depend on the order the atomics land in, so they are
+// not deterministic (as PyTorch's). LAZYFUSE_DETERMINISTIC=1 runs float scatters in index order
+// instead (the reference executor on the host: exact, slower). An index out of range sets a
+// device-side error word ({1, index}), read back after the kernel: an lf::Error at this group's
+// sync point. A full() src (bincount's weights of one) is a constant in the kernel.
 #include <algorithm>
 #include <cstring>
 
@@ -28,7 +34,9 @@ struct Params {
   long long count, axis_size;
   long long shape[backend::ScatterCall::kMaxRank], out_strides[backend::ScatterCall::kMaxRank],
       index_strides[backend::ScatterCall::kMaxRank], src_strides[backend::ScatterCall::kMaxRank];
-  int rank, axis;
+  double src_value;
+  long long src_ivalue;
+  int rank, axis, src_full;
 };
 
 const char* const kScatterSource = R"(
@@ -40,8 +48,18 @@ struct Params {
   i64* error;
   i64 count, axis_size;
   i64 shape[MAX_RANK], out_strides[MAX_RANK], index_strides[MAX_RANK], src_strides[MAX_RANK];
-  int rank, axis;
+  double src_value;
+  i64 src_ivalue;
+  int rank, axis, src_full;
 };
+
+// src's value at offset soff (a full() src is a constant: SRC_FULL, by dtype).
+#define SRC_AT(soff) (p.src_full ? SRC_FULL : LOAD(p.src[soff]))
+
+// A bad index sets the error word once ({1, the index}).
+__device__ __forceinline__ void lf_index_error(i64* error, i64 raw) {
+  if (atomicCAS((u64*)error, 0ull, 1ull) == 0ull) error[1] = raw;
+}
 
 __device__ __forceinline__ void lf_atomic_add16(unsigned short* p, float v, bool bf) {
   unsigned* word = (unsigned*)((u64)p & ~(u64)3);
@@ -58,30 +76,119 @@ __device__ __forceinline__ void lf_atomic_add16(unsigned short* p, float v, bool
 
 extern "C" __global__ void __launch_bounds__(256) lf_scatter_add(Params p) {
   for (i64 e = (i64)blockIdx.x * blockDim.x + threadIdx.x; e < p.count; e += (i64)gridDim.x * blockDim.x) {
-    i64 rest = e, ioff = 0, soff = 0, ooff = 0;
-    for (int d = p.rank - 1; d >= 0; --d) {
-      i64 c = rest % p.shape[d];
-      rest /= p.shape[d];
-      ioff += c * p.index_strides[d];
-      soff += c * p.src_strides[d];
-      if (d != p.axis) ooff += c * p.out_strides[d];
+    i64 ioff, soff, ooff = 0;
+    if (p.rank == 1) {  // no 64-bit divisions for a 1-D index (bincount, histograms)
+      ioff = e * p.index_strides[0];
+      soff = e * p.src_strides[0];
+    } else {
+      i64 rest = e;
+      ioff = soff = 0;
+      for (int d = p.rank - 1; d >= 0; --d) {
+        i64 c = rest % p.shape[d];
+        rest /= p.shape[d];
+        ioff += c * p.index_strides[d];
+        soff += c * p.src_strides[d];
+        if (d != p.axis) ooff += c * p.out_strides[d];
+      }
     }
     i64 raw = (i64)p.index[ioff];
     i64 i = raw < 0 ? raw + p.axis_size : raw;
     if (i < 0 || i >= p.axis_size) {
-      if (atomicCAS((u64*)p.error, 0ull, 1ull) == 0ull) p.error[1] = raw;
+      lf_index_error(p.error, raw);
       continue;
     }
-    ATOMIC_ADD(p.out + ooff + i * p.out_strides[p.axis], LOAD(p.src[soff]));
+    ATOMIC_ADD(p.out + ooff + i * p.out_strides[p.axis], SRC_AT(soff));
+  }
+}
+
+// A 1-D scatter privatized in shared memory: block (x, y) adds the values of chunk x whose bins
+// fall in slice y (slice_bins bins from y * slice_bins) into shared bins of the compute type, then
+// adds its non-zero bins to the output with one global atomic each, bins in order (coalesced).
+// Every slice reads every index of its chunk; slice 0 reports bad ones.
+#define UNROLL 4
+extern "C" __global__ void __launch_bounds__(1024) lf_scatter_add_private(Params p, i64 slice_bins, i64 chunk) {
+  extern __shared__ __align__(16) unsigned char lf_smem[];
+  A* bins = (A*)lf_smem;
+  const i64 lo = (i64)blockIdx.y * slice_bins;
+  const i64 nb = min(slice_bins, p.axis_size - lo);
+  for (i64 b = threadIdx.x; b < nb; b += blockDim.x) bins[b] = (A)0;
+  __syncthreads();
+  const i64 begin = (i64)blockIdx.x * chunk, end = min(begin + chunk, p.count);
+  const i64 is = p.index_strides[0], ss = p.src_strides[0];
+  for (i64 e0 = begin + threadIdx.x; e0 < end; e0 += (i64)UNROLL * blockDim.x) {
+    i64 raw[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      i64 e = e0 + (i64)u * blockDim.x;
+      raw[u] = e < end ? (i64)p.index[e * is] : 0;
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      i64 e = e0 + (i64)u * blockDim.x;
+      if (e >= end) break;
+      i64 i = raw[u] < 0 ? raw[u] + p.axis_size : raw[u];
+      if (i < 0 || i >= p.axis_size) {
+        if (blockIdx.y == 0) lf_index_error(p.error, raw[u]);
+        continue;
+      }
+      i -= lo;
+      if ((u64)i < (u64)nb) SHARED_ADD(&bins[i], SRC_AT(e * ss));
+    }
+  }
+  __syncthreads();
+  for (i64 b = threadIdx.x; b < nb; b += blockDim.x) {
+    A v = bins[b];
+    if (v != (A)0) ATOMIC_ADD(p.out + lo + b, v);
   }
 }
 )";
+
+constexpr int kPrivateThreads = 1024;
+
+// The shared-memory plan of a 1-D scatter (slices == 0: none, atomics in global memory). Worth it
+// when many values land in each bin (at least 8 a bin on average): each block then adds into its
+// own bins, and the global atomics drop from one a value to one a bin and block. Bins that do not
+// fit one block's shared memory are split into up to 4 slices, each re-reading the indices.
+struct Private {
+  int64_t slices = 0, slice_bins = 0, chunks = 0;
+  int shared = 0;
+};
+
+Private private_plan(const backend::ScatterCall& call, int device) {
+  Private plan;
+  if (call.rank != 1 || call.count < 65536 || call.count < 8 * call.axis_size) return plan;
+  const int64_t bin_bytes = call.dtype == DType::Int64 || call.dtype == DType::Float64 ? 8 : 4;
+  const rt::cu::Api& cu = rt::cu::api();
+  rt::cu::CUdevice dev = 0;
+  int optin = 48 << 10;
+  if (cu.cuDeviceGet(&dev, device) == 0) cu.cuDeviceGetAttribute(&optin, rt::cu::kAttrMaxSharedPerBlockOptin, dev);
+  const int64_t cap = std::max<int64_t>(optin, 48 << 10) / bin_bytes;
+  const int64_t slices = (call.axis_size + cap - 1) / cap;
+  if (slices > 4) return plan;
+  plan.slices = slices;
+  plan.slice_bins = (call.axis_size + slices - 1) / slices;
+  plan.shared = static_cast<int>(plan.slice_bins * bin_bytes);
+  // One wave of blocks: two of 1024 threads an SM when their shared memory allows (the SM's is
+  // about the per-block maximum plus 1 KiB), else one.
+  const int64_t per_sm = std::clamp<int64_t>((int64_t{optin} + 1024) / (plan.shared + 1024), 1, 2);
+  const int64_t sms = std::max(1, rt::cu::context_of(device).info.multiprocessors);
+  plan.chunks = std::clamp<int64_t>(sms * per_sm / slices, 1, (call.count + kPrivateThreads - 1) / kPrivateThreads);
+  return plan;
+}
 
 }  // namespace
 
 std::string scatter_source(DType dtype, DType index_dtype) {
   std::string s = dtype_macros(dtype);
   s += index_dtype == DType::Int32 ? "typedef int I;\n" : "typedef i64 I;\n";
+  // The shared bins' type and add (floats in their compute type; int64 as the unsigned adds of
+  // two's complement), and a full() src's value.
+  if (dtype == DType::Int64)
+    s += "typedef u64 A;\n#define SHARED_ADD(p, v) atomicAdd((p), (u64)(v))\n#define SRC_FULL ((C)p.src_ivalue)\n";
+  else if (dtype == DType::Int32)
+    s += "typedef int A;\n#define SHARED_ADD(p, v) atomicAdd((p), (v))\n#define SRC_FULL ((C)p.src_ivalue)\n";
+  else
+    s += "typedef C A;\n#define SHARED_ADD(p, v) atomicAdd((p), (v))\n#define SRC_FULL ((C)p.src_value)\n";
   switch (dtype) {
     case DType::Float16: s += "#define ATOMIC_ADD(p, v) lf_atomic_add16((p), (v), false)\n"; break;
     case DType::BFloat16: s += "#define ATOMIC_ADD(p, v) lf_atomic_add16((p), (v), true)\n"; break;
@@ -100,18 +207,23 @@ void run_scatter(backend::ScatterCall& call) {
   size_t bytes = static_cast<size_t>(call.out_numel) * dtype_size(call.dtype);
   // Rounded up to whole 32-bit words: a 16-bit add rewrites the word that holds its element.
   auto out = rt::Storage::allocate(y->device, std::max<size_t>((bytes + 3) / 4 * 4, 4));
-  if (bytes) {
+  rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
+  const rt::cu::Api& cu = rt::cu::api();
+  if (bytes && call.self_zero) {
+    LF_CU_CHECK(cu.cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(out->data()), 0, bytes, ctx.stream));
+  } else if (bytes) {
     size_t self_at = static_cast<size_t>(static_cast<const char*>(call.self) -
                                          static_cast<const char*>(call.self_storage->data()));
     rt::copy(*call.self_storage, self_at, *out, 0, bytes);
   }
+  std::string how = "atomic adds, a thread per value";
   if (call.count > 0) {
-    auto fn = library_function(scatter_source(call.dtype, call.index_dtype), "lf_scatter_add", device);
+    const Private priv = private_plan(call, device);
+    auto fn = library_function(scatter_source(call.dtype, call.index_dtype),
+                               priv.slices ? "lf_scatter_add_private" : "lf_scatter_add", device);
     if (!fn.ok())
       return backend::run_scatter_on_reference(call, "the scatter kernel failed to compile: " +
                                                          std::string(fn.status().message()));
-    rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
-    const rt::cu::Api& cu = rt::cu::api();
     auto error = rt::Storage::allocate(y->device, 16);
     LF_CU_CHECK(cu.cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(error->data()), 0, 16, ctx.stream));
     Params p{};
@@ -127,12 +239,28 @@ void run_scatter(backend::ScatterCall& call) {
       p.index_strides[d] = call.index_strides[d];
       p.src_strides[d] = call.src_strides[d];
     }
+    p.src_value = call.src_value;
+    p.src_ivalue = call.src_ivalue;
+    p.src_full = call.src_full ? 1 : 0;
     p.rank = call.rank;
     p.axis = static_cast<int>(call.axis);
-    int64_t blocks = std::min<int64_t>((call.count + kThreads - 1) / kThreads, int64_t{1} << 20);
-    void* params[] = {&p};
-    LF_CU_CHECK(cu.cuLaunchKernel(static_cast<rt::cu::CUfunction>(*fn), static_cast<unsigned>(blocks), 1, 1, kThreads,
-                                  1, 1, 0, ctx.stream, params, nullptr));
+    auto f = static_cast<rt::cu::CUfunction>(*fn);
+    if (priv.slices) {
+      int64_t slice_bins = priv.slice_bins, chunk = (call.count + priv.chunks - 1) / priv.chunks;
+      if (priv.shared > (48 << 10))
+        LF_CU_CHECK(cu.cuFuncSetAttribute(f, /*CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES=*/8, priv.shared));
+      void* params[] = {&p, &slice_bins, &chunk};
+      LF_CU_CHECK(cu.cuLaunchKernel(f, static_cast<unsigned>(priv.chunks), static_cast<unsigned>(priv.slices), 1,
+                                    kPrivateThreads, 1, 1, static_cast<unsigned>(priv.shared), ctx.stream, params,
+                                    nullptr));
+      how = "bins in shared memory (" + std::to_string(priv.slices) + " slice(s) of " + std::to_string(slice_bins) +
+            ", " + std::to_string(priv.chunks) + " chunks), then one atomic add a bin and block";
+    } else {
+      int64_t blocks = std::min<int64_t>((call.count + kThreads - 1) / kThreads, int64_t{1} << 20);
+      void* params[] = {&p};
+      LF_CU_CHECK(cu.cuLaunchKernel(f, static_cast<unsigned>(blocks), 1, 1, kThreads, 1, 1, 0, ctx.stream, params,
+                                    nullptr));
+    }
     long long err[2];
     auto host = rt::Storage::allocate(Device::cpu(), sizeof err);
     rt::copy(*error, 0, *host, 0, sizeof err);  // waits for the kernel: indices are data
@@ -143,7 +271,7 @@ void run_scatter(backend::ScatterCall& call) {
   call.run.stats.bytes_moved += static_cast<uint64_t>(2 * call.out_numel + call.count) * dtype_size(call.dtype) +
                                 static_cast<uint64_t>(call.count) * dtype_size(call.index_dtype);
   backend::materialize(*y, out, ir::Layout{ir::contiguous_strides(y->shape), 0});
-  call.log("atomic adds, a thread per value" + std::string(call.count == 0 ? " (none)" : ""));
+  call.log(how + std::string(call.count == 0 ? " (none)" : ""));
 }
 
 }  // namespace lf::cuda

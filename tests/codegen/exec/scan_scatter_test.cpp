@@ -202,6 +202,48 @@ TEST_P(ScanScatter, ScatterAddMatchesReference) {
                                      1, "scatter many bins int64");
 }
 
+// The GPU scatter's paths at sizes that reach them: 1-D scatters of many values a bin run with
+// bins in shared memory, 65541 bins in two slices (4-byte bins) or three (8-byte bins) of one
+// block's shared memory, a strided src, negative indices, a zeros() self cleared on the device, a
+// full() src (bincount without weights) as a constant; fewer values a bin: global atomics.
+TEST_P(ScanScatter, ScatterAddMatchesReferenceOnGpuPathShapes) {
+  FusionScope scope(GetParam());
+  const int64_t n = (int64_t{1} << 20) + 3, bins = 65536 + 5;
+  for (DType dt : {DType::Float32, DType::Float64, DType::BFloat16, DType::Int32, DType::Int64}) {
+    const bool fl = is_floating(dt);
+    // Each bin gets about 16 values; a GPU's adds land in any order (the 16-bit floats' partial
+    // sums round each add, in the shared bins in float32 only once).
+    const int64_t terms = dt == DType::BFloat16 ? 256 : 32;
+    for (DType it : {DType::Int32, DType::Int64}) {
+      Tensor idx = lf::cast(data({n}, DType::Float32, -static_cast<double>(bins), static_cast<double>(bins)), it);
+      Tensor src2 = fl ? data({2 * n}, dt, -1, 1) : data({2 * n}, dt, -50, 50);
+      Tensor src = lf::slice(src2, 0, 0, 2 * n, 2);
+      lf::test::expect_matches_reference(lf::scatter_add(lf::zeros({bins}, dt), 0, idx, src), terms,
+                                         "scatter_add 65541 bins, zeros self");
+      Tensor self = fl ? data({bins}, dt, -1, 1) : data({bins}, dt, -50, 50);
+      lf::test::expect_matches_reference(lf::scatter_add(self, 0, idx, src), terms, "scatter_add 65541 bins");
+      lf::test::expect_matches_reference(lf::scatter_add(self, 0, lf::slice(idx, 0, 0, 100000, 1),
+                                                         lf::slice(src, 0, 0, 100000, 1)),
+                                         terms, "scatter_add 100000 values into 65541 bins (global atomics)");
+    }
+  }
+  Tensor idx = lf::cast(data({n}, DType::Float32, 0, static_cast<double>(bins)), DType::Int64);
+  lf::test::expect_matches_reference(lf::bincount(idx, {}, bins), 1, "bincount 65541 bins");
+  lf::test::expect_matches_reference(lf::bincount(idx, data({n}, DType::Float32, 0, 1), bins), 32,
+                                     "bincount float32 weights 65541 bins");
+  // A bad index in the second slice's range, and a too-negative one.
+  Tensor pos = lf::arange(0, static_cast<double>(n), 1, DType::Int64);
+  for (int64_t bad : {bins + 70000, -bins - 1}) {
+    try {
+      lf::scatter_add(lf::zeros({bins}), 0, lf::where(pos == n - 5, bad, idx), lf::ones({n})).to_vector<float>();
+      ADD_FAILURE() << "no error for index " << bad;
+    } catch (const lf::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("index " + std::to_string(bad) + " is out of range"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST_P(ScanScatter, ScatterIndexOutOfRangeIsAnErrorAtTheSyncPoint) {
   FusionScope scope(GetParam());
   auto expect_error = [](const Tensor& t, const std::string& what) {
