@@ -1,7 +1,8 @@
 // scatter_add on a GPU: the output starts as a copy of self (a zeros() self: a clear), then the
 // values are added with atomic adds (atomicAdd for float, double, int32 and int64; 16-bit floats by
 // compare-and-swap on the 32-bit word holding them, each add rounded to the dtype):
-// - a 1-D scatter of at least 8 values a bin on average: bins privatized in shared memory (in the
+// - a scatter of rank 1 or 2 (bincount, histograms, index_add of rows as k-means' sums) of at least
+//   8 values an output element on average: the output privatized in shared memory (in the
 //   compute type; up to 4 slices of the bins, each block a chunk of the values and a slice), then
 //   one global atomic a non-zero bin and block: the global atomics drop from one a value to one a
 //   bin and block, and land in order;
@@ -101,26 +102,47 @@ extern "C" __global__ void __launch_bounds__(256) lf_scatter_add(Params p) {
   }
 }
 
-// A 1-D scatter privatized in shared memory: block (x, y) adds the values of chunk x whose bins
-// fall in slice y (slice_bins bins from y * slice_bins) into shared bins of the compute type, then
-// adds its non-zero bins to the output with one global atomic each, bins in order (coalesced).
-// Every slice reads every index of its chunk; slice 0 reports bad ones.
+// A scatter of rank 1 or 2 privatized in shared memory: block (x, y) adds the values of chunk x
+// whose output offsets fall in slice y (slice_bins offsets from y * slice_bins) into shared bins of
+// the compute type, then adds its non-zero bins to the output with one global atomic each, in
+// order (coalesced). Every slice reads every index of its chunk; slice 0 reports bad ones. A
+// rank-2 element's coordinates take a 32-bit division where the count fits.
 #define UNROLL 4
-extern "C" __global__ void __launch_bounds__(1024) lf_scatter_add_private(Params p, i64 slice_bins, i64 chunk) {
+__device__ __forceinline__ void lf_coords(const Params& p, i64 e, i64* r, i64* c) {
+  if (p.rank == 1) {
+    *r = e;
+    *c = 0;
+  } else if (p.count <= 0xffffffffll) {
+    unsigned q = (unsigned)e / (unsigned)p.shape[1];
+    *r = q;
+    *c = e - (i64)q * p.shape[1];
+  } else {
+    *r = e / p.shape[1];
+    *c = e % p.shape[1];
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(1024)
+lf_scatter_add_private(Params p, i64 out_numel, i64 slice_bins, i64 chunk) {
   extern __shared__ __align__(16) unsigned char lf_smem[];
   A* bins = (A*)lf_smem;
   const i64 lo = (i64)blockIdx.y * slice_bins;
-  const i64 nb = min(slice_bins, p.axis_size - lo);
+  const i64 nb = min(slice_bins, out_numel - lo);
   for (i64 b = threadIdx.x; b < nb; b += blockDim.x) bins[b] = (A)0;
   __syncthreads();
   const i64 begin = (i64)blockIdx.x * chunk, end = min(begin + chunk, p.count);
-  const i64 is = p.index_strides[0], ss = p.src_strides[0];
+  const i64 is1 = p.rank == 1 ? 0 : p.index_strides[1], ss1 = p.rank == 1 ? 0 : p.src_strides[1];
+  // The output offset of an element: its index along axis, its own coordinate along the other dim.
+  const i64 o_axis = p.out_strides[p.axis], o_other = p.rank == 1 ? 0 : p.out_strides[1 - p.axis];
   for (i64 e0 = begin + threadIdx.x; e0 < end; e0 += (i64)UNROLL * blockDim.x) {
-    i64 raw[UNROLL];
+    i64 raw[UNROLL], other[UNROLL], soff[UNROLL];
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
-      i64 e = e0 + (i64)u * blockDim.x;
-      raw[u] = e < end ? (i64)p.index[e * is] : 0;
+      i64 e = e0 + (i64)u * blockDim.x, r = 0, c = 0;
+      if (e < end) lf_coords(p, e, &r, &c);
+      raw[u] = e < end ? (i64)p.index[r * p.index_strides[0] + c * is1] : 0;
+      soff[u] = r * p.src_strides[0] + c * ss1;
+      other[u] = p.axis == 0 ? c : r;
     }
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
@@ -131,8 +153,8 @@ extern "C" __global__ void __launch_bounds__(1024) lf_scatter_add_private(Params
         if (blockIdx.y == 0) lf_index_error(p.error, raw[u]);
         continue;
       }
-      i -= lo;
-      if ((u64)i < (u64)nb) SHARED_ADD(&bins[i], SRC_AT(e * ss));
+      i64 b = i * o_axis + other[u] * o_other - lo;
+      if ((u64)b < (u64)nb) SHARED_ADD(&bins[b], SRC_AT(soff[u]));
     }
   }
   __syncthreads();
@@ -145,8 +167,8 @@ extern "C" __global__ void __launch_bounds__(1024) lf_scatter_add_private(Params
 
 constexpr int kPrivateThreads = 1024;
 
-// The shared-memory plan of a 1-D scatter (slices == 0: none, atomics in global memory). Worth it
-// when many values land in each bin (at least 8 a bin on average): each block then adds into its
+// The shared-memory plan of a scatter of rank 1 or 2 (slices == 0: none, atomics in global
+// memory). Worth it when many values land in each output element (at least 8 on average): each block then adds into its
 // own bins, and the global atomics drop from one a value to one a bin and block. Bins that do not
 // fit one block's shared memory are split into up to 4 slices, each re-reading the indices.
 struct Private {
@@ -156,23 +178,23 @@ struct Private {
 
 Private private_plan(const backend::ScatterCall& call, int device) {
   Private plan;
-  if (call.rank != 1 || call.count < 65536 || call.count < 8 * call.axis_size) return plan;
+  if (call.rank > 2 || call.count < 65536 || call.count < 8 * call.out_numel) return plan;
   const int64_t bin_bytes = call.dtype == DType::Int64 || call.dtype == DType::Float64 ? 8 : 4;
   const rt::cu::Api& cu = rt::cu::api();
   rt::cu::CUdevice dev = 0;
   int optin = 48 << 10;
   if (cu.cuDeviceGet(&dev, device) == 0) cu.cuDeviceGetAttribute(&optin, rt::cu::kAttrMaxSharedPerBlockOptin, dev);
   const int64_t cap = std::max<int64_t>(optin, 48 << 10) / bin_bytes;
-  const int64_t slices = (call.axis_size + cap - 1) / cap;
+  const int64_t slices = (call.out_numel + cap - 1) / cap;
   if (slices > 4) return plan;
   plan.slices = slices;
-  plan.slice_bins = (call.axis_size + slices - 1) / slices;
+  plan.slice_bins = (call.out_numel + slices - 1) / slices;
   plan.shared = static_cast<int>(plan.slice_bins * bin_bytes);
-  // One wave of blocks: two of 1024 threads an SM when their shared memory allows (the SM's is
-  // about the per-block maximum plus 1 KiB), else one.
-  const int64_t per_sm = std::clamp<int64_t>((int64_t{optin} + 1024) / (plan.shared + 1024), 1, 2);
+  // One wave of blocks, one of 1024 threads an SM (the kernel takes about 60 registers a thread):
+  // the fewest flushes of the bins, and the slices of a chunk read its indices at about the same
+  // time (the later reads from L2).
   const int64_t sms = std::max(1, rt::cu::context_of(device).info.multiprocessors);
-  plan.chunks = std::clamp<int64_t>(sms * per_sm / slices, 1, (call.count + kPrivateThreads - 1) / kPrivateThreads);
+  plan.chunks = std::clamp<int64_t>(sms / slices, 1, (call.count + kPrivateThreads - 1) / kPrivateThreads);
   return plan;
 }
 
@@ -249,7 +271,8 @@ void run_scatter(backend::ScatterCall& call) {
       int64_t slice_bins = priv.slice_bins, chunk = (call.count + priv.chunks - 1) / priv.chunks;
       if (priv.shared > (48 << 10))
         LF_CU_CHECK(cu.cuFuncSetAttribute(f, /*CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES=*/8, priv.shared));
-      void* params[] = {&p, &slice_bins, &chunk};
+      int64_t out_numel = call.out_numel;
+      void* params[] = {&p, &out_numel, &slice_bins, &chunk};
       LF_CU_CHECK(cu.cuLaunchKernel(f, static_cast<unsigned>(priv.chunks), static_cast<unsigned>(priv.slices), 1,
                                     kPrivateThreads, 1, 1, static_cast<unsigned>(priv.shared), ctx.stream, params,
                                     nullptr));

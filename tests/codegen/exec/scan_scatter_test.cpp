@@ -202,8 +202,8 @@ TEST_P(ScanScatter, ScatterAddMatchesReference) {
                                      1, "scatter many bins int64");
 }
 
-// The GPU scatter's paths at sizes that reach them: 1-D scatters of many values a bin run with
-// bins in shared memory, 65541 bins in two slices (4-byte bins) or three (8-byte bins) of one
+// The GPU scatter's paths at sizes that reach them: scatters of rank 1 and 2 with many values an
+// output element run with the output in shared memory, 65541 bins in two slices (4-byte bins) or three (8-byte bins) of one
 // block's shared memory, a strided src, negative indices, a zeros() self cleared on the device, a
 // full() src (bincount without weights) as a constant; fewer values a bin: global atomics.
 TEST_P(ScanScatter, ScatterAddMatchesReferenceOnGpuPathShapes) {
@@ -226,6 +226,19 @@ TEST_P(ScanScatter, ScatterAddMatchesReferenceOnGpuPathShapes) {
                                                          lf::slice(src, 0, 0, 100000, 1)),
                                          terms, "scatter_add 100000 values into 65541 bins (global atomics)");
     }
+  }
+  // Rank 2 in shared memory: k-means' per-cluster sums (index_add of rows: an index broadcast along
+  // dim 1), and along dim 1 with an index shorter than self along dim 0.
+  for (DType dt : {DType::Float32, DType::Int64}) {
+    const bool fl = is_floating(dt);
+    Tensor assign = lf::cast(data({1 << 17}, DType::Float32, 0, 64), DType::Int64);
+    Tensor rows = fl ? data({1 << 17, 16}, dt, -1, 1) : data({1 << 17, 16}, dt, -50, 50);
+    lf::test::expect_matches_reference(lf::index_add(lf::zeros({64, 16}, dt), 0, assign, rows), 4096,
+                                       "index_add of 2^17 rows into 64");
+    Tensor self = fl ? data({50, 100}, dt, -1, 1) : data({50, 100}, dt, -50, 50);
+    Tensor idx1 = lf::cast(data({40, 4000}, DType::Float32, -100, 100), DType::Int32);
+    Tensor src1 = fl ? data({45, 4001}, dt, -1, 1) : data({45, 4001}, dt, -50, 50);
+    lf::test::expect_matches_reference(lf::scatter_add(self, 1, idx1, src1), 128, "scatter_add dim 1, 40 rows of 4000");
   }
   Tensor idx = lf::cast(data({n}, DType::Float32, 0, static_cast<double>(bins)), DType::Int64);
   lf::test::expect_matches_reference(lf::bincount(idx, {}, bins), 1, "bincount 65541 bins");
