@@ -22,7 +22,7 @@
 // directory: first call, peak memory). Nothing is shared between programs, so every first call is
 // that program's own.
 //
-//   lazyfuse-programs [--device cpu|cuda] [--csv FILE] [--dump DIR] [--only SUBSTRING] [--skip SUBSTRING]
+//   lazyfuse-programs [--device cpu|cuda] [--csv FILE] [--dump DIR] [--only SUBSTRING[,...]] [--skip SUBSTRING]
 //                     [--quick] [--list]
 //     --device: default LAZYFUSE_DEVICE, else cpu (this is a CPU benchmark unless told otherwise)
 //     --csv:    one line per (program, config, dtype, impl), columns as bench/programs_peers.py writes
@@ -1108,6 +1108,16 @@ std::string run_child(const std::string& cmd, std::map<std::string, Result>& res
 
 }  // namespace
 
+// --only A,B: a key that contains A or B.
+bool matches_any(const std::string& key, const std::string& list) {
+  for (size_t at = 0; at <= list.size();) {
+    size_t comma = std::min(list.find(',', at), list.size());
+    if (comma > at && key.find(list.substr(at, comma - at)) != std::string::npos) return true;
+    at = comma + 1;
+  }
+  return false;
+}
+
 int main(int argc, char** argv) {
   std::string csv_path, dump_dir, only, skip, child_key, phase;
   bool list = false;
@@ -1205,7 +1215,7 @@ int main(int argc, char** argv) {
   };
   for (const Program& p : progs) {
     if (p.gpu_only && !gpu) continue;
-    if (!only.empty() && p.key().find(only) == std::string::npos) continue;
+    if (!only.empty() && !matches_any(p.key(), only)) continue;
     if (!skip.empty() && p.key().find(skip) != std::string::npos) {
       std::printf("| %s | %s | %s | skipped (--skip %s) |\n", p.name.c_str(), p.config.c_str(), lf::dtype_name(p.dtype),
                   skip.c_str());

@@ -585,7 +585,7 @@ def main():
     ap.add_argument("--lazyfuse-csv", help="lazyfuse-programs --csv output to join")
     ap.add_argument("--dump", help="lazyfuse-programs --dump directory, for the check")
     ap.add_argument("--csv", required=True, help="the joined CSV to write")
-    ap.add_argument("--only", default="", help="programs whose 'name config dtype' contains this")
+    ap.add_argument("--only", default="", help="programs whose 'name config dtype' contains this (or one of a comma-separated list)")
     ap.add_argument("--budget", type=float, default=0.5, help="seconds of steady-state iterations per peer")
     ap.add_argument("--compile-budget", type=float, default=300, help="seconds of torch.compile first calls in all")
     ap.add_argument("--warm-process", action="store_true", help="time torch.compile's first call in a second process too")
@@ -640,7 +640,7 @@ def main():
     compile_ok = lambda: compile_spent[0] < args.compile_budget  # noqa: E731
     lf_needs = {(r["program"], r["config"], r["dtype"]): r["needs"] for r in rows}
     for spec in all_specs:
-        if args.only and args.only not in " ".join(spec.key):
+        if args.only and not any(o in " ".join(spec.key) for o in args.only.split(",")):
             continue
         print(f"== {' '.join(spec.key)}", file=sys.stderr, flush=True)
         arrays = spec.inputs(np.random.default_rng(1))
