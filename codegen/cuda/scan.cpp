@@ -36,6 +36,7 @@ const char* const kScanSource = R"(
 #define THREADS 256
 #define ITEMS 16
 #define TILE (THREADS * ITEMS)
+#define LF_SWZ(j) ((j) ^ (((j) >> 3) & 7))
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 lf_scan_columns(const S* x, O* y, i64 outer, i64 n, i64 inner, i64 so, i64 sn, i64 si) {
@@ -83,12 +84,25 @@ lf_scan_tiles(const S* x, O* y, i64 inner, i64 n, i64 so, i64 sn, i64 si, i64 ti
   T v[ITEMS];
   T acc = IDENTITY;
 #if VEC4
-  // A contiguous line of floats: the thread's 16 items as four 16-byte loads.
-  const bool vec = sn == 1 && inner == 1 && base + ITEMS <= n && (((u64)(src + base) | (u64)(dst + base)) & 15) == 0;
+  // A whole tile of a contiguous line of floats: read as 16-byte loads, consecutive threads at
+  // consecutive addresses (coalesced), through shared memory to each thread's 16 consecutive
+  // items (and back the same way when written). The float4 index is swizzled (its low 3 bits
+  // XOR the next 3) so that neither the striped nor the blocked accesses conflict on banks.
+  __shared__ float4 s_data[TILE / 4];
+  const i64 tile_base = tile * TILE;
+  const bool vec = sn == 1 && inner == 1 && tile_base + TILE <= n &&
+                   (((u64)(src + tile_base) | (u64)(dst + tile_base)) & 15) == 0;  // the same in the block
   if (vec) {
+    const float4* in4 = (const float4*)(src + tile_base);
 #pragma unroll
     for (int q = 0; q < ITEMS / 4; ++q) {
-      float4 f = __ldcs((const float4*)(src + base) + q);
+      const int j = threadIdx.x + q * THREADS;
+      s_data[LF_SWZ(j)] = __ldcs(in4 + j);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int q = 0; q < ITEMS / 4; ++q) {
+      float4 f = s_data[LF_SWZ(threadIdx.x * (ITEMS / 4) + q)];
       acc = COMBINE(acc, f.x); v[4 * q] = acc;
       acc = COMBINE(acc, f.y); v[4 * q + 1] = acc;
       acc = COMBINE(acc, f.z); v[4 * q + 2] = acc;
@@ -180,7 +194,7 @@ lf_scan_tiles(const S* x, O* y, i64 inner, i64 n, i64 so, i64 sn, i64 si, i64 ti
   __syncthreads();
   const T start = COMBINE(s_prefix, thread_before);
 #if VEC4
-  if (vec) {
+  if (vec) {  // every thread read its items from s_data before the block scan's barriers
 #pragma unroll
     for (int q = 0; q < ITEMS / 4; ++q) {
       float4 f;
@@ -188,7 +202,14 @@ lf_scan_tiles(const S* x, O* y, i64 inner, i64 n, i64 so, i64 sn, i64 si, i64 ti
       f.y = COMBINE(start, v[4 * q + 1]);
       f.z = COMBINE(start, v[4 * q + 2]);
       f.w = COMBINE(start, v[4 * q + 3]);
-      __stcs((float4*)(dst + base) + q, f);
+      s_data[LF_SWZ(threadIdx.x * (ITEMS / 4) + q)] = f;
+    }
+    __syncthreads();
+    float4* out4 = (float4*)(dst + tile_base);
+#pragma unroll
+    for (int q = 0; q < ITEMS / 4; ++q) {
+      const int j = threadIdx.x + q * THREADS;
+      __stcs(out4 + j, s_data[LF_SWZ(j)]);
     }
     return;
   }

@@ -230,12 +230,20 @@ lf_radix_scatter(const LF_KEY* kin, const unsigned* iin, LF_KEY* kout, unsigned*
   run[tid] += mine - totals[tid];
   first[tid] -= after - mine;
   next[tid] = first[tid];
+  // The thread's 16 digits loaded at once (coalesced), not one load's latency a round.
+  unsigned digit[LF_TILE / 256];
+#pragma unroll
+  for (int c = 0; c < LF_TILE / 256; ++c) {
+    const int at = c * 256 + tid;
+    digit[c] = at < count ? ((unsigned)(kin[lo + at] >> shift) & 255u) : 0xffffffffu;
+  }
+#pragma unroll
   for (int c = 0; c < LF_TILE / 256; ++c) {
     for (int w = 0; w < 8; ++w) cnt[w][tid] = 0;
     __syncthreads();
     const int at = c * 256 + tid;
     const bool in = at < count;
-    const unsigned d = in ? ((unsigned)(kin[lo + at] >> shift) & 255u) : 0xffffffffu;
+    const unsigned d = digit[c];
     const unsigned peers = __match_any_sync(0xffffffffu, d);
     const unsigned rank = __popc(peers & ((1u << lane) - 1u));
     if (in && lane == __ffs(peers) - 1) cnt[warp][d] = __popc(peers);
