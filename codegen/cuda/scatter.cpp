@@ -281,8 +281,8 @@ void run_scatter(backend::ScatterCall& call) {
     } else {
       int64_t blocks = std::min<int64_t>((call.count + kThreads - 1) / kThreads, int64_t{1} << 20);
       void* params[] = {&p};
-      LF_CU_CHECK(cu.cuLaunchKernel(f, static_cast<unsigned>(blocks), 1, 1, kThreads, 1, 1, 0, ctx.stream, params,
-                                    nullptr));
+      LF_CU_CHECK(
+          cu.cuLaunchKernel(f, static_cast<unsigned>(blocks), 1, 1, kThreads, 1, 1, 0, ctx.stream, params, nullptr));
     }
     long long err[2];
     auto host = rt::Storage::allocate(Device::cpu(), sizeof err);

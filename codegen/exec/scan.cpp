@@ -95,8 +95,8 @@ void run_scatter_group(const backend::GroupRun& run) {
   // On a GPU a pending zeros() self is a clear of the output and a pending full() src a constant
   // in the kernel, where operand() would compute them on the host and copy them over (a CPU's host
   // evaluation is already a fill in its memory).
-  call.self_zero = !device.is_cpu() && is_pending_full(self_node) && self_node->attrs.value == 0 &&
-                   self_node->attrs.ivalue == 0;
+  call.self_zero =
+      !device.is_cpu() && is_pending_full(self_node) && self_node->attrs.value == 0 && self_node->attrs.ivalue == 0;
   call.src_full = !device.is_cpu() && is_pending_full(src_node);
   Operand self, src;
   if (!call.self_zero) {
@@ -122,8 +122,7 @@ void run_scatter_group(const backend::GroupRun& run) {
     call.self = static_cast<const char*>(self.view.data) + self.view.offset * static_cast<int64_t>(es);
   call.index = static_cast<const char*>(index.view.data) +
                index.view.offset * static_cast<int64_t>(dtype_size(call.index_dtype));
-  if (!call.src_full)
-    call.src = static_cast<const char*>(src.view.data) + src.view.offset * static_cast<int64_t>(es);
+  if (!call.src_full) call.src = static_cast<const char*>(src.view.data) + src.view.offset * static_cast<int64_t>(es);
   call.self_storage = self.storage;
   call.index_storage = index.storage;
   call.src_storage = src.storage;

@@ -203,9 +203,10 @@ TEST_P(ScanScatter, ScatterAddMatchesReference) {
 }
 
 // The GPU scatter's paths at sizes that reach them: scatters of rank 1 and 2 with many values an
-// output element run with the output in shared memory, 65541 bins in two slices (4-byte bins) or three (8-byte bins) of one
-// block's shared memory, a strided src, negative indices, a zeros() self cleared on the device, a
-// full() src (bincount without weights) as a constant; fewer values a bin: global atomics.
+// output element run with the output in shared memory, 65541 bins in two slices (4-byte bins) or
+// three (8-byte bins) of one block's shared memory, a strided src, negative indices, a zeros() self
+// cleared on the device, a full() src (bincount without weights) as a constant; fewer values a
+// bin: global atomics.
 TEST_P(ScanScatter, ScatterAddMatchesReferenceOnGpuPathShapes) {
   FusionScope scope(GetParam());
   const int64_t n = (int64_t{1} << 20) + 3, bins = 65536 + 5;
@@ -222,9 +223,9 @@ TEST_P(ScanScatter, ScatterAddMatchesReferenceOnGpuPathShapes) {
                                          "scatter_add 65541 bins, zeros self");
       Tensor self = fl ? data({bins}, dt, -1, 1) : data({bins}, dt, -50, 50);
       lf::test::expect_matches_reference(lf::scatter_add(self, 0, idx, src), terms, "scatter_add 65541 bins");
-      lf::test::expect_matches_reference(lf::scatter_add(self, 0, lf::slice(idx, 0, 0, 100000, 1),
-                                                         lf::slice(src, 0, 0, 100000, 1)),
-                                         terms, "scatter_add 100000 values into 65541 bins (global atomics)");
+      lf::test::expect_matches_reference(
+          lf::scatter_add(self, 0, lf::slice(idx, 0, 0, 100000, 1), lf::slice(src, 0, 0, 100000, 1)), terms,
+          "scatter_add 100000 values into 65541 bins (global atomics)");
     }
   }
   // Rank 2 in shared memory: k-means' per-cluster sums (index_add of rows: an index broadcast along
