@@ -22,7 +22,7 @@
 // directory: first call, peak memory). Nothing is shared between programs, so every first call is
 // that program's own.
 //
-//   lazyfuse-programs [--device cpu|cuda] [--csv FILE] [--dump DIR] [--only SUBSTRING] [--skip SUBSTRING]
+//   lazyfuse-programs [--device cpu|cuda] [--csv FILE] [--dump DIR] [--only SUBSTRING[,...]] [--skip SUBSTRING]
 //                     [--quick] [--list]
 //     --device: default LAZYFUSE_DEVICE, else cpu (this is a CPU benchmark unless told otherwise)
 //     --csv:    one line per (program, config, dtype, impl), columns as bench/programs_peers.py writes
@@ -623,11 +623,11 @@ Program embedding_layernorm(int64_t B, int64_t T, int64_t V, int64_t D) {
 
 // One k-means step: distances by broadcasting, argmin, per-cluster sums (index_add) and counts
 // (bincount: its size is data, so it reads max and min of the assignments, a sync point).
-Program kmeans_step() {
-  const int64_t N = 65536, D = 16, K = 64;
+Program kmeans_step(int64_t N = 65536) {
+  const int64_t D = 16, K = 64;
   Program p;
   p.name = "kmeans_step";
-  p.config = "N65536_D16_K64";
+  p.config = "N" + std::to_string(N) + "_D16_K64";
   p.note = "bincount reads the assignments' max and min (a sync point inside the step)";
   p.setup = [=] {
     HostRng r(1);
@@ -670,11 +670,11 @@ Program cumsum_program() {
 
 // One long line: on a GPU the single-pass decoupled look-back scan, on the CPU the two-pass
 // chunked scan over the thread pool.
-Program cumsum_long_program() {
-  const int64_t N = int64_t{1} << 24;
+Program cumsum_long_program(int log2n = 24) {
+  const int64_t N = int64_t{1} << log2n;
   Program p;
   p.name = "cumsum_1d";
-  p.config = "2^24";
+  p.config = "2^" + std::to_string(log2n);
   p.setup = [=] {
     HostRng r(1);
     Vars in;
@@ -722,6 +722,50 @@ Program sort_program() {
   };
   p.body = [](const Vars& in) {
     auto [values, indices] = lf::sort(in["x"], 1);
+    Vars out;
+    out.add("values", values);
+    out.add("indices", indices);
+    return out;
+  };
+  return p;
+}
+
+// One long row (issue 23's GPU target: 2^24 float32 keys, sorted with their int64 positions).
+Program sort_long_program() {
+  const int64_t N = int64_t{1} << 24;
+  Program p;
+  p.name = "sort_1d";
+  p.config = "2^24";
+  p.setup = [=] {
+    HostRng r(1);
+    Vars in;
+    in.add("x", r.normal({N}));
+    return in;
+  };
+  p.body = [](const Vars& in) {
+    auto [values, indices] = lf::sort(in["x"], 0);
+    Vars out;
+    out.add("values", values);
+    out.add("indices", indices);
+    return out;
+  };
+  return p;
+}
+
+// Small k over many long rows (issue 23's GPU target: the 16 largest of each of 4096 rows of 4096).
+Program topk_many_rows_program() {
+  const int64_t R = 4096, N = 4096, K = 16;
+  Program p;
+  p.name = "topk";
+  p.config = "4096x4096_k16";
+  p.setup = [=] {
+    HostRng r(1);
+    Vars in;
+    in.add("x", r.normal({R, N}));
+    return in;
+  };
+  p.body = [=](const Vars& in) {
+    auto [values, indices] = lf::topk(in["x"], K, 1);
     Vars out;
     out.add("values", values);
     out.add("indices", indices);
@@ -852,6 +896,7 @@ std::vector<Program> registry() {
   r.push_back(conv_relu_maxpool());
   for (lf::DType dt : {lf::DType::Float32, lf::DType::BFloat16}) r.push_back(resnet18(dt));
   r.push_back(kmeans_step());
+  r.push_back(kmeans_step(int64_t{1} << 20));  // issue 23's GPU target size
   r.push_back(stencil("jacobi2d", 64));
   r.push_back(stencil("jacobi2d", 2048));
   r.push_back(stencil("heat2d", 64));
@@ -860,9 +905,12 @@ std::vector<Program> registry() {
   r.push_back(black_scholes());
   r.push_back(cumsum_program());
   r.push_back(cumsum_long_program());
+  r.push_back(cumsum_long_program(26));  // issue 23's GPU target: 1.1x the copy floor
   r.push_back(scatter_add_program());
   r.push_back(sort_program());
+  r.push_back(sort_long_program());
   r.push_back(topk_program());
+  r.push_back(topk_many_rows_program());
   return r;
 }
 
@@ -1170,6 +1218,16 @@ std::string run_child(const std::string& cmd, std::map<std::string, Result>& res
 
 }  // namespace
 
+// --only A,B: a key that contains A or B.
+bool matches_any(const std::string& key, const std::string& list) {
+  for (size_t at = 0; at <= list.size();) {
+    size_t comma = std::min(list.find(',', at), list.size());
+    if (comma > at && key.find(list.substr(at, comma - at)) != std::string::npos) return true;
+    at = comma + 1;
+  }
+  return false;
+}
+
 int main(int argc, char** argv) {
   std::string csv_path, dump_dir, only, skip, child_key, phase;
   bool list = false;
@@ -1274,7 +1332,7 @@ int main(int argc, char** argv) {
   };
   for (const Program& p : progs) {
     if (p.gpu_only && !gpu) continue;
-    if (!only.empty() && p.key().find(only) == std::string::npos) continue;
+    if (!only.empty() && !matches_any(p.key(), only)) continue;
     if (!skip.empty() && p.key().find(skip) != std::string::npos) {
       std::printf("| %s | %s | %s | skipped (--skip %s) |\n", p.name.c_str(), p.config.c_str(), lf::dtype_name(p.dtype),
                   skip.c_str());

@@ -433,8 +433,9 @@ def specs():
                   lambda rng: dict(x=f32(rng, 8, 32, 56, 56), w=f32(rng, 64, 32, 3, 3, scale=1 / math.sqrt(288)),
                                    b=f32(rng, 64, scale=0.1)),
                   conv_relu_maxpool_torch, conv_relu_maxpool_numpy, conv=True, tol_n=288))
-    r.append(Spec("kmeans_step", "N65536_D16_K64",
-                  lambda rng: dict(X=f32(rng, 65536, 16), C=f32(rng, 64, 16)), kmeans_torch, kmeans_numpy))
+    for n in (65536, 1 << 20):
+        r.append(Spec("kmeans_step", f"N{n}_D16_K64",
+                      lambda rng, n=n: dict(X=f32(rng, n, 16), C=f32(rng, 64, 16)), kmeans_torch, kmeans_numpy))
     for n in (64, 2048):
         r.append(Spec("jacobi2d", f"{n}x{n}_50steps", lambda rng, n=n: dict(a=f32(rng, n, n)), jacobi_torch,
                       jacobi_numpy, tol_n=5 * STEPS))
@@ -449,8 +450,9 @@ def specs():
     r.append(Spec("cumsum", "4096x4096_dim1", lambda rng: dict(x=f32(rng, 4096, 4096)),
                   lambda x: (torch.cumsum(x, 1),), lambda x: (np.cumsum(x, 1),), tol_n=4096))
     # One long running sum (float32 accumulation: rounding like a sum of 2^24 terms).
-    r.append(Spec("cumsum_1d", "2^24", lambda rng: dict(x=unif(rng, 0, 1, 1 << 24)),
-                  lambda x: (torch.cumsum(x, 0),), lambda x: (np.cumsum(x),), tol_n=1 << 24))
+    for lg in (24, 26):
+        r.append(Spec("cumsum_1d", f"2^{lg}", lambda rng, lg=lg: dict(x=unif(rng, 0, 1, 1 << lg)),
+                      lambda x: (torch.cumsum(x, 0),), lambda x: (np.cumsum(x),), tol_n=1 << lg))
     # A histogram: 2^24 weights into 2^16 bins (about 256 adds a bin).
     r.append(Spec("scatter_add", "2^24_into_2^16",
                   lambda rng: dict(index=rng.integers(0, 1 << 16, 1 << 24), src=unif(rng, 0, 1, 1 << 24)),
@@ -459,8 +461,12 @@ def specs():
     r.append(Spec("sort", "1024x4096_dim1", lambda rng: dict(x=f32(rng, 1024, 4096)),
                   # stable: equal values keep their order, as LazyFuse's sort (and the indices are compared)
                   lambda x: tuple(torch.sort(x, dim=1, stable=True)), lambda x: (np.sort(x, 1, kind="stable"),)))
+    r.append(Spec("sort_1d", "2^24", lambda rng: dict(x=f32(rng, 1 << 24)),
+                  lambda x: tuple(torch.sort(x, dim=0, stable=True)), lambda x: (np.sort(x, kind="stable"),)))
     r.append(Spec("topk", "256x32000_k50", lambda rng: dict(x=f32(rng, 256, 32000)),
                   lambda x: tuple(torch.topk(x, 50, 1)), topk_numpy))
+    r.append(Spec("topk", "4096x4096_k16", lambda rng: dict(x=f32(rng, 4096, 4096)),
+                  lambda x: tuple(torch.topk(x, 16, 1)), lambda x: topk_numpy(x, 16)))
     return r
 
 
@@ -648,7 +654,7 @@ def main():
     ap.add_argument("--lazyfuse-csv", help="lazyfuse-programs --csv output to join")
     ap.add_argument("--dump", help="lazyfuse-programs --dump directory, for the check")
     ap.add_argument("--csv", required=True, help="the joined CSV to write")
-    ap.add_argument("--only", default="", help="programs whose 'name config dtype' contains this")
+    ap.add_argument("--only", default="", help="programs whose 'name config dtype' contains this (or one of a comma-separated list)")
     ap.add_argument("--budget", type=float, default=0.5, help="seconds of steady-state iterations per peer")
     ap.add_argument("--compile-budget", type=float, default=300, help="seconds of torch.compile first calls in all")
     ap.add_argument("--warm-process", action="store_true", help="time torch.compile's first call in a second process too")
@@ -706,7 +712,7 @@ def main():
     compile_ok = lambda: compile_spent[0] < args.compile_budget  # noqa: E731
     lf_needs = {(r["program"], r["config"], r["dtype"]): r["needs"] for r in rows}
     for spec in all_specs:
-        if args.only and args.only not in " ".join(spec.key):
+        if args.only and not any(o in " ".join(spec.key) for o in args.only.split(",")):
             continue
         print(f"== {' '.join(spec.key)}", file=sys.stderr, flush=True)
         arrays = spec.inputs(np.random.default_rng(1))

@@ -63,6 +63,12 @@ struct ScatterCall {
   const void* index = nullptr;  // with its offset applied
   const void* src = nullptr;
   std::shared_ptr<rt::Storage> self_storage = nullptr, index_storage = nullptr, src_storage = nullptr;  // kept alive
+  // On a GPU, generator operands are not evaluated on the host and copied over (exec/scan.cpp):
+  // self_zero: self is zeros (self is null; the backend clears the output); src_full: src is
+  // full(src_value) (src is null; src_ivalue is the exact value of an integer dtype).
+  bool self_zero = false, src_full = false;
+  double src_value = 0;
+  int64_t src_ivalue = 0;
 
   ir::Node* node() const { return run.group.nodes[0]; }
   // LAZYFUSE_LOG=1: "group 2: scatter_add [65536] <- 16777216 values float32: <how>".

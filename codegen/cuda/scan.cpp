@@ -3,13 +3,19 @@
 // cummin a value and its position).
 // - Short lines (n <= kShortLine): a thread per line, in order (threads side by side along
 //   `inner`, so a scan along a leading dim reads coalesced rows).
+// - Many lines side by side (a scan along a leading dim, inner >= 32 contiguous, >= 65536 lines):
+//   the same, a thread per line, whatever n.
 // - Otherwise: a single-pass scan with decoupled look-back (Merrill & Garland, "Single-pass
-//   Parallel Prefix Scan with Decoupled Look-back", 2016): each block takes the next tile of 2048
-//   elements (tile numbers handed out by an atomic counter, so a block only ever waits for tiles
-//   that are already running), scans it, publishes its total (flag 1), looks back over the tiles
-//   before it until one has published its inclusive prefix (flag 2), and publishes its own: the
-//   data is read once and written once. Tiles of several lines follow one another; the look-back
-//   stops at a line's first tile.
+//   Parallel Prefix Scan with Decoupled Look-back", 2016): each block takes the next tile of 4096
+//   elements (16 a thread; tile numbers handed out by an atomic counter, so a block only ever waits
+//   for tiles that are already running), scans it, publishes its total (flag 1), looks back over
+//   the tiles before it until one has published its inclusive prefix (flag 2), and publishes its
+//   own: the data is read once and written once. The look-back is a warp's: 32 predecessors
+//   inspected at once (a ballot for "all published", the nearest prefix by ballot, the aggregates
+//   after it reduced by shuffles), not one thread spinning on one tile after another. A float state
+//   shares one 64-bit status word with its flag (one load sees both); float32 lines are read and
+//   written with 16-byte accesses. Tiles of several lines follow one another; the look-back stops
+//   at a line's first tile.
 // Floats accumulate in their compute type (float for the 16-bit floats), rounded on store; the
 // summation order differs from the reference's (within the reductions' tolerance).
 #include <algorithm>
@@ -22,14 +28,15 @@
 namespace lf::cuda {
 namespace {
 
-constexpr int64_t kShortLine = 64;
-constexpr int kThreads = 256, kItems = 8;
+constexpr int64_t kShortLine = 64, kManyLines = 65536;
+constexpr int kThreads = 256, kItems = 16;
 constexpr int64_t kTile = kThreads * kItems;
 
 const char* const kScanSource = R"(
 #define THREADS 256
-#define ITEMS 8
+#define ITEMS 16
 #define TILE (THREADS * ITEMS)
+#define LF_SWZ(j) ((j) ^ (((j) >> 3) & 7))
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 lf_scan_columns(const S* x, O* y, i64 outer, i64 n, i64 inner, i64 so, i64 sn, i64 si) {
@@ -45,11 +52,24 @@ lf_scan_columns(const S* x, O* y, i64 outer, i64 n, i64 inner, i64 so, i64 sn, i
   }
 }
 
-// Scratch: counter (the next tile), then per tile a flag (0 nothing, 1 aggregate, 2 inclusive
-// prefix), its aggregate and its inclusive prefix.
+// Scratch: counter (the next tile), then a status per tile. PACKED (a 32-bit state): one 64-bit
+// word, the flag (0 nothing, 1 aggregate, 2 inclusive prefix) above the value's bits, written and
+// read in one access, so no fence orders a flag after its value. Otherwise a flag per tile (the
+// low 32 bits of the same word) and the aggregate and inclusive prefix in arrays of their own,
+// written before the flag and read after it behind a fence.
+__device__ __forceinline__ void lf_publish(u64* status, T* aggregates, T* prefixes, i64 t, int flag, T v) {
+#if PACKED
+  ((volatile u64*)status)[t] = ((u64)flag << 32) | (u64)lf_state_bits(v);
+#else
+  if (flag == 2) VSTORE(prefixes, t, v); else VSTORE(aggregates, t, v);
+  __threadfence();
+  ((volatile int*)status)[2 * t] = flag;
+#endif
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS)
 lf_scan_tiles(const S* x, O* y, i64 inner, i64 n, i64 so, i64 sn, i64 si, i64 tiles_per_line,
-              unsigned* counter, int* flags, T* aggregates, T* prefixes) {
+              unsigned* counter, u64* status, T* aggregates, T* prefixes) {
   __shared__ unsigned s_tile;
   __shared__ T s_warp[THREADS / 32];
   __shared__ T s_prefix;
@@ -63,11 +83,40 @@ lf_scan_tiles(const S* x, O* y, i64 inner, i64 n, i64 so, i64 sn, i64 si, i64 ti
   const i64 base = tile * TILE + (i64)threadIdx.x * ITEMS;
   T v[ITEMS];
   T acc = IDENTITY;
+#if VEC4
+  // A whole tile of a contiguous line of floats: read as 16-byte loads, consecutive threads at
+  // consecutive addresses (coalesced), through shared memory to each thread's 16 consecutive
+  // items (and back the same way when written). The float4 index is swizzled (its low 3 bits
+  // XOR the next 3) so that neither the striped nor the blocked accesses conflict on banks.
+  __shared__ float4 s_data[TILE / 4];
+  const i64 tile_base = tile * TILE;
+  const bool vec = sn == 1 && inner == 1 && tile_base + TILE <= n &&
+                   (((u64)(src + tile_base) | (u64)(dst + tile_base)) & 15) == 0;  // the same in the block
+  if (vec) {
+    const float4* in4 = (const float4*)(src + tile_base);
 #pragma unroll
-  for (int i = 0; i < ITEMS; ++i) {
-    i64 j = base + i;
-    if (j < n) acc = COMBINE(acc, LIFT(LOAD(src[j * sn]), j));
-    v[i] = acc;
+    for (int q = 0; q < ITEMS / 4; ++q) {
+      const int j = threadIdx.x + q * THREADS;
+      s_data[LF_SWZ(j)] = __ldcs(in4 + j);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int q = 0; q < ITEMS / 4; ++q) {
+      float4 f = s_data[LF_SWZ(threadIdx.x * (ITEMS / 4) + q)];
+      acc = COMBINE(acc, f.x); v[4 * q] = acc;
+      acc = COMBINE(acc, f.y); v[4 * q + 1] = acc;
+      acc = COMBINE(acc, f.z); v[4 * q + 2] = acc;
+      acc = COMBINE(acc, f.w); v[4 * q + 3] = acc;
+    }
+  } else
+#endif
+  {
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+      i64 j = base + i;
+      if (j < n) acc = COMBINE(acc, LIFT(LOAD(src[j * sn]), j));
+      v[i] = acc;
+    }
   }
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   T inc = acc;  // inclusive scan of the threads' totals within the warp
@@ -92,36 +141,79 @@ lf_scan_tiles(const S* x, O* y, i64 inner, i64 n, i64 so, i64 sn, i64 si, i64 ti
   __syncthreads();
   const T total = s_warp[THREADS / 32 - 1];
   const T thread_before = COMBINE(warp > 0 ? s_warp[warp - 1] : IDENTITY, before);
-  if (threadIdx.x == 0) {
+  if (warp == 0) {
+    // The look-back, a warp at a time: lane l inspects tile w - l of a window of 32 predecessors;
+    // the warp waits until all of them have published something, takes the nearest inclusive
+    // prefix (flag 2) and the aggregates of the tiles after it, and, when the window has no
+    // prefix, goes on 32 tiles further back. A line's first tile publishes its prefix at once, and
+    // windows reaching before it see identities with flag 2.
     T exclusive = IDENTITY;
+    const i64 first = line * tiles_per_line;
     if (tile == 0) {
-      VSTORE(prefixes, t, total);
-      __threadfence();
-      ((volatile int*)flags)[t] = 2;
+      if (lane == 0) lf_publish(status, aggregates, prefixes, t, 2, total);
     } else {
-      VSTORE(aggregates, t, total);
-      __threadfence();
-      ((volatile int*)flags)[t] = 1;
-      for (i64 p = t - 1;; --p) {  // tile p's flag 1 means p is not its line's first tile
+      if (lane == 0) lf_publish(status, aggregates, prefixes, t, 1, total);
+      for (i64 w = t - 1;; w -= 32) {
+        const i64 p = w - lane;
         int f;
-        do {
-          f = ((volatile int*)flags)[p];
-        } while (f == 0);
-        __threadfence();
-        if (f == 2) {
-          exclusive = COMBINE(VLOAD(prefixes, p), exclusive);
-          break;
+        T pv = IDENTITY;
+        for (;;) {
+          if (p < first) {
+            f = 2;
+          } else {
+#if PACKED
+            u64 word = ((volatile u64*)status)[p];
+            f = (int)(word >> 32);
+            pv = lf_state_from_bits((unsigned)word);
+#else
+            f = ((volatile int*)status)[2 * p];
+#endif
+          }
+          if (__all_sync(0xffffffffu, f != 0)) break;
         }
-        exclusive = COMBINE(VLOAD(aggregates, p), exclusive);
+#if !PACKED
+        __threadfence();
+        if (p >= first) pv = f == 2 ? VLOAD(prefixes, p) : VLOAD(aggregates, p);
+#endif
+        const unsigned twos = __ballot_sync(0xffffffffu, f == 2);
+        const int stop = twos ? __ffs(twos) - 1 : 31;
+        if (lane > stop) pv = IDENTITY;
+        // In order: the farther tiles (higher lanes) first.
+#pragma unroll
+        for (int d = 1; d < 32; d *= 2) {
+          T down = SHFL_DOWN(pv, d);
+          if (lane + d < 32) pv = COMBINE(down, pv);
+        }
+        exclusive = COMBINE(SHFL_IDX(pv, 0), exclusive);
+        if (twos) break;
       }
-      VSTORE(prefixes, t, COMBINE(exclusive, total));
-      __threadfence();
-      ((volatile int*)flags)[t] = 2;
+      if (lane == 0) lf_publish(status, aggregates, prefixes, t, 2, COMBINE(exclusive, total));
     }
-    s_prefix = exclusive;
+    if (lane == 0) s_prefix = exclusive;
   }
   __syncthreads();
   const T start = COMBINE(s_prefix, thread_before);
+#if VEC4
+  if (vec) {  // every thread read its items from s_data before the block scan's barriers
+#pragma unroll
+    for (int q = 0; q < ITEMS / 4; ++q) {
+      float4 f;
+      f.x = COMBINE(start, v[4 * q]);
+      f.y = COMBINE(start, v[4 * q + 1]);
+      f.z = COMBINE(start, v[4 * q + 2]);
+      f.w = COMBINE(start, v[4 * q + 3]);
+      s_data[LF_SWZ(threadIdx.x * (ITEMS / 4) + q)] = f;
+    }
+    __syncthreads();
+    float4* out4 = (float4*)(dst + tile_base);
+#pragma unroll
+    for (int q = 0; q < ITEMS / 4; ++q) {
+      const int j = threadIdx.x + q * THREADS;
+      __stcs(out4 + j, s_data[LF_SWZ(j)]);
+    }
+    return;
+  }
+#endif
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     i64 j = base + i;
@@ -147,6 +239,12 @@ std::string scan_source(DType dtype, ir::Op op) {
     s += op == ir::Op::CumMax ? "  return b.v >= a.v ? b : a;\n}\n" : "  return b.v <= a.v ? b : a;\n}\n";
     s += "__device__ __forceinline__ T lf_shfl_up_t(T t, int d) {\n"
          "  t.v = __shfl_up_sync(0xffffffffu, t.v, d); t.at = __shfl_up_sync(0xffffffffu, t.at, d); return t;\n}\n";
+    s += "__device__ __forceinline__ T lf_shfl_down_t(T t, int d) {\n"
+         "  t.v = __shfl_down_sync(0xffffffffu, t.v, d); t.at = __shfl_down_sync(0xffffffffu, t.at, d); return t;\n}\n";
+    s += "__device__ __forceinline__ T lf_shfl_idx_t(T t, int l) {\n"
+         "  t.v = __shfl_sync(0xffffffffu, t.v, l); t.at = __shfl_sync(0xffffffffu, t.at, l); return t;\n}\n";
+    s += "#define PACKED 0\n#define VEC4 0\n#define SHFL_DOWN(t, d) lf_shfl_down_t((t), (d))\n"
+         "#define SHFL_IDX(t, l) lf_shfl_idx_t((t), (l))\n";
     s += "__device__ __forceinline__ void lf_vstore(T* p, i64 i, T t) { ((volatile C*)&p[i].v)[0] = t.v; "
          "((volatile i64*)&p[i].at)[0] = t.at; }\n";
     s += "__device__ __forceinline__ T lf_vload(T* p, i64 i) { T t; t.v = ((volatile C*)&p[i].v)[0]; "
@@ -159,6 +257,15 @@ std::string scan_source(DType dtype, ir::Op op) {
   s += "typedef S O;\ntypedef C T;\n#define LIFT(x, j) (x)\n#define EMIT(t) STORE(t)\n"
        "#define SHFL_UP(t, d) __shfl_up_sync(0xffffffffu, (t), (d))\n"
        "#define VSTORE(p, i, t) (((volatile T*)(p))[i] = (t))\n#define VLOAD(p, i) (((volatile T*)(p))[i])\n";
+  s += "#define SHFL_DOWN(t, d) __shfl_down_sync(0xffffffffu, (t), (d))\n"
+       "#define SHFL_IDX(t, l) __shfl_sync(0xffffffffu, (t), (l))\n";
+  // A float state (float32 and the 16-bit floats) fits a status word beside its flag.
+  const bool packed = is_floating(dtype) && dtype != DType::Float64;
+  s += packed ? "#define PACKED 1\n"
+                "__device__ __forceinline__ unsigned lf_state_bits(T v) { return __float_as_uint(v); }\n"
+                "__device__ __forceinline__ T lf_state_from_bits(unsigned b) { return __uint_as_float(b); }\n"
+              : "#define PACKED 0\n";
+  s += dtype == DType::Float32 ? "#define VEC4 1\n" : "#define VEC4 0\n";
   if (op == ir::Op::LogCumSumExp) {
     bool f64 = dtype == DType::Float64;
     s += "#define IDENTITY (-(C)INFINITY)\n";
@@ -189,7 +296,9 @@ void run_scan(backend::ScanCall& call) {
   int device = y->device.index();
   size_t bytes = static_cast<size_t>(call.numel()) * dtype_size(call.dtype);
   auto out = rt::Storage::allocate(y->device, std::max<size_t>(bytes, 1));
-  const bool columns = call.n <= kShortLine;
+  // Many lines side by side in memory (a scan along a leading dim): a thread per line reads whole
+  // rows coalesced, where tiles along a line would read one element of each row they touch.
+  const bool columns = call.n <= kShortLine || (call.si == 1 && call.inner >= 32 && call.lines() >= kManyLines);
   std::string how;
   if (call.numel() > 0) {
     const char* entry = columns ? "lf_scan_columns" : "lf_scan_tiles";
@@ -210,18 +319,18 @@ void run_scan(backend::ScanCall& call) {
       int64_t tiles_per_line = (call.n + kTile - 1) / kTile;
       int64_t tiles = tiles_per_line * call.lines();
       if (tiles > INT32_MAX) return backend::run_scan_on_reference(call, "too many tiles for one grid");
-      // counter (16 bytes), flags (4 bytes a tile), aggregates and prefixes (16 bytes a tile each:
-      // a state is a value, or a value and a position).
-      size_t flags_at = 16, values_at = flags_at + ((static_cast<size_t>(tiles) * 4 + 15) / 16) * 16;
+      // counter (16 bytes), a status word a tile (8 bytes, zeroed), aggregates and prefixes (16
+      // bytes a tile each, unused by a packed status: a state is a value, or a value and a position).
+      size_t status_at = 16, values_at = status_at + static_cast<size_t>(tiles) * 8;
       auto scratch = rt::Storage::allocate(y->device, values_at + static_cast<size_t>(tiles) * 32);
       char* base = static_cast<char*>(scratch->data());
       LF_CU_CHECK(cu.cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(base), 0, values_at, ctx.stream));
       void* counter = base;
-      void* flags = base + flags_at;
+      void* status = base + status_at;
       void* aggregates = base + values_at;
       void* prefixes = base + values_at + static_cast<size_t>(tiles) * 16;
       void* params[] = {&x,        &yp,     &call.inner, &call.n,     &call.so,   &call.sn,
-                        &call.si,  &tiles_per_line, &counter, &flags, &aggregates, &prefixes};
+                        &call.si,  &tiles_per_line, &counter, &status, &aggregates, &prefixes};
       LF_CU_CHECK(cu.cuLaunchKernel(static_cast<rt::cu::CUfunction>(*fn), static_cast<unsigned>(tiles), 1, 1, kThreads,
                                     1, 1, 0, ctx.stream, params, nullptr));
       // The scratch goes back to the allocator now: later work on the device is ordered after this

@@ -8,8 +8,8 @@
 //   keys equal to it (in position order) are gathered, and the k are sorted in shared memory;
 // - lf_radix_*: a long row's LSD radix sort, 8-bit digits: per-tile digit histograms, one
 //   exclusive scan over them (per digit, tiles in order; then over the digits' totals), a stable
-//   scatter per tile
-//   (ranks among equal digits from warp matches, in position order).
+//   scatter per tile (ranks among equal digits from warp matches, in position order), the tile
+//   ordered by digit in shared memory first so that its digit runs are written coalesced.
 #include <string>
 
 #include "codegen/cuda/sort.h"
@@ -195,46 +195,77 @@ extern "C" __global__ void lf_radix_scan(unsigned* hist, int tiles, unsigned* to
   if (tid == 0) totals[blockIdx.x] = carry;
 }
 
-// One block of 256 threads per tile; the tile's keys go out in position order, 256 at a time.
-extern "C" __global__ void lf_radix_scatter(const LF_KEY* kin, const unsigned* iin, LF_KEY* kout, unsigned* iout,
-                                            i64 n, int shift, const unsigned* hist, int tiles,
-                                            const unsigned* totals) {
-  __shared__ unsigned run[256];
+// One block of 256 threads per tile. The tile is first ordered by digit in shared memory, stably
+// (ranks among equal digits from warp matches, 256 keys at a time in position order: each key's
+// place in the tile's digit-ordered sequence; shared memory holds its position in the tile), then
+// written out in that order: consecutive threads write consecutive places of one digit's run,
+// coalesced, where writing each key straight to its digit's place scatters a warp's 32 keys over up
+// to 32 runs. The keys and indices are read again at their positions (the tile's, in L1 / L2).
+extern "C" __global__ void __launch_bounds__(256)
+lf_radix_scatter(const LF_KEY* kin, const unsigned* iin, LF_KEY* kout, unsigned* iout, i64 n, int shift,
+                 const unsigned* hist, int tiles, const unsigned* totals) {
+  __shared__ unsigned run[256];    // where the tile's keys of each digit go in the output
+  __shared__ unsigned first[256];  // where they start in the tile's digit order
+  __shared__ unsigned next[256];   // the next free place of each digit in the tile's digit order
   __shared__ unsigned cnt[8][256];
+  __shared__ unsigned short pos[LF_TILE];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  // Where each digit starts in the pass's output: an exclusive scan of the digits' totals.
+  const i64 lo = (i64)blockIdx.x * LF_TILE;
+  const int count = (int)(lo + LF_TILE < n ? LF_TILE : n - lo);
+  // The digits' output starts: an exclusive scan of the digits' totals plus this tile's exclusive
+  // prefix among the tiles (hist, scanned in place); the tile's own count of each digit is the
+  // next tile's prefix (the digit's total after the last tile) minus its own.
+  const unsigned mine = hist[(i64)tid * tiles + blockIdx.x];
+  const unsigned after = blockIdx.x + 1 < tiles ? hist[(i64)tid * tiles + blockIdx.x + 1] : totals[tid];
   run[tid] = totals[tid];
+  first[tid] = after - mine;
   __syncthreads();
   for (int off = 1; off < 256; off <<= 1) {
-    unsigned t = tid >= off ? run[tid - off] : 0;
+    unsigned t = tid >= off ? run[tid - off] : 0, f = tid >= off ? first[tid - off] : 0;
     __syncthreads();
     run[tid] += t;
+    first[tid] += f;
     __syncthreads();
   }
-  run[tid] += hist[(i64)tid * tiles + blockIdx.x] - totals[tid];
-  i64 lo = (i64)blockIdx.x * LF_TILE;
+  run[tid] += mine - totals[tid];
+  first[tid] -= after - mine;
+  next[tid] = first[tid];
+  // The thread's 16 digits loaded at once (coalesced), not one load's latency a round.
+  unsigned digit[LF_TILE / 256];
+#pragma unroll
+  for (int c = 0; c < LF_TILE / 256; ++c) {
+    const int at = c * 256 + tid;
+    digit[c] = at < count ? ((unsigned)(kin[lo + at] >> shift) & 255u) : 0xffffffffu;
+  }
+#pragma unroll
   for (int c = 0; c < LF_TILE / 256; ++c) {
     for (int w = 0; w < 8; ++w) cnt[w][tid] = 0;
     __syncthreads();
-    i64 j = lo + c * 256 + tid;
-    bool in = j < n;
-    LF_KEY k = in ? kin[j] : 0;
-    unsigned d = in ? ((unsigned)(k >> shift) & 255u) : 0xffffffffu;
-    unsigned peers = __match_any_sync(0xffffffffu, d);
-    unsigned rank = __popc(peers & ((1u << lane) - 1u));
+    const int at = c * 256 + tid;
+    const bool in = at < count;
+    const unsigned d = digit[c];
+    const unsigned peers = __match_any_sync(0xffffffffu, d);
+    const unsigned rank = __popc(peers & ((1u << lane) - 1u));
     if (in && lane == __ffs(peers) - 1) cnt[warp][d] = __popc(peers);
     __syncthreads();
     if (in) {
-      unsigned pos = run[d] + rank;
-      for (int w = 0; w < warp; ++w) pos += cnt[w][d];
-      kout[pos] = k;
-      iout[pos] = iin[j];
+      unsigned p = next[d] + rank;
+      for (int w = 0; w < warp; ++w) p += cnt[w][d];
+      pos[p] = (unsigned short)at;
     }
     __syncthreads();
     unsigned t = 0;
     for (int w = 0; w < 8; ++w) t += cnt[w][tid];
-    run[tid] += t;
+    next[tid] += t;
     __syncthreads();
+  }
+  for (int i = tid; i < count; i += 256) {
+    const i64 j = lo + pos[i];
+    const LF_KEY k = kin[j];
+    const unsigned d = (unsigned)(k >> shift) & 255u;
+    const unsigned o = run[d] + (unsigned)i - first[d];
+    kout[o] = k;
+    iout[o] = iin[j];
   }
 }
 

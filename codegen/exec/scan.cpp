@@ -44,6 +44,9 @@ bool is_contiguous(const Shape& shape, const Shape& strides) {
   return true;
 }
 
+// A full() generator not yet computed (zeros, ones, bincount's weights of one).
+bool is_pending_full(const ir::Node* n) { return !n->realized() && n->op == ir::Op::Full; }
+
 }  // namespace
 
 void run_scan_group(const backend::GroupRun& run) {
@@ -94,22 +97,37 @@ void run_scatter_group(const backend::GroupRun& run) {
     backend::run_scatter_on_reference(call, "rank above " + std::to_string(backend::ScatterCall::kMaxRank));
     return;
   }
-  Operand self = operand(self_node, device);
-  if (!is_contiguous(self_node->shape, self.view.strides)) self = contiguous_operand(self_node, device);
+  // On a GPU a pending zeros() self is a clear of the output and a pending full() src a constant
+  // in the kernel, where operand() would compute them on the host and copy them over (a CPU's host
+  // evaluation is already a fill in its memory).
+  call.self_zero =
+      !device.is_cpu() && is_pending_full(self_node) && self_node->attrs.value == 0 && self_node->attrs.ivalue == 0;
+  call.src_full = !device.is_cpu() && is_pending_full(src_node);
+  Operand self, src;
+  if (!call.self_zero) {
+    self = operand(self_node, device);
+    if (!is_contiguous(self_node->shape, self.view.strides)) self = contiguous_operand(self_node, device);
+  }
   Operand index = operand(index_node, device);
-  Operand src = operand(src_node, device);
+  if (call.src_full) {
+    call.src_value = src_node->attrs.value;
+    call.src_ivalue = src_node->attrs.ivalue;
+  } else {
+    src = operand(src_node, device);
+  }
   Shape out_strides = ir::contiguous_strides(y->shape);
   for (int d = 0; d < call.rank; ++d) {
     call.shape[d] = index_node->shape[static_cast<size_t>(d)];
     call.out_strides[d] = out_strides[static_cast<size_t>(d)];
     call.index_strides[d] = index.view.strides[static_cast<size_t>(d)];
-    call.src_strides[d] = src.view.strides[static_cast<size_t>(d)];
+    call.src_strides[d] = call.src_full ? 0 : src.view.strides[static_cast<size_t>(d)];
   }
   size_t es = dtype_size(call.dtype);
-  call.self = static_cast<const char*>(self.view.data) + self.view.offset * static_cast<int64_t>(es);
+  if (!call.self_zero)
+    call.self = static_cast<const char*>(self.view.data) + self.view.offset * static_cast<int64_t>(es);
   call.index = static_cast<const char*>(index.view.data) +
                index.view.offset * static_cast<int64_t>(dtype_size(call.index_dtype));
-  call.src = static_cast<const char*>(src.view.data) + src.view.offset * static_cast<int64_t>(es);
+  if (!call.src_full) call.src = static_cast<const char*>(src.view.data) + src.view.offset * static_cast<int64_t>(es);
   call.self_storage = self.storage;
   call.index_storage = index.storage;
   call.src_storage = src.storage;

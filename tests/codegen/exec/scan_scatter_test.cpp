@@ -78,6 +78,27 @@ TEST_P(ScanScatter, ScansMatchReferenceOnManyLinesEveryDim) {
   }
 }
 
+// The GPU scan's paths at sizes that reach them (tiles of 4096: 16 items a thread): float32 lines
+// read with 16-byte loads and lines that start unaligned (a slice at offset 1, lines of odd length
+// after the first), lines of 17 tiles whose look-back windows of 32 reach into the line before,
+// and many lines side by side along a leading dim (a thread per line, n above the short-line 64).
+TEST_P(ScanScatter, ScansMatchReferenceOnGpuPathShapes) {
+  FusionScope scope(GetParam());
+  for (DType dt : {DType::Float32, DType::Float64, DType::BFloat16, DType::Int64}) {
+    const bool fl = is_floating(dt);
+    int64_t n = (int64_t{1} << 21) + 3;
+    Tensor x = fl ? data({n}, dt, 0, 1.0 / 64) : data({n}, dt, -50, 50);
+    lf::test::expect_matches_reference(lf::cumsum(lf::slice(x, 0, 1, n, 1), 0), n, "cumsum unaligned long line");
+    Tensor lines = fl ? data({40, 16 * 4096 + 1}, dt, 0, 1.0 / 64) : data({40, 16 * 4096 + 1}, dt, -50, 50);
+    lf::test::expect_matches_reference(lf::cumsum(lines, 1), lines.size(1), "cumsum 40 lines of 17 tiles");
+    lf::test::expect_matches_reference(lf::cumsum(lf::slice(lines, 1, 0, 4 * 4096, 1), 1), 4 * 4096,
+                                       "cumsum 40 strided lines of 4 whole tiles");
+    Tensor cols = fl ? data({80, 65536 + 32}, dt, -1, 1) : data({80, 65536 + 32}, dt, -50, 50);
+    lf::test::expect_matches_reference(lf::cumsum(cols, 0), 80, "cumsum 65568 lines of 80 along dim 0");
+    lf::test::expect_matches_reference(lf::cummax(cols, 0).second, 1, "cummax 65568 lines of 80 along dim 0");
+  }
+}
+
 TEST_P(ScanScatter, ScansPropagateNanAndInf) {
   FusionScope scope(GetParam());
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
@@ -179,6 +200,62 @@ TEST_P(ScanScatter, ScatterAddMatchesReference) {
   lf::test::expect_matches_reference(lf::scatter_add(lf::zeros({200000}, DType::Int64), 0, wide,
                                                      lf::cast(wide, DType::Int64)),
                                      1, "scatter many bins int64");
+}
+
+// The GPU scatter's paths at sizes that reach them: scatters of rank 1 and 2 with many values an
+// output element run with the output in shared memory, 65541 bins in two slices (4-byte bins) or
+// three (8-byte bins) of one block's shared memory, a strided src, negative indices, a zeros() self
+// cleared on the device, a full() src (bincount without weights) as a constant; fewer values a
+// bin: global atomics.
+TEST_P(ScanScatter, ScatterAddMatchesReferenceOnGpuPathShapes) {
+  FusionScope scope(GetParam());
+  const int64_t n = (int64_t{1} << 20) + 3, bins = 65536 + 5;
+  for (DType dt : {DType::Float32, DType::Float64, DType::BFloat16, DType::Int32, DType::Int64}) {
+    const bool fl = is_floating(dt);
+    // Each bin gets about 16 values; a GPU's adds land in any order (the 16-bit floats' partial
+    // sums round each add, in the shared bins in float32 only once).
+    const int64_t terms = dt == DType::BFloat16 ? 256 : 32;
+    for (DType it : {DType::Int32, DType::Int64}) {
+      Tensor idx = lf::cast(data({n}, DType::Float32, -static_cast<double>(bins), static_cast<double>(bins)), it);
+      Tensor src2 = fl ? data({2 * n}, dt, -1, 1) : data({2 * n}, dt, -50, 50);
+      Tensor src = lf::slice(src2, 0, 0, 2 * n, 2);
+      lf::test::expect_matches_reference(lf::scatter_add(lf::zeros({bins}, dt), 0, idx, src), terms,
+                                         "scatter_add 65541 bins, zeros self");
+      Tensor self = fl ? data({bins}, dt, -1, 1) : data({bins}, dt, -50, 50);
+      lf::test::expect_matches_reference(lf::scatter_add(self, 0, idx, src), terms, "scatter_add 65541 bins");
+      lf::test::expect_matches_reference(
+          lf::scatter_add(self, 0, lf::slice(idx, 0, 0, 100000, 1), lf::slice(src, 0, 0, 100000, 1)), terms,
+          "scatter_add 100000 values into 65541 bins (global atomics)");
+    }
+  }
+  // Rank 2 in shared memory: k-means' per-cluster sums (index_add of rows: an index broadcast along
+  // dim 1), and along dim 1 with an index shorter than self along dim 0.
+  for (DType dt : {DType::Float32, DType::Int64}) {
+    const bool fl = is_floating(dt);
+    Tensor assign = lf::cast(data({1 << 17}, DType::Float32, 0, 64), DType::Int64);
+    Tensor rows = fl ? data({1 << 17, 16}, dt, -1, 1) : data({1 << 17, 16}, dt, -50, 50);
+    lf::test::expect_matches_reference(lf::index_add(lf::zeros({64, 16}, dt), 0, assign, rows), 4096,
+                                       "index_add of 2^17 rows into 64");
+    Tensor self = fl ? data({50, 100}, dt, -1, 1) : data({50, 100}, dt, -50, 50);
+    Tensor idx1 = lf::cast(data({40, 4000}, DType::Float32, -100, 100), DType::Int32);
+    Tensor src1 = fl ? data({45, 4001}, dt, -1, 1) : data({45, 4001}, dt, -50, 50);
+    lf::test::expect_matches_reference(lf::scatter_add(self, 1, idx1, src1), 128, "scatter_add dim 1, 40 rows of 4000");
+  }
+  Tensor idx = lf::cast(data({n}, DType::Float32, 0, static_cast<double>(bins)), DType::Int64);
+  lf::test::expect_matches_reference(lf::bincount(idx, {}, bins), 1, "bincount 65541 bins");
+  lf::test::expect_matches_reference(lf::bincount(idx, data({n}, DType::Float32, 0, 1), bins), 32,
+                                     "bincount float32 weights 65541 bins");
+  // A bad index in the second slice's range, and a too-negative one.
+  Tensor pos = lf::arange(0, static_cast<double>(n), 1, DType::Int64);
+  for (int64_t bad : {bins + 70000, -bins - 1}) {
+    try {
+      lf::scatter_add(lf::zeros({bins}), 0, lf::where(pos == n - 5, bad, idx), lf::ones({n})).to_vector<float>();
+      ADD_FAILURE() << "no error for index " << bad;
+    } catch (const lf::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("index " + std::to_string(bad) + " is out of range"), std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 TEST_P(ScanScatter, ScatterIndexOutOfRangeIsAnErrorAtTheSyncPoint) {
