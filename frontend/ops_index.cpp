@@ -32,6 +32,13 @@ Tensor record_gather(const Tensor& src, int64_t axis, const Tensor& index, Gathe
 
 Tensor as_1d(const Tensor& x) { return x.dim() == 0 ? reshape(x, {1}) : x; }
 
+// The smallest and largest of a non-empty integer x, read back in one sync point (one flush, one
+// copy to the host) instead of one each.
+std::pair<int64_t, int64_t> min_max(const Tensor& x) {
+  std::vector<int64_t> v = stack({lf::min(x), lf::max(x)}).to_vector<int64_t>();
+  return {v[0], v[1]};
+}
+
 }  // namespace
 
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
@@ -175,8 +182,9 @@ Tensor bincount(const Tensor& x, const Tensor& weights, int64_t minlength) {
     fail("bincount", "weights must have x's shape", {&x, &weights});
   int64_t n = minlength;
   if (x.numel() > 0) {  // the result's size is data: read it (a sync point)
-    if (lf::min(x).item<int64_t>() < 0) fail("bincount", "x must be non-negative", {&x});
-    n = std::max(n, lf::max(x).item<int64_t>() + 1);
+    auto [lo, hi] = min_max(x);
+    if (lo < 0) fail("bincount", "x must be non-negative", {&x});
+    n = std::max(n, hi + 1);
   }
   DType dt = !weights.defined() ? DType::Int64 : weights.dtype() == DType::Float32 ? DType::Float32 : DType::Float64;
   Tensor w = weights.defined() ? detail::cast_to(weights, dt) : ones({x.numel()}, dt);
@@ -188,7 +196,7 @@ Tensor one_hot(const Tensor& x, int64_t num_classes) {
   if (x.dtype() != DType::Int64) fail("one_hot", "x must be int64", {&x});
   if (num_classes < -1) fail("one_hot", "num_classes must be -1 or non-negative", {&x});
   if (x.numel() > 0) {  // PyTorch checks the classes too (a sync point)
-    int64_t lo = lf::min(x).item<int64_t>(), hi = lf::max(x).item<int64_t>();
+    auto [lo, hi] = min_max(x);
     if (lo < 0) fail("one_hot", "class values must be non-negative (got " + std::to_string(lo) + ")", {&x});
     if (num_classes == -1) num_classes = hi + 1;
     if (hi >= num_classes)
