@@ -34,16 +34,22 @@ status=0
 if [ "$suite" = programs ]; then
   work=$(mktemp -d /tmp/lazyfuse-programs-XXXXXX)
   echo "== LazyFuse whole programs (CUDA)"
-  # PROGRAMS_SKIP: programs to leave out (default none). Float32 convolutions: LAZYFUSE_CONV_TF32
-  # (default 1: TF32, PyTorch's default allow_tf32) for LazyFuse and, through programs_peers.py, the peers.
+  # PROGRAMS_SKIP: programs to leave out (default none); PROGRAMS_ONLY: only these (a comma list of
+  # substrings of 'name config dtype', for both LazyFuse and the peers: the suite no longer fits one
+  # device call, so it runs in parts). PROGRAMS_TIMEOUT / PEERS_TIMEOUT (250 / 300 s) and
+  # PROGRAMS_COMPILE_BUDGET (140 s of torch.compile first calls). Float32 convolutions:
+  # LAZYFUSE_CONV_TF32 (default 1: TF32, PyTorch's default allow_tf32) for LazyFuse and, through
+  # programs_peers.py, the peers.
   export LAZYFUSE_CONV_TF32=${LAZYFUSE_CONV_TF32:-1}
-  timeout 250 "$dir/lazyfuse-programs" --device cuda --skip "${PROGRAMS_SKIP-}" --csv "$work/lazyfuse.csv" --dump "$work/dump" 2>&1 |
-    tee "$out/programs_lazyfuse.log" || status=1
+  only=(); [ -n "${PROGRAMS_ONLY-}" ] && only=(--only "$PROGRAMS_ONLY")
+  timeout "${PROGRAMS_TIMEOUT:-250}" "$dir/lazyfuse-programs" --device cuda --skip "${PROGRAMS_SKIP-}" "${only[@]}" \
+    --csv "$work/lazyfuse.csv" --dump "$work/dump" 2>&1 | tee "$out/programs_lazyfuse.log" || status=1
   cp "$work/lazyfuse.csv" "$out/programs_gpu_lazyfuse.csv" 2>/dev/null
   echo "== PyTorch peers and the check"
   warm=(); [ "${PROGRAMS_TORCH_WARM:-0}" = 1 ] && warm=(--warm-process)
-  PYTHONUNBUFFERED=1 timeout 300 python3 bench/programs_peers.py --device cuda --lazyfuse-csv "$work/lazyfuse.csv" \
-    --dump "$work/dump" --csv "$out/programs_gpu.csv" --compile-budget 140 "${warm[@]}" 2>&1 |
+  PYTHONUNBUFFERED=1 timeout "${PEERS_TIMEOUT:-300}" python3 bench/programs_peers.py --device cuda \
+    --lazyfuse-csv "$work/lazyfuse.csv" --dump "$work/dump" --csv "$out/programs_gpu.csv" "${only[@]}" \
+    --compile-budget "${PROGRAMS_COMPILE_BUDGET:-140}" "${warm[@]}" 2>&1 |
     tee "$out/programs_peers.log" || status=1
   rm -rf "$work"
   exit $status
