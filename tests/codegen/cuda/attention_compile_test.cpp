@@ -31,6 +31,32 @@ TEST(CudaAttention, EveryVariantCompilesWithNvrtc) {
   }
 }
 
+// The tensor-core kernel (codegen/cuda/attention_tc.cpp): every 16-bit dtype, head dims 32, 64,
+// 128 (and d != dv), mask kind and causal flag, with no spills beyond a few bytes is checked by
+// hand with ptxas -v (README, "Attention").
+TEST(CudaAttention, EveryTensorCoreVariantCompilesWithNvrtc) {
+  if (!cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90").ok())
+    GTEST_SKIP() << "NVRTC is not available here";
+  std::string why;
+  EXPECT_FALSE(cuda::attention_tc_supports(DType::Float32, 64, 64, &why));
+  EXPECT_FALSE(cuda::attention_tc_supports(DType::BFloat16, 48, 48, &why));
+  EXPECT_FALSE(cuda::attention_tc_supports(DType::Float16, 64, 256, &why));
+  for (DType dt : {DType::Float16, DType::BFloat16})
+    for (int64_t d : {32, 64, 128})
+      for (int mask = 0; mask < 4; ++mask)
+        for (bool causal : {false, true}) {
+          ASSERT_TRUE(cuda::attention_tc_supports(dt, d, d, &why));
+          Status s = cuda::check_compiles(cuda::attention_tc_source(dt, d, d, mask, causal), "lf_attention", "sm_90");
+          EXPECT_TRUE(s.ok()) << dtype_name(dt) << " d " << d << " mask " << mask << " causal " << causal << ":\n"
+                              << s.message();
+        }
+  Status s = cuda::check_compiles(cuda::attention_tc_source(DType::BFloat16, 32, 128, 1, true), "lf_attention", "sm_90");
+  EXPECT_TRUE(s.ok()) << "d 32 dv 128:\n" << s.message();
+  // Shared memory: Q, two K and two V tiles of 16-bit rows padded by 16 bytes.
+  EXPECT_EQ(cuda::attention_tc_shared_bytes(64, 64), 2u * (64 * 72 + 2 * 64 * 72 + 2 * 64 * 72));
+  EXPECT_LE(cuda::attention_tc_shared_bytes(128, 128), 227u << 10);
+}
+
 TEST(CudaAttention, SharedMemoryFitsTheH100) {
   // 227 KiB a block with the opt-in attribute on sm_90: head dims up to 256 in float32, and in float64.
   EXPECT_LE(cuda::attention_shared_bytes(DType::Float32, 256, 256), 227u << 10);
