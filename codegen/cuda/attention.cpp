@@ -277,8 +277,8 @@ void run_attention(backend::AttentionCall& call) {
   // float32 SIMT kernel otherwise.
   std::string not_tc;
   const bool tc = attention_tc_supports(call.dtype, call.d, call.dv, &not_tc);
-  const size_t shared = tc ? attention_tc_shared_bytes(call.d, call.dv) : attention_shared_bytes(call.dtype, call.d, call.dv);
-  const int rows = tc ? kAttentionTcRows : kBm;
+  const size_t shared = tc ? attention_tc_shared_bytes(call.d, call.dv, call.params.mask) : attention_shared_bytes(call.dtype, call.d, call.dv);
+  const int rows = tc ? attention_tc_rows(call.d, call.dv, call.params.mask) : kBm;
   if (shared > static_cast<size_t>(optin))
     return backend::run_attention_on_reference(call, "head dims too large for the kernel's shared memory");
   const std::string arch = arch_of(device);

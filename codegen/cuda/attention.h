@@ -17,12 +17,12 @@ std::string attention_source(DType dtype, int64_t d, int64_t dv, int mask, bool 
 size_t attention_shared_bytes(DType dtype, int64_t d, int64_t dv);
 
 // The tensor-core kernel for float16 and bfloat16 (codegen/cuda/attention_tc.cpp): the same
-// `lf_attention` entry and parameter block, kAttentionTcRows query rows a block of 128 threads.
-constexpr int kAttentionTcRows = 64;
+// `lf_attention` entry and parameter block, attention_tc_rows() query rows a block of 128 threads.
 // Whether it runs a call of that dtype and head dims; if not, `why` says why (for the log).
 bool attention_tc_supports(DType dtype, int64_t d, int64_t dv, std::string* why);
 int attention_tc_keys_per_tile(int64_t d, int64_t dv);
+int attention_tc_rows(int64_t d, int64_t dv, int mask);
 std::string attention_tc_source(DType dtype, int64_t d, int64_t dv, int mask, bool causal);
-size_t attention_tc_shared_bytes(int64_t d, int64_t dv);
+size_t attention_tc_shared_bytes(int64_t d, int64_t dv, int mask);
 
 }  // namespace lf::cuda

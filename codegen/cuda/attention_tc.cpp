@@ -1,7 +1,7 @@
 // The tensor-core flash-attention kernel for float16 and bfloat16 (FlashAttention-2's forward),
 // CUDA C compiled by NVRTC; codegen/cuda/attention.cpp picks it and launches it with the SIMT
-// kernel's parameter block. A block of 4 warps takes BR = 64 query rows of one batch-head, each
-// warp 16 of them; K and V tiles of BC keys stream through shared memory, double buffered with
+// kernel's parameter block. A block of 4 warps takes BR = 128 query rows of one batch-head, each
+// warp 32 of them (64 and 16 at head dim 128 or with a mask tensor); K and V tiles of BC keys stream through shared memory, double buffered with
 // cp.async (16-byte chunks; rows padded by 16 bytes so that ldmatrix's 8 row addresses fall on
 // different banks). S = Q K^T and O += P V are mma.sync m16n8k16 with float32 accumulators; the
 // operands come from shared memory through ldmatrix (.trans for V, which is stored key-major), Q's
@@ -24,7 +24,7 @@ namespace lf::cuda {
 namespace {
 
 const char* kTcKernel = R"CUDA(
-#define BR 64
+#define BR (64 * MT)  // 4 warps of MT m-tiles of 16 rows
 #define NT 128
 #define QS (D + 8)    // shared row strides in elements: 16 bytes of padding against bank conflicts
 #define VS (DV + 8)
@@ -71,8 +71,8 @@ __device__ __forceinline__ void lf_mma(float* c, const unsigned* a, unsigned b0,
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
-// NaN wins, as the unfused max.
-__device__ __forceinline__ float nmax(float a, float b) { return (a != a) ? a : (b > a || b != b) ? b : a; }
+// NaN wins, as the unfused max (one instruction on sm_80 and later).
+__device__ __forceinline__ float nmax(float a, float b) { float r; asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r; }
 
 // rows [r0, r0 + ROWS) of a [rows, COLS] operand (row stride sr, column stride sc, from element
 // `base`) into shared rows of `stride` elements; rows at or past `nrows` are zero. cp.async
@@ -128,20 +128,29 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
   lf_commit();
   lf_wait_all();
   __syncthreads();
-  // Q's A fragments for the warp's 16 rows, D / 16 k-steps of 16.
-  unsigned qf[D / 16][4];
+  // The warp's rows: MT m-tiles of 16 from wrow. Q's A fragments, D / 16 k-steps of 16 each.
+  const int wrow = warp * 16 * MT;
+  unsigned qf[MT][D / 16][4];
 #pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk)
-    lf_ldsm_x4(lf_smem(Qs + (warp * 16 + (lane & 15)) * QS + kk * 16 + (lane >> 4) * 8), qf[kk][0], qf[kk][1],
-               qf[kk][2], qf[kk][3]);
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+      lf_ldsm_x4(lf_smem(Qs + (wrow + mt * 16 + (lane & 15)) * QS + kk * 16 + (lane >> 4) * 8), qf[mt][kk][0],
+                 qf[mt][kk][1], qf[mt][kk][2], qf[mt][kk][3]);
   const float scale = (float)P.scale, post = (float)(P.post * 1.4426950408889634);
+  const float scale_post = (float)(P.scale * P.post * 1.4426950408889634);
   const float inf = __int_as_float(0x7f800000), nan = __int_as_float(0x7fc00000);
-  // Row h of the thread: warp * 16 + g + 8 h.
-  const long long i_row[2] = {q0 + warp * 16 + g, q0 + warp * 16 + g + 8};
-  float m[2] = {-inf, -inf}, l[2] = {0.f, 0.f};  // l: this thread's columns only, summed over the quad at the end
-  float o[NO][4];
+  // Row h of m-tile mt of the thread: q0 + wrow + 16 mt + g + 8 h. l: this thread's columns only,
+  // summed over the quad at the end.
+  float m[MT][2], l[MT][2];
+  float o[MT][NO][4];
 #pragma unroll
-  for (int n = 0; n < NO; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+  for (int mt = 0; mt < MT; ++mt) {
+    m[mt][0] = m[mt][1] = -inf;
+    l[mt][0] = l[mt][1] = 0.f;
+#pragma unroll
+    for (int n = 0; n < NO; ++n) o[mt][n][0] = o[mt][n][1] = o[mt][n][2] = o[mt][n][3] = 0.f;
+  }
   for (int tile = 0; tile < ntiles; ++tile) {
     const long long k0 = (long long)tile * BC;
     const u16* Kt = Ks + (tile & 1) * BC * QS;
@@ -155,86 +164,107 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
       lf_load_tile<BC, DV>(Vs + ((tile + 1) & 1) * BC * VS, VS, v, vo, k0 + BC, P.tk, P.vsr, P.vsc, vec);
       lf_commit();
     }
-    float s[NS][4];
+    float s[MT][NS][4];
 #pragma unroll
-    for (int n = 0; n < NS; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int n = 0; n < NS; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
 #pragma unroll
-      for (int n = 0; n < NS; n += 2) {  // two n-tiles of 8 keys a ldmatrix.x4
+      for (int n = 0; n < NS; n += 2) {  // two n-tiles of 8 keys a ldmatrix.x4, used by every m-tile
         unsigned b0, b1, b2, b3;
         lf_ldsm_x4(lf_smem(Kt + (n * 8 + (lane & 7) + ((lane >> 4) << 3)) * QS + kk * 16 + ((lane >> 3) & 1) * 8), b0,
                    b1, b2, b3);
-        lf_mma(s[n], qf[kk], b0, b1);
-        lf_mma(s[n + 1], qf[kk], b2, b3);
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          lf_mma(s[mt][n], qf[mt][kk], b0, b1);
+          lf_mma(s[mt][n + 1], qf[mt][kk], b2, b3);
+        }
       }
     }
     // Scores in the log2 domain: ((s * scale) `mask`) * post * log2(e), as the unfused order.
-    const bool edge = MASK != 0 || k0 + BC > P.tk || (CAUSAL && k0 + BC - 1 > q0 + warp * 16);
-    float mx[2] = {m[0], m[1]};
+    const bool edge = MASK != 0 || k0 + BC > P.tk || (CAUSAL && k0 + BC - 1 > q0 + wrow);
+    // The tile's keys past the last one, and the causal diagonal, in 32-bit offsets from the tile's
+    // first key and the warp's first row (clamped: only their comparisons with offsets < BR + BC matter).
+    const int keys_left = (int)min(P.tk - k0, (long long)BC);
+    const int diag = (int)max(min(k0 - q0 - wrow, (long long)(BR + BC)), (long long)(-BR - BC));
+    float sub[MT][2];
 #pragma unroll
-    for (int n = 0; n < NS; ++n) {
+    for (int mt = 0; mt < MT; ++mt) {
+      float mx[2] = {m[mt][0], m[mt][1]};
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float x = s[n][e] * scale;
-        if (edge) {
-          const long long i = i_row[e >> 1], j = k0 + n * 8 + 2 * tq4 + (e & 1);
+      for (int n = 0; n < NS; ++n) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          float x = s[mt][n][e];
+          if (edge) {
+            x *= scale;
 #if MASK == 1
-          if (i < P.tq && j < P.tk) x += lf_to_f(((const u16*)P.mask)[mo + i * P.msr + j * P.msc]);
+            const long long i = q0 + wrow + mt * 16 + g + 8 * (e >> 1), j = k0 + n * 8 + 2 * tq4 + (e & 1);
+            if (i < P.tq && j < P.tk) x += lf_to_f(((const u16*)P.mask)[mo + i * P.msr + j * P.msc]);
 #elif MASK >= 2
-          if (i < P.tq && j < P.tk) {
-            bool set = ((const unsigned char*)P.mask)[mo + i * P.msr + j * P.msc] != 0;
-            if (set != (MASK == 2)) x = -inf;
-          }
+            const long long i = q0 + wrow + mt * 16 + g + 8 * (e >> 1), j = k0 + n * 8 + 2 * tq4 + (e & 1);
+            if (i < P.tq && j < P.tk) {
+              bool set = ((const unsigned char*)P.mask)[mo + i * P.msr + j * P.msc] != 0;
+              if (set != (MASK == 2)) x = -inf;
+            }
 #endif
-          if (CAUSAL && j > i) x = -inf;
-          x *= post;
-          if (j >= P.tk) x = -inf;  // past the last key: weight 0 (its V row is 0)
-        } else {
-          x *= post;
+            const int jl = n * 8 + 2 * tq4 + (e & 1), il = mt * 16 + g + 8 * (e >> 1);
+            if (CAUSAL && diag + jl > il) x = -inf;  // key j > row i
+            x *= post;
+            if (jl >= keys_left) x = -inf;  // past the last key: weight 0 (its V row is 0)
+          } else {
+            x *= scale_post;  // one rounding fewer than the edge path's: within a float32 ulp
+          }
+          s[mt][n][e] = x;
+          mx[e >> 1] = nmax(mx[e >> 1], x);
         }
-        s[n][e] = x;
-        mx[e >> 1] = nmax(mx[e >> 1], x);
       }
-    }
-    float alpha[2], sub[2];
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      mx[h] = nmax(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-      mx[h] = nmax(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-      // A row all -inf so far weighs its keys 2^-inf = 0; if it stays so, l = 0 and 0 / 0 = NaN, as
-      // the unfused softmax gives.
-      sub[h] = mx[h] == -inf ? 0.f : mx[h];
-      alpha[h] = m[h] == mx[h] ? 1.f : exp2f(m[h] - sub[h]);
-      m[h] = mx[h];
-      l[h] *= alpha[h];
-    }
+      for (int h = 0; h < 2; ++h) {
+        mx[h] = nmax(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+        mx[h] = nmax(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+        // A row all -inf so far weighs its keys 2^-inf = 0; if it stays so, l = 0 and 0 / 0 = NaN,
+        // as the unfused softmax gives.
+        sub[mt][h] = mx[h] == -inf ? 0.f : mx[h];
+        const float alpha = m[mt][h] == mx[h] ? 1.f : exp2f(m[mt][h] - sub[mt][h]);
+        m[mt][h] = mx[h];
+        l[mt][h] *= alpha;
 #pragma unroll
-    for (int n = 0; n < NO; ++n) {
-      o[n][0] *= alpha[0]; o[n][1] *= alpha[0];
-      o[n][2] *= alpha[1]; o[n][3] *= alpha[1];
+        for (int n = 0; n < NO; ++n) {
+          o[mt][n][2 * h] *= alpha;
+          o[mt][n][2 * h + 1] *= alpha;
+        }
+      }
     }
     // P = 2^(x - max) as A fragments (16 keys a k-step: n-tiles 2c and 2c + 1), then O += P V.
 #pragma unroll
     for (int c = 0; c < BC / 16; ++c) {
-      unsigned a[4];
-      float p[8];
+      unsigned a[MT][4];
 #pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        p[e] = exp2f(s[2 * c + (e >> 2)][e & 3] - sub[(e >> 1) & 1]);
-        l[(e >> 1) & 1] += p[e];
+      for (int mt = 0; mt < MT; ++mt) {
+        float p[8];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          p[e] = exp2f(s[mt][2 * c + (e >> 2)][e & 3] - sub[mt][(e >> 1) & 1]);
+          l[mt][(e >> 1) & 1] += p[e];
+        }
+        a[mt][0] = lf_pack(p[0], p[1]);  // row g, keys 2t, 2t + 1
+        a[mt][1] = lf_pack(p[2], p[3]);  // row g + 8
+        a[mt][2] = lf_pack(p[4], p[5]);  // row g, keys 8 + 2t, 8 + 2t + 1
+        a[mt][3] = lf_pack(p[6], p[7]);  // row g + 8
       }
-      a[0] = lf_pack(p[0], p[1]);  // row g, keys 2t, 2t + 1
-      a[1] = lf_pack(p[2], p[3]);  // row g + 8
-      a[2] = lf_pack(p[4], p[5]);  // row g, keys 8 + 2t, 8 + 2t + 1
-      a[3] = lf_pack(p[6], p[7]);  // row g + 8
 #pragma unroll
       for (int n = 0; n < NO; n += 2) {  // two n-tiles of 8 columns a ldmatrix.x4.trans
         unsigned b0, b1, b2, b3;
         lf_ldsm_x4_t(lf_smem(Vt + (c * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * VS + n * 8 + (lane >> 4) * 8), b0,
                      b1, b2, b3);
-        lf_mma(o[n], a, b0, b1);
-        lf_mma(o[n + 1], a, b2, b3);
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          lf_mma(o[mt][n], a[mt], b0, b1);
+          lf_mma(o[mt][n + 1], a[mt], b2, b3);
+        }
       }
     }
   }
@@ -262,25 +292,27 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
     }
     __syncthreads();
 #pragma unroll
-    for (int n = 0; n < NO; ++n) {
+    for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-      for (int e = 0; e < 4; ++e)
-        if (bad[n * 8 + 2 * tq4 + (e & 1)]) o[n][e] = nan;
-    }
-  }
+      for (int n = 0; n < NO; ++n)
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
-    l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+        for (int e = 0; e < 4; ++e)
+          if (bad[n * 8 + 2 * tq4 + (e & 1)]) o[mt][n][e] = nan;
   }
   unsigned* out = (unsigned*)P.out;  // [batch, Tq, DV] contiguous: two columns a 32-bit store
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const long long i = i_row[h];
-    if (i < P.tq) {
+  for (int mt = 0; mt < MT; ++mt) {
 #pragma unroll
-      for (int n = 0; n < NO; ++n)
-        out[((b * P.tq + i) * DV + n * 8 + 2 * tq4) / 2] = lf_pack(o[n][2 * h] / l[h], o[n][2 * h + 1] / l[h]);
+    for (int h = 0; h < 2; ++h) {
+      float lh = l[mt][h];
+      lh += __shfl_xor_sync(0xffffffffu, lh, 1);
+      lh += __shfl_xor_sync(0xffffffffu, lh, 2);
+      const long long i = q0 + wrow + mt * 16 + g + 8 * h;
+      if (i < P.tq) {
+#pragma unroll
+        for (int n = 0; n < NO; ++n)
+          out[((b * P.tq + i) * DV + n * 8 + 2 * tq4) / 2] = lf_pack(o[mt][n][2 * h] / lh, o[mt][n][2 * h + 1] / lh);
+      }
     }
   }
 }
@@ -303,15 +335,22 @@ bool attention_tc_supports(DType dtype, int64_t d, int64_t dv, std::string* why)
 
 int attention_tc_keys_per_tile(int64_t d, int64_t dv) { return d > 64 || dv > 64 ? 32 : 64; }
 
+// Two m-tiles a warp (128 rows a block) up to head dim 64 without a mask tensor: each K and V
+// fragment loaded from shared memory feeds two mma, which halves the shared-memory reads per mma
+// (one m-tile a warp, the first version, ran at 0.056 ms where SDPA takes 0.024 on the H100). At
+// head dim 128, or with a mask tensor's reads, two m-tiles' accumulators would spill.
+int attention_tc_rows(int64_t d, int64_t dv, int mask) { return d > 64 || dv > 64 || mask != 0 ? 64 : 128; }
+
 std::string attention_tc_source(DType dtype, int64_t d, int64_t dv, int mask, bool causal) {
   return "#define DTYPE " + std::string(dtype == DType::Float16 ? "2" : "3") + "\n#define D " + std::to_string(d) +
          "\n#define DV " + std::to_string(dv) + "\n#define BC " + std::to_string(attention_tc_keys_per_tile(d, dv)) +
+         "\n#define MT " + std::to_string(attention_tc_rows(d, dv, mask) / 64) +
          "\n#define MASK " + std::to_string(mask) + "\n#define CAUSAL " + (causal ? "1" : "0") + "\n" + kTcKernel;
 }
 
-size_t attention_tc_shared_bytes(int64_t d, int64_t dv) {
+size_t attention_tc_shared_bytes(int64_t d, int64_t dv, int mask) {
   const size_t bc = static_cast<size_t>(attention_tc_keys_per_tile(d, dv));
-  return 2 * (kAttentionTcRows * static_cast<size_t>(d + 8) + 2 * bc * static_cast<size_t>(d + 8) +
+  return 2 * (static_cast<size_t>(attention_tc_rows(d, dv, mask)) * static_cast<size_t>(d + 8) + 2 * bc * static_cast<size_t>(d + 8) +
               2 * bc * static_cast<size_t>(dv + 8));
 }
 

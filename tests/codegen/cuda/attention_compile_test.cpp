@@ -53,8 +53,9 @@ TEST(CudaAttention, EveryTensorCoreVariantCompilesWithNvrtc) {
   Status s = cuda::check_compiles(cuda::attention_tc_source(DType::BFloat16, 32, 128, 1, true), "lf_attention", "sm_90");
   EXPECT_TRUE(s.ok()) << "d 32 dv 128:\n" << s.message();
   // Shared memory: Q, two K and two V tiles of 16-bit rows padded by 16 bytes.
-  EXPECT_EQ(cuda::attention_tc_shared_bytes(64, 64), 2u * (64 * 72 + 2 * 64 * 72 + 2 * 64 * 72));
-  EXPECT_LE(cuda::attention_tc_shared_bytes(128, 128), 227u << 10);
+  EXPECT_EQ(cuda::attention_tc_shared_bytes(64, 64, 0), 2u * (128 * 72 + 2 * 64 * 72 + 2 * 64 * 72));
+  EXPECT_EQ(cuda::attention_tc_shared_bytes(64, 64, 1), 2u * (64 * 72 + 2 * 64 * 72 + 2 * 64 * 72));
+  EXPECT_LE(cuda::attention_tc_shared_bytes(128, 128, 1), 227u << 10);
 }
 
 TEST(CudaAttention, SharedMemoryFitsTheH100) {
