@@ -14,6 +14,9 @@ echo "== SDPA"; timeout 40 python3 $d/sdpa_peer.py 2>&1 | tail -8
 echo "== lazyfuse-programs attention"
 timeout 45 $d/lazyfuse-programs --device cuda --only "attention B8" > $out/programs_attention.log 2>&1; echo rc $?
 grep -E "^\| attention" $out/programs_attention.log | head -8
+echo "== the same with LAZYFUSE_ATTENTION_ROWS=64 (one m-tile a warp)"
+LAZYFUSE_ATTENTION_ROWS=64 timeout 45 $d/lazyfuse-programs --device cuda --only "attention B8" > $out/programs_attention64.log 2>&1; echo rc $?
+grep -E "^\| attention" $out/programs_attention64.log | head -8
 echo "== tests"
 timeout ${TEST_TIMEOUT:-80} $d/codegen_tests --gtest_brief=1 \
   --gtest_filter='Attention*:AttentionTc*:CudaAttention*:LibraryPlan.Attention*' > $out/tests.log 2>&1; echo rc $?

@@ -19,6 +19,7 @@
 #include "codegen/cuda/attention.h"
 #include "codegen/cuda/backend.h"
 #include "codegen/cuda/nvrtc.h"
+#include "runtime/config.h"
 #include "runtime/cuda_driver.h"
 
 namespace lf::cuda {
@@ -277,12 +278,12 @@ void run_attention(backend::AttentionCall& call) {
   // float32 SIMT kernel otherwise.
   std::string not_tc;
   const bool tc = attention_tc_supports(call.dtype, call.d, call.dv, &not_tc);
-  const size_t shared = tc ? attention_tc_shared_bytes(call.d, call.dv, call.params.mask) : attention_shared_bytes(call.dtype, call.d, call.dv);
-  const int rows = tc ? attention_tc_rows(call.d, call.dv, call.params.mask) : kBm;
+  const int rows = tc ? attention_tc_rows(call.d, call.dv, call.params.mask, static_cast<int>(rt::config().attention_rows)) : kBm;
+  const size_t shared = tc ? attention_tc_shared_bytes(call.d, call.dv, rows) : attention_shared_bytes(call.dtype, call.d, call.dv);
   if (shared > static_cast<size_t>(optin))
     return backend::run_attention_on_reference(call, "head dims too large for the kernel's shared memory");
   const std::string arch = arch_of(device);
-  const std::string key = std::string(tc ? "tc|" : "simt|") + std::to_string(dtype_code(call.dtype)) + "|" +
+  const std::string key = std::string(tc ? "tc" + std::to_string(rows) + "|" : "simt|") + std::to_string(dtype_code(call.dtype)) + "|" +
                           std::to_string(call.d) + "|" + std::to_string(call.dv) + "|" +
                           std::to_string(call.params.mask) + "|" + (call.params.causal ? "c" : "n") + "|" + arch +
                           "|" + std::to_string(device);
@@ -296,7 +297,7 @@ void run_attention(backend::AttentionCall& call) {
     if (it == kernels.end()) {
       std::string log;
       const std::string src =
-          tc ? attention_tc_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal)
+          tc ? attention_tc_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal, rows)
              : attention_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal);
       auto cubin = nvrtc_compile(src, "lf_attention", arch, /*quick=*/false, &log);
       Loaded l;

@@ -46,15 +46,19 @@ __device__ __forceinline__ unsigned lf_pack(float lo, float hi) {
   unsigned r; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r;
 }
 #define LF_MMA_TYPE "f16"
-#define LF_NONFINITE(b) (((b) & 0x7c00u) == 0x7c00u)
+#define LF_EXP 0x7c00u
 #else
 __device__ __forceinline__ float lf_to_f(u16 b) { return __uint_as_float(((unsigned)b) << 16); }
 __device__ __forceinline__ unsigned lf_pack(float lo, float hi) {
   unsigned r; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r;
 }
 #define LF_MMA_TYPE "bf16"
-#define LF_NONFINITE(b) (((b) & 0x7f80u) == 0x7f80u)
+#define LF_EXP 0x7f80u
 #endif
+// Two 16-bit values in a word: bit 0 when the low one is inf or NaN (exponent all ones), bit 1 the high one.
+__device__ __forceinline__ unsigned lf_nonfinite2(unsigned w) {
+  return ((w & LF_EXP) == LF_EXP ? 1u : 0u) | (((w >> 16) & LF_EXP) == LF_EXP ? 2u : 0u);
+}
 __device__ __forceinline__ unsigned lf_smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ void lf_ldsm_x4(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
@@ -271,25 +275,38 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
   // Keys past the diagonal have weight 0 for every row of the block; the unfused P @ V still
   // multiplies them, so a non-finite value there makes that column NaN.
   if (CAUSAL && kv_end < P.tk) {
+    // NT is a multiple of DV / 8: a thread always reads the same 8 columns (c8), of keys kv_end +
+    // t / (DV / 8) + k NT / (DV / 8); 4 loads of 16 bytes in flight at a time (the lightest blocks,
+    // which run last, have the most keys to check), kept packed (the accumulators are live).
     for (int x = t; x < DV; x += NT) bad[x] = 0;
     __syncthreads();
-    const long long n = (P.tk - kv_end) * (DV / 8);
-    for (long long e = t; e < n; e += NT) {
-      const long long j = kv_end + e / (DV / 8);
-      const int c8 = (int)(e % (DV / 8)) * 8;
-      u16 val[8];
-      if (vec) {
-        const uint4 w = *(const uint4*)(v + vo + j * P.vsr + c8);
-        val[0] = (u16)w.x; val[1] = (u16)(w.x >> 16); val[2] = (u16)w.y; val[3] = (u16)(w.y >> 16);
-        val[4] = (u16)w.z; val[5] = (u16)(w.z >> 16); val[6] = (u16)w.w; val[7] = (u16)(w.w >> 16);
-      } else {
+    const int c8 = (t % (DV / 8)) * 8, kstep = NT / (DV / 8);
+    unsigned flags = 0;  // bit u: column c8 + u saw a non-finite value
+    for (long long j0 = kv_end + t / (DV / 8); j0 < P.tk; j0 += 4LL * kstep) {
+      uint4 w[4];
 #pragma unroll
-        for (int u = 0; u < 8; ++u) val[u] = v[vo + j * P.vsr + (c8 + u) * P.vsc];
+      for (int r = 0; r < 4; ++r) {
+        const long long j = j0 + (long long)r * kstep;
+        w[r] = make_uint4(0u, 0u, 0u, 0u);
+        if (j < P.tk && vec) {
+          w[r] = *(const uint4*)(v + vo + j * P.vsr + c8);
+        } else if (j < P.tk) {
+          const u16* row = v + vo + j * P.vsr;
+          const long long sc = P.vsc;
+          w[r].x = row[c8 * sc] | ((unsigned)row[(c8 + 1) * sc] << 16);
+          w[r].y = row[(c8 + 2) * sc] | ((unsigned)row[(c8 + 3) * sc] << 16);
+          w[r].z = row[(c8 + 4) * sc] | ((unsigned)row[(c8 + 5) * sc] << 16);
+          w[r].w = row[(c8 + 6) * sc] | ((unsigned)row[(c8 + 7) * sc] << 16);
+        }
       }
 #pragma unroll
-      for (int u = 0; u < 8; ++u)
-        if (LF_NONFINITE(val[u])) bad[c8 + u] = 1;
+      for (int r = 0; r < 4; ++r)
+        flags |= lf_nonfinite2(w[r].x) | (lf_nonfinite2(w[r].y) << 2) | (lf_nonfinite2(w[r].z) << 4) |
+                 (lf_nonfinite2(w[r].w) << 6);
     }
+#pragma unroll
+    for (int u = 0; u < 8; ++u)
+      if (flags & (1u << u)) bad[c8 + u] = 1;
     __syncthreads();
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
@@ -339,18 +356,23 @@ int attention_tc_keys_per_tile(int64_t d, int64_t dv) { return d > 64 || dv > 64
 // fragment loaded from shared memory feeds two mma, which halves the shared-memory reads per mma
 // (one m-tile a warp, the first version, ran at 0.056 ms where SDPA takes 0.024 on the H100). At
 // head dim 128, or with a mask tensor's reads, two m-tiles' accumulators would spill.
-int attention_tc_rows(int64_t d, int64_t dv, int mask) { return d > 64 || dv > 64 || mask != 0 ? 64 : 128; }
+// LAZYFUSE_ATTENTION_ROWS (`requested`: 64 or 128, 0 for this choice) overrides it where 128 fits.
+int attention_tc_rows(int64_t d, int64_t dv, int mask, int requested) {
+  const bool two = d <= 64 && dv <= 64;
+  if (requested == 64 || requested == 128) return two ? requested : 64;
+  return two && mask == 0 ? 128 : 64;
+}
 
-std::string attention_tc_source(DType dtype, int64_t d, int64_t dv, int mask, bool causal) {
+std::string attention_tc_source(DType dtype, int64_t d, int64_t dv, int mask, bool causal, int rows) {
   return "#define DTYPE " + std::string(dtype == DType::Float16 ? "2" : "3") + "\n#define D " + std::to_string(d) +
          "\n#define DV " + std::to_string(dv) + "\n#define BC " + std::to_string(attention_tc_keys_per_tile(d, dv)) +
-         "\n#define MT " + std::to_string(attention_tc_rows(d, dv, mask) / 64) +
+         "\n#define MT " + std::to_string(rows / 64) +
          "\n#define MASK " + std::to_string(mask) + "\n#define CAUSAL " + (causal ? "1" : "0") + "\n" + kTcKernel;
 }
 
-size_t attention_tc_shared_bytes(int64_t d, int64_t dv, int mask) {
+size_t attention_tc_shared_bytes(int64_t d, int64_t dv, int rows) {
   const size_t bc = static_cast<size_t>(attention_tc_keys_per_tile(d, dv));
-  return 2 * (static_cast<size_t>(attention_tc_rows(d, dv, mask)) * static_cast<size_t>(d + 8) + 2 * bc * static_cast<size_t>(d + 8) +
+  return 2 * (static_cast<size_t>(rows) * static_cast<size_t>(d + 8) + 2 * bc * static_cast<size_t>(d + 8) +
               2 * bc * static_cast<size_t>(dv + 8));
 }
 
