@@ -24,4 +24,6 @@ grep -vE "^\[       OK|^\[ RUN" $out/tests.log | tail -60
 echo "== lazyfuse-programs transformer_block B8"
 timeout 40 $d/lazyfuse-programs --device cuda --only "transformer_block B8" > $out/programs_transformer.log 2>&1; echo rc $?
 grep -E "^\| transformer" $out/programs_transformer.log | head -4
+echo "== AttentionTc tests with LAZYFUSE_ATTENTION_ROWS=64"
+LAZYFUSE_ATTENTION_ROWS=64 timeout 30 $d/codegen_tests --gtest_brief=1 --gtest_filter='AttentionTc*' 2>&1 | grep -vE "^\[lazyfuse" | tail -15
 date -u
