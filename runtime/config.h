@@ -30,6 +30,7 @@ struct Config {
   // LAZYFUSE_CONV_TF32=0: float32 convolutions in cuDNN in full float32 (FMA math) instead of on
   // TF32 tensor cores (PyTorch's torch.backends.cudnn.allow_tf32, on by default there too).
   bool conv_tf32 = true;
+  int attention_rows = 0;  // LAZYFUSE_ATTENTION_ROWS: query rows a block of the GPU's tensor-core attention (0: auto)
   // LAZYFUSE_TIERED_COMPILE=0: a new GPU kernel is compiled fully optimized before its first
   // launch, instead of a quick build first and the optimized build on a background thread.
   bool tiered_compile = true;

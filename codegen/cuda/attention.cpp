@@ -1,11 +1,14 @@
-// An attention group on a GPU: a flash-attention kernel in CUDA C, compiled by NVRTC once per
+// An attention group on a GPU: float16 and bfloat16 at head dims 32, 64, 128 run the tensor-core
+// kernel of attention_tc.cpp (same parameter block and launch); every other call a SIMT
+// flash-attention kernel in CUDA C, compiled by NVRTC once per
 // (dtype, head dims, mask kind, causal, architecture) in the process. A block of 128 threads takes
 // kBm query rows of one batch (batch dims flattened into the grid); K and V stream through shared
 // memory in tiles of kBn keys; each row's online softmax (running max, running sum, rescaled
 // accumulator) lives in the registers of the 4 threads that share the row: each computes a quarter
 // of the row's scores of a tile and a quarter of its output columns. Causal blocks stop at the
 // diagonal. Floats compute in float32 (float64 for float64), loads of the 16-bit floats converted;
-// any strides (the permuted heads of a transformer are read as they are). Untested on a GPU so far.
+// any strides (the permuted heads of a transformer are read as they are). Both kernels also compile
+// for every variant without a GPU (tests/codegen/cuda/attention_compile_test.cpp).
 #include "codegen/backend/attention.h"
 
 #include <cstring>
@@ -16,6 +19,7 @@
 #include "codegen/cuda/attention.h"
 #include "codegen/cuda/backend.h"
 #include "codegen/cuda/nvrtc.h"
+#include "runtime/config.h"
 #include "runtime/cuda_driver.h"
 
 namespace lf::cuda {
@@ -35,6 +39,7 @@ struct Params {
   long long qsr, qsc, ksr, ksc, vsr, vsc, msr, msc;
   long long batch[kMaxBatchRank], qb[kMaxBatchRank], kb[kMaxBatchRank], vb[kMaxBatchRank], mb[kMaxBatchRank];
   double scale, post;
+  long long vec;  // the tensor-core kernel's: q, k, v rows are 16-byte aligned with unit column strides
 };
 
 const char* kKernel = R"CUDA(
@@ -49,6 +54,7 @@ struct Params {
   long long qsr, qsc, ksr, ksc, vsr, vsc, msr, msc;
   long long batch[6], qb[6], kb[6], vb[6], mb[6];
   double scale, post;
+  long long vec;
 };
 __device__ __forceinline__ float lf_h2f(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
 __device__ __forceinline__ unsigned short lf_f2h(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
@@ -228,6 +234,18 @@ int dtype_code(DType d) {
   }
 }
 
+// Whether the tensor-core kernel can read an operand's rows as 16-byte chunks with cp.async (given
+// a 16-byte aligned base): unit column stride, row and batch strides and the offset multiples of
+// 8 elements. Others (any strides) are read element by element.
+bool vec_layout(const kir::GemmOperand& o, size_t nb) {
+  if (o.strides[nb + 1] != 1 || o.offset % 8 != 0) return false;
+  for (size_t i = 0; i <= nb; ++i)
+    if (o.strides[i] % 8 != 0) return false;
+  return true;
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
 struct Loaded {
   rt::cu::CUfunction fn = nullptr;
   std::string error;  // why it did not compile or load
@@ -257,13 +275,19 @@ void run_attention(backend::AttentionCall& call) {
   rt::cu::CUdevice dev = 0;
   int optin = 48 << 10;
   if (cu.cuDeviceGet(&dev, device) == 0) cu.cuDeviceGetAttribute(&optin, rt::cu::kAttrMaxSharedPerBlockOptin, dev);
-  const size_t shared = attention_shared_bytes(call.dtype, call.d, call.dv);
+  // Tensor cores for float16 and bfloat16 at head dims 32, 64, 128 (attention_tc.cpp); the
+  // float32 SIMT kernel otherwise.
+  std::string not_tc;
+  const bool tc = attention_tc_supports(call.dtype, call.d, call.dv, &not_tc);
+  const int rows = tc ? attention_tc_rows(call.d, call.dv, call.params.mask, static_cast<int>(rt::config().attention_rows)) : kBm;
+  const size_t shared = tc ? attention_tc_shared_bytes(call.d, call.dv, rows) : attention_shared_bytes(call.dtype, call.d, call.dv);
   if (shared > static_cast<size_t>(optin))
     return backend::run_attention_on_reference(call, "head dims too large for the kernel's shared memory");
   const std::string arch = arch_of(device);
-  const std::string key = std::to_string(dtype_code(call.dtype)) + "|" + std::to_string(call.d) + "|" +
-                          std::to_string(call.dv) + "|" + std::to_string(call.params.mask) + "|" +
-                          (call.params.causal ? "c" : "n") + "|" + arch + "|" + std::to_string(device);
+  const std::string key = std::string(tc ? "tc" + std::to_string(rows) + "|" : "simt|") + std::to_string(dtype_code(call.dtype)) + "|" +
+                          std::to_string(call.d) + "|" + std::to_string(call.dv) + "|" +
+                          std::to_string(call.params.mask) + "|" + (call.params.causal ? "c" : "n") + "|" + arch +
+                          "|" + std::to_string(device);
   static std::mutex mu;
   static std::unordered_map<std::string, Loaded> kernels;  // for the process's lifetime, like modules
   Loaded loaded;
@@ -273,8 +297,10 @@ void run_attention(backend::AttentionCall& call) {
     auto it = kernels.find(key);
     if (it == kernels.end()) {
       std::string log;
-      auto cubin = nvrtc_compile(attention_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal),
-                                 "lf_attention", arch, /*quick=*/false, &log);
+      const std::string src =
+          tc ? attention_tc_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal, rows)
+             : attention_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal);
+      auto cubin = nvrtc_compile(src, "lf_attention", arch, /*quick=*/false, &log);
       Loaded l;
       rt::cu::context_of(device);  // the context current on this thread
       rt::cu::CUmodule module = nullptr;
@@ -295,8 +321,9 @@ void run_attention(backend::AttentionCall& call) {
   if (!loaded.fn) return backend::run_attention_on_reference(call, "the kernel did not compile: " + loaded.error);
   if (compiled_now) ++call.run.stats.kernels_compiled;
   std::shared_ptr<rt::Storage> out = call.allocate_output();
-  const long long qblocks = (call.tq + kBm - 1) / kBm;
+  const long long qblocks = (call.tq + rows - 1) / rows;
   const long long blocks = static_cast<long long>(call.batch_count()) * qblocks;
+  bool vec_loads = false;
   if (blocks > 0 && call.dv > 0) {
     if (blocks > INT32_MAX) return backend::run_attention_on_reference(call, "too many blocks for one grid");
     Params p{};
@@ -326,6 +353,9 @@ void run_attention(backend::AttentionCall& call) {
     }
     p.scale = call.params.scale;
     p.post = call.params.post_scale;
+    const bool layout = tc && vec_layout(call.q, nb) && vec_layout(call.k, nb) && vec_layout(call.v, nb);
+    p.vec = layout && aligned16(p.q) && aligned16(p.k) && aligned16(p.v);
+    vec_loads = p.vec != 0;
     auto fn = loaded.fn;
     auto launch = [fn, blocks, shared, device](Params& params) {
       rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
@@ -337,8 +367,10 @@ void run_attention(backend::AttentionCall& call) {
     if (call.record) {  // for a flush plan: the kernel again over new addresses {q, k, v, mask, out}
       call.record->outputs.emplace_back(call.node(), out);
       call.record->addresses = {p.q, p.k, p.v, p.mask, p.out};
-      call.record->replay = [p, launch](void* const* a) mutable {
+      call.record->replay = [p, launch, layout](void* const* a) mutable {
         p.q = a[0], p.k = a[1], p.v = a[2], p.mask = a[3], p.out = a[4];
+        // New addresses may be aligned differently: cp.async only where they are 16-byte aligned.
+        p.vec = layout && aligned16(p.q) && aligned16(p.k) && aligned16(p.v);
         launch(p);
       };
     }
@@ -350,9 +382,12 @@ void run_attention(backend::AttentionCall& call) {
     call.record->replay = [](void* const*) {};  // nothing to compute: the output is empty
   }
   call.finish(std::move(out));
-  call.log("flash attention kernel (CUDA C, NVRTC" + std::string(compiled_now ? ", compiled now" : "") +
-           "): " + std::to_string(blocks) + " blocks of " + std::to_string(kBm) + " query rows, key tiles of " +
-           std::to_string(kBn));
+  const std::string what = tc ? "tensor-core flash attention kernel (mma.sync" : "flash attention kernel (float32 SIMT";
+  const std::string loads = !tc ? "" : vec_loads ? ", cp.async loads" : ", element loads (q, k, v rows not 16-byte aligned)";
+  call.log(what + ", CUDA C, NVRTC" + std::string(compiled_now ? ", compiled now" : "") + "): " +
+           std::to_string(blocks) + " blocks of " + std::to_string(rows) + " query rows, key tiles of " +
+           std::to_string(tc ? attention_tc_keys_per_tile(call.d, call.dv) : kBn) + loads +
+           (tc ? "" : " (no tensor cores: " + not_tc + ")"));
 }
 
 }  // namespace lf::cuda

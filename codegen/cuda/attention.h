@@ -16,4 +16,14 @@ std::string attention_source(DType dtype, int64_t d, int64_t dv, int mask, bool 
 // The dynamic shared memory a block of that kernel uses.
 size_t attention_shared_bytes(DType dtype, int64_t d, int64_t dv);
 
+// The tensor-core kernel for float16 and bfloat16 (codegen/cuda/attention_tc.cpp): the same
+// `lf_attention` entry and parameter block, attention_tc_rows() query rows a block of 128 threads.
+// Whether it runs a call of that dtype and head dims; if not, `why` says why (for the log).
+bool attention_tc_supports(DType dtype, int64_t d, int64_t dv, std::string* why);
+int attention_tc_keys_per_tile(int64_t d, int64_t dv);
+// Query rows a block (64 or 128) for head dims, a mask kind and LAZYFUSE_ATTENTION_ROWS (0: auto).
+int attention_tc_rows(int64_t d, int64_t dv, int mask, int requested);
+std::string attention_tc_source(DType dtype, int64_t d, int64_t dv, int mask, bool causal, int rows);
+size_t attention_tc_shared_bytes(int64_t d, int64_t dv, int rows);
+
 }  // namespace lf::cuda

@@ -31,6 +31,44 @@ TEST(CudaAttention, EveryVariantCompilesWithNvrtc) {
   }
 }
 
+// The tensor-core kernel (codegen/cuda/attention_tc.cpp): every 16-bit dtype, head dims 32, 64,
+// 128 (and d != dv), mask kind and causal flag, with no spills beyond a few bytes is checked by
+// hand with ptxas -v (README, "Attention").
+TEST(CudaAttention, EveryTensorCoreVariantCompilesWithNvrtc) {
+  if (!cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90").ok())
+    GTEST_SKIP() << "NVRTC is not available here";
+  std::string why;
+  EXPECT_FALSE(cuda::attention_tc_supports(DType::Float32, 64, 64, &why));
+  EXPECT_FALSE(cuda::attention_tc_supports(DType::BFloat16, 48, 48, &why));
+  EXPECT_FALSE(cuda::attention_tc_supports(DType::Float16, 64, 256, &why));
+  for (DType dt : {DType::Float16, DType::BFloat16})
+    for (int64_t d : {32, 64, 128})
+      for (int mask = 0; mask < 4; ++mask)
+        for (bool causal : {false, true})
+          for (int requested : {0, 64, 128}) {
+            ASSERT_TRUE(cuda::attention_tc_supports(dt, d, d, &why));
+            const int rows = cuda::attention_tc_rows(d, d, mask, requested);
+            if (requested != 0 && rows == cuda::attention_tc_rows(d, d, mask, 0)) continue;  // compiled already
+            Status s =
+                cuda::check_compiles(cuda::attention_tc_source(dt, d, d, mask, causal, rows), "lf_attention", "sm_90");
+            EXPECT_TRUE(s.ok()) << dtype_name(dt) << " d " << d << " mask " << mask << " causal " << causal << " rows "
+                                << rows << ":\n"
+                                << s.message();
+          }
+  Status s = cuda::check_compiles(cuda::attention_tc_source(DType::BFloat16, 32, 128, 1, true, 64), "lf_attention", "sm_90");
+  EXPECT_TRUE(s.ok()) << "d 32 dv 128:\n" << s.message();
+  // Shared memory: Q, two K and two V tiles of 16-bit rows padded by 16 bytes.
+  EXPECT_EQ(cuda::attention_tc_shared_bytes(64, 64, 128), 2u * (128 * 72 + 2 * 64 * 72 + 2 * 64 * 72));
+  EXPECT_LE(cuda::attention_tc_shared_bytes(128, 128, 64), 227u << 10);
+  // 128 rows a block at head dims up to 64 without a mask tensor, unless LAZYFUSE_ATTENTION_ROWS says 64.
+  EXPECT_EQ(cuda::attention_tc_rows(64, 64, 0, 0), 128);
+  EXPECT_EQ(cuda::attention_tc_rows(64, 64, 1, 0), 64);
+  EXPECT_EQ(cuda::attention_tc_rows(128, 128, 0, 0), 64);
+  EXPECT_EQ(cuda::attention_tc_rows(128, 128, 0, 128), 64);
+  EXPECT_EQ(cuda::attention_tc_rows(64, 64, 0, 64), 64);
+  EXPECT_EQ(cuda::attention_tc_rows(32, 32, 1, 128), 128);
+}
+
 TEST(CudaAttention, SharedMemoryFitsTheH100) {
   // 227 KiB a block with the opt-in attribute on sm_90: head dims up to 256 in float32, and in float64.
   EXPECT_LE(cuda::attention_shared_bytes(DType::Float32, 256, 256), 227u << 10);

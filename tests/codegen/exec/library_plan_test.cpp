@@ -174,6 +174,29 @@ TEST(LibraryPlan, AttentionReplaysOnNewData) {
   EXPECT_LE(launched, 3u);
 }
 
+// The same in bfloat16 at head dim 32: on a GPU the tensor-core attention kernel, whose replay
+// re-checks the new addresses' alignment for its cp.async loads.
+TEST(LibraryPlan, AttentionInBFloat16ReplaysOnNewData) {
+  NoTiers no_tiers;
+  const float c = fresh_number();
+  const int64_t B = 2, T = 70, H = 2, d = 32;
+  uint64_t replayed = check_loop(6, T, [&](int it) {
+    auto in = synced({input({B, T, H * d}, it).to(lf::DType::BFloat16), input({B, T, H * d}, it + 1).to(lf::DType::BFloat16),
+                      input({B, T, H * d}, it + 2).to(lf::DType::BFloat16)});
+    auto heads = [&](const Tensor& x) { return lf::permute(lf::reshape(x, {B, T, H, d}), {0, 2, 1, 3}); };
+    Tensor y = [&] {
+      Tensor q = heads(in[0]), k = heads(in[1]), v = heads(in[2]);
+      Tensor i = lf::reshape(lf::arange(0, static_cast<double>(T)), {T, 1});
+      Tensor j = lf::reshape(lf::arange(0, static_cast<double>(T)), {1, T});
+      Tensor s = lf::matmul(q, lf::transpose(k, 2, 3)) * (0.25f * c);
+      Tensor p = lf::softmax(lf::where(j <= i, s, -std::numeric_limits<float>::infinity()), -1);
+      return lf::reshape(lf::permute(lf::matmul(p, v), {0, 2, 1, 3}), {B, T, H * d});
+    }();
+    return std::vector<Tensor>{y};
+  });
+  EXPECT_GE(replayed, 4u);  // the attention's flush (and the casts' flush before it) from the third iteration
+}
+
 TEST(LibraryPlan, NewShapesAreNewPlans) {
   NoTiers no_tiers;
   const float c = fresh_number();

@@ -1,0 +1,31 @@
+# PyTorch's F.scaled_dot_product_attention on the sizes of bench/programs.cpp's attention rows
+# (B8 H16 T512 causal), timed with CUDA events: the peer of the tensor-core attention kernel,
+# run in the same device call as lazyfuse-programs (bench/attn/go.sh).
+import torch
+import torch.nn.functional as F
+
+torch.backends.cuda.matmul.allow_tf32 = False
+
+
+def bench(fn, iters=200):
+    for _ in range(20):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(5):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(iters):
+            fn()
+        e.record()
+        torch.cuda.synchronize()
+        times.append(s.elapsed_time(e) / iters)
+    return sorted(times)[2]
+
+
+print(torch.__version__, torch.cuda.get_device_name())
+for dt in (torch.float32, torch.bfloat16, torch.float16):
+    for d in (64, 128):
+        q, k, v = (torch.randn(8, 16, 512, d, device="cuda", dtype=dt) for _ in range(3))
+        ms = bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True))
+        print(f"SDPA B8_H16_T512_d{d}_causal {str(dt).split('.')[-1]}: {ms:.4f} ms")

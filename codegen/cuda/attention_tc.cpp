@@ -1,0 +1,379 @@
+// The tensor-core flash-attention kernel for float16 and bfloat16 (FlashAttention-2's forward),
+// CUDA C compiled by NVRTC; codegen/cuda/attention.cpp picks it and launches it with the SIMT
+// kernel's parameter block. A block of 4 warps takes BR = 128 query rows of one batch-head, each
+// warp 32 of them (64 and 16 at head dim 128 or with a mask tensor); K and V tiles of BC keys stream through shared memory, double buffered with
+// cp.async (16-byte chunks; rows padded by 16 bytes so that ldmatrix's 8 row addresses fall on
+// different banks). S = Q K^T and O += P V are mma.sync m16n8k16 with float32 accumulators; the
+// operands come from shared memory through ldmatrix (.trans for V, which is stored key-major), Q's
+// fragments are loaded once and kept in registers, P goes from the S accumulators to A fragments
+// without shared memory. The online softmax lives in registers: a thread holds 2 rows' scores of
+// its quad, the row max is reduced over the quad with shuffles, the row sum stays per thread until
+// the end; exponentials are exp2f of scores pre-multiplied by log2(e). Causal blocks stop at the
+// diagonal; masks, the causal triangle and the tails (rows past Tq, keys past Tk, zero-filled, never
+// read out of bounds) are applied to the scores of the tiles that need them. Q, K, V with a unit
+// column stride and 16-byte aligned rows take cp.async; any other strides are read element by
+// element into the same shared tiles. Semantics are the SIMT kernel's (codegen/cuda/attention.cpp):
+// NaN wins the max, a fully masked row is 0 / 0 = NaN, and a non-finite value of V at a key past
+// the diagonal makes its column NaN (the tensor cores multiply the masked keys' zero weights by V
+// inside the diagonal tile: 0 * NaN = NaN there, as in the unfused P @ V).
+#include "codegen/cuda/attention.h"
+
+#include <string>
+
+namespace lf::cuda {
+namespace {
+
+const char* kTcKernel = R"CUDA(
+#define BR (64 * MT)  // 4 warps of MT m-tiles of 16 rows
+#define NT 128
+#define QS (D + 8)    // shared row strides in elements: 16 bytes of padding against bank conflicts
+#define VS (DV + 8)
+#define NS (BC / 8)   // the S tile's n-tiles of 8 keys a warp holds
+#define NO (DV / 8)   // the O tile's n-tiles of 8 columns
+struct Params {
+  const void* q; const void* k; const void* v; const void* mask; void* out;
+  long long tq, tk, qblocks, batch_rank;
+  long long qo, ko, vo, mo;
+  long long qsr, qsc, ksr, ksc, vsr, vsc, msr, msc;
+  long long batch[6], qb[6], kb[6], vb[6], mb[6];
+  double scale, post;
+  long long vec;
+};
+typedef unsigned short u16;
+#if DTYPE == 2
+__device__ __forceinline__ float lf_to_f(u16 h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ __forceinline__ unsigned lf_pack(float lo, float hi) {
+  unsigned r; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r;
+}
+#define LF_MMA_TYPE "f16"
+#define LF_EXP 0x7c00u
+#else
+__device__ __forceinline__ float lf_to_f(u16 b) { return __uint_as_float(((unsigned)b) << 16); }
+__device__ __forceinline__ unsigned lf_pack(float lo, float hi) {
+  unsigned r; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r;
+}
+#define LF_MMA_TYPE "bf16"
+#define LF_EXP 0x7f80u
+#endif
+// Two 16-bit values in a word: bit 0 when the low one is inf or NaN (exponent all ones), bit 1 the high one.
+__device__ __forceinline__ unsigned lf_nonfinite2(unsigned w) {
+  return ((w & LF_EXP) == LF_EXP ? 1u : 0u) | (((w >> 16) & LF_EXP) == LF_EXP ? 2u : 0u);
+}
+__device__ __forceinline__ unsigned lf_smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void lf_ldsm_x4(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
+}
+__device__ __forceinline__ void lf_ldsm_x4_t(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
+}
+// c += a (16x16, row) * b (16x8, col), float32 accumulators.
+__device__ __forceinline__ void lf_mma(float* c, const unsigned* a, unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." LF_MMA_TYPE "." LF_MMA_TYPE ".f32 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+// NaN wins, as the unfused max (one instruction on sm_80 and later).
+__device__ __forceinline__ float nmax(float a, float b) { float r; asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r; }
+
+// rows [r0, r0 + ROWS) of a [rows, COLS] operand (row stride sr, column stride sc, from element
+// `base`) into shared rows of `stride` elements; rows at or past `nrows` are zero. cp.async
+// (16 bytes, zero-filled past the end: no byte out of bounds is read) when vec, else element loads.
+template <int ROWS, int COLS>
+__device__ __forceinline__ void lf_load_tile(u16* dst, int stride, const u16* src, long long base, long long r0,
+                                             long long nrows, long long sr, long long sc, bool vec) {
+  const int chunks = ROWS * (COLS / 8);
+  for (int e = threadIdx.x; e < chunks; e += NT) {
+    const int rr = e / (COLS / 8), c8 = (e % (COLS / 8)) * 8;
+    const long long row = r0 + rr;
+    u16* d = dst + rr * stride + c8;
+    if (vec) {
+      const u16* s = row < nrows ? src + base + row * sr + c8 : src;
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(lf_smem(d)), "l"(s),
+                   "r"(row < nrows ? 16 : 0));
+    } else {
+#pragma unroll
+      for (int u = 0; u < 8; ++u) d[u] = row < nrows ? src[base + row * sr + (c8 + u) * sc] : (u16)0;
+    }
+  }
+}
+__device__ __forceinline__ void lf_commit() { asm volatile("cp.async.commit_group;"); }
+__device__ __forceinline__ void lf_wait_all() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+
+extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  u16* Qs = (u16*)smem;          // [BR][QS]
+  u16* Ks = Qs + BR * QS;        // 2 x [BC][QS]
+  u16* Vs = Ks + 2 * BC * QS;    // 2 x [BC][VS]
+  __shared__ int bad[DV];
+  const int t = threadIdx.x, warp = t >> 5, lane = t & 31, g = lane >> 2, tq4 = lane & 3;
+  // The heaviest causal blocks (the last query rows) first.
+  const long long nb = (long long)gridDim.x / P.qblocks;
+  const long long b = blockIdx.x % nb, qblk = P.qblocks - 1 - blockIdx.x / nb, q0 = qblk * BR;
+  long long qo = P.qo, ko = P.ko, vo = P.vo, mo = P.mo, rem = b;
+  for (int d = (int)P.batch_rank - 1; d >= 0; --d) {
+    long long idx = rem % P.batch[d];
+    rem /= P.batch[d];
+    qo += idx * P.qb[d]; ko += idx * P.kb[d]; vo += idx * P.vb[d]; mo += idx * P.mb[d];
+  }
+  const u16* q = (const u16*)P.q;
+  const u16* k = (const u16*)P.k;
+  const u16* v = (const u16*)P.v;
+  const bool vec = P.vec != 0;
+  const long long kv_end = CAUSAL ? min(P.tk, q0 + BR) : P.tk;
+  const int ntiles = (int)((kv_end + BC - 1) / BC);
+  lf_load_tile<BR, D>(Qs, QS, q, qo, q0, P.tq, P.qsr, P.qsc, vec);
+  if (ntiles > 0) {
+    lf_load_tile<BC, D>(Ks, QS, k, ko, 0, P.tk, P.ksr, P.ksc, vec);
+    lf_load_tile<BC, DV>(Vs, VS, v, vo, 0, P.tk, P.vsr, P.vsc, vec);
+  }
+  lf_commit();
+  lf_wait_all();
+  __syncthreads();
+  // The warp's rows: MT m-tiles of 16 from wrow. Q's A fragments, D / 16 k-steps of 16 each.
+  const int wrow = warp * 16 * MT;
+  unsigned qf[MT][D / 16][4];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+      lf_ldsm_x4(lf_smem(Qs + (wrow + mt * 16 + (lane & 15)) * QS + kk * 16 + (lane >> 4) * 8), qf[mt][kk][0],
+                 qf[mt][kk][1], qf[mt][kk][2], qf[mt][kk][3]);
+  const float scale = (float)P.scale, post = (float)(P.post * 1.4426950408889634);
+  const float scale_post = (float)(P.scale * P.post * 1.4426950408889634);
+  const float inf = __int_as_float(0x7f800000), nan = __int_as_float(0x7fc00000);
+  // Row h of m-tile mt of the thread: q0 + wrow + 16 mt + g + 8 h. l: this thread's columns only,
+  // summed over the quad at the end.
+  float m[MT][2], l[MT][2];
+  float o[MT][NO][4];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+    m[mt][0] = m[mt][1] = -inf;
+    l[mt][0] = l[mt][1] = 0.f;
+#pragma unroll
+    for (int n = 0; n < NO; ++n) o[mt][n][0] = o[mt][n][1] = o[mt][n][2] = o[mt][n][3] = 0.f;
+  }
+  for (int tile = 0; tile < ntiles; ++tile) {
+    const long long k0 = (long long)tile * BC;
+    const u16* Kt = Ks + (tile & 1) * BC * QS;
+    const u16* Vt = Vs + (tile & 1) * BC * VS;
+    if (tile > 0) {
+      lf_wait_all();
+      __syncthreads();  // tile's K and V are in; every warp is done with the other buffer
+    }
+    if (tile + 1 < ntiles) {  // the next tile streams in while this one is computed
+      lf_load_tile<BC, D>(Ks + ((tile + 1) & 1) * BC * QS, QS, k, ko, k0 + BC, P.tk, P.ksr, P.ksc, vec);
+      lf_load_tile<BC, DV>(Vs + ((tile + 1) & 1) * BC * VS, VS, v, vo, k0 + BC, P.tk, P.vsr, P.vsc, vec);
+      lf_commit();
+    }
+    float s[MT][NS][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int n = 0; n < NS; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+#pragma unroll
+      for (int n = 0; n < NS; n += 2) {  // two n-tiles of 8 keys a ldmatrix.x4, used by every m-tile
+        unsigned b0, b1, b2, b3;
+        lf_ldsm_x4(lf_smem(Kt + (n * 8 + (lane & 7) + ((lane >> 4) << 3)) * QS + kk * 16 + ((lane >> 3) & 1) * 8), b0,
+                   b1, b2, b3);
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          lf_mma(s[mt][n], qf[mt][kk], b0, b1);
+          lf_mma(s[mt][n + 1], qf[mt][kk], b2, b3);
+        }
+      }
+    }
+    // Scores in the log2 domain: ((s * scale) `mask`) * post * log2(e), as the unfused order.
+    const bool edge = MASK != 0 || k0 + BC > P.tk || (CAUSAL && k0 + BC - 1 > q0 + wrow);
+    // The tile's keys past the last one, and the causal diagonal, in 32-bit offsets from the tile's
+    // first key and the warp's first row (clamped: only their comparisons with offsets < BR + BC matter).
+    const int keys_left = (int)min(P.tk - k0, (long long)BC);
+    const int diag = (int)max(min(k0 - q0 - wrow, (long long)(BR + BC)), (long long)(-BR - BC));
+    float sub[MT][2];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+      float mx[2] = {m[mt][0], m[mt][1]};
+#pragma unroll
+      for (int n = 0; n < NS; ++n) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          float x = s[mt][n][e];
+          if (edge) {
+            x *= scale;
+#if MASK == 1
+            const long long i = q0 + wrow + mt * 16 + g + 8 * (e >> 1), j = k0 + n * 8 + 2 * tq4 + (e & 1);
+            if (i < P.tq && j < P.tk) x += lf_to_f(((const u16*)P.mask)[mo + i * P.msr + j * P.msc]);
+#elif MASK >= 2
+            const long long i = q0 + wrow + mt * 16 + g + 8 * (e >> 1), j = k0 + n * 8 + 2 * tq4 + (e & 1);
+            if (i < P.tq && j < P.tk) {
+              bool set = ((const unsigned char*)P.mask)[mo + i * P.msr + j * P.msc] != 0;
+              if (set != (MASK == 2)) x = -inf;
+            }
+#endif
+            const int jl = n * 8 + 2 * tq4 + (e & 1), il = mt * 16 + g + 8 * (e >> 1);
+            if (CAUSAL && diag + jl > il) x = -inf;  // key j > row i
+            x *= post;
+            if (jl >= keys_left) x = -inf;  // past the last key: weight 0 (its V row is 0)
+          } else {
+            x *= scale_post;  // one rounding fewer than the edge path's: within a float32 ulp
+          }
+          s[mt][n][e] = x;
+          mx[e >> 1] = nmax(mx[e >> 1], x);
+        }
+      }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        mx[h] = nmax(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+        mx[h] = nmax(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+        // A row all -inf so far weighs its keys 2^-inf = 0; if it stays so, l = 0 and 0 / 0 = NaN,
+        // as the unfused softmax gives.
+        sub[mt][h] = mx[h] == -inf ? 0.f : mx[h];
+        const float alpha = m[mt][h] == mx[h] ? 1.f : exp2f(m[mt][h] - sub[mt][h]);
+        m[mt][h] = mx[h];
+        l[mt][h] *= alpha;
+#pragma unroll
+        for (int n = 0; n < NO; ++n) {
+          o[mt][n][2 * h] *= alpha;
+          o[mt][n][2 * h + 1] *= alpha;
+        }
+      }
+    }
+    // P = 2^(x - max) as A fragments (16 keys a k-step: n-tiles 2c and 2c + 1), then O += P V.
+#pragma unroll
+    for (int c = 0; c < BC / 16; ++c) {
+      unsigned a[MT][4];
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        float p[8];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          p[e] = exp2f(s[mt][2 * c + (e >> 2)][e & 3] - sub[mt][(e >> 1) & 1]);
+          l[mt][(e >> 1) & 1] += p[e];
+        }
+        a[mt][0] = lf_pack(p[0], p[1]);  // row g, keys 2t, 2t + 1
+        a[mt][1] = lf_pack(p[2], p[3]);  // row g + 8
+        a[mt][2] = lf_pack(p[4], p[5]);  // row g, keys 8 + 2t, 8 + 2t + 1
+        a[mt][3] = lf_pack(p[6], p[7]);  // row g + 8
+      }
+#pragma unroll
+      for (int n = 0; n < NO; n += 2) {  // two n-tiles of 8 columns a ldmatrix.x4.trans
+        unsigned b0, b1, b2, b3;
+        lf_ldsm_x4_t(lf_smem(Vt + (c * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * VS + n * 8 + (lane >> 4) * 8), b0,
+                     b1, b2, b3);
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          lf_mma(o[mt][n], a[mt], b0, b1);
+          lf_mma(o[mt][n + 1], a[mt], b2, b3);
+        }
+      }
+    }
+  }
+  // Keys past the diagonal have weight 0 for every row of the block; the unfused P @ V still
+  // multiplies them, so a non-finite value there makes that column NaN.
+  if (CAUSAL && kv_end < P.tk) {
+    // NT is a multiple of DV / 8: a thread always reads the same 8 columns (c8), of keys kv_end +
+    // t / (DV / 8) + k NT / (DV / 8); 4 loads of 16 bytes in flight at a time (the lightest blocks,
+    // which run last, have the most keys to check), kept packed (the accumulators are live).
+    for (int x = t; x < DV; x += NT) bad[x] = 0;
+    __syncthreads();
+    const int c8 = (t % (DV / 8)) * 8, kstep = NT / (DV / 8);
+    unsigned flags = 0;  // bit u: column c8 + u saw a non-finite value
+    for (long long j0 = kv_end + t / (DV / 8); j0 < P.tk; j0 += 4LL * kstep) {
+      uint4 w[4];
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const long long j = j0 + (long long)r * kstep;
+        w[r] = make_uint4(0u, 0u, 0u, 0u);
+        if (j < P.tk && vec) {
+          w[r] = *(const uint4*)(v + vo + j * P.vsr + c8);
+        } else if (j < P.tk) {
+          const u16* row = v + vo + j * P.vsr;
+          const long long sc = P.vsc;
+          w[r].x = row[c8 * sc] | ((unsigned)row[(c8 + 1) * sc] << 16);
+          w[r].y = row[(c8 + 2) * sc] | ((unsigned)row[(c8 + 3) * sc] << 16);
+          w[r].z = row[(c8 + 4) * sc] | ((unsigned)row[(c8 + 5) * sc] << 16);
+          w[r].w = row[(c8 + 6) * sc] | ((unsigned)row[(c8 + 7) * sc] << 16);
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        flags |= lf_nonfinite2(w[r].x) | (lf_nonfinite2(w[r].y) << 2) | (lf_nonfinite2(w[r].z) << 4) |
+                 (lf_nonfinite2(w[r].w) << 6);
+    }
+#pragma unroll
+    for (int u = 0; u < 8; ++u)
+      if (flags & (1u << u)) bad[c8 + u] = 1;
+    __syncthreads();
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int n = 0; n < NO; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          if (bad[n * 8 + 2 * tq4 + (e & 1)]) o[mt][n][e] = nan;
+  }
+  unsigned* out = (unsigned*)P.out;  // [batch, Tq, DV] contiguous: two columns a 32-bit store
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float lh = l[mt][h];
+      lh += __shfl_xor_sync(0xffffffffu, lh, 1);
+      lh += __shfl_xor_sync(0xffffffffu, lh, 2);
+      const long long i = q0 + wrow + mt * 16 + g + 8 * h;
+      if (i < P.tq) {
+#pragma unroll
+        for (int n = 0; n < NO; ++n)
+          out[((b * P.tq + i) * DV + n * 8 + 2 * tq4) / 2] = lf_pack(o[mt][n][2 * h] / lh, o[mt][n][2 * h + 1] / lh);
+      }
+    }
+  }
+}
+)CUDA";
+
+}  // namespace
+
+bool attention_tc_supports(DType dtype, int64_t d, int64_t dv, std::string* why) {
+  auto dim_ok = [](int64_t x) { return x == 32 || x == 64 || x == 128; };
+  if (dtype != DType::Float16 && dtype != DType::BFloat16) {
+    *why = "not a 16-bit float dtype";
+    return false;
+  }
+  if (!dim_ok(d) || !dim_ok(dv)) {
+    *why = "head dims other than 32, 64, 128";
+    return false;
+  }
+  return true;
+}
+
+int attention_tc_keys_per_tile(int64_t d, int64_t dv) { return d > 64 || dv > 64 ? 32 : 64; }
+
+// Two m-tiles a warp (128 rows a block) up to head dim 64 without a mask tensor: each K and V
+// fragment loaded from shared memory feeds two mma, which halves the shared-memory reads per mma
+// (one m-tile a warp, the first version, ran at 0.056 ms where SDPA takes 0.024 on the H100). At
+// head dim 128, or with a mask tensor's reads, two m-tiles' accumulators would spill.
+// LAZYFUSE_ATTENTION_ROWS (`requested`: 64 or 128, 0 for this choice) overrides it where 128 fits.
+int attention_tc_rows(int64_t d, int64_t dv, int mask, int requested) {
+  const bool two = d <= 64 && dv <= 64;
+  if (requested == 64 || requested == 128) return two ? requested : 64;
+  return two && mask == 0 ? 128 : 64;
+}
+
+std::string attention_tc_source(DType dtype, int64_t d, int64_t dv, int mask, bool causal, int rows) {
+  return "#define DTYPE " + std::string(dtype == DType::Float16 ? "2" : "3") + "\n#define D " + std::to_string(d) +
+         "\n#define DV " + std::to_string(dv) + "\n#define BC " + std::to_string(attention_tc_keys_per_tile(d, dv)) +
+         "\n#define MT " + std::to_string(rows / 64) +
+         "\n#define MASK " + std::to_string(mask) + "\n#define CAUSAL " + (causal ? "1" : "0") + "\n" + kTcKernel;
+}
+
+size_t attention_tc_shared_bytes(int64_t d, int64_t dv, int rows) {
+  const size_t bc = static_cast<size_t>(attention_tc_keys_per_tile(d, dv));
+  return 2 * (static_cast<size_t>(rows) * static_cast<size_t>(d + 8) + 2 * bc * static_cast<size_t>(d + 8) +
+              2 * bc * static_cast<size_t>(dv + 8));
+}
+
+}  // namespace lf::cuda

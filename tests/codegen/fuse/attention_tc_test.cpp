@@ -1,0 +1,209 @@
+// Attention in float16 and bfloat16 at the head dims of the GPU's tensor-core kernel
+// (codegen/cuda/attention_tc.cpp: d 32, 64, 128), against the reference executor running the
+// program as written. On a GPU machine the default device is CUDA, so these run that kernel
+// (several blocks of 64 query rows and tiles of 32-64 keys: T up to 257); on the CPU they check the
+// CPU kernel at the same tolerance. The tolerance is 4x the dtype's elementwise one, not scaled by
+// the reduction length: both sides accumulate in float32 and the reference rounds its scores and
+// probabilities to the dtype once each (the tensor-core kernel rounds its probabilities too), so the
+// error is a few roundings of values of magnitude <= max |v| whatever the length.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "codegen/fuse/attention.h"
+#include "codegen/ir/attention.h"
+#include "lazyfuse/lazyfuse.h"
+#include "runtime/config.h"
+#include "tests/codegen/test_util.h"
+
+namespace lf {
+namespace {
+
+const double kInf = std::numeric_limits<double>::infinity();
+
+std::vector<float> uniform_values(int64_t n, uint32_t seed, float lo = -1, float hi = 1) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = u(g);
+  return v;
+}
+
+Tensor uniform(const Shape& s, DType d, uint32_t seed, float lo = -1, float hi = 1) {
+  return from_vector(uniform_values(shape_numel(s), seed, lo, hi), s).to(d);
+}
+
+enum class Mask { kNone, kCausal, kAdd, kKeep, kDrop };
+
+// softmax(q @ k^T * s `mask`, -1) @ v as a user writes it; q [.., Tq, D], k [.., Tk, D].
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, Mask mask, const Tensor& m = {}) {
+  const int64_t r = q.dim();
+  Tensor scores = matmul(q, k.transpose(r - 2, r - 1)) * (1.0 / std::sqrt(static_cast<double>(q.size(r - 1))));
+  if (mask == Mask::kCausal) {
+    Tensor rows = arange(0, static_cast<double>(q.size(r - 2)), 1, DType::Int64).unsqueeze(1);
+    Tensor cols = arange(0, static_cast<double>(k.size(r - 2)), 1, DType::Int64).unsqueeze(0);
+    scores = where(rows >= cols, scores, -kInf);
+  }
+  if (mask == Mask::kAdd) scores = scores + m;
+  if (mask == Mask::kKeep) scores = where(m, scores, -kInf);
+  if (mask == Mask::kDrop) scores = masked_fill(scores, m, -kInf);
+  Tensor p = softmax(std::move(scores), -1);
+  return matmul(p, v);
+}
+
+test::Tolerance tolerance(DType d) {
+  test::Tolerance t = test::default_tolerance(d, 1);
+  t.rtol *= 4;
+  t.atol *= 4;
+  return t;
+}
+
+// The reference first (the program as written), then the rewrite and the fused value.
+void check(const Tensor& y, const std::string& what) {
+  test::Values ref = test::reference_values(y);
+  std::vector<ir::NodePtr> keep;
+  EXPECT_EQ(fuse::rewrite_attention(ir::topo_order({y.node().get()}), 0, &keep), 1) << what;
+  EXPECT_EQ(y.node()->op, ir::Op::Attention) << what;
+  EXPECT_EQ(test::compare(ref, test::fused_values(y), tolerance(y.dtype())), "") << what;
+}
+
+std::string name(DType dt, int64_t d, const std::string& what) {
+  return std::string(dtype_name(dt)) + " d " + std::to_string(d) + ": " + what;
+}
+
+TEST(AttentionTc, HeadDimsMasksAndTails) {
+  uint32_t seed = 500;
+  for (DType dt : {DType::Float16, DType::BFloat16}) {
+    for (int64_t d : {32, 64, 128}) {
+      auto qkv = [&](int64_t b, int64_t h, int64_t tq, int64_t tk) {
+        seed += 4;
+        return std::array<Tensor, 3>{uniform({b, h, tq, d}, dt, seed), uniform({b, h, tk, d}, dt, seed + 1),
+                                     uniform({b, h, tk, d}, dt, seed + 2)};
+      };
+      {  // 5 blocks of 64 rows, the last one partial; key tiles with a tail
+        auto [q, k, v] = qkv(1, 2, 257, 257);
+        check(attention(q, k, v, Mask::kCausal), name(dt, d, "causal T = 257"));
+      }
+      {
+        auto [q, k, v] = qkv(2, 1, 100, 100);
+        Tensor m = uniform({2, 1, 100, 100}, dt, seed + 3, -3, 0);
+        check(attention(q, k, v, Mask::kAdd, m), name(dt, d, "added [B, 1, T, T] mask T = 100"));
+        Tensor m2 = uniform({100, 100}, dt, seed + 5, -3, 0);
+        check(attention(q, k, v, Mask::kAdd, m2), name(dt, d, "added [T, T] mask T = 100"));
+      }
+      {  // cross attention, Tq != Tk; causal with Tq < Tk and Tq > Tk
+        auto [q, k, v] = qkv(1, 2, 70, 200);
+        check(attention(q, k, v, Mask::kNone), name(dt, d, "Tq 70 Tk 200"));
+        check(attention(q, k, v, Mask::kCausal), name(dt, d, "causal Tq 70 Tk 200"));
+        auto [q2, k2, v2] = qkv(1, 2, 150, 40);
+        check(attention(q2, k2, v2, Mask::kCausal), name(dt, d, "causal Tq 150 Tk 40"));
+      }
+      {
+        auto [q, k, v] = qkv(2, 2, 1, 1);
+        check(attention(q, k, v, Mask::kCausal), name(dt, d, "T = 1 causal"));
+        check(attention(q, k, v, Mask::kNone), name(dt, d, "T = 1"));
+      }
+    }
+  }
+}
+
+TEST(AttentionTc, BoolMasksAndFullyMaskedRows) {
+  for (DType dt : {DType::Float16, DType::BFloat16}) {
+    const int64_t T = 90, d = 64;
+    Tensor q = uniform({1, 2, T, d}, dt, 1), k = uniform({1, 2, T, d}, dt, 2), v = uniform({1, 2, T, d}, dt, 3);
+    std::mt19937 g(7);
+    std::bernoulli_distribution b(0.7);
+    std::vector<bool> keep(T * T);
+    for (size_t i = 0; i < keep.size(); ++i) keep[i] = b(g);
+    for (int64_t j = 0; j < T; ++j) keep[5 * T + j] = keep[70 * T + j] = false;  // rows 5 and 70 see nothing
+    Tensor m = from_vector(keep, {T, T});
+    Tensor y = attention(q, k, v, Mask::kKeep, m);
+    test::Values ref = test::reference_values(y);
+    ASSERT_TRUE(std::isnan(ref.f[5 * d]));
+    check(y, name(dt, d, "bool mask (true keeps), rows 5 and 70 fully masked"));
+    std::vector<bool> drop(keep.size());
+    for (size_t i = 0; i < keep.size(); ++i) drop[i] = !keep[i];
+    check(attention(q, k, v, Mask::kDrop, from_vector(drop, {T, T})), name(dt, d, "masked_fill (true masks)"));
+  }
+}
+
+// NaN in q (its row), NaN and inf in v: inside a computed tile at a key masked for some rows (the
+// tensor cores' 0 * NaN), and past the diagonal of the first blocks (the skipped tiles' check).
+TEST(AttentionTc, NaNAndInfInputs) {
+  const int64_t T = 200;
+  for (DType dt : {DType::Float16, DType::BFloat16}) {
+    for (int64_t d : {32, 128}) {
+      std::vector<float> qv = uniform_values(2 * T * d, 11), vv = uniform_values(2 * T * d, 12);
+      qv[3 * d + 2] = std::numeric_limits<float>::quiet_NaN();            // head 0, row 3
+      vv[100 * d + 4] = std::numeric_limits<float>::quiet_NaN();          // head 0, key 100
+      vv[(T + 190) * d + 7] = std::numeric_limits<float>::infinity();     // head 1, key 190
+      vv[(T + 30) * d + d - 1] = -std::numeric_limits<float>::infinity();  // head 1, key 30
+      Tensor q = from_vector(qv, {1, 2, T, d}).to(dt), v = from_vector(vv, {1, 2, T, d}).to(dt);
+      Tensor k = uniform({1, 2, T, d}, dt, 13);
+      check(attention(q, k, v, Mask::kCausal), name(dt, d, "non-finite inputs, causal"));
+      check(attention(q, k, v, Mask::kNone), name(dt, d, "non-finite inputs"));
+    }
+  }
+}
+
+// The heads a transformer makes: permuted slices of one [B, T, 3 D] projection (16-byte aligned
+// rows: the kernel's cp.async loads), of a [B, T, 3 D + 1] one (odd row strides: element loads),
+// and a key read through a transpose of [B, H, Dh, T] (column stride T).
+TEST(AttentionTc, StridedHeads) {
+  const int64_t B = 2, T = 130, H = 2;
+  for (DType dt : {DType::Float16, DType::BFloat16}) {
+    for (int64_t dh : {32, 64, 128}) {
+      const int64_t D = H * dh;
+      for (int64_t pad : {0, 1}) {
+        Tensor qkv = uniform({B, T, 3 * D + pad}, dt, 40 + static_cast<uint32_t>(dh + pad));
+        lf::sync();  // realized: the heads are strided views of its buffer
+        auto head = [&](int64_t i) {
+          return qkv.slice(2, pad + i * D, pad + (i + 1) * D).reshape({B, T, H, dh}).transpose(1, 2);
+        };
+        Tensor o = attention(head(0), head(1), head(2), Mask::kCausal).transpose(1, 2).reshape({B, T, D});
+        test::Values ref = test::reference_values(o);
+        std::vector<ir::NodePtr> keep;
+        EXPECT_EQ(fuse::rewrite_attention(ir::topo_order({o.node().get()}), 0, &keep), 1);
+        EXPECT_EQ(test::compare(ref, test::fused_values(o), tolerance(dt)), "")
+            << name(dt, dh, pad ? "heads of a [B, T, 3D + 1] projection" : "heads of a [B, T, 3D] projection");
+      }
+      Tensor q = uniform({B, H, T, dh}, dt, 60), v = uniform({B, H, T, dh}, dt, 61);
+      Tensor kt = uniform({B, H, dh, T}, dt, 62);
+      lf::sync();
+      check(attention(q, kt.transpose(2, 3), v, Mask::kNone), name(dt, dh, "k as a transposed view"));
+    }
+  }
+}
+
+// On a GPU, LAZYFUSE_LOG=1 names the kernel that ran: the tensor-core one for 16-bit head dims
+// 32-128 (cp.async or element loads), the SIMT one (and why) otherwise.
+TEST(AttentionTc, LogNamesTheKernel) {
+  if (!default_device().is_cuda()) GTEST_SKIP() << "the CPU has one attention kernel";
+  struct LogScope {
+    int saved = rt::mutable_config().log_level;
+    LogScope() { rt::mutable_config().log_level = 1; }
+    ~LogScope() { rt::mutable_config().log_level = saved; }
+  } log;
+  auto run = [](DType dt, int64_t d) {
+    Tensor q = uniform({1, 2, 80, d}, dt, 1), k = uniform({1, 2, 80, d}, dt, 2), v = uniform({1, 2, 80, d}, dt, 3);
+    lf::sync();
+    Tensor y = attention(q, k, v, Mask::kCausal);
+    testing::internal::CaptureStderr();
+    lf::sync();
+    return testing::internal::GetCapturedStderr();
+  };
+  std::string tc = run(DType::BFloat16, 64);
+  EXPECT_NE(tc.find("tensor-core flash attention kernel"), std::string::npos) << tc;
+  EXPECT_NE(tc.find("cp.async loads"), std::string::npos) << tc;
+  std::string simt = run(DType::Float16, 48);
+  EXPECT_NE(simt.find("no tensor cores: head dims other than 32, 64, 128"), std::string::npos) << simt;
+  std::string f32 = run(DType::Float32, 64);
+  EXPECT_NE(f32.find("no tensor cores: not a 16-bit float dtype"), std::string::npos) << f32;
+}
+
+}  // namespace
+}  // namespace lf
