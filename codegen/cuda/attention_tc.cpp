@@ -32,7 +32,7 @@ const char* kTcKernel = R"CUDA(
 #define NO (DV / 8)   // the O tile's n-tiles of 8 columns
 struct Params {
   const void* q; const void* k; const void* v; const void* mask; void* out;
-  long long tq, tk, qblocks, batch_rank;
+  long long tq, tk, qblocks, batch_rank, heads;
   long long qo, ko, vo, mo;
   long long qsr, qsc, ksr, ksc, vsr, vsc, msr, msc;
   long long batch[6], qb[6], kb[6], vb[6], mb[6];
@@ -316,7 +316,9 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
         for (int e = 0; e < 4; ++e)
           if (bad[n * 8 + 2 * tq4 + (e & 1)]) o[mt][n][e] = nan;
   }
-  unsigned* out = (unsigned*)P.out;  // [batch, Tq, DV] contiguous: two columns a 32-bit store
+  // [batch, Tq, DV] contiguous, or with the last batch dim (P.heads) interleaved into Tq's rows
+  // (AttentionCall::heads): two columns a 32-bit store.
+  unsigned* out = (unsigned*)P.out;
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) {
 #pragma unroll
@@ -328,7 +330,8 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
       if (i < P.tq) {
 #pragma unroll
         for (int n = 0; n < NO; ++n)
-          out[((b * P.tq + i) * DV + n * 8 + 2 * tq4) / 2] = lf_pack(o[mt][n][2 * h] / lh, o[mt][n][2 * h + 1] / lh);
+          out[((((b / P.heads) * P.tq + i) * P.heads + b % P.heads) * DV + n * 8 + 2 * tq4) / 2] =
+              lf_pack(o[mt][n][2 * h] / lh, o[mt][n][2 * h + 1] / lh);
       }
     }
   }
