@@ -133,7 +133,15 @@ bool copy_contiguous(backend::MatmulCall& call, int which, kir::GemmOperand* out
   if (!k.entry->kernel) return false;
   backend::launch(k, call.run.stats);
   *keep = k.low.out_storage[0];
-  *out = {(*keep)->data(), 0, ir::contiguous_strides(in->shape)};
+  // In the problem's dims: batch dims folded into rows (exec's fold_batch_into_rows) are the node's
+  // trailing batch dims; a contiguous A runs on across them at its row stride, and a B that was
+  // broadcast over them is read at their first index.
+  const Shape full = ir::contiguous_strides(in->shape);
+  const size_t nb = call.problem.batch.size(), r = full.size();
+  Shape strides(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(std::min(nb, r - 2)));
+  strides.insert(strides.begin(), nb - strides.size(), 0);
+  strides.insert(strides.end(), {full[r - 2], full[r - 1]});
+  *out = {(*keep)->data(), 0, strides};
   return true;
 }
 
