@@ -129,11 +129,12 @@ void log_partition(const fuse::Partition& p, size_t nodes) {
 
 // The flush's graph rewrites: attention first (issue 21: it must see the ops as the user wrote
 // them), then batch norm folded into convolutions, then reshape copies. Returns how many were
-// made; the order is recomputed after each kind.
-int rewrite(std::vector<ir::Node*>& order, const std::vector<ir::Node*>& roots, const Options& opt) {
+// made; the order is recomputed after each kind. The nodes they unlink go to `unlinked`: the
+// caller frees them once it holds no raw pointer into the old graph.
+int rewrite(std::vector<ir::Node*>& order, const std::vector<ir::Node*>& roots, const Options& opt,
+            std::vector<ir::NodePtr>& unlinked) {
   int made = 0;
   if (opt.fusion) {
-    std::vector<ir::NodePtr> unlinked;  // alive until the flush is ordered again
     if (int n = fuse::rewrite_attention(order, opt.log_level, &unlinked); n > 0) {
       ir::flush_order(roots, &order);
       made += n;
@@ -144,7 +145,7 @@ int rewrite(std::vector<ir::Node*>& order, const std::vector<ir::Node*>& roots, 
       made += n;
     }
   }
-  if (int n = fuse::insert_reshape_copies(order); n > 0) {
+  if (int n = fuse::insert_reshape_copies(order, &unlinked); n > 0) {
     ir::flush_order(roots, &order);
     made += n;
   }
@@ -193,12 +194,15 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
   }
   rt::obs::Clock::time_point fuse_start;
   if (observed) fuse_start = rt::obs::now();
-  if (rec) {
-    thread_local std::vector<ir::Node*> described;  // the order describe() numbered
-    described = order;
-    if (rewrite(order, roots, opt) > 0) plan::number_new(*sig, described, order);
-  } else {
-    rewrite(order, roots, opt);
+  {
+    std::vector<ir::NodePtr> unlinked;  // alive while `described` points into the old graph
+    if (rec) {
+      thread_local std::vector<ir::Node*> described;  // the order describe() numbered
+      described = order;
+      if (rewrite(order, roots, opt, unlinked) > 0) plan::number_new(*sig, described, order);
+    } else {
+      rewrite(order, roots, opt, unlinked);
+    }
   }
   materialize_held_views(order, wanted);
   std::erase_if(order, [](ir::Node* n) { return n->realized(); });

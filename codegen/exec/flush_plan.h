@@ -45,7 +45,8 @@ void describe(const std::vector<ir::Node*>& order, const std::function<bool(cons
 // views and remaps moved): the nodes of `described` (the order describe() numbered) and the leaves
 // get describe's numbers again (the rewrite's walks reuse the marks), the nodes the rewrite made
 // the numbers after them, from sig.nodes on. A rewrite changes a node in place, so a handle's node
-// stays the node it holds.
+// stays the node it holds. Every node of `described` must still be alive: the caller keeps
+// the nodes the rewrite unlinked (executor.cpp, rewrite) until this returns.
 // The rewrite depends only on what the signature holds, so equal signatures are rewritten alike,
 // and a plan recorded over the rewritten graph replays over the unrewritten one: a step's output
 // at a position describe gave goes to that node, one past them is an intermediate the rewrite

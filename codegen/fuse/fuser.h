@@ -105,7 +105,9 @@ Partition partition(const std::vector<ir::Node*>& order, const std::function<boo
 //   cannot be viewed that way, a copy is inserted below it;
 // - a gather whose source is a pending generator (through views) reads a copy of it, written
 //   first (a gather reads its source from memory).
-// (One entry point, which the executor already calls, for both rewrites.)
-int insert_reshape_copies(const std::vector<ir::Node*>& order);
+// (One entry point, which the executor already calls, for both rewrites.) The nodes the rewrites
+// unlink are moved into `unlinked` when given (a caller that still holds raw pointers into the old
+// graph keeps them alive with it), else freed on return.
+int insert_reshape_copies(const std::vector<ir::Node*>& order, std::vector<ir::NodePtr>* unlinked = nullptr);
 
 }  // namespace lf::fuse

@@ -2,6 +2,7 @@
 // pushed below elementwise ops, copies below reshapes that cannot be viewed and below gathered or
 // remapped generators.
 #include <algorithm>
+#include <iterator>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -252,7 +253,7 @@ bool reads_source_from_memory(const ir::Node& n) { return n.op == ir::Op::Gather
 
 }  // namespace
 
-int insert_reshape_copies(const std::vector<ir::Node*>& order) {
+int insert_reshape_copies(const std::vector<ir::Node*>& order, std::vector<ir::NodePtr>* unlinked) {
   std::vector<ir::NodePtr> made, keep;
   std::vector<ir::Node*> all = order;
   int inserted = 0;
@@ -289,6 +290,7 @@ int insert_reshape_copies(const std::vector<ir::Node*>& order) {
     n->inputs[0] = ir::make_node(ir::Op::Copy, in->dtype, in->device, Shape(in->shape), {n->inputs[0]});
     ++inserted;
   }
+  if (unlinked) std::move(keep.begin(), keep.end(), std::back_inserter(*unlinked));
   return inserted;
 }
 
