@@ -36,8 +36,13 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
     for (int64_t d = 0; d < rank; ++d) reach += std::max<int64_t>(args.sizes[d] - 1, 0) * std::abs(args.strides[o * rank + d]);
     fits = reach < INT32_MAX;
   }
+  // A remap's source reaches as far as its last param says (kir::InstrKind::Remap).
+  for (const kir::Instr& in : kernel.instrs)
+    if (in.kind == kir::InstrKind::Remap)
+      fits = fits && args.offsets[static_cast<size_t>(in.slot)] + args.params[static_cast<size_t>(in.params.back())] < INT32_MAX;
   EmitOptions opt;
   opt.index32 = fits;
+  opt.int_arange = fits ? int_aranges(kernel, args.params) : 0;
   // Operand o can be read 16 bytes at a time along the inner dim: 4-byte elements, aligned at
   // every row start.
   auto vector_aligned = [&](size_t o) {
@@ -429,7 +434,8 @@ class CudaBackend final : public backend::Backend {
     v->arch = arch_of(device.index());
     std::string key = "cuda|" + std::string(codegen_fingerprint()) + "|" + target_id(device.index()) +
                       (o.index32 ? "|i32" : "|i64") + "|rc" + std::to_string(o.row_cache) + (o.row_full ? "f" : "") +
-                      (o.vec4 ? "|v4" : "|v1") + (o.row_group ? "|rg" + std::to_string(o.row_group) : "") + mm + "|" +
+                      (o.vec4 ? "|v4" : "|v1") + (o.row_group ? "|rg" + std::to_string(o.row_group) : "") +
+                      (o.int_arange ? "|ia" + std::to_string(o.int_arange) : "") + mm + "|" +
                       kernel.key();
     return {std::move(key), std::move(v)};
   }

@@ -1,6 +1,8 @@
 // Kernel IR -> CUDA C (emit.h): the emitter's metadata and values, and the entry points.
 #include "codegen/cuda/emitter.h"
 
+#include <cstring>
+
 namespace lf::cuda {
 
 std::string Emitter::stride(size_t o, int d) const {
@@ -205,6 +207,12 @@ std::string Emitter::convert(const std::string& x, DType from, DType to) {
 
 std::string Emitter::generate(const Instr& in, const std::string& index) {
   std::string d = "(double)";
+  if (in.op == Op::Arange && opt_.int_arange > 0 && in.dtype == DType::Int64) {
+    std::string start = "(i64)__longlong_as_double(q" + std::to_string(in.params[0]) + ")";
+    if (opt_.int_arange == 2) return "(" + start + " + (i64)(" + index + "))";
+    std::string step = "(i64)__longlong_as_double(q" + std::to_string(in.params[1]) + ")";
+    return "(" + start + " + (i64)(" + index + ") * " + step + ")";
+  }
   if (in.op == Op::Arange) {
     std::string start = "__longlong_as_double(q" + std::to_string(in.params[0]) + ")";
     std::string step = "__longlong_as_double(q" + std::to_string(in.params[1]) + ")";
@@ -258,9 +266,12 @@ std::string Emitter::compute(int i, const std::string& prefix) {
     }
     case InstrKind::Remap: {
       // Indices computed in the kernel and in range by construction (kir::InstrKind::Remap).
+      // With 32-bit index math the source's reach fits too (options_for checks its last param),
+      // so each index times its stride is a 32-bit multiply-add.
       std::string off = "(" + prefix + std::to_string(in.slot);
       for (size_t k = 0; k < in.args.size(); ++k)
-        off += " + (i64)(" + v(in.args[k]) + ") * q" + std::to_string(in.params[k]);
+        off += opt_.index32 ? " + lf_i32(" + v(in.args[k]) + ") * lf_i32(q" + std::to_string(in.params[k]) + ")"
+                            : " + (i64)(" + v(in.args[k]) + ") * q" + std::to_string(in.params[k]);
       return load(in.slot, off + ")", in.dtype);
     }
     case InstrKind::Op: break;
@@ -312,6 +323,25 @@ void Emitter::emit_row_values(const std::vector<int>& roots, const std::string& 
 void Emitter::emit_element_values(const std::vector<int>& roots, const std::string& indent) {
   for (int i : cone(roots, false))
     os_ << indent << "const " << ctype(k_.instrs[i].dtype) << " " << v(i) << " = " << compute(i, "e") << ";\n";
+}
+
+int int_aranges(const kir::Kernel& kernel, const std::vector<int64_t>& params) {
+  auto value = [&](int p) {
+    double d;
+    std::memcpy(&d, &params[static_cast<size_t>(p)], 8);
+    return d;
+  };
+  int kind = 2;
+  for (const Instr& in : kernel.instrs) {
+    if (in.kind != InstrKind::Gen || in.op != Op::Arange || in.dtype != DType::Int64) continue;
+    double start = value(in.params[0]), step = value(in.params[1]);
+    // |start| + 2^31 |step| < 2^53: every value and partial result is an exact float64 integer.
+    if (start != std::trunc(start) || step != std::trunc(step) || !(std::abs(start) < 0x1p51) ||
+        !(std::abs(step) < 0x1p20))
+      return 0;
+    if (step != 1) kind = 1;
+  }
+  return kind;
 }
 
 bool can_split_rows(const kir::Kernel& k) {

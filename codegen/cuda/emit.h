@@ -40,7 +40,17 @@ struct EmitOptions {
   // block holds kBlockThreads / row_group rows: a block per row left 254 of 256 threads idle on
   // rows of 2 elements.
   int row_group = 0;
+  // int64 aranges in integer math, start + i * step (1), or start + i where every step is 1 (2),
+  // instead of through float64 (two conversions and a multiply-add an element): chosen by the
+  // host when every such arange's start and step are integers small enough that float64 computes
+  // the same values (int_aranges).
+  int int_arange = 0;
 };
+
+// EmitOptions::int_arange for `kernel` launched with `params`: 2 when every int64 arange has an
+// integral start and a step of 1, 1 when integral steps, with start + i * step exact in float64
+// for every i below 2^31, else 0.
+int int_aranges(const kir::Kernel& kernel, const std::vector<int64_t>& params);
 
 // The generated matmul kernel: C = A @ B tiled 128 x 128 per block of 256 threads (8 x 8
 // accumulators a thread, k in steps of 8 through shared memory), then the epilogue kernel's code

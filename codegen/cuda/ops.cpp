@@ -30,6 +30,9 @@ __device__ __forceinline__ float lf_r16h(float f) { return lf_h2f(lf_f2h(f)); }
 __device__ __forceinline__ float lf_r16b(float f) { return lf_b2f(lf_f2b(f)); }
 template <class T> __device__ __forceinline__ T lf_max(T a, T b) { return (a != a || b != b) ? (T)NAN : (a < b ? b : a); }
 template <class T> __device__ __forceinline__ T lf_min(T a, T b) { return (a != a || b != b) ? (T)NAN : (b < a ? b : a); }
+// The low 32 bits of an index known to fit: through asm, so that the compiler does not fold
+// (int)a * (int)b back into a 64-bit multiply and a truncation.
+__device__ __forceinline__ int lf_i32(long long x) { int r; asm("cvt.u32.u64 %0, %1;" : "=r"(r) : "l"(x)); return r; }
 template <class T> __device__ __forceinline__ T lf_imax(T a, T b) { return a < b ? b : a; }
 template <class T> __device__ __forceinline__ T lf_imin(T a, T b) { return b < a ? b : a; }
 template <class T> __device__ __forceinline__ T lf_ipow(T a, T e) {

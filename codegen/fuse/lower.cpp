@@ -279,6 +279,11 @@ class Lowerer {
     auto view = ir::view_of_chain(*source, chain);
     if (!view) throw Error("lower: a reshape that cannot be viewed reached the lowering (internal error)");
     Shape strides = view->strides;
+    // The farthest element the view reaches (its offset plus each dim's last index times its
+    // stride): a backend takes narrower index math where that fits.
+    int64_t reach = view->offset;
+    for (size_t d = 0; d < strides.size(); ++d)
+      reach += std::max<int64_t>(view->shape[d] - 1, 0) * std::abs(strides[d]);
     std::vector<int> stride_params;
     for (int64_t axis : n->attrs.dims) {
       stride_params.push_back(param(kir::ParamKind::Int, strides[static_cast<size_t>(axis)]));
@@ -299,6 +304,7 @@ class Lowerer {
     in.slot = slot;
     in.args = std::move(indices);
     in.params = std::move(stride_params);
+    in.params.push_back(param(kir::ParamKind::Int, reach));
     return push(std::move(in));
   }
 

@@ -31,7 +31,9 @@ enum class InstrKind : uint8_t {
   Gather,
   // A load of operand `slot` at indices computed in the kernel (ir::Op::Remap): the operand's
   // offset at the current element (its strides along the remapped dims are 0) plus the sum of
-  // args[k] * params[k] (a stride). The indices are in range by construction: no check.
+  // args[k] * params[k] (a stride); the last param is the farthest element offset the source
+  // view reaches (its offset plus each dim's last index times its stride). The indices are in
+  // range by construction: no check.
   Remap,
 };
 

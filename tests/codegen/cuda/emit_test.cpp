@@ -222,6 +222,70 @@ TEST(CudaEmit, FullRegisterCachedRowsHaveNoBoundsChecks) {
   EXPECT_NE(partial.find("if (j64 >= inner) break;"), std::string::npos) << partial;
 }
 
+// The stencil steps' index math (issue 23): slices of a grid assigned in value semantics, and a
+// replicate pad, lowered as the executor lowers them (remaps of the grid at index math over
+// aranges).
+lf::lower::Lowered stencil_step(bool heat, int64_t n) {
+  Tensor a = input({n, n});
+  Tensor out;
+  if (heat) {
+    Tensor p = lf::pad(a, {1, 1, 1, 1}, lf::PadMode::Replicate);
+    auto at = [&](int64_t r0, int64_t c0) { return p.slice(0, r0, r0 + n).slice(1, c0, c0 + n); };
+    out = a + 0.1 * (at(1, 0) + at(1, 2) + at(2, 1) + at(0, 1) - 4 * a);
+  } else {
+    auto at = [&](int64_t r0, int64_t c0) { return a.slice(0, r0, r0 + n - 2).slice(1, c0, c0 + n - 2); };
+    out = lf::index_put(a, {lf::slice(1, -1), lf::slice(1, -1)}, 0.2 * (at(1, 1) + at(1, 0) + at(1, 2) + at(2, 1) + at(0, 1)));
+  }
+  std::vector<lf::ir::Node*> roots{out.node().get()};
+  auto order = lf::ir::topo_order(roots);
+  std::vector<lf::ir::NodePtr> unlinked;
+  if (lf::fuse::insert_reshape_copies(order, &unlinked) > 0) order = lf::ir::topo_order(roots);
+  auto p = lf::fuse::partition(order, [&](const lf::ir::Node& x) { return &x == roots[0]; }, true);
+  EXPECT_EQ(p.groups.size(), 1u);
+  return lf::lower::lower_group(p.groups.at(0), p, 0, lf::Device::cpu());
+}
+
+// Integer aranges (EmitOptions::int_arange) where float64 computes the same values: start + i
+// where every step is 1, start + i * step for other integral steps, float64 otherwise; and a
+// remap's index times its stride in 32 bits with index32. Every variant compiles.
+TEST(CudaEmit, StencilIndexMathIsIntegerWhereExact) {
+  for (bool heat : {false, true}) {
+    lf::lower::Lowered low = stencil_step(heat, 64);
+    int remaps = 0;
+    for (const auto& in : low.kernel.instrs) remaps += in.kind == lf::kir::InstrKind::Remap;
+    EXPECT_GE(remaps, 4) << heat;
+    EXPECT_EQ(lf::cuda::int_aranges(low.kernel, low.args.params), 2) << heat;
+    lf::cuda::EmitOptions opt;
+    opt.int_arange = 2;
+    std::string source = lf::cuda::emit_cuda(low.kernel, "k", opt);
+    EXPECT_EQ(source.find("(double)(e"), std::string::npos) << source;  // no float64 arange left
+    EXPECT_NE(source.find("lf_i32("), std::string::npos) << source;
+    if (!lf::cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90").ok()) continue;
+    for (int ia : {0, 1, 2})
+      for (bool index32 : {true, false}) {
+        opt.int_arange = ia;
+        opt.index32 = index32;
+        std::string src = lf::cuda::emit_cuda(low.kernel, "k", opt);
+        lf::Status s = lf::cuda::check_compiles(src, "k", "sm_90");
+        EXPECT_TRUE(s.ok()) << heat << " int_arange=" << ia << " index32=" << index32 << ":\n" << s.message() << "\n" << src;
+      }
+  }
+  // Steps other than 1, fractional or huge values.
+  auto kind_of = [](const Tensor& t) {
+    std::vector<lf::ir::Node*> roots{t.node().get()};
+    auto order = lf::ir::topo_order(roots);
+    auto p = lf::fuse::partition(order, [&](const lf::ir::Node& x) { return &x == roots[0]; }, true);
+    auto low = lf::lower::lower_group(p.groups.at(0), p, 0, lf::Device::cpu());
+    return lf::cuda::int_aranges(low.kernel, low.args.params);
+  };
+  EXPECT_EQ(kind_of(lf::arange(3, 40, 1, DType::Int64) * 2), 2);
+  EXPECT_EQ(kind_of(lf::arange(-7, 40, 3, DType::Int64) * 2), 1);
+  EXPECT_EQ(kind_of(lf::arange(0.5, 40, 1, DType::Int64) * 2), 0);
+  EXPECT_EQ(kind_of(lf::arange(0x1p52, 0x1p52 + 10, 1, DType::Int64) * 2), 0);
+  EXPECT_EQ(kind_of(lf::arange(0, 1e9, 1e7, DType::Int64) * 2), 0);  // |step| >= 2^20
+  EXPECT_EQ(kind_of(lf::arange(0.5, 40, 1, DType::Float32) * 2), 2);  // float aranges stay float64
+}
+
 TEST(CudaEmit, SourceDependsOnStructureNotSizes) {
   Tensor a = input({10, 20}), b = input({30, 40});
   EXPECT_EQ(cuda_sources(lf::softmax(a, -1), true), cuda_sources(lf::softmax(b, -1), true));
