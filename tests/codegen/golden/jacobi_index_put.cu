@@ -1,4 +1,4 @@
-struct Meta { i64 v[43]; };
+struct Meta { i64 v[47]; };
 struct Ptrs { void* p[8]; };
 struct Scratch { void* partial; void* partial_index; unsigned* counters; };
 extern "C" __global__ void __launch_bounds__(256) jacobi_index_put(const Meta meta, const Ptrs ptrs, const Scratch scratch) {
@@ -37,6 +37,10 @@ extern "C" __global__ void __launch_bounds__(256) jacobi_index_put(const Meta me
   const i64 q14 = meta.v[40];
   const i64 q15 = meta.v[41];
   const i64 q16 = meta.v[42];
+  const i64 q17 = meta.v[43];
+  const i64 q18 = meta.v[44];
+  const i64 q19 = meta.v[45];
+  const i64 q20 = meta.v[46];
   int rows = 1 * n0;
   const int total = rows * n1;
   for (i64 t64 = (i64)blockIdx.x * blockDim.x + threadIdx.x; t64 < total; t64 += (i64)gridDim.x * blockDim.x) {
@@ -79,12 +83,12 @@ extern "C" __global__ void __launch_bounds__(256) jacobi_index_put(const Meta me
     const bool v15 = (v14 == v10);
     const bool v16 = (v8 && v15);
     const float v17 = ((float)(__longlong_as_double(q8)));
-    const float v18 = __ldg(&p2[(e2 + (i64)(v6) * q9 + (i64)(v13) * q10)]);
-    const float v19 = __ldg(&p3[(e3 + (i64)(v6) * q11 + (i64)(v13) * q12)]);
+    const float v18 = __ldg(&p2[(e2 + lf_i32(v6) * lf_i32(q9) + lf_i32(v13) * lf_i32(q10))]);
+    const float v19 = __ldg(&p3[(e3 + lf_i32(v6) * lf_i32(q12) + lf_i32(v13) * lf_i32(q13))]);
     const float v20 = (v18 + v19);
-    const float v21 = __ldg(&p4[(e4 + (i64)(v6) * q13 + (i64)(v13) * q14)]);
+    const float v21 = __ldg(&p4[(e4 + lf_i32(v6) * lf_i32(q15) + lf_i32(v13) * lf_i32(q16))]);
     const float v22 = (v20 + v21);
-    const float v23 = __ldg(&p5[(e5 + (i64)(v6) * q15 + (i64)(v13) * q16)]);
+    const float v23 = __ldg(&p5[(e5 + lf_i32(v6) * lf_i32(q18) + lf_i32(v13) * lf_i32(q19))]);
     const float v24 = (v22 + v23);
     const float v25 = (v17 * v24);
     const float v26 = __ldg(&p6[e6]);
