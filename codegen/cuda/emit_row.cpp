@@ -133,17 +133,27 @@ void Emitter::emit_row_kernel() {
   os_ << ";\n";
   // Split rows (blockIdx.y = segment) cover [seg_lo, seg_hi) of the inner range.
   // (vec4: at multiples of 4, so that every vector lies in one segment; inner is a multiple of 4.)
+  // Unsplit launches skip the two 64-bit divisions: in a short-row kernel every thread makes them,
+  // and they cost more than its few elements.
   std::string inner = opt_.vec4 ? "(inner / 4)" : "inner", scale = opt_.vec4 ? "4 * " : "";
-  os_ << "  const " << idx_ << " seg_lo = " << scale << "(" << idx_ << ")(((i64)" << inner << " * blockIdx.y) / gridDim.y);\n";
-  os_ << "  const " << idx_ << " seg_hi = " << scale << "(" << idx_ << ")(((i64)" << inner << " * (blockIdx.y + 1)) / gridDim.y);\n";
+  os_ << "  const " << idx_ << " seg_lo = gridDim.y == 1 ? 0 : " << scale << "(" << idx_ << ")(((i64)" << inner
+      << " * blockIdx.y) / gridDim.y);\n";
+  os_ << "  const " << idx_ << " seg_hi = gridDim.y == 1 ? inner : " << scale << "(" << idx_ << ")(((i64)" << inner
+      << " * (blockIdx.y + 1)) / gridDim.y);\n";
   const bool group = opt_.row_group > 0;
-  if (group) {  // row_group lanes a row, one row per group; past the last row: the last row again, unstored
-    os_ << "  const int lane_ = threadIdx.x & " << opt_.row_group - 1 << ";\n";
-    os_ << "  const int leader_ = (threadIdx.x & 31) & ~" << opt_.row_group - 1 << ";\n";
+  if (group) {
+    // row_group lanes a row; the grid strides over the rows a warp at a time (the loop's test is
+    // the warp's first row, the same in every lane, so that the shuffles see the whole warp);
+    // past the last row a group reads the last row again and stores nothing.
+    const int g = opt_.row_group;
+    os_ << "  const int lane_ = threadIdx.x & " << g - 1 << ";\n";
+    os_ << "  const int leader_ = (threadIdx.x & 31) & ~" << g - 1 << ";\n";
     os_ << "  (void)leader_;\n";
-    os_ << "  const i64 grow_ = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / " << opt_.row_group << ";\n";
-    os_ << "  const bool valid_ = grow_ < rows;\n";
-    os_ << "  {\n";
+    os_ << "  const i64 grid_rows_ = (i64)gridDim.x * blockDim.x / " << g << ";\n";
+    os_ << "  for (i64 warp_row_ = ((i64)blockIdx.x * blockDim.x + (threadIdx.x & ~31)) / " << g
+        << "; warp_row_ < rows; warp_row_ += grid_rows_) {\n";
+    os_ << "    const i64 grow_ = warp_row_ + (threadIdx.x & 31) / " << g << ";\n";
+    os_ << "    const bool valid_ = grow_ < rows;\n";
     os_ << "    const " << idx_ << " row = (" << idx_ << ")(valid_ ? grow_ : rows - 1);\n";
   } else {
     os_ << "  for (" << idx_ << " row = blockIdx.x; row < rows; row += gridDim.x) {\n";

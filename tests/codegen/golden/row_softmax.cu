@@ -15,8 +15,8 @@ extern "C" __global__ void __launch_bounds__(256) row_softmax(const Meta meta, c
   __shared__ bool last_block;
   int rows = 1 * n0;
   int inner = 1 * n1;
-  const int seg_lo = (int)(((i64)inner * blockIdx.y) / gridDim.y);
-  const int seg_hi = (int)(((i64)inner * (blockIdx.y + 1)) / gridDim.y);
+  const int seg_lo = gridDim.y == 1 ? 0 : (int)(((i64)inner * blockIdx.y) / gridDim.y);
+  const int seg_hi = gridDim.y == 1 ? inner : (int)(((i64)inner * (blockIdx.y + 1)) / gridDim.y);
   for (int row = blockIdx.x; row < rows; row += gridDim.x) {
     int rest_ = row;
     int o0 = rest_;

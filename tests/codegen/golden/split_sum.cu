@@ -12,8 +12,8 @@ extern "C" __global__ void __launch_bounds__(256) split_sum(const Meta meta, con
   __shared__ bool last_block;
   int rows = 1;
   int inner = 1 * n0;
-  const int seg_lo = 4 * (int)(((i64)(inner / 4) * blockIdx.y) / gridDim.y);
-  const int seg_hi = 4 * (int)(((i64)(inner / 4) * (blockIdx.y + 1)) / gridDim.y);
+  const int seg_lo = gridDim.y == 1 ? 0 : 4 * (int)(((i64)(inner / 4) * blockIdx.y) / gridDim.y);
+  const int seg_hi = gridDim.y == 1 ? inner : 4 * (int)(((i64)(inner / 4) * (blockIdx.y + 1)) / gridDim.y);
   for (int row = blockIdx.x; row < rows; row += gridDim.x) {
     int rest_ = row;
     (void)rest_;
