@@ -66,8 +66,8 @@ Config read_config() {
   if (c.matmul != "auto" && c.matmul != "cublaslt" && c.matmul != "generated")
     throw Error("LAZYFUSE_MATMUL=" + c.matmul + ": expected auto, cublaslt or generated");
   c.conv = env("LAZYFUSE_CONV").value_or("auto");
-  if (c.conv != "auto" && c.conv != "cudnn" && c.conv != "generated")
-    throw Error("LAZYFUSE_CONV=" + c.conv + ": expected auto, cudnn or generated");
+  if (c.conv != "auto" && c.conv != "cudnn" && c.conv != "onednn" && c.conv != "generated")
+    throw Error("LAZYFUSE_CONV=" + c.conv + ": expected auto, cudnn, onednn or generated");
   c.conv_tf32 = env_int("LAZYFUSE_CONV_TF32", 1, 0, 1) != 0;
   c.attention_rows = static_cast<int>(env_int("LAZYFUSE_ATTENTION_ROWS", 0, 0, 128));
   return c;

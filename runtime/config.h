@@ -23,9 +23,10 @@ struct Config {
   // "cublaslt" (cuBLASLt plus an epilogue pass unless cuBLASLt declines) or "generated" (the
   // generated kernel with the epilogue inside whenever it can run it).
   std::string matmul = "auto";
-  // LAZYFUSE_CONV: the GPU convolution path: "auto" (cuDNN where it is loaded and takes the
-  // problem, else the generated kernel), "cudnn" (the same, said explicitly) or "generated" (the
-  // generated NVRTC kernel always).
+  // LAZYFUSE_CONV: the convolution path: "auto" (the device's library where it is loaded and takes
+  // the problem: cuDNN on a GPU, oneDNN on the CPU; else our own), "cudnn" or "onednn" (the same,
+  // said explicitly) or "generated" (our own always: the generated NVRTC kernel on a GPU, im2col +
+  // the packed GEMM on the CPU).
   std::string conv = "auto";
   // LAZYFUSE_CONV_TF32=0: float32 convolutions in cuDNN in full float32 (FMA math) instead of on
   // TF32 tensor cores (PyTorch's torch.backends.cudnn.allow_tf32, on by default there too).

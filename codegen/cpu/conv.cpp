@@ -1,4 +1,7 @@
-// A conv2d group on the CPU: convolution as GEMM on the packed GEMM (gemm.h), per image and group
+// A conv2d group on the CPU: oneDNN's convolution where it is loaded and takes the problem
+// (onednn.h; LAZYFUSE_CONV=generated skips it), then the epilogue kernel over the output planes on
+// the thread pool. Otherwise (and so the whole path below where oneDNN is absent):
+// convolution as GEMM on the packed GEMM (gemm.h), per image and group
 // C[o, p] = W[o, k] @ col[k, p] (m = O / groups, n = OH * OW, k = C / groups * kh * kw), and the
 // epilogue kernel run on each block of output planes on the thread that finished it.
 // - 1x1, stride 1, no padding: the input itself is the B operand (strides), one GEMM over
@@ -14,6 +17,8 @@
 #include "codegen/backend/kernel.h"
 #include "codegen/cpu/backend.h"
 #include "codegen/cpu/gemm.h"
+#include "codegen/cpu/onednn.h"
+#include "runtime/config.h"
 #include "runtime/thread_pool.h"
 
 namespace lf::cpu {
@@ -82,6 +87,23 @@ void im2col(const backend::ConvCall& c, int64_t img, int64_t ch, char* col) {
 std::string convolve(const backend::ConvCall& call, void* out, const backend::KernelReplay* epilogue,
                      const std::vector<int64_t>& meta) {
   bool fused = epilogue != nullptr;
+  std::string declined;
+  if (rt::config().conv == "generated") {
+    declined = "LAZYFUSE_CONV=generated";
+  } else {
+    std::string how;
+    lf::Status s = onednn::convolve(call, out, &how);
+    if (s.ok()) {
+      if (fused) {  // the epilogue over blocks of output planes on the thread pool
+        RowsDone planes = epilogue_by_planes(*epilogue, meta, call, 0);
+        int64_t total = call.batch * call.out_channels, chunks = std::min<int64_t>(total, 64);
+        rt::parallel_for(chunks, [&](int64_t t) { planes(total * t / chunks, total * (t + 1) / chunks); });
+        how += ", then the epilogue over blocks of output planes on the thread pool";
+      }
+      return how;
+    }
+    declined = s.message();
+  }
   const auto& p = call.params;
   int64_t G = p.groups, Og = call.gemm_m(), P = call.gemm_n(), K = call.gemm_k();
   int64_t Cg = call.channels / G;
@@ -125,7 +147,7 @@ std::string convolve(const backend::ConvCall& call, void* out, const backend::Ke
     }
     how = "im2col per chunk of " + std::to_string(chunk) + " images + GEMM (" + gemm_kernel_name(call.dtype) + ")";
   }
-  return how;
+  return how + " (oneDNN: " + declined + ")";
 }
 
 // The call for a flush plan: the convolution and its epilogue over new addresses: x, w, y, then
@@ -188,7 +210,7 @@ void run_conv(backend::ConvCall& call) {
     ++stats.kernels_launched;
     stats.bytes_moved += static_cast<uint64_t>(epilogue->low.bytes);
     backend::materialize_outputs(*epilogue);
-    how += ", epilogue fused per block of output planes";
+    if (how.rfind("oneDNN", 0) != 0) how += ", epilogue fused per block of output planes";
   } else if (epilogue) {
     backend::launch(*epilogue, stats);
     backend::materialize_outputs(*epilogue);

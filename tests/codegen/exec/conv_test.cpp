@@ -14,10 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "codegen/cpu/onednn.h"
 #include "codegen/exec/conv_tolerance.h"
 #include "codegen/fuse/fuser.h"
 #include "codegen/test_util.h"
 #include "lazyfuse/lazyfuse.h"
+#include "runtime/config.h"
 
 namespace {
 
@@ -168,15 +170,29 @@ std::vector<Case> cases() {
   return r;
 }
 
+// LAZYFUSE_CONV for a test's scope: "auto" (the device's library where it is loaded: oneDNN on the
+// CPU, cuDNN on a GPU) and "generated" (our own: im2col + the packed GEMM, the NVRTC kernel).
+class ConvPath {
+ public:
+  explicit ConvPath(const char* mode) : saved_(lf::rt::mutable_config().conv) { lf::rt::mutable_config().conv = mode; }
+  ~ConvPath() { lf::rt::mutable_config().conv = saved_; }
+
+ private:
+  std::string saved_;
+};
+constexpr const char* kConvPaths[] = {"auto", "generated"};
+
 TEST(Conv, EveryParameterCombinationMatchesTheReference) {
+  for (const char* path : kConvPaths)
   for (bool fusion : {true, false}) {
+    ConvPath conv_path(path);
     lf::test::FusionScope scope(fusion);
     int i = 0;
     for (const Case& c : cases()) {
       Tensor x = random(c.x, 10 + i), w = random(c.w, 100 + i), b = random({c.w[0]}, 200 + i);
       ++i;
       int64_t k = c.w[1] * c.w[2] * c.w[3];
-      std::string what = describe(c) + (fusion ? " fused" : " unfused");
+      std::string what = describe(c) + (fusion ? " fused " : " unfused ") + path;
       expect_matches(lf::conv2d(x, w, {}, c.stride, c.padding, c.dilation, c.groups), k, what + " plain");
       expect_matches(lf::relu(lf::conv2d(x, w, b, c.stride, c.padding, c.dilation, c.groups)), k, what + " bias relu");
     }
@@ -184,7 +200,10 @@ TEST(Conv, EveryParameterCombinationMatchesTheReference) {
 }
 
 TEST(Conv, EveryFloatDtypeAndNanInf) {
+  for (const char* path : kConvPaths)
   for (DType d : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {
+    SCOPED_TRACE(path);
+    ConvPath conv_path(path);
     Tensor x = random({2, 5, 9, 8}, 1, d, true), w = random({7, 5, 3, 3}, 2, d), b = random({7}, 3, d);
     expect_matches(lf::conv2d(x, w, b, 1, 1), 45, "3x3 specials");
     expect_matches(lf::conv2d(x, w, b, 2, 0, 2), 45, "strided dilated specials");
@@ -194,6 +213,9 @@ TEST(Conv, EveryFloatDtypeAndNanInf) {
 }
 
 TEST(Conv, InputViewsAndNonContiguousWeights) {
+  for (const char* path : kConvPaths) {
+  SCOPED_TRACE(path);
+  ConvPath conv_path(path);
   Tensor base = random({3, 9, 4, 10}, 1);
   Tensor x = lf::permute(base, {0, 2, 3, 1});              // NHWC data read as NCHW: strides only
   x = lf::transpose(x, 1, 3);                              // [3, 9, 10, 4]... then back to channels at 1
@@ -202,6 +224,7 @@ TEST(Conv, InputViewsAndNonContiguousWeights) {
   expect_matches(lf::conv2d(lf::slice(xs, 1, 0, 4), w, {}, 1, 1), 24, "strided input, transposed weights");
   expect_matches(lf::conv2d(lf::slice(xs, 1, 0, 6), random({5, 6, 1, 1}, 3)), 6, "1x1 on a view");
   expect_matches(lf::conv2d(lf::exp(base), random({2, 9, 3, 3}, 4)), 81, "computed input");
+  }
 }
 
 TEST(Conv, BiasBatchNormReluResidualIsOneConvGroup) {
@@ -259,6 +282,22 @@ TEST(Conv, LogSaysWhichPathRan) {
   Tensor x = random({2, 4, 6, 6}, 1), w3 = random({5, 4, 3, 3}, 2), w1 = random({5, 4, 1, 1}, 3);
   int saved = lf::rt::mutable_config().log_level;
   lf::rt::mutable_config().log_level = 1;
+  {  // oneDNN where it loads, else our own path with the reason
+    ConvPath conv_path("auto");
+    testing::internal::CaptureStderr();
+    Tensor y = lf::relu(lf::conv2d(x, w3, {}, 1, 1));
+    lf::sync();
+    std::string log = testing::internal::GetCapturedStderr();
+    const std::string& missing = lf::cpu::onednn::unavailable();
+    if (missing.empty()) {
+      EXPECT_NE(log.find("conv2d [2, 4, 6, 6] * [5, 4, 3, 3] float32: oneDNN "), std::string::npos) << log;
+      EXPECT_NE(log.find("then the epilogue over blocks of output planes"), std::string::npos) << log;
+    } else {
+      EXPECT_NE(log.find("(oneDNN: " + missing + ")"), std::string::npos) << log;
+    }
+    expect_matches(y, 36, "logged auto");
+  }
+  ConvPath conv_path("generated");
   testing::internal::CaptureStderr();
   // A 5x5 window: past the windows pooled as views, the pooling kernel.
   Tensor a = lf::relu(lf::conv2d(x, w3, {}, 1, 1)), b = lf::conv2d(x, w1), c = lf::max_pool2d(a, 5, 1, 2);
