@@ -253,6 +253,7 @@ std::string Emitter::compute(int i, const std::string& prefix) {
     case InstrKind::Gen: return generate(in, prefix + std::to_string(in.slot));
     case InstrKind::Reduce: throw Error("cuda emitter: reduction used before it was computed (internal error)");
     case InstrKind::Gather: {
+      if (prefix == "e" && gather_cached(i)) return "g" + std::to_string(i) + "[k_]";
       // A load at a data-dependent index (kir::InstrKind::Gather): an index out of range stores
       // {tag, index} into the error operand, which the executor reads after the launch, and reads
       // element 0 instead.

@@ -108,8 +108,17 @@ void Emitter::emit_row_cache(const std::string& indent) {
     cache_[in.slot] = true;
     types[in.slot] = in.dtype;
   }
+  gather_cache_.assign(k_.instrs.size(), false);
+  for (size_t i = 0; i < k_.instrs.size(); ++i) {
+    const Instr& in = k_.instrs[i];
+    if (in.kind != InstrKind::Gather || in.row) continue;
+    const Instr& index = k_.instrs[static_cast<size_t>(in.args[0])];
+    gather_cache_[i] = index.kind == InstrKind::Load && !index.row;
+  }
   for (size_t o = 0; o < cache_.size(); ++o)
     if (cache_[o]) os_ << indent << ctype(types[o]) << " c" << o << "[" << opt_.row_cache << "];\n";
+  for (size_t i = 0; i < gather_cache_.size(); ++i)
+    if (gather_cache_[i]) os_ << indent << ctype(k_.instrs[i].dtype) << " g" << i << "[" << opt_.row_cache << "];\n";
   os_ << indent << "#pragma unroll\n";
   os_ << indent << "for (int k_ = 0; k_ < " << opt_.row_cache << "; ++k_) {\n";
   os_ << indent << "  const i64 j64 = (i64)threadIdx.x + (i64)k_ * " << kBlockThreads << ";\n";
@@ -118,6 +127,17 @@ void Emitter::emit_row_cache(const std::string& indent) {
   emit_element_offsets("j", indent + "  ");
   for (size_t o = 0; o < cache_.size(); ++o)
     if (cache_[o]) os_ << indent << "  c" << o << "[k_] = " << load(static_cast<int>(o), "e" + std::to_string(o), types[o]) << ";\n";
+  for (size_t i = 0; i < gather_cache_.size(); ++i) {
+    if (!gather_cache_[i]) continue;
+    int index = k_.instrs[i].args[0];
+    os_ << indent << "  {\n";
+    os_ << indent << "    const " << ctype(k_.instrs[static_cast<size_t>(index)].dtype) << " " << v(index) << " = "
+        << compute(index, "e") << ";\n";
+    gather_cache_[i] = false;  // computed here from the index, not read back from the cache
+    os_ << indent << "    g" << i << "[k_] = " << compute(static_cast<int>(i), "e") << ";\n";
+    gather_cache_[i] = true;
+    os_ << indent << "  }\n";
+  }
   os_ << indent << "}\n";
 }
 

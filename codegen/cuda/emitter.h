@@ -70,6 +70,9 @@ class Emitter {
   std::string v(int i) const { return "v" + std::to_string(i); }
 
   bool cached(int slot) const { return opt_.row_cache > 0 && slot < static_cast<int>(cache_.size()) && cache_[slot]; }
+  bool gather_cached(int instr) const {
+    return opt_.row_cache > 0 && instr < static_cast<int>(gather_cache_.size()) && gather_cache_[instr];
+  }
 
   // Emits `body` (which declares nothing outside its scope) for each of this thread's elements of
   // the row in [lo, hi), with j64 and j in scope. Register-cached rows walk k_ over the thread's
@@ -159,6 +162,9 @@ class Emitter {
   std::ostringstream os_;
   std::vector<bool> row_done_;
   std::vector<bool> cache_;  // operands held in registers (row_cache)
+  // Gathers whose values are held in registers (row_cache): those at a cached load's index (an
+  // embedding's table row), read once instead of once a pass.
+  std::vector<bool> gather_cache_;
   // While emitting one lane of a vec4 kernel's 4-element vectors: the lane's index into L<o>
   // (pointwise: [u_]; row passes: [g_][u_]); empty otherwise.
   std::string lane_;

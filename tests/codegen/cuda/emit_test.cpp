@@ -122,6 +122,11 @@ std::vector<Case> cases() {
          return lf::remainder(x, y) + lf::fmod(y, x) + lf::floor_divide(x, y) +
                 lf::cast(lf::remainder(h, h) + lf::floor_divide(h, h) + lf::fmod(h, h), DType::Float64);
        }},
+      // Gathers at a loaded index: register-cached rows hold the gathered values (emit_row_cache).
+      {"embedding_layer_norm", [] {
+         Tensor ids = lf::cast(lf::abs(input({4, 3})) * 5, DType::Int64);
+         return lf::layer_norm(lf::embedding(input({10, 64}), ids), 1) + lf::take(input({50}), ids).unsqueeze(-1);
+       }},
       {"bitwise", [] {
          Tensor a = lf::cast(input({40}) * 10, DType::Int32), b = lf::cast(input({40}) * 10, DType::Int64);
          Tensor m = input({40}) > 0;

@@ -34,6 +34,7 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
     int b2 = off2;
     int b3 = off3 + o0 * s3_0;
     i64 c0[1];
+    float g1[1];
     #pragma unroll
     for (int k_ = 0; k_ < 1; ++k_) {
       const i64 j64 = (i64)threadIdx.x + (i64)k_ * 256;
@@ -44,6 +45,10 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
       int e2 = b2;
       int e3 = b3 + j;
       c0[k_] = __ldg(&p0[e0]);
+      {
+        const i64 v0 = c0[k_];
+        g1[k_] = ([&]{ const i64 r_ = (i64)(v0); i64 i_ = r_ < 0 ? r_ + q0 : r_; if ((unsigned long long)i_ >= (unsigned long long)q0) { p2[0] = q2; p2[1] = r_; i_ = 0; } return __ldg(&p1[(e1 + i_ * q1)]); }());
+      }
     }
     float acc2 = 0.0f;
     #pragma unroll
@@ -56,7 +61,7 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
       int e2 = b2;
       int e3 = b3 + j;
       const i64 v0 = c0[k_];
-      const float v1 = ([&]{ const i64 r_ = (i64)(v0); i64 i_ = r_ < 0 ? r_ + q0 : r_; if ((unsigned long long)i_ >= (unsigned long long)q0) { p2[0] = q2; p2[1] = r_; i_ = 0; } return __ldg(&p1[(e1 + i_ * q1)]); }());
+      const float v1 = g1[k_];
       acc2 = acc2 + v1;
     }
     for (int d_ = 16; d_ > 0; d_ >>= 1) {
@@ -90,7 +95,7 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
       int e2 = b2;
       int e3 = b3 + j;
       const i64 v0 = c0[k_];
-      const float v1 = ([&]{ const i64 r_ = (i64)(v0); i64 i_ = r_ < 0 ? r_ + q0 : r_; if ((unsigned long long)i_ >= (unsigned long long)q0) { p2[0] = q2; p2[1] = r_; i_ = 0; } return __ldg(&p1[(e1 + i_ * q1)]); }());
+      const float v1 = g1[k_];
       const float v5 = (v1 - v4);
       const float v6 = (v5 * v5);
       acc7 = acc7 + v6;
@@ -127,7 +132,7 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
       int e2 = b2;
       int e3 = b3 + j;
       const i64 v0 = c0[k_];
-      const float v1 = ([&]{ const i64 r_ = (i64)(v0); i64 i_ = r_ < 0 ? r_ + q0 : r_; if ((unsigned long long)i_ >= (unsigned long long)q0) { p2[0] = q2; p2[1] = r_; i_ = 0; } return __ldg(&p1[(e1 + i_ * q1)]); }());
+      const float v1 = g1[k_];
       const float v5 = (v1 - v4);
       const float v12 = (v5 * v11);
       p3[e3] = v12;
