@@ -90,7 +90,8 @@ lf::Status check(dnnl::Status s, const char* what) {
 struct Conv {
   dnnl::PrimitiveDesc pd = nullptr;
   dnnl::Primitive conv = nullptr, x_reorder = nullptr, w_reorder = nullptr, y_reorder = nullptr;
-  dnnl::MemoryDesc x_user{}, w_user{}, y_user{}, x{}, w{}, y{};  // the caller's layouts, then oneDNN's
+  dnnl::MemoryDesc x_user{}, w_user{}, y_user{};  // the caller's layouts
+  const dnnl::MemoryDesc *x = nullptr, *w = nullptr, *y = nullptr;  // oneDNN's, owned by pd
   size_t x_bytes = 0, w_bytes = 0, y_bytes = 0;  // arena bytes of the blocked copies (0: none)
   std::string impl;
   ~Conv() {
@@ -170,17 +171,19 @@ lf::StatusOr<std::unique_ptr<Conv>> make(const backend::ConvCall& c, int dt) {
   LF_DNNL_RETURN_IF_ERROR(a.pd_create(&conv->pd, desc.get(), nullptr, l.engine, nullptr), "convolution");
   const char* impl = nullptr;
   if (a.pd_query(conv->pd, dnnl::kQueryImplInfo, 0, &impl) == 0 && impl) conv->impl = impl;
-  std::memcpy(&conv->x, a.pd_query_md(conv->pd, dnnl::kQuerySrcMd, 0), sizeof conv->x);
-  std::memcpy(&conv->w, a.pd_query_md(conv->pd, dnnl::kQueryWeightsMd, 0), sizeof conv->w);
-  std::memcpy(&conv->y, a.pd_query_md(conv->pd, dnnl::kQueryDstMd, 0), sizeof conv->y);
+  // (Pointers into the primitive descriptor: the library's structs are smaller than our blocks.)
+  conv->x = a.pd_query_md(conv->pd, dnnl::kQuerySrcMd, 0);
+  conv->w = a.pd_query_md(conv->pd, dnnl::kQueryWeightsMd, 0);
+  conv->y = a.pd_query_md(conv->pd, dnnl::kQueryDstMd, 0);
+  if (!conv->x || !conv->w || !conv->y) return lf::InternalError("oneDNN: the convolution's layouts");
   LF_DNNL_RETURN_IF_ERROR(a.primitive_create(&conv->conv, conv->pd), "convolution primitive");
-  if (lf::Status s = reorder(conv->x_user, conv->x, &conv->x_reorder); !s.ok()) return s;
-  if (lf::Status s = reorder(conv->w_user, conv->w, &conv->w_reorder); !s.ok()) return s;
-  if (lf::Status s = reorder(conv->y, conv->y_user, &conv->y_reorder); !s.ok()) return s;
+  if (lf::Status s = reorder(conv->x_user, *conv->x, &conv->x_reorder); !s.ok()) return s;
+  if (lf::Status s = reorder(conv->w_user, *conv->w, &conv->w_reorder); !s.ok()) return s;
+  if (lf::Status s = reorder(*conv->y, conv->y_user, &conv->y_reorder); !s.ok()) return s;
   auto rounded = [](size_t b) { return (b + 4095) / 4096 * 4096; };
-  if (conv->x_reorder) conv->x_bytes = rounded(a.md_size(&conv->x));
-  if (conv->w_reorder) conv->w_bytes = rounded(a.md_size(&conv->w));
-  if (conv->y_reorder) conv->y_bytes = rounded(a.md_size(&conv->y));
+  if (conv->x_reorder) conv->x_bytes = rounded(a.md_size(conv->x));
+  if (conv->w_reorder) conv->w_bytes = rounded(a.md_size(conv->w));
+  if (conv->y_reorder) conv->y_bytes = rounded(a.md_size(conv->y));
   return conv;
 }
 
@@ -244,20 +247,20 @@ lf::Status convolve(const backend::ConvCall& c, void* out, std::string* how) {
   dnnl::Memory x = *x_user, w = *w_user, y = *y_user;
   char* arena = cc.arena;
   if (conv.x_reorder) {
-    auto xb = m.make(conv.x, arena);
+    auto xb = m.make(*conv.x, arena);
     if (!xb.ok()) return xb.status();
     if (lf::Status s = execute(conv.x_reorder, {{dnnl::kArgFrom, x}, {dnnl::kArgTo, *xb}}); !s.ok()) return s;
     x = *xb;
   }
   if (conv.w_reorder) {
-    auto wb = m.make(conv.w, arena + conv.x_bytes);
+    auto wb = m.make(*conv.w, arena + conv.x_bytes);
     if (!wb.ok()) return wb.status();
     if (lf::Status s = execute(conv.w_reorder, {{dnnl::kArgFrom, w}, {dnnl::kArgTo, *wb}}); !s.ok()) return s;
     w = *wb;
   }
   dnnl::Memory y_conv = y;
   if (conv.y_reorder) {
-    auto yb = m.make(conv.y, arena + conv.x_bytes + conv.w_bytes);
+    auto yb = m.make(*conv.y, arena + conv.x_bytes + conv.w_bytes);
     if (!yb.ok()) return yb.status();
     y_conv = *yb;
   }

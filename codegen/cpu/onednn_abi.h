@@ -20,10 +20,10 @@ using Primitive = struct dnnl_primitive*;
 using Attr = struct dnnl_primitive_attr*;
 using Dims = int64_t[12];  // dnnl_dims_t (DNNL_MAX_NDIMS)
 
-struct alignas(64) MemoryDesc {
+struct alignas(8) MemoryDesc {  // the library hands out pointers to its own, 8-aligned
   unsigned char bytes[1024];
 };
-struct alignas(64) ConvDesc {
+struct alignas(8) ConvDesc {
   unsigned char bytes[8192];
 };
 inline constexpr size_t kMemoryDescBytes = 696, kConvDescBytes = 5976;  // oneDNN 2.6's, for the ABI test
