@@ -114,13 +114,18 @@ Cache& cache() {
 }
 constexpr size_t kMaxConvs = 256;
 
-// Float32 only: oneDNN 2.6's bfloat16 convolution (brgconv) gave NaN where the reference has
-// finite values next to an inf input (the blocked layouts' zero padding times inf), so the 16-bit
-// floats take our own path.
+// The caller's data type. The convolution itself always runs in float32: the 16-bit floats are
+// widened by the input and weight reorders and rounded once (to nearest even) by the output's,
+// which is what a float32 accumulation gives. (oneDNN 2.6's own bfloat16 convolution, brgconv,
+// gave NaN where the reference has finite values next to an inf input: the blocked layouts' zero
+// padding times inf.)
 bool data_type(DType d, int* out) {
-  if (d != DType::Float32) return false;
-  *out = dnnl::kF32;
-  return true;
+  switch (d) {
+    case DType::Float32: *out = dnnl::kF32; return true;
+    case DType::BFloat16: *out = dnnl::kBF16; return true;
+    case DType::Float16: *out = dnnl::kF16; return true;
+    default: return false;
+  }
 }
 
 std::string key_of(const backend::ConvCall& c) {
@@ -158,10 +163,11 @@ lf::StatusOr<std::unique_ptr<Conv>> make(const backend::ConvCall& c, int dt) {
   if (G == 1) LF_DNNL_RETURN_IF_ERROR(a.md_by_tag(&conv->w_user, 4, wd, dt, dnnl::kOihw), "weight layout");
   else LF_DNNL_RETURN_IF_ERROR(a.md_by_tag(&conv->w_user, 5, gwd, dt, dnnl::kGoihw), "weight layout");
   dnnl::MemoryDesc xa{}, wa{}, ya{};
-  LF_DNNL_RETURN_IF_ERROR(a.md_by_tag(&xa, 4, xd, dt, dnnl::kAny), "input layout");
-  LF_DNNL_RETURN_IF_ERROR(a.md_by_tag(&ya, 4, yd, dt, dnnl::kAny), "output layout");
-  if (G == 1) LF_DNNL_RETURN_IF_ERROR(a.md_by_tag(&wa, 4, wd, dt, dnnl::kAny), "weight layout");
-  else LF_DNNL_RETURN_IF_ERROR(a.md_by_tag(&wa, 5, gwd, dt, dnnl::kAny), "weight layout");
+  const int f32 = dnnl::kF32;  // the convolution's own type (data_type)
+  LF_DNNL_RETURN_IF_ERROR(a.md_by_tag(&xa, 4, xd, f32, dnnl::kAny), "input layout");
+  LF_DNNL_RETURN_IF_ERROR(a.md_by_tag(&ya, 4, yd, f32, dnnl::kAny), "output layout");
+  if (G == 1) LF_DNNL_RETURN_IF_ERROR(a.md_by_tag(&wa, 4, wd, f32, dnnl::kAny), "weight layout");
+  else LF_DNNL_RETURN_IF_ERROR(a.md_by_tag(&wa, 5, gwd, f32, dnnl::kAny), "weight layout");
   dnnl::Dims strides = {p.stride_h, p.stride_w}, dilates = {p.dil_h - 1, p.dil_w - 1};
   dnnl::Dims pad_l = {p.pad_top, p.pad_left}, pad_r = {p.pad_bottom, p.pad_right};
   auto desc = std::make_unique<dnnl::ConvDesc>();

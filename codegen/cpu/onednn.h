@@ -18,7 +18,8 @@ namespace lf::cpu::onednn {
 const std::string& unavailable();
 
 // y = conv2d(x, w) of `call` (no bias: the epilogue adds it) into `out`, contiguous NCHW of
-// call.dtype (float32; the other dtypes decline). Ok with *how naming oneDNN's implementation, or the reason it declined (the dtype,
+// call.dtype (float32, or a 16-bit float widened to float32 and rounded once; float64 and the
+// integers decline). Ok with *how naming oneDNN's implementation, or the reason it declined (the dtype,
 // the layout, the library's own refusal) so that the caller takes its own path.
 lf::Status convolve(const backend::ConvCall& call, void* out, std::string* how);
 
