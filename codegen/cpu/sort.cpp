@@ -4,7 +4,8 @@
 // spread over the thread pool, each sorted by a serial LSD radix sort (8-bit digits, passes whose
 // digit is the same for every key skipped); one long row runs the radix passes over the thread
 // pool (per-chunk digit histograms, offsets in digit-then-chunk order, a stable scatter per chunk).
-// topk of k much smaller than n selects instead of sorting: nth_element, then sorts the k.
+// topk of k much smaller than n selects instead of sorting: a heap of the k best with blocks
+// skipped below its top, or nth_element, then sorts the k.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -105,6 +106,8 @@ constexpr int64_t kParallelRow = int64_t{1} << 16;
 
 // Whether topk selects (nth_element, then sorts the k) rather than sorting the whole row.
 bool selects(int64_t k, int64_t n) { return k < n && (k <= 256 || k * 8 <= n); }
+// Up to this k a selecting row tries the threshold heap first (Sorter::select_by_threshold).
+constexpr int64_t kThresholdMaxK = 1024;
 
 template <typename S, typename Item>
 struct Sorter {
@@ -123,9 +126,47 @@ struct Sorter {
       out[(o * call.kept + j) * call.inner + i] = static_cast<int64_t>(static_cast<uint32_t>(a[j]));
   }
 
+  // topk by threshold: the k smallest items so far in a max-heap at a[0, k), the rest of the row
+  // in blocks of 64 keys, each block skipped unless one of its keys beats the heap's top (after
+  // the first few blocks almost every block of a random row is: a compare an element, no item
+  // array, no partitioning passes). False, having done nothing useful, when the row keeps
+  // beating the top (an adversarial order: the heap would cost n log k): nth_element then.
+  bool select_by_threshold(int64_t r, Item* a) const {
+    const int64_t n = call.n, k = call.kept;
+    const S* row = x + call.at(r, 0);
+    for (int64_t j = 0; j < k; ++j)
+      a[j] = item_of<S, Item>(row[j * call.stride_n], static_cast<uint32_t>(j), call.descending);
+    std::make_heap(a, a + k);
+    constexpr int64_t kBlock = 64;
+    Item block[kBlock];
+    int64_t inserts = 0;
+    for (int64_t j0 = k; j0 < n; j0 += kBlock) {
+      const int64_t m = std::min(kBlock, n - j0);
+      const Item top = a[0];
+      bool any = false;
+      for (int64_t t = 0; t < m; ++t) {
+        block[t] = item_of<S, Item>(row[(j0 + t) * call.stride_n], static_cast<uint32_t>(j0 + t), call.descending);
+        any |= block[t] < top;
+      }
+      if (!any) continue;
+      for (int64_t t = 0; t < m; ++t) {
+        if (!(block[t] < a[0])) continue;
+        std::pop_heap(a, a + k);
+        a[k - 1] = block[t];
+        std::push_heap(a, a + k);
+        ++inserts;
+      }
+      if (inserts > n / 16 + 4 * k) return false;
+    }
+    std::sort_heap(a, a + k);
+    store(r, a);
+    return true;
+  }
+
   // One row on this thread; a and b hold n items each.
   void row(int64_t r, Item* a, Item* b) const {
     const int64_t n = call.n, k = call.kept;
+    if (selects(k, n) && k <= kThresholdMaxK && k > 0 && select_by_threshold(r, a)) return;
     load(r, a);
     if (selects(k, n)) {
       std::nth_element(a, a + k, a + n);
@@ -201,11 +242,13 @@ void run_sort(backend::SortCall& call) {
   call.run.stats.bytes_moved += static_cast<uint64_t>(call.rows() * call.n) * dtype_size(call.dtype) +
                                 static_cast<uint64_t>(y->numel()) * sizeof(int64_t);
   backend::materialize(*y, out, ir::Layout{ir::contiguous_strides(y->shape), 0});
-  std::string how = selects(call.kept, call.n) ? "partial sort (nth_element, then the k) per row"
-                                               : "LSD radix sort on order-preserving keys per row";
-  if (call.n >= kParallelRow && call.rows() < rt::num_cpu_threads() && rt::num_cpu_threads() > 1)
-    how += ", each row over the thread pool";
-  else how += ", rows over the thread pool";
+  const bool long_rows = call.n >= kParallelRow && call.rows() < rt::num_cpu_threads() && rt::num_cpu_threads() > 1;
+  std::string how = !selects(call.kept, call.n) ? "LSD radix sort on order-preserving keys per row"
+                    : !long_rows && call.kept <= kThresholdMaxK
+                        ? "selection per row (a heap of the k best, blocks of 64 skipped below its top; nth_element where "
+                          "the row keeps beating it)"
+                        : "partial sort (nth_element, then the k) per row";
+  how += long_rows ? ", each row over the thread pool" : ", rows over the thread pool";
   call.log(how + (wide ? " (64-bit keys)" : " (32-bit keys)"));
 }
 

@@ -132,6 +132,23 @@ TEST(SortLong, RowsMatchReference) {
   }
 }
 
+// The CPU's threshold selection (a heap of the k best) on the orders that defeat it: a row that
+// keeps beating the heap's top (ascending for the largest k, descending for the smallest) makes it
+// give up for nth_element; both ways, and runs of ties, agree with the reference.
+TEST_P(Sort, TopkOnSortedAndConstantRows) {
+  FusionScope scope(GetParam());
+  const int64_t n = 5000;
+  Tensor up = lf::arange(0, static_cast<double>(n)).reshape({1, n});
+  Tensor rows = lf::cat({up, lf::flip(up, {1}), lf::full({1, n}, 3.0), lf::remainder(up, 7.0)}, 0);
+  lf::sync();
+  for (int64_t k : {1, 20, 300})
+    for (bool largest : {true, false}) {
+      std::string what = "k=" + std::to_string(k) + (largest ? " largest" : " smallest");
+      expect_matches_reference(lf::topk(rows, k, 1, largest).second, 1, what + " indices");
+      expect_matches_reference(lf::topk(rows, k, 1, largest).first, 1, what + " values");
+    }
+}
+
 TEST_P(Sort, EmptyInputsGiveEmptyResults) {
   FusionScope scope(GetParam());
   EXPECT_EQ(lf::argsort(lf::zeros({0, 5}), 1).shape(), (lf::Shape{0, 5}));
