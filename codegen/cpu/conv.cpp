@@ -1,6 +1,6 @@
 // A conv2d group on the CPU: oneDNN's convolution where it is loaded and takes the problem
-// (onednn.h; LAZYFUSE_CONV=generated skips it), then the epilogue kernel over the output planes on
-// the thread pool. Otherwise (and so the whole path below where oneDNN is absent):
+// (onednn.h; LAZYFUSE_CONV=generated skips it), then the epilogue kernel over the output.
+// Otherwise (and so the whole path below where oneDNN is absent):
 // convolution as GEMM on the packed GEMM (gemm.h), per image and group
 // C[o, p] = W[o, k] @ col[k, p] (m = O / groups, n = OH * OW, k = C / groups * kh * kw), and the
 // epilogue kernel run on each block of output planes on the thread that finished it.
@@ -93,15 +93,7 @@ std::string convolve(const backend::ConvCall& call, void* out, const backend::Ke
   } else {
     std::string how;
     lf::Status s = onednn::convolve(call, out, &how);
-    if (s.ok()) {
-      if (fused) {  // the epilogue over blocks of output planes on the thread pool
-        RowsDone planes = epilogue_by_planes(*epilogue, meta, call, 0);
-        int64_t total = call.batch * call.out_channels, chunks = std::min<int64_t>(total, 64);
-        rt::parallel_for(chunks, [&](int64_t t) { planes(total * t / chunks, total * (t + 1) / chunks); });
-        how += ", then the epilogue over blocks of output planes on the thread pool";
-      }
-      return how;
-    }
+    if (s.ok()) return how;  // (run_conv gives oneDNN no per-plane epilogue: onednn::takes)
     declined = s.message();
   }
   const auto& p = call.params;
@@ -188,14 +180,19 @@ void run_conv(backend::ConvCall& call) {
   CacheStats& stats = call.run.stats;
   auto out = rt::Storage::allocate(y->device, call.y_bytes);
   backend::materialize(*y, out, ir::Layout{ir::contiguous_strides(y->shape), 0});
+  // On oneDNN the epilogue runs after the whole convolution, so it is lowered as any elementwise
+  // kernel (its dims merged into long rows); per block of planes (rows of OW), next to the GEMM
+  // that finished them, on the path below. (Per plane after oneDNN, the bfloat16 ResNet block ran
+  // 1.1-1.15x slower fused than unfused: rows of 56 elements.)
+  const bool library = rt::config().conv != "generated" && onednn::takes(call);
   std::optional<backend::Prepared> epilogue;
   if (call.has_epilogue()) {
     fuse::Group e = call.epilogue_group();
-    if (!e.outputs.empty()) epilogue = backend::prepare(call.run, e, {.keep_last_dim = true});
+    if (!e.outputs.empty()) epilogue = backend::prepare(call.run, e, {.keep_last_dim = !library});
   }
   std::optional<backend::KernelReplay> planes_kernel;  // the epilogue, when it runs per block of planes
   std::vector<int64_t> meta;
-  if (epilogue && epilogue->entry->kernel) {
+  if (epilogue && epilogue->entry->kernel && !library) {
     planes_kernel.emplace(*epilogue);
     meta = kir::pack_meta(epilogue->low.kernel, epilogue->low.args);
     if (!epilogue_by_planes(*planes_kernel, meta, call, 0)) planes_kernel.reset();
@@ -210,7 +207,7 @@ void run_conv(backend::ConvCall& call) {
     ++stats.kernels_launched;
     stats.bytes_moved += static_cast<uint64_t>(epilogue->low.bytes);
     backend::materialize_outputs(*epilogue);
-    if (how.rfind("oneDNN", 0) != 0) how += ", epilogue fused per block of output planes";
+    how += ", epilogue fused per block of output planes";
   } else if (epilogue) {
     backend::launch(*epilogue, stats);
     backend::materialize_outputs(*epilogue);

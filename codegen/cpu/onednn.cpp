@@ -217,14 +217,26 @@ lf::Status execute(dnnl::Primitive p, std::initializer_list<dnnl::ExecArg> args)
 
 const std::string& unavailable() { return loaded().error; }
 
-lf::Status convolve(const backend::ConvCall& c, void* out, std::string* how) {
+namespace {
+lf::Status check_takes(const backend::ConvCall& c, int* dt) {
   if (!unavailable().empty()) return lf::UnimplementedError(unavailable());
-  int dt = 0;
-  if (!data_type(c.dtype, &dt)) return lf::UnimplementedError(std::string("oneDNN has no ") + dtype_name(c.dtype) + " convolution");
+  if (!data_type(c.dtype, dt)) return lf::UnimplementedError(std::string("oneDNN has no ") + dtype_name(c.dtype) + " convolution");
   if (c.batch == 0 || c.channels == 0 || c.out_channels == 0 || c.out_h <= 0 || c.out_w <= 0)
     return lf::UnimplementedError("an empty convolution");
   for (int64_t s : c.x.strides)
     if (s <= 0) return lf::UnimplementedError("an input view with zero or negative strides");
+  return lf::OkStatus();
+}
+}  // namespace
+
+bool takes(const backend::ConvCall& c) {
+  int dt = 0;
+  return check_takes(c, &dt).ok();
+}
+
+lf::Status convolve(const backend::ConvCall& c, void* out, std::string* how) {
+  int dt = 0;
+  if (lf::Status s = check_takes(c, &dt); !s.ok()) return s;
   Cache& cc = cache();
   std::lock_guard<std::mutex> lock(cc.mu);
   std::string key = key_of(c);

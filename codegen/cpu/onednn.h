@@ -17,6 +17,10 @@ namespace lf::cpu::onednn {
 // empty when it loaded.
 const std::string& unavailable();
 
+// Whether convolve() would try `call` (the library loaded, the dtype, the layout); it may still
+// decline a geometry oneDNN itself refuses.
+bool takes(const backend::ConvCall& call);
+
 // y = conv2d(x, w) of `call` (no bias: the epilogue adds it) into `out`, contiguous NCHW of
 // call.dtype (float32, or a 16-bit float widened to float32 and rounded once; float64 and the
 // integers decline). Ok with *how naming oneDNN's implementation, or the reason it declined (the dtype,
