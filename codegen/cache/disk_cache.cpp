@@ -130,17 +130,16 @@ void DiskCache::record_use(const std::string& key, bool loaded) {
   auto add_hit = [](const std::string& payload) -> std::optional<std::string> {
     return hits_payload(parse_hits(payload).value_or(0) + 1);
   };
-  // Runs under the file's lock, which orders this process's threads too: the first to get here
-  // counts the run.
-  bool new_run = false;
+  // This process is a run in a record that does not list it yet: one this process has not counted
+  // itself in, or one started since (cleared, or unreadable). The decision is taken again from the
+  // payload of every attempt (update_book may call `add_use` twice when another process made the
+  // file first) and is final only once written; this process's own updates go one at a time so
+  // that two of its threads cannot both count it.
+  bool counted = false, new_run = false;
   auto add_use = [&](const std::string& payload) -> std::optional<std::string> {
     ProgramUse use = parse_programs(payload, nullptr).value_or(ProgramUse{});
     if (use.since == 0) use.since = static_cast<int64_t>(std::time(nullptr));
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      // A record started since this process counted itself (cleared, or unreadable) counts it again.
-      new_run = counted_.insert({dir, backend}).second || !use.backends.count(backend);
-    }
+    new_run = !counted || !use.backends.count(backend);
     BackendUse& b = use.backends[backend];
     b.runs += new_run ? 1 : 0;
     ++(loaded ? b.loaded : b.compiled);
@@ -148,10 +147,17 @@ void DiskCache::record_use(const std::string& key, bool loaded) {
   };
   int fault = write_fault_.load();
   int err = loaded ? update_book(dir + "/" + hits_name(key_hash(key)), Book::Hits, add_hit, fault) : 0;
-  if (!err) err = update_book(dir + "/" + kProgramsFile, Book::Programs, add_use, fault);
+  std::lock_guard<std::mutex> programs_lock(programs_mu_);
+  if (!err) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      counted = counted_.count({dir, backend}) > 0;
+    }
+    err = update_book(dir + "/" + kProgramsFile, Book::Programs, add_use, fault, before_programs_create_);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (err == ETIMEDOUT) lock_stuck_.insert(dir);
-  if (err && new_run) counted_.erase({dir, backend});  // not written: the next count tries again
+  if (!err && new_run) counted_.insert({dir, backend});
 }
 
 // Oldest last use first, until the entries fit; other processes may be removing the same files.

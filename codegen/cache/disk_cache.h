@@ -41,6 +41,9 @@ class DiskCache {
   // it there, as a concurrent `lazyfuse-cache clear` may); an empty function ends it. Not
   // thread-safe: set it while no store runs.
   void before_rename_for_testing(std::function<void()> f) { before_rename_ = std::move(f); }
+  // Tests: runs `f` when the programs record is absent, between this process's new copy and its
+  // link into place (where another process may make it first). Set it while no record_use runs.
+  void before_programs_create_for_testing(std::function<void()> f) { before_programs_create_ = std::move(f); }
 
  private:
   void warn_unwritable(const std::string& dir, const std::string& why);
@@ -50,12 +53,14 @@ class DiskCache {
   int replace_file(const std::string& dir, const std::string& path, const std::string& data, bool sync);
 
   std::mutex mu_;
+  std::mutex programs_mu_;  // this process's updates of a programs record, one at a time
   std::set<std::string> reported_;    // corrupt entry paths already reported
   std::set<std::string> unwritable_;  // directories where storing failed
   std::set<std::pair<std::string, std::string>> counted_;  // (directory, backend): this run is counted there
   std::set<std::string> lock_stuck_;  // directories where another process kept a bookkeeping lock too long
   std::atomic<int> write_fault_{0};
   std::function<void()> before_rename_;
+  std::function<void()> before_programs_create_;
 };
 
 DiskCache& global_disk_cache();

@@ -216,7 +216,8 @@ namespace {
 // Writes `bytes` to a new temporary file beside `path` and puts it in place: link() where `path`
 // must not exist (EEXIST: another process made it first), rename() over it otherwise. The file at
 // `path` is never partial: a write that fails (a full disk) leaves nothing behind.
-int create_whole(const std::string& path, const std::string& bytes, bool replace, int fault) {
+int create_whole(const std::string& path, const std::string& bytes, bool replace, int fault,
+                 const std::function<void()>& before_link = {}) {
   static std::atomic<uint64_t> counter{0};
   std::string dir = path.substr(0, path.rfind('/') + 1);
   std::string tmp = dir + ".tmp-" + std::to_string(::getpid()) + "-book-" + std::to_string(counter++);
@@ -232,6 +233,7 @@ int create_whole(const std::string& path, const std::string& bytes, bool replace
   }
   if (!err) err = fault;
   if (::close(fd) != 0 && !err) err = errno;
+  if (!err && before_link) before_link();
   if (!err && (replace ? ::rename(tmp.c_str(), path.c_str()) : ::link(tmp.c_str(), path.c_str())) != 0) err = errno;
   ::unlink(tmp.c_str());  // after link(), the temporary name; after a failure, the partial file
   return err;
@@ -240,7 +242,8 @@ int create_whole(const std::string& path, const std::string& bytes, bool replace
 }  // namespace
 
 int update_book(const std::string& path, Book book,
-                const std::function<std::optional<std::string>(const std::string&)>& update, int fault) {
+                const std::function<std::optional<std::string>(const std::string&)>& update, int fault,
+                const std::function<void()>& before_create) {
   size_t n = slot_bytes(book);
   // A few attempts: each retry follows another process's (or file's) change between two steps.
   for (int attempt = 0; attempt < 4; ++attempt) {
@@ -260,7 +263,7 @@ int update_book(const std::string& path, Book book,
       if (!next) return 0;
       std::string slot = encode_slot(book, 1, *next);
       if (slot.empty()) return EFBIG;
-      int err = create_whole(path, slot, /*replace=*/false, fault);
+      int err = create_whole(path, slot, /*replace=*/false, fault, before_create);
       if (err == EEXIST) continue;  // another process made it: update that one
       return err;
     }

@@ -54,10 +54,15 @@ std::optional<std::string> read_book(const std::string& path);
 
 // Under an exclusive lock on `path` (created when absent): `update` gets the current value's
 // payload ("" when the file is new or has no intact slot) and returns the next payload, or nullopt
-// to write nothing. Returns 0 or the errno of the failed step; ETIMEDOUT when another process kept
-// the lock for more than a second. `fault` (tests): the write stops halfway and fails with it.
+// to write nothing. `update` may be called more than once (another process made or changed the
+// file between two steps: the next attempt reads it again); only its last result is written, so it
+// must decide from its argument, not from what an earlier call did. Returns 0 or the errno of the
+// failed step; ETIMEDOUT when another process kept the lock for more than a second.
+// Tests: `fault` makes the write stop halfway and fail with it; `before_create` runs between a new
+// file's temporary copy and its link into place (where another process may make it first).
 int update_book(const std::string& path, Book book,
-                const std::function<std::optional<std::string>(const std::string&)>& update, int fault = 0);
+                const std::function<std::optional<std::string>(const std::string&)>& update, int fault = 0,
+                const std::function<void()>& before_create = {});
 
 // Payload parsers for `update` callbacks (nullopt: not a payload of that book).
 std::optional<uint64_t> parse_hits(const std::string& payload);

@@ -294,6 +294,24 @@ TEST_F(DiskCacheTest, ThreadsOfOneProcessAreOneRun) {
   EXPECT_EQ(use.compiled, static_cast<uint64_t>(kThreads));
 }
 
+// Two processes find no programs record and both make one: the one whose copy is not linked first
+// reads the other's and still counts itself (it once took the other's entry for its own).
+TEST_F(DiskCacheTest, ProcessThatLosesTheRaceToMakeTheRecordCountsItsRun) {
+  fs::create_directories(dir_);
+  lf::cache::disk::DiskCache first, second;  // the bookkeeping of two processes
+  first.before_programs_create_for_testing([&] { second.record_use("cpu|test|test|kernel b", false); });
+  first.record_use("cpu|test|test|kernel a", false);
+  first.before_programs_create_for_testing({});
+  lf::cache::disk::BackendUse use = cpu_use();
+  EXPECT_EQ(use.runs, 2u);
+  EXPECT_EQ(use.compiled, 2u);
+  first.record_use("cpu|test|test|kernel c", true);  // counted already: no third run
+  second.record_use("cpu|test|test|kernel d", false);
+  use = cpu_use();
+  EXPECT_EQ(use.runs, 2u);
+  EXPECT_EQ(use.loaded + use.compiled, 4u);
+}
+
 // Hit counts and the programs record that do not parse count as empty and are rewritten whole,
 // without a word on stderr (they are bookkeeping, not kernels).
 TEST_F(DiskCacheTest, BadBookkeepingIsRewritten) {
