@@ -1,6 +1,7 @@
 // Selection ops on the sort path (issue 23): kthvalue and median are a TopK node (the backends'
 // selection, Backend::sort) followed by a gather of the values; msort is sort along dim 0; unique
-// sorts on the device and reads the sorted values back (its size is data: a sync point).
+// sorts on the device and finds the runs of equal values there, reading back only their number
+// (a sync point); unique_consecutive is the same without the sort.
 #include <cmath>
 #include <string>
 
@@ -75,36 +76,61 @@ Tensor msort(const Tensor& x) {
   return sort(x, 0).first;
 }
 
+namespace {
+
+// The runs of equal neighbours in the 1-D `s` (NaN is never equal, -0.0 equals 0.0): a run starts
+// where s[i] != s[i - 1]. `runs` is each element's run (an int64 cumsum of the starts); nonzero of
+// the starts is the one sync point, reading back only the number of runs.
+struct Runs {
+  Tensor starts, runs, counts;
+};
+
+Runs runs_of(const Tensor& s) {
+  int64_t n = s.numel();
+  Tensor first = ones_like(slice(s, 0, 0, 1), DType::Bool);
+  Tensor starts_here = cat({first, slice(s, 0, 1, n) != slice(s, 0, 0, n - 1)}, 0);
+  Runs r;
+  r.runs = cumsum(starts_here, 0) - 1;
+  r.starts = reshape(nonzero(starts_here), {-1});
+  int64_t count = r.starts.numel();
+  Tensor ends = cat({slice(r.starts, 0, 1, count), full_like(slice(r.starts, 0, 0, 1), static_cast<double>(n))}, 0);
+  r.counts = ends - r.starts;
+  return r;
+}
+
+Unique empty_unique(const Tensor& x, const Tensor& flat) {
+  Unique u;
+  u.values = flat;
+  u.inverse = zeros_like(x, DType::Int64);
+  u.counts = zeros_like(flat, DType::Int64);
+  return u;
+}
+
+}  // namespace
+
 Unique unique(const Tensor& x) {
   detail::check_defined("unique", {&x});
   Tensor flat = reshape(x, {x.numel()});
+  if (x.numel() == 0) return empty_unique(x, flat);
   auto [sorted, order] = sort(flat, 0);
-  // The sync point: the sorted values and their positions, on the host.
-  std::vector<int64_t> pos = order.to_vector<int64_t>();
-  std::vector<int64_t> starts, counts, inverse(pos.size());
-  auto group = [&](auto same) {
-    for (size_t i = 0; i < pos.size(); ++i) {
-      if (i == 0 || !same(i)) {
-        starts.push_back(static_cast<int64_t>(i));
-        counts.push_back(0);
-      }
-      ++counts.back();
-      inverse[static_cast<size_t>(pos[i])] = static_cast<int64_t>(starts.size()) - 1;
-    }
-  };
-  if (is_floating(x.dtype())) {
-    std::vector<double> s = sorted.to_vector<double>();  // exact for every float dtype
-    group([&](size_t i) { return s[i] == s[i - 1]; });   // NaN != NaN: each NaN its own value
-  } else {
-    std::vector<int64_t> s = sorted.to_vector<int64_t>();
-    group([&](size_t i) { return s[i] == s[i - 1]; });
-  }
-  auto on_device = [&](Tensor t) { return t.device() == x.device() ? t : t.to(x.device()); };
-  Tensor at = on_device(from_vector(starts, {static_cast<int64_t>(starts.size())}));
+  Runs r = runs_of(sorted);
   Unique u;
-  u.values = gather(sorted, 0, at);
-  u.counts = on_device(from_vector(counts, {static_cast<int64_t>(counts.size())}));
-  u.inverse = on_device(reshape(from_vector(inverse, {static_cast<int64_t>(inverse.size())}), x.shape()));
+  u.values = gather(sorted, 0, r.starts);
+  u.counts = r.counts;
+  // Element order[i] of x sorted to place i, in run runs[i].
+  u.inverse = reshape(scatter(zeros_like(order), 0, order, r.runs), x.shape());
+  return u;
+}
+
+Unique unique_consecutive(const Tensor& x) {
+  detail::check_defined("unique_consecutive", {&x});
+  Tensor flat = reshape(x, {x.numel()});
+  if (x.numel() == 0) return empty_unique(x, flat);
+  Runs r = runs_of(flat);
+  Unique u;
+  u.values = gather(flat, 0, r.starts);
+  u.counts = r.counts;
+  u.inverse = reshape(r.runs, x.shape());
   return u;
 }
 

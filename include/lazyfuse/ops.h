@@ -384,11 +384,16 @@ Tensor median(const Tensor& x);
 Tensor msort(const Tensor& x);  // sort(x, 0).first
 // The sorted distinct values of x (flattened; NaNs are distinct from each other, -0.0 equals
 // 0.0), with `inverse` (x's shape: each element's place in `values`) and `counts` (int64). The
-// number of values is data: a sync point that reads x's sorted values back to the host.
+// number of values is data: a sync point that reads back that number only (the sort, the runs of
+// equal values and the counts stay on x's device).
 struct Unique {
   Tensor values, inverse, counts;
 };
 Unique unique(const Tensor& x);
+// torch.unique_consecutive: the first value of each run of equal neighbours in the flattened x
+// (NaN never equals NaN), each element's run as `inverse`, and the runs' lengths. A sync point
+// like unique's.
+Unique unique_consecutive(const Tensor& x);
 
 // ---- Shape ops and slice assignment (issue 23, second wave; PyTorch's names and semantics).
 // Views where the layout allows; otherwise index math inside the consumer's kernel (README,

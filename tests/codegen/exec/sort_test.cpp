@@ -182,6 +182,72 @@ TEST_P(Sort, UniqueMatchesAHostCount) {
   }
 }
 
+// The runs of equal neighbours, without a sort: NaN starts a run of its own, -0.0 joins 0.0.
+TEST_P(Sort, UniqueConsecutiveMatchesHandComputedRuns) {
+  FusionScope scope(GetParam());
+  const float nan = std::nanf("");
+  lf::Unique u = lf::unique_consecutive(
+      lf::from_vector(std::vector<float>{2, 2, -0.0f, 0, nan, nan, 2, 1, 1}, {3, 3}));
+  std::vector<float> values = u.values.to_vector<float>();
+  ASSERT_EQ(values.size(), 6u);  // 2, -0, NaN, NaN, 2, 1
+  EXPECT_EQ(values[0], 2);
+  EXPECT_TRUE(values[1] == 0 && std::signbit(values[1]));  // the run's first element
+  EXPECT_TRUE(std::isnan(values[2]) && std::isnan(values[3]));
+  EXPECT_EQ(values[4], 2);
+  EXPECT_EQ(values[5], 1);
+  EXPECT_EQ(u.counts.to_vector<int64_t>(), (std::vector<int64_t>{2, 2, 1, 1, 1, 2}));
+  EXPECT_EQ(u.inverse.shape(), (lf::Shape{3, 3}));
+  EXPECT_EQ(u.inverse.to_vector<int64_t>(), (std::vector<int64_t>{0, 0, 1, 1, 2, 3, 4, 5, 5}));
+  lf::Unique b = lf::unique_consecutive(lf::from_vector(std::vector<bool>{true, true, false}, {3}));
+  EXPECT_EQ(b.values.dtype(), DType::Bool);
+  EXPECT_EQ(b.counts.to_vector<int64_t>(), (std::vector<int64_t>{2, 1}));
+  lf::Unique e = lf::unique_consecutive(lf::zeros({2, 0}));
+  EXPECT_EQ(e.values.numel(), 0);
+  EXPECT_EQ(e.inverse.shape(), (lf::Shape{2, 0}));
+  // Against a host walk, for every dtype, through a transposed view (the flattening copies).
+  for (DType dt : kDTypes) {
+    Tensor x = keys(dt, {40, 30}, 11).transpose(0, 1);
+    std::vector<double> host = lf::cast(x, DType::Float64).to_vector<double>();
+    std::vector<double> want_values;
+    std::vector<int64_t> want_counts, want_inverse;
+    for (size_t i = 0; i < host.size(); ++i) {
+      if (i == 0 || !(host[i] == host[i - 1])) {
+        want_values.push_back(host[i]);
+        want_counts.push_back(0);
+      }
+      ++want_counts.back();
+      want_inverse.push_back(static_cast<int64_t>(want_counts.size()) - 1);
+    }
+    lf::Unique r = lf::unique_consecutive(x);
+    std::vector<double> got = lf::cast(r.values, DType::Float64).to_vector<double>();
+    ASSERT_EQ(got.size(), want_values.size()) << lf::dtype_name(dt);
+    for (size_t j = 0; j < got.size(); ++j)
+      EXPECT_TRUE(got[j] == want_values[j] || (std::isnan(got[j]) && std::isnan(want_values[j]))) << j;
+    EXPECT_EQ(r.counts.to_vector<int64_t>(), want_counts) << lf::dtype_name(dt);
+    EXPECT_EQ(r.inverse.to_vector<int64_t>(), want_inverse) << lf::dtype_name(dt);
+  }
+}
+
+// unique's size is its one sync point: the number of distinct values is read back, and values,
+// inverse and counts are still lazy after it (they run in the consumer's flush).
+TEST_P(Sort, UniqueReadsBackOnlyItsSize) {
+  FusionScope scope(GetParam());
+  Tensor x = keys(DType::Float32, {1000}, 21) * 2;
+  lf::sync();
+  lf::test::StatsDelta d;
+  lf::Unique u = lf::unique(x);
+  EXPECT_EQ(d.flushes(), 1u);
+  EXPECT_FALSE(u.values.is_materialized());
+  EXPECT_FALSE(u.inverse.is_materialized());
+  EXPECT_FALSE(u.counts.is_materialized());
+  // Every element is its value; the counts add up to n.
+  std::vector<float> back = lf::take(u.values, u.inverse).to_vector<float>(), want = x.to_vector<float>();
+  ASSERT_EQ(back.size(), want.size());
+  for (size_t i = 0; i < back.size(); ++i)
+    EXPECT_TRUE(back[i] == want[i] || (std::isnan(back[i]) && std::isnan(want[i]))) << i;
+  EXPECT_EQ(lf::sum(u.counts).item<int64_t>(), 1000);
+}
+
 INSTANTIATE_TEST_SUITE_P(FusedAndUnfused, Sort, ::testing::Values(true, false),
                          [](const auto& info) { return info.param ? "Fused" : "Unfused"; });
 
