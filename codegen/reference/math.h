@@ -41,7 +41,8 @@ T mul(T a, T b) {
 }
 template <typename T>
 T neg(T x) {
-  return sub(T(0), x);
+  if constexpr (std::is_floating_point_v<T>) return -x;  // neg(0.0) is -0.0 (0 - 0.0 is +0.0)
+  else return sub(T(0), x);                              // integers wrap
 }
 
 template <typename T>

@@ -75,6 +75,18 @@ TEST(Reference, Views) {
   EXPECT_EQ(values<float>(node(Op::Expand, DType::Float32, {2, 3}, {col})), (F{1, 1, 1, 2, 2, 2}));
 }
 
+// neg flips the sign bit, as PyTorch's: neg(0.0) is -0.0, so rsqrt of it is -inf (the fuzzer
+// once found the oracle computing 0 - x there).
+TEST(Reference, NegOfZeroIsNegativeZero) {
+  NodePtr z = node(Op::Neg, DType::Float32, {2}, {dense({0.0f, -0.0f}, {2})});
+  F n = values<float>(z);
+  EXPECT_TRUE(n[0] == 0 && std::signbit(n[0]));
+  EXPECT_TRUE(n[1] == 0 && !std::signbit(n[1]));
+  F r = values<float>(node(Op::Rsqrt, DType::Float32, {2}, {z}));
+  EXPECT_EQ(r[0], -INFINITY);
+  EXPECT_EQ(r[1], INFINITY);
+}
+
 TEST(Reference, Reductions) {
   Attrs a;
   a.dims = {0};
