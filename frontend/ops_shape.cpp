@@ -203,6 +203,19 @@ Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
   return record(Op::Diagonal, x.dtype(), x.device(), shape, {&x}, std::move(a));
 }
 
+Tensor select(const Tensor& x, int64_t dim, int64_t index) {
+  detail::check_defined("select", {&x});
+  if (x.dim() == 0) fail("select", "cannot select from a rank-0 tensor", {&x});
+  dim = detail::normalize_dim("select", dim, x.dim(), x);
+  int64_t n = x.shape()[static_cast<size_t>(dim)];
+  if (index < -n || index >= n)
+    fail("select", "index " + std::to_string(index) + " is out of range for dim " + std::to_string(dim) + " of size " +
+                       std::to_string(n),
+         {&x});
+  if (index < 0) index += n;
+  return squeeze(slice(x, dim, index, index + 1), dim);
+}
+
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   detail::check_defined("narrow", {&x});
   if (x.dim() == 0) fail("narrow", "cannot narrow a rank-0 tensor", {&x});

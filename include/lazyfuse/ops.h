@@ -407,6 +407,7 @@ Tensor repeat_interleave(const Tensor& x, int64_t repeats);  // over the flatten
 Tensor tril(const Tensor& x, int64_t diagonal = 0);
 Tensor triu(const Tensor& x, int64_t diagonal = 0);
 Tensor diagonal(const Tensor& x, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);  // a view
+Tensor select(const Tensor& x, int64_t dim, int64_t index);  // x[..., index, ...] along dim, a view
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim = 0);
 std::vector<Tensor> split(const Tensor& x, std::vector<int64_t> sizes, int64_t dim = 0);

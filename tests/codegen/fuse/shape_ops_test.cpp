@@ -53,6 +53,9 @@ TEST(ShapeOps, HandComputedValues) {
   EXPECT_EQ(vals(lf::index_put(m, {lf::slice(0), lf::slice(2)}, 7)), (std::vector<float>{0, 1, 7, 3, 4, 7, 6, 7, 7}));
   EXPECT_EQ(vals(lf::index_put(x, x > 1.5, lf::full({}, 5))), (std::vector<float>{0, 1, 5, 5}));
   EXPECT_EQ(vals(lf::narrow(x, 0, 1, 2)), (std::vector<float>{1, 2}));
+  EXPECT_EQ(vals(lf::select(m, 1, -1)), (std::vector<float>{2, 5, 8}));
+  EXPECT_EQ(lf::select(m, 0, 1).shape(), (lf::Shape{3}));
+  EXPECT_EQ(vals(lf::select(m, 0, 1)), (std::vector<float>{3, 4, 5}));
   auto parts = lf::split(iota({5}), 2);
   ASSERT_EQ(parts.size(), 3u);
   EXPECT_EQ(vals(parts[2]), (std::vector<float>{4}));
@@ -227,6 +230,8 @@ TEST(ShapeOpsErrors, NameTheOpAndShapes) {
   expect_error([&] { lf::diagonal(x, 0, 1, -1); }, "lf::diagonal: dim1 and dim2 must differ");
   expect_error([&] { lf::repeat(x, {2}); }, "lf::repeat");
   expect_error([&] { lf::narrow(x, 1, 2, 2); }, "lf::narrow");
+  expect_error([&] { lf::select(x, 0, 4); }, "lf::select: index 4 is out of range for dim 0 of size 2");
+  expect_error([&] { lf::select(lf::scalar(1.0f), 0, 0); }, "lf::select: cannot select from a rank-0 tensor", "float32[]");
   expect_error([&] { lf::split(x, std::vector<int64_t>{1, 1}, 1); }, "lf::split: sizes [1, 1] add up to 2");
   expect_error([&] { lf::chunk(x, 0); }, "lf::chunk");
   expect_error([&] { lf::stack({x, lf::zeros({3, 2})}); }, "lf::stack: shapes must be equal");
