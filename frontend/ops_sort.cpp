@@ -3,6 +3,7 @@
 // sorts on the device and finds the runs of equal values there, reading back only their number
 // (a sync point); unique_consecutive is the same without the sort.
 #include <cmath>
+#include <functional>
 #include <string>
 
 #include "codegen/ir/dtype_dispatch.h"
@@ -132,6 +133,78 @@ Unique unique_consecutive(const Tensor& x) {
   u.counts = r.counts;
   u.inverse = reshape(r.runs, x.shape());
   return u;
+}
+
+namespace {
+
+// Binary lifting over the last dim of `seq` (M values): pos grows by each power of two, largest
+// first, while the value it would step over, seq[pos + step - 1], is before the searched value
+// (`before` of that gathered boundary). For a predicate that holds on a prefix of seq this is the
+// prefix's length, as a binary search finds it, in log2(M) + 1 gathers that fuse into one kernel
+// with their compares (index math in the consumer, the small `seq` in cache).
+Tensor lift(const Tensor& seq, const Shape& out, const std::function<Tensor(const Tensor&)>& before) {
+  int64_t m = seq.size(-1);
+  Tensor pos = zeros(out, DType::Int64).to(seq.device());
+  if (m == 0) return pos;
+  int64_t step = 1;
+  while (step <= m / 2) step *= 2;
+  for (; step > 0; step /= 2) {
+    Tensor cand = pos + step;
+    Tensor at = clamp_max(cand - 1, m - 1);  // in range: cand - 1 >= 0, and past m is masked below
+    Tensor b = seq.dim() == 1 ? take(seq, at) : gather(seq, -1, at);
+    pos = where((cand <= m) && before(b), cand, pos);
+  }
+  return pos;
+}
+
+Tensor sorted_boundaries(const char* op, const Tensor& seq, const Tensor& sorter) {
+  if (seq.dim() == 0) fail(op, "the sorted sequence must have one dim at least", {&seq});
+  if (!sorter.defined()) return seq;
+  if (sorter.dtype() != DType::Int64 || sorter.shape() != seq.shape())
+    fail(op, "sorter must be int64 indices of the sorted sequence's shape", {&seq, &sorter});
+  return gather(seq, -1, sorter);
+}
+
+}  // namespace
+
+Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& values, bool out_int32, bool right,
+                    const Tensor& sorter) {
+  detail::check_defined("searchsorted", {&sorted_sequence, &values});
+  Tensor seq = sorted_boundaries("searchsorted", sorted_sequence, sorter);
+  if (seq.dim() > 1) {
+    Shape lead(seq.shape().begin(), seq.shape().end() - 1), vlead;
+    if (values.dim() >= 1) vlead.assign(values.shape().begin(), values.shape().end() - 1);
+    if (values.dim() != seq.dim() || lead != vlead)
+      fail("searchsorted",
+           "a sorted sequence of more than one dim needs values with the same leading dims (all but the last)",
+           {&sorted_sequence, &values});
+  }
+  if (seq.device() != values.device())
+    fail("searchsorted", "the sorted sequence and the values are on different devices", {&sorted_sequence, &values});
+  // Left: the boundaries below v; right: also those equal. A NaN boundary is larger than every
+  // number (as sort places it); a NaN value is past every boundary, as PyTorch gives.
+  Tensor nan_value = is_floating(values.dtype()) ? isnan(values) : Tensor();
+  Tensor pos = lift(seq, values.shape(), [&](const Tensor& b) {
+    Tensor below = right ? b <= values : b < values;
+    return nan_value.defined() ? below || nan_value : below;
+  });
+  return out_int32 ? cast(pos, DType::Int32) : pos;
+}
+
+Tensor searchsorted(const Tensor& sorted_sequence, Scalar value, bool out_int32, bool right) {
+  detail::check_defined("searchsorted", {&sorted_sequence});
+  if (sorted_sequence.dim() != 1)
+    fail("searchsorted", "a number is searched in a sorted sequence of one dim only", {&sorted_sequence});
+  Tensor pos = std::isnan(value.to_double())
+                   ? full({}, static_cast<double>(sorted_sequence.size(0)), DType::Int64).to(sorted_sequence.device())
+                   : lift(sorted_sequence, {}, [&](const Tensor& b) { return right ? b <= value : b < value; });
+  return out_int32 ? cast(pos, DType::Int32) : pos;
+}
+
+Tensor bucketize(const Tensor& input, const Tensor& boundaries, bool out_int32, bool right) {
+  detail::check_defined("bucketize", {&input, &boundaries});
+  if (boundaries.dim() != 1) fail("bucketize", "boundaries must have one dim", {&input, &boundaries});
+  return searchsorted(boundaries, input, out_int32, right);
 }
 
 }  // namespace lf

@@ -395,6 +395,18 @@ Unique unique(const Tensor& x);
 // like unique's.
 Unique unique_consecutive(const Tensor& x);
 
+// torch.searchsorted: for each value, the number of boundaries before it along the last dim of
+// sorted_sequence (ascending; `right`: those equal count too), int64 (int32 with out_int32). A
+// sequence of more than one dim searches each row for the values of the same leading dims;
+// `sorter` (int64, the sequence's shape) gives the ascending order of an unsorted sequence. A NaN
+// value is past every boundary; a NaN boundary is larger than every number (PyTorch's answer
+// there depends on its search's probes).
+Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& values, bool out_int32 = false, bool right = false,
+                    const Tensor& sorter = {});
+Tensor searchsorted(const Tensor& sorted_sequence, Scalar value, bool out_int32 = false, bool right = false);
+// torch.bucketize: searchsorted(boundaries, input, out_int32, right) for 1-D boundaries.
+Tensor bucketize(const Tensor& input, const Tensor& boundaries, bool out_int32 = false, bool right = false);
+
 // ---- Shape ops and slice assignment (issue 23, second wave; PyTorch's names and semantics).
 // Views where the layout allows; otherwise index math inside the consumer's kernel (README,
 // "Shape ops, pad and slice assignment").

@@ -1,6 +1,7 @@
 // Differential fuzzer: random op graphs (elementwise, views, reductions, normalizations, conv2d
-// and pooling, gathers, scatters, scans and sorts) built through the public API, every kept value read through
-// the fused CPU path and compared with the reference executor (the oracle).
+// and pooling, gathers, scatters, scans, sorts and searchsorted) built through the public API,
+// every kept value read through the fused CPU path and compared with the reference executor (the
+// oracle).
 //
 // CI runs fixed seeds. For a long run set LAZYFUSE_FUZZ_ITERS (graphs per test) and optionally
 // LAZYFUSE_FUZZ_SEED (first seed), e.g.
@@ -691,6 +692,15 @@ class Graph {
       }
     } else {
       if (a.fuzzy) return;  // ties between last-bit-different values order differently
+      if (rng_.chance(0.2)) {
+        // searchsorted: every element of the value searched in its own row, sorted (a fused binary
+        // search of gathers over the sort's output).
+        bool right = rng_.chance(0.5);
+        r = lf::searchsorted(lf::sort(a.t, -1).first, a.t, false, right);
+        what << "searchsorted(sort(" << a.name << ", -1), " << a.name << (right ? ", right" : "") << ")";
+        add(r, what.str(), 0, false, a.nan_fuzzy);
+        return;
+      }
       bool desc = rng_.chance(0.5);
       int which = static_cast<int>(rng_.range(0, size > 0 ? 4 : 2));
       int64_t k = which == 2 ? rng_.range(0, size) : which == 3 ? rng_.range(1, size) : 0;

@@ -248,6 +248,113 @@ TEST_P(Sort, UniqueReadsBackOnlyItsSize) {
   EXPECT_EQ(lf::sum(u.counts).item<int64_t>(), 1000);
 }
 
+// The oracle: a linear count of the boundaries before v (NaN boundaries largest, NaN values past
+// them all), in double; the boundaries are ascending in that order.
+int64_t count_before(const std::vector<double>& row, double v, bool right) {
+  if (std::isnan(v)) return static_cast<int64_t>(row.size());
+  int64_t n = 0;
+  for (double b : row) n += (right ? b <= v : b < v) ? 1 : 0;
+  return n;
+}
+
+TEST_P(Sort, SearchsortedMatchesHandComputedValues) {
+  FusionScope scope(GetParam());
+  const float nan = std::nanf(""), inf = std::numeric_limits<float>::infinity();
+  Tensor b = lf::from_vector(std::vector<float>{1, 3, 5, 7, 9}, {5});
+  Tensor v = lf::from_vector(std::vector<float>{3, 6, 9, 0, 10, nan, -inf, inf}, {2, 4});
+  EXPECT_EQ(lf::searchsorted(b, v).to_vector<int64_t>(), (std::vector<int64_t>{1, 3, 4, 0, 5, 5, 0, 5}));
+  EXPECT_EQ(lf::searchsorted(b, v, false, true).to_vector<int64_t>(), (std::vector<int64_t>{2, 3, 5, 0, 5, 5, 0, 5}));
+  EXPECT_EQ(lf::searchsorted(b, v).shape(), (lf::Shape{2, 4}));
+  EXPECT_EQ(lf::searchsorted(b, v, true).dtype(), DType::Int32);
+  // Rows: each row of the sequence is searched for its own values (PyTorch's example).
+  Tensor rows = lf::from_vector(std::vector<int64_t>{1, 3, 5, 7, 9, 2, 4, 6, 8, 10}, {2, 5});
+  Tensor rv = lf::from_vector(std::vector<int64_t>{3, 6, 9, 3, 6, 9}, {2, 3});
+  EXPECT_EQ(lf::searchsorted(rows, rv).to_vector<int64_t>(), (std::vector<int64_t>{1, 3, 4, 1, 2, 4}));
+  EXPECT_EQ(lf::searchsorted(rows, rv, false, true).to_vector<int64_t>(), (std::vector<int64_t>{2, 3, 5, 1, 3, 4}));
+  // A number; a NaN boundary is largest; an empty sequence; the sorter of an unsorted one.
+  EXPECT_EQ(lf::searchsorted(b, 5).item<int64_t>(), 2);
+  EXPECT_EQ(lf::searchsorted(b, 5, false, true).item<int64_t>(), 3);
+  EXPECT_EQ(lf::searchsorted(b, nan).item<int64_t>(), 5);
+  EXPECT_EQ(lf::searchsorted(lf::from_vector(std::vector<float>{1, 2, nan}, {3}), 5.0f).item<int64_t>(), 2);
+  EXPECT_EQ(lf::searchsorted(lf::zeros({0}), v).to_vector<int64_t>(), std::vector<int64_t>(8, 0));
+  Tensor unsorted = lf::from_vector(std::vector<float>{9, 1, 7, 3, 5}, {5});
+  EXPECT_EQ(lf::searchsorted(unsorted, v, false, false, lf::argsort(unsorted)).to_vector<int64_t>(),
+            (std::vector<int64_t>{1, 3, 4, 0, 5, 5, 0, 5}));
+  // bucketize: boundaries[i - 1] < x <= boundaries[i] (right: boundaries[i - 1] <= x < boundaries[i]).
+  Tensor x = lf::from_vector(std::vector<float>{1, 3, 5, 6}, {4});
+  EXPECT_EQ(lf::bucketize(x, b).to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(lf::bucketize(x, b, false, true).to_vector<int64_t>(), (std::vector<int64_t>{1, 2, 3, 3}));
+  EXPECT_EQ(lf::searchsorted(lf::zeros({0}), lf::zeros({0})).shape(), (lf::Shape{0}));
+}
+
+// Every dtype, sequences of 1 to 1500 boundaries (ties, NaN last, infinities), values of every
+// kind through a transposed view, 1-D and rows, both sides: against the oracle and against the
+// reference executor.
+TEST_P(Sort, SearchsortedMatchesALinearCount) {
+  FusionScope scope(GetParam());
+  uint64_t seed = 300;
+  for (DType dt : kDTypes)
+    for (int64_t m : {1, 7, 1500}) {
+      std::string what = std::string(lf::dtype_name(dt)) + " m=" + std::to_string(m);
+      Tensor seq = lf::sort(keys(dt, {3, m}, seed++), 1).first;
+      Tensor vals = keys(dt, {40, 3}, seed++).transpose(0, 1);  // [3, 40], a view
+      std::vector<double> hs = lf::cast(seq, DType::Float64).to_vector<double>();
+      std::vector<double> hv = lf::cast(vals, DType::Float64).to_vector<double>();
+      for (bool right : {false, true}) {
+        Tensor flat = lf::searchsorted(lf::select(seq, 0, 1), vals, false, right);  // 1-D: every value in row 1
+        Tensor per_row = lf::searchsorted(seq, vals, false, right);
+        std::vector<int64_t> got_flat = flat.to_vector<int64_t>(), got_rows = per_row.to_vector<int64_t>();
+        for (size_t r = 0; r < 3; ++r) {
+          std::vector<double> row(hs.begin() + static_cast<int64_t>(r) * m, hs.begin() + static_cast<int64_t>(r + 1) * m);
+          std::vector<double> row1(hs.begin() + m, hs.begin() + 2 * m);
+          for (size_t i = 0; i < 40; ++i) {
+            double value = hv[r * 40 + i];
+            ASSERT_EQ(got_rows[r * 40 + i], count_before(row, value, right)) << what << " row " << r << " " << value;
+            ASSERT_EQ(got_flat[r * 40 + i], count_before(row1, value, right)) << what << " 1-D " << value;
+          }
+        }
+        expect_matches_reference(per_row, 1, what + " rows");
+        expect_matches_reference(lf::bucketize(vals, lf::select(seq, 0, 2), true, right), 1, what + " bucketize");
+      }
+    }
+}
+
+// The search is one kernel with its producers and consumers: log2(M) + 1 gathers fused.
+TEST(SearchsortedFusion, TheWholeSearchIsOneKernel) {
+  Tensor seq = lf::sort(keys(DType::Float32, {1000}, 5), 0).first;
+  Tensor x = keys(DType::Float32, {4096}, 6);
+  lf::sync();
+  lf::test::StatsDelta d;
+  Tensor bins = lf::searchsorted(seq, x * 2 + 1);
+  Tensor hist = lf::cast(bins, DType::Float32) * 0.5f;
+  hist.to_vector<float>();
+  EXPECT_EQ(d.launched(), 1u);
+}
+
+TEST(SearchsortedErrors, BadArgumentsFailAtTheCall) {
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const lf::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string m = message([] { lf::searchsorted(lf::ones({2, 5}), lf::ones({3, 4})); });
+  EXPECT_NE(m.find("lf::searchsorted: a sorted sequence of more than one dim needs values with the same leading dims"),
+            std::string::npos) << m;
+  EXPECT_NE(m.find("[2, 5]"), std::string::npos) << m;
+  EXPECT_NE(m.find("[3, 4]"), std::string::npos) << m;
+  m = message([] { lf::searchsorted(lf::scalar(1.0f), lf::ones({3})); });
+  EXPECT_NE(m.find("one dim at least"), std::string::npos) << m;
+  m = message([] { lf::searchsorted(lf::ones({2, 5}), 1.0); });
+  EXPECT_NE(m.find("one dim only"), std::string::npos) << m;
+  m = message([] { lf::searchsorted(lf::ones({5}), lf::ones({3}), false, false, lf::zeros({5}, DType::Int32)); });
+  EXPECT_NE(m.find("sorter must be int64"), std::string::npos) << m;
+  m = message([] { lf::bucketize(lf::ones({3}), lf::ones({2, 2})); });
+  EXPECT_NE(m.find("lf::bucketize: boundaries must have one dim"), std::string::npos) << m;
+}
+
 INSTANTIATE_TEST_SUITE_P(FusedAndUnfused, Sort, ::testing::Values(true, false),
                          [](const auto& info) { return info.param ? "Fused" : "Unfused"; });
 
