@@ -1,5 +1,6 @@
 // Selection ops on the sort path (issue 23): kthvalue and median are a TopK node (the backends'
-// selection, Backend::sort) followed by a gather of the values; msort is sort along dim 0; unique
+// selection, Backend::sort) followed by a gather of the values; nanmedian an argsort and a gather
+// at each row's count of numbers; msort is sort along dim 0; unique
 // sorts on the device and finds the runs of equal values there, reading back only their number
 // (a sync point); unique_consecutive is the same without the sort.
 #include <cmath>
@@ -70,6 +71,27 @@ Tensor median(const Tensor& x) {
   detail::check_defined("median", {&x});
   if (x.numel() == 0) fail("median", "the input is empty: a median needs one value at least", {&x});
   return median(reshape(x, {x.numel()}), 0).first;
+}
+
+std::pair<Tensor, Tensor> nanmedian(const Tensor& x, int64_t dim, bool keepdim) {
+  detail::check_defined("nanmedian", {&x});
+  if (!is_floating(x.dtype())) return median(x, dim, keepdim);  // no NaN to skip
+  Tensor v = as_1d(x);
+  int64_t d = detail::normalize_dim("nanmedian", dim, v.dim(), v);
+  if (v.size(d) == 0)
+    fail("nanmedian", "dim " + std::to_string(d) + " is empty: a median needs one value at least", {&x});
+  // The stable sort puts a row's c numbers first (NaN is largest): the lower median of those is
+  // at (c - 1) / 2, and a row of NaN only gives its first NaN (position 0), as PyTorch.
+  Tensor order = argsort(v, d);
+  Tensor c = sum(!isnan(v), {d}, /*keepdim=*/true);
+  Tensor at = floor_divide(clamp_min(c - 1, 0), 2);
+  return finish(x, v, gather(order, d, at), d, keepdim);
+}
+
+Tensor nanmedian(const Tensor& x) {
+  detail::check_defined("nanmedian", {&x});
+  if (x.numel() == 0) fail("nanmedian", "the input is empty: a median needs one value at least", {&x});
+  return nanmedian(reshape(x, {x.numel()}), 0).first;
 }
 
 Tensor msort(const Tensor& x) {

@@ -381,6 +381,10 @@ std::pair<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim = -1,
 // NaN's index), else the value at position (n - 1) / 2 of the stable sort. median(x): of all of x.
 std::pair<Tensor, Tensor> median(const Tensor& x, int64_t dim, bool keepdim = false);
 Tensor median(const Tensor& x);
+// torch.nanmedian: the lower median of each row's numbers, NaN skipped; NaN (at the first NaN)
+// only for a row of NaN. Integers and bool: median.
+std::pair<Tensor, Tensor> nanmedian(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor nanmedian(const Tensor& x);
 Tensor msort(const Tensor& x);  // sort(x, 0).first
 // The sorted distinct values of x (flattened; NaNs are distinct from each other, -0.0 equals
 // 0.0), with `inverse` (x's shape: each element's place in `values`) and `counts` (int64). The

@@ -5,6 +5,7 @@
 // rows up to 4096 the block sort, 4097 and 2^20 + 3 the radix sort, topk of k <= 64 the selection.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -246,6 +247,61 @@ TEST_P(Sort, UniqueReadsBackOnlyItsSize) {
   for (size_t i = 0; i < back.size(); ++i)
     EXPECT_TRUE(back[i] == want[i] || (std::isnan(back[i]) && std::isnan(want[i]))) << i;
   EXPECT_EQ(lf::sum(u.counts).item<int64_t>(), 1000);
+}
+
+TEST_P(Sort, NanmedianSkipsNaN) {
+  FusionScope scope(GetParam());
+  const float nan = std::nanf("");
+  Tensor x = lf::from_vector(std::vector<float>{nan, 3, 1, nan,  //
+                                                2, 5, nan, 7,    //
+                                                nan, nan, 4, nan,  //
+                                                nan, nan, nan, nan},
+                             {4, 4});
+  auto [v, i] = lf::nanmedian(x, 1);
+  std::vector<float> values = v.to_vector<float>();
+  EXPECT_EQ(values[0], 1);  // the lower median of 3 and 1
+  EXPECT_EQ(values[1], 5);
+  EXPECT_EQ(values[2], 4);
+  EXPECT_TRUE(std::isnan(values[3]));  // a row of NaN only
+  EXPECT_EQ(i.to_vector<int64_t>(), (std::vector<int64_t>{2, 1, 2, 0}));
+  EXPECT_EQ(lf::nanmedian(x, 0, true).first.shape(), (lf::Shape{1, 4}));
+  EXPECT_EQ(lf::nanmedian(x).item<float>(), 3);  // of 3 1 2 5 7 4
+  EXPECT_TRUE(std::isnan(lf::nanmedian(lf::full({3}, nan)).item<float>()));
+  Tensor ints = lf::from_vector(std::vector<int32_t>{5, 1, 4, 2}, {4});
+  EXPECT_EQ(lf::nanmedian(ints).item<int32_t>(), 2);
+  EXPECT_THROW(lf::nanmedian(lf::zeros({2, 0}), 1), lf::Error);
+  EXPECT_THROW(lf::nanmedian(lf::zeros({0})), lf::Error);
+  // Against a host oracle for every float dtype, along each dim, with a third of the values NaN.
+  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64})
+    for (int64_t d : {0, 1}) {
+      Tensor base = keys(dt, {9, 7}, 40 + d);
+      Tensor r = lf::where(lf::rand({9, 7}) < 0.33f, lf::full_like(base, nan), base);
+      if (d == 1) r = lf::index_put(r, {lf::slice(2, 3)}, nan);  // one row all NaN
+      lf::sync();
+      std::vector<double> h = lf::cast(r, DType::Float64).to_vector<double>();
+      auto [mv, mi] = lf::nanmedian(r, d);
+      std::vector<double> got_v = lf::cast(mv, DType::Float64).to_vector<double>();
+      std::vector<int64_t> got_i = mi.to_vector<int64_t>();
+      int64_t rows = d == 0 ? 7 : 9, len = d == 0 ? 9 : 7;
+      for (int64_t row = 0; row < rows; ++row) {
+        std::vector<std::pair<double, int64_t>> nums;
+        for (int64_t k = 0; k < len; ++k) {
+          double e = d == 0 ? h[static_cast<size_t>(k * 7 + row)] : h[static_cast<size_t>(row * 7 + k)];
+          if (!std::isnan(e)) nums.push_back({e, k});
+        }
+        std::stable_sort(nums.begin(), nums.end(), [](auto& p, auto& q) { return p.first < q.first; });
+        std::string what = std::string(lf::dtype_name(dt)) + " dim " + std::to_string(d) + " row " + std::to_string(row);
+        if (nums.empty()) {
+          EXPECT_TRUE(std::isnan(got_v[static_cast<size_t>(row)])) << what;
+          EXPECT_EQ(got_i[static_cast<size_t>(row)], 0) << what;
+        } else {
+          auto want = nums[(nums.size() - 1) / 2];
+          EXPECT_EQ(got_v[static_cast<size_t>(row)], want.first) << what;
+          EXPECT_EQ(got_i[static_cast<size_t>(row)], want.second) << what;
+        }
+      }
+      expect_matches_reference(lf::nanmedian(r, d).second, 1, "nanmedian indices");
+    }
 }
 
 // The oracle: a linear count of the boundaries before v (NaN boundaries largest, NaN values past
