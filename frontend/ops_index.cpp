@@ -3,6 +3,7 @@
 // record ScatterAdd; masked_fill and one_hot are elementwise composites; sort and topk are an
 // argsort followed by a gather.
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "codegen/ir/indexing.h"
@@ -129,6 +130,23 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
   shape.push_back(width);
   Tensor src = expand(reshape(weight, ones), src_shape);
   return record_gather(src, r - 1, expand(unsqueeze(indices, r), shape), GatherOp::Embedding);
+}
+
+Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx,
+                 std::optional<double> max_norm, double norm_type) {
+  Tensor rows = embedding(weight, indices);
+  const int64_t n = weight.size(0);
+  if (padding_idx && (*padding_idx < -n || *padding_idx >= n))
+    fail("embedding", "padding_idx " + std::to_string(*padding_idx) + " is out of range for " + std::to_string(n) +
+                          " embeddings",
+         {&weight, &indices});
+  if (!max_norm) return rows;
+  if (!is_floating(weight.dtype())) fail("embedding", "max_norm needs a floating-point weight", {&weight, &indices});
+  if (!(*max_norm >= 0)) fail("embedding", "max_norm must be a number >= 0", {&weight, &indices});
+  // PyTorch's renorm: a row whose norm exceeds max_norm is scaled by max_norm / (norm + 1e-7). One
+  // row kernel with the gather; the weight is a value and stays as it is.
+  Tensor norm_rows = norm(rows, norm_type, {-1}, /*keepdim=*/true);
+  return where(norm_rows > *max_norm, rows * (*max_norm / (norm_rows + 1e-7)), rows);
 }
 
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {

@@ -324,6 +324,12 @@ Tensor take_along_dim(const Tensor& x, const Tensor& indices, int64_t dim);  // 
 Tensor take_along_dim(const Tensor& x, const Tensor& indices);  // over the flattened x
 Tensor take(const Tensor& x, const Tensor& index);  // x flattened; the result has index's shape
 Tensor embedding(const Tensor& weight, const Tensor& indices);  // weight [V, D] -> indices.shape + [D]
+// F.embedding's options. padding_idx (range-checked) changes no forward value: it matters to
+// gradients only. max_norm: rows whose norm_type-norm exceeds it are scaled by
+// max_norm / (norm + 1e-7) in the result; unlike PyTorch, the weight itself is not changed (values
+// are immutable), so a later lookup renormalizes again and gives the same rows.
+Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx,
+                 std::optional<double> max_norm = std::nullopt, double norm_type = 2);
 // out = x; out[.., index[i], ..] += alpha * source[.., i, ..] along dim (in order of i: deterministic).
 Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha = 1);
 // out = x; out[c with c[dim] = index[c]] += src[c] for c over index's shape (in order: deterministic).

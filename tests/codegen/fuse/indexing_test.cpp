@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "codegen/test_util.h"
@@ -102,6 +103,54 @@ TEST_P(Indexing, RandomMatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(FusedAndUnfused, Indexing, ::testing::Values(true, false),
                          [](const auto& info) { return info.param ? "Fused" : "Unfused"; });
+
+// F.embedding's max_norm: rows over the norm are scaled to it (PyTorch's max_norm / (norm + 1e-7)),
+// the others kept; against a host computation, the reference, and as one row kernel with the gather.
+TEST_P(Indexing, EmbeddingMaxNormRenormalizesRowsOverIt) {
+  FusionScope scope(GetParam());
+  Tensor w = lf::rand({20, 8}) * 2 - 1;
+  w.to_vector<float>();
+  Tensor ids = ints({3, 19, 0, 3, 7, 12}, {2, 3});
+  std::vector<float> hw = w.to_vector<float>();
+  std::vector<int64_t> hid = ids.to_vector<int64_t>();
+  for (double p : {2.0, 1.0}) {
+    Tensor y = lf::embedding(w, ids, std::nullopt, 1.0, p);
+    EXPECT_EQ(y.shape(), (lf::Shape{2, 3, 8}));
+    std::vector<float> got = y.to_vector<float>();
+    for (size_t r = 0; r < hid.size(); ++r) {
+      double n = 0;
+      for (int64_t j = 0; j < 8; ++j) {
+        double e = hw[static_cast<size_t>(hid[r] * 8 + j)];
+        n += p == 2 ? e * e : std::fabs(e);
+      }
+      if (p == 2) n = std::sqrt(n);
+      double scale = n > 1.0 ? 1.0 / (n + 1e-7) : 1.0;
+      for (int64_t j = 0; j < 8; ++j)
+        EXPECT_NEAR(got[r * 8 + static_cast<size_t>(j)], hw[static_cast<size_t>(hid[r] * 8 + j)] * scale, 1e-5)
+            << "p " << p << " row " << r;
+    }
+    lf::test::expect_matches_reference(lf::embedding(w, ids, std::nullopt, 1.0, p), 8, "max_norm");
+  }
+  // padding_idx changes no forward value.
+  EXPECT_EQ(lf::embedding(w, ids, -1).to_vector<float>(), lf::embedding(w, ids).to_vector<float>());
+  if (GetParam()) {
+    lf::test::StatsDelta d;
+    lf::embedding(w, ids, std::nullopt, 0.5).to_vector<float>();
+    EXPECT_EQ(d.launched(), 1u);
+  }
+  auto at_the_call = [](const std::function<void()>& f, const std::string& what) {
+    try {
+      f();
+      ADD_FAILURE() << "no error for " << what;
+    } catch (const lf::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("[20, 8]"), std::string::npos) << e.what();
+    }
+  };
+  at_the_call([&] { lf::embedding(w, ids, 20); }, "lf::embedding: padding_idx 20 is out of range for 20 embeddings");
+  at_the_call([&] { lf::embedding(lf::cast(w, DType::Int32), ids, std::nullopt, 1.0); },
+              "lf::embedding: max_norm needs a floating-point weight");
+}
 
 TEST(IndexingFusion, GatherIsIndexMathInItsConsumersKernel) {
   Tensor w = lf::rand({50, 16});
