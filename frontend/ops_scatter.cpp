@@ -58,9 +58,9 @@ Tensor scatter_like(const char* name, const Tensor& x, int64_t dim, const Tensor
   return x.dim() == 0 ? reshape(out, {}) : out;
 }
 
-// index_copy and index_fill: a 1-D index along dim, expanded to the source's shape.
+// index_copy, index_fill and index_reduce: a 1-D index along dim, expanded to the source's shape.
 Tensor index_scatter(const char* name, const Tensor& x, int64_t dim, const Tensor& index, const Tensor* source,
-                     Scalar value, ScatterOp op) {
+                     Scalar value, ScatterOp op, ScatterReduce mode = ScatterReduce::Assign, bool include_self = true) {
   Tensor self = as_1d(x);
   dim = detail::normalize_dim(name, dim, self.dim(), self);
   Shape want = self.shape();
@@ -70,7 +70,7 @@ Tensor index_scatter(const char* name, const Tensor& x, int64_t dim, const Tenso
   Shape along(want.size(), 1);
   along[static_cast<size_t>(dim)] = index.numel();
   Tensor idx = expand(reshape(index, along), want);
-  Tensor out = record_scatter(self, dim, idx, src, ScatterReduce::Assign, true, op);
+  Tensor out = record_scatter(self, dim, idx, src, mode, include_self, op);
   return x.dim() == 0 ? reshape(out, {}) : out;
 }
 
@@ -117,6 +117,24 @@ Tensor index_fill(const Tensor& x, int64_t dim, const Tensor& index, Scalar valu
   check_index("index_fill", index, {&x, &index});
   if (index.dim() > 1) fail("index_fill", "index must be 1-D or 0-D", {&x, &index});
   return index_scatter("index_fill", x, dim, index, nullptr, value, ScatterOp::IndexFill);
+}
+
+Tensor index_reduce(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source, const std::string& reduce,
+                    bool include_self) {
+  detail::check_defined("index_reduce", {&x, &index, &source});
+  detail::check_same_device("index_reduce", {&x, &index, &source});
+  check_index("index_reduce", index, {&x, &index, &source});
+  if (index.dim() > 1) fail("index_reduce", "index must be 1-D or 0-D", {&x, &index, &source});
+  ScatterReduce mode = reduce == "prod"   ? ScatterReduce::Prod
+                       : reduce == "mean" ? ScatterReduce::Mean
+                       : reduce == "amax" ? ScatterReduce::AMax
+                       : reduce == "amin" ? ScatterReduce::AMin
+                                          : ScatterReduce::Assign;
+  if (mode == ScatterReduce::Assign)
+    fail("index_reduce", "reduce must be \"prod\", \"mean\", \"amax\" or \"amin\", not \"" + reduce + "\"",
+         {&x, &index, &source});
+  if (x.dtype() == DType::Bool) fail("index_reduce", "is not defined for bool", {&x, &index, &source});
+  return index_scatter("index_reduce", x, dim, index, &source, 0, ScatterOp::IndexReduce, mode, include_self);
 }
 
 // x[i0, i1, ...] = v (torch.index_put): the index tensors broadcast together to B and index x's

@@ -30,7 +30,7 @@ inline const char* gather_op_name(int64_t op) {
 // left out of it; mean divides by the number of values (plus one with self), flooring for integers.
 enum class ScatterReduce : int64_t { Assign = 0, Sum, Prod, Mean, AMax, AMin };
 // The user-facing op a scatter node stands for (attrs.step), named by its index errors.
-enum class ScatterOp : int64_t { Scatter = 0, ScatterReduce, IndexPut, IndexCopy, IndexFill };
+enum class ScatterOp : int64_t { Scatter = 0, ScatterReduce, IndexPut, IndexCopy, IndexFill, IndexReduce };
 
 inline const char* scatter_op_name(int64_t op) {
   switch (static_cast<ScatterOp>(op)) {
@@ -39,6 +39,7 @@ inline const char* scatter_op_name(int64_t op) {
     case ScatterOp::IndexPut: return "index_put";
     case ScatterOp::IndexCopy: return "index_copy";
     case ScatterOp::IndexFill: return "index_fill";
+    case ScatterOp::IndexReduce: return "index_reduce";
   }
   return "scatter";
 }

@@ -348,6 +348,11 @@ Tensor scatter_reduce(const Tensor& x, int64_t dim, const Tensor& index, const T
 // out = x with out[.., index[i], ..] = source[.., i, ..] along dim (1-D index), or = value.
 Tensor index_copy(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source);
 Tensor index_fill(const Tensor& x, int64_t dim, const Tensor& index, Scalar value);
+// torch.index_reduce: out = x with source's slices combined into out[.., index[i], ..] along dim
+// by reduce ("prod", "mean", "amax", "amin"; scatter_reduce's rules: without include_self a
+// destination that receives values starts from the mode's identity).
+Tensor index_reduce(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source, const std::string& reduce,
+                    bool include_self = true);
 // x[i0, i1, ...] = v on a copy (torch.index_put): int32/int64 index tensors broadcast together
 // to B and index x's leading dims; v broadcasts to B + x.shape[k:]. accumulate: += (duplicates
 // add up). The one-tensor form index_put(x, i, v) is the mask overload below, which forwards an

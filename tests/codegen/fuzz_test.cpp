@@ -651,10 +651,22 @@ class Graph {
       s[static_cast<size_t>(d)] = n;
       Tensor idx = random_index({n}, size, &in);
       Tensor src = lf::cast(lf::rand(s) * 4 - 2, a.t.dtype());
-      r = lf::index_add(a.t, d, idx, src);
-      what << "index_add(" << a.name << ", " << d << ", " << in << ", rand" << lf::shape_str(s) << ")";
-      rel = grow(a.rel) + static_cast<double>(n + 2) * eps_of(r.dtype()) * 4;
-      fuzzy = is_floating(r.dtype());
+      if (rng_.chance(0.3)) {
+        const char* modes[] = {"prod", "mean", "amax", "amin"};
+        int m = static_cast<int>(rng_.range(0, 3));
+        bool with_self = rng_.chance(0.5);
+        r = lf::index_reduce(a.t, d, idx, src, modes[m], with_self);
+        what << "index_reduce(" << a.name << ", " << d << ", " << in << ", rand" << lf::shape_str(s) << ", " << modes[m]
+             << (with_self ? "" : ", no self") << ")";
+        double steps = static_cast<double>(n + 2);
+        rel = (m == 0 ? grow(a.rel) * steps : grow(a.rel)) + steps * eps_of(r.dtype()) * 4;
+        fuzzy = is_floating(r.dtype()) && m <= 1;
+      } else {
+        r = lf::index_add(a.t, d, idx, src);
+        what << "index_add(" << a.name << ", " << d << ", " << in << ", rand" << lf::shape_str(s) << ")";
+        rel = grow(a.rel) + static_cast<double>(n + 2) * eps_of(r.dtype()) * 4;
+        fuzzy = is_floating(r.dtype());
+      }
     } else if (kind == 6) {
       bool prod = rng_.chance(0.3);
       r = prod ? lf::cumprod(a.t, d) : lf::cumsum(a.t, d);

@@ -1,5 +1,5 @@
 // The scatter family beyond scatter_add (scatter, scatter_reduce, index_put with index tensors,
-// index_copy, index_fill; issue 23) against the reference executor and against values written out
+// index_copy, index_fill, index_reduce; issue 23) against the reference executor and against values written out
 // by hand from PyTorch's semantics: duplicates (the last value wins for assignment), every reduce
 // mode with and without self, every dtype, Int32 and Int64 indices, NaN, empty indices, size-0 and
 // size-1 dims, negative and out-of-range indices, fused producers and consumers. On a GPU host the
@@ -116,6 +116,17 @@ TEST(ScatterFamily, MatchesPyTorchOnSmallCases) {
   Tensor r = lf::reshape(ints({0, 2}), {2, 1});
   EXPECT_EQ(lf::index_put(x4, {r, ints({0, 2})}, floats({1})).to_vector<float>(),
             (std::vector<float>{1, 0, 1, 0, 0, 0, 1, 0, 1}));
+  // index_reduce: PyTorch's documented example (rows 0 and 0 meet; 1 and 3 receive nothing).
+  Tensor x5 = lf::full({5, 3}, 2);
+  Tensor t5 = lf::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {4, 3});
+  Tensor i5 = ints({0, 4, 2, 0});
+  EXPECT_EQ(lf::index_reduce(x5, 0, i5, t5, "prod").to_vector<float>(),
+            (std::vector<float>{20, 44, 72, 2, 2, 2, 14, 16, 18, 2, 2, 2, 8, 10, 12}));
+  EXPECT_EQ(lf::index_reduce(x5, 0, i5, t5, "amax", false).to_vector<float>(),
+            (std::vector<float>{10, 11, 12, 2, 2, 2, 7, 8, 9, 2, 2, 2, 4, 5, 6}));
+  EXPECT_EQ(lf::index_reduce(x5, 0, i5, t5, "mean").to_vector<float>(),
+            (std::vector<float>{13.0f / 3, 5, 17.0f / 3, 2, 2, 2, 4.5f, 5, 5.5f, 2, 2, 2, 3, 3.5f, 4}));
+  EXPECT_EQ(lf::index_reduce(x5, 1, ints({2}), lf::full({5, 1}, -1), "amin").to_vector<float>()[2], -1);
   // bool x: scatter assigns.
   Tensor b = lf::zeros({3}, DType::Bool);
   EXPECT_EQ(lf::scatter(b, 0, ints({2}), true).to_vector<bool>(), (std::vector<bool>{false, false, true}));
@@ -247,6 +258,13 @@ TEST_P(ScatterFamilyRef, FusedProducersAndConsumers) {
       1, "index_copy of a view");
   lf::test::expect_matches_reference(
       lf::index_fill(a, 0, lf::cast(data({8}, DType::Float32, -64, 64), DType::Int32), -0.5), 1, "index_fill");
+  for (const char* r : {"prod", "mean", "amax", "amin"})
+    for (bool with_self : {true, false})
+      lf::test::expect_matches_reference(
+          lf::index_reduce(a * 2, 0, lf::cast(data({40}, DType::Float32, -64, 64), DType::Int64),
+                           lf::tanh(data({40, 33}, DType::Float32, -2, 2)), r, with_self) +
+              1,
+          41, std::string("index_reduce ") + r + (with_self ? "" : " without self"));
 }
 
 TEST_P(ScatterFamilyRef, IndexErrorsAtTheSyncPoint) {
@@ -269,6 +287,11 @@ TEST_P(ScatterFamilyRef, IndexErrorsAtTheSyncPoint) {
           return lf::index_fill(lf::zeros({2, 3}), 0, ints({-3}, it), 1);
         },
         "lf::index_fill: index -3 is out of range for dim 0 of size 2");
+    expect_error(
+        [&] {
+          return lf::index_reduce(lf::zeros({2, 3}), 0, ints({2}, it), lf::ones({1, 3}), "amax");
+        },
+        "lf::index_reduce: index 2 is out of range for dim 0 of size 2");
     expect_error(
         [&] {
           return lf::index_put(lf::zeros({2, 3}), {ints({1}, it), ints({3}, it)}, lf::ones({1}));
@@ -354,6 +377,10 @@ TEST(ScatterFamily, ArgumentErrorsAtTheCall) {
         lf::index_put(x, {lf::zeros({3}) > 0.f, ints({0})}, src);
       },
       "lf::index_put: a bool index goes alone");
+  expect_throw([&] { lf::index_reduce(x, 0, ints({0, 1}), lf::ones({2, 4}), "sum"); },
+               "lf::index_reduce: reduce must be \"prod\", \"mean\", \"amax\" or \"amin\", not \"sum\"");
+  expect_throw([&] { lf::index_reduce(x, 0, ints({0, 1}), lf::ones({3, 4}), "amax"); },
+               "lf::index_reduce: source must have shape [2, 4]");
 }
 
 // Assignment on a GPU is deterministic (the last writer per destination): two runs agree bit for
