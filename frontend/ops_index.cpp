@@ -111,6 +111,24 @@ Tensor take(const Tensor& x, const Tensor& index) {
   return reshape(record_gather(flatten(x), 0, flatten(index), GatherOp::Take), index.shape());
 }
 
+// x with the mask's positions (in row-major order of the broadcast shape) filled from source's
+// elements in order. The k-th selected position reads source[k - 1] behind one padding element
+// that the unselected positions read: a gather at the mask's running count, so a mask selecting
+// more than source holds is a range error at the sync point, and the whole op is index math in
+// one kernel with where.
+Tensor masked_scatter(const Tensor& x, const Tensor& mask, const Tensor& source) {
+  detail::check_defined("masked_scatter", {&x, &mask, &source});
+  detail::check_same_device("masked_scatter", {&x, &mask, &source});
+  if (mask.dtype() != DType::Bool) fail("masked_scatter", "mask must be bool", {&x, &mask, &source});
+  if (source.dtype() != x.dtype()) fail("masked_scatter", "source must have x's dtype", {&x, &mask, &source});
+  Shape shape = detail::broadcast_shapes("masked_scatter", x, mask);
+  Tensor m = expand(mask, shape), flat = flatten(m);
+  Tensor padded = cat({zeros({1}, x.dtype()).to(x.device()), flatten(source)}, 0);
+  Tensor at = where(flat, cumsum(flat, 0), 0);
+  Tensor values = reshape(record_gather(padded, 0, at, GatherOp::MaskedScatter), shape);
+  return where(m, values, expand(x, shape));
+}
+
 Tensor embedding(const Tensor& weight, const Tensor& indices) {
   detail::check_defined("embedding", {&weight, &indices});
   detail::check_same_device("embedding", {&weight, &indices});

@@ -286,8 +286,7 @@ void check_errors(const plan::Plan& plan) {
     std::memset(zero->data(), 0, sizeof err);
     rt::copy(*zero, 0, *s.error, 0, sizeof err);
     const plan::Step::Gather& g = s.gathers[static_cast<size_t>(err[0] - 1)];
-    throw Error(ir::index_error(ir::gather_op_name(g.op), err[1], g.axis, g.size,
-                                g.op != static_cast<int64_t>(ir::GatherOp::Take)));
+    throw Error(ir::gather_index_error(g.op, err[1], g.axis, g.size));
   }
 }
 

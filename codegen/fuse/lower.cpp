@@ -418,8 +418,7 @@ void check_gathers(const Lowered& low) {
   if (err[0] <= 0 || err[0] > static_cast<int64_t>(low.gathers.size())) return;
   const Node& g = *low.gathers[static_cast<size_t>(err[0] - 1)];
   int64_t axis = g.attrs.axis;
-  throw Error(ir::index_error(ir::gather_op_name(g.attrs.start), err[1], axis, g.inputs[0]->shape[static_cast<size_t>(axis)],
-                              g.attrs.start != static_cast<int64_t>(ir::GatherOp::Take)));
+  throw Error(ir::gather_index_error(g.attrs.start, err[1], axis, g.inputs[0]->shape[static_cast<size_t>(axis)]));
 }
 
 Lowered lower_group(const fuse::Group& group, const fuse::Partition& partition, int group_index, Device device,

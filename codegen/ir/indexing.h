@@ -9,7 +9,7 @@
 namespace lf::ir {
 
 // IndexPut: index_put checks and normalizes each index tensor by a gather of arange (dim j of x).
-enum class GatherOp : int64_t { Gather = 0, IndexSelect, TakeAlongDim, Take, Embedding, IndexPut };
+enum class GatherOp : int64_t { Gather = 0, IndexSelect, TakeAlongDim, Take, Embedding, IndexPut, MaskedScatter };
 
 inline const char* gather_op_name(int64_t op) {
   switch (static_cast<GatherOp>(op)) {
@@ -19,6 +19,7 @@ inline const char* gather_op_name(int64_t op) {
     case GatherOp::Take: return "take";
     case GatherOp::Embedding: return "embedding";
     case GatherOp::IndexPut: return "index_put";
+    case GatherOp::MaskedScatter: return "masked_scatter";
   }
   return "gather";
 }
@@ -64,6 +65,15 @@ inline std::string index_error(const char* op, int64_t index, int64_t axis, int6
                                : " (the dim is empty)";
   return std::string("lf::") + op + ": index " + std::to_string(index) + " is out of range for " + where +
          std::to_string(size) + valid;
+}
+
+// The error for a bad index of a gather standing for user-facing op `op` (attrs.start) over a
+// source of `size` along `axis`. masked_scatter gathers its source behind one padding element at
+// the mask's running count: an index past it means the mask selects more than the source holds.
+inline std::string gather_index_error(int64_t op, int64_t index, int64_t axis, int64_t size) {
+  if (op == static_cast<int64_t>(GatherOp::MaskedScatter))
+    return "lf::masked_scatter: the mask selects more elements than source has (" + std::to_string(size - 1) + ")";
+  return index_error(gather_op_name(op), index, axis, size, op != static_cast<int64_t>(GatherOp::Take));
 }
 
 }  // namespace lf::ir

@@ -53,13 +53,12 @@ Value gather_ref(const Node& node, const std::vector<Value>& in) {
   size_t es = dtype_size(node.dtype);
   const char* sp = static_cast<const char*>(src.storage->data());
   char* dp = static_cast<char*>(result.storage->data());
-  const char* op = gather_op_name(node.attrs.start);
-  bool name_dim = node.attrs.start != static_cast<int64_t>(GatherOp::Take);
   for (int64_t o = 0; o < out.outer; ++o)
     for (int64_t j = 0; j < out.n; ++j)
       for (int64_t k = 0; k < out.inner; ++k) {
         int64_t at = (o * out.n + j) * out.inner + k;
-        int64_t i = checked_index(ip[at], size, op, node.attrs.axis, name_dim);
+        int64_t i = ip[at] < 0 ? ip[at] + size : ip[at];
+        if (i < 0 || i >= size) throw Error(gather_index_error(node.attrs.start, ip[at], node.attrs.axis, size));
         std::memcpy(dp + at * es, sp + ((o * size + i) * out.inner + k) * es, es);
       }
   return result;

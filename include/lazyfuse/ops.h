@@ -365,6 +365,10 @@ Tensor bincount(const Tensor& x, const Tensor& weights = {}, int64_t minlength =
 // (a sync point) to check the classes, like PyTorch.
 Tensor one_hot(const Tensor& x, int64_t num_classes = -1);
 Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value);  // where(mask, value, x), x's dtype
+// torch.masked_scatter: x (broadcast with the bool mask) with the mask's positions, in row-major
+// order, taking source's elements in order (source: x's dtype, any shape, at least as many
+// elements as the mask selects; fewer is an lf::Error at the sync point).
+Tensor masked_scatter(const Tensor& x, const Tensor& mask, const Tensor& source);
 Tensor cumsum(const Tensor& x, int64_t dim);   // bool and integers give int64
 Tensor cumprod(const Tensor& x, int64_t dim);  // bool and integers give int64
 // log(cumsum(exp(x))) without overflow; integers give float32, bool is an error.

@@ -675,7 +675,7 @@ class Graph {
       fuzzy = is_floating(r.dtype()) && (a.fuzzy || size > 1);
       // The other scans (issue 23): cummax / cummin positions (exact: ties take the latest), their
       // values (a gather), logcumsumexp.
-      int other = static_cast<int>(rng_.range(0, 5));
+      int other = static_cast<int>(rng_.range(0, 6));
       if (other == 1 && !a.fuzzy) {
         r = lf::cummax(a.t, d).second;
         what.str("");
@@ -700,6 +700,14 @@ class Graph {
         what.str("");
         what << "masked_select(" << a.name << ", rand < 0.5)";
         rel = a.rel;
+        fuzzy = a.fuzzy;
+      } else if (other == 5) {
+        // masked_scatter from a source of as many elements as the value (never short).
+        Tensor src = lf::cast(lf::rand({a.t.numel()}) * 4 - 2, a.t.dtype());
+        r = lf::masked_scatter(a.t, lf::rand(a.t.shape()) < 0.5f, src);
+        what.str("");
+        what << "masked_scatter(" << a.name << ", rand < 0.5, rand[" << a.t.numel() << "])";
+        rel = grow(a.rel);
         fuzzy = a.fuzzy;
       }
     } else {

@@ -186,6 +186,51 @@ TEST(IndexingFusion, GatherOfAPendingSourceWritesItFirst) {
   EXPECT_EQ(lf::index_select(lf::arange(0, 10), 0, i).to_vector<float>(), (std::vector<float>{9, 0}));  // a generator
 }
 
+// masked_scatter: the selected positions, in row-major order of the broadcast shape, take source's
+// elements in order; a mask that selects more than source holds is an error at the sync point.
+TEST_P(Indexing, MaskedScatterFillsSelectedPositionsInOrder) {
+  FusionScope scope(GetParam());
+  auto mask = [](std::vector<bool> v, lf::Shape s) { return lf::from_vector(v, std::move(s)); };
+  Tensor src = floats({1, 2, 3, 4, 5}, {5});
+  EXPECT_EQ(lf::masked_scatter(lf::zeros({2, 3}), mask({true, false, true, false, true, false}, {2, 3}), src)
+                .to_vector<float>(),
+            (std::vector<float>{1, 0, 2, 0, 3, 0}));
+  // The mask broadcasts over x's rows; source of another shape.
+  EXPECT_EQ(lf::masked_scatter(floats({9, 9, 9, 9, 9, 9}, {2, 3}), mask({true, false, true}, {3}), src.reshape({5, 1}))
+                .to_vector<float>(),
+            (std::vector<float>{1, 9, 2, 3, 9, 4}));
+  // x broadcasts too; an empty source with nothing selected; no element selected.
+  EXPECT_EQ(lf::masked_scatter(floats({7}, {1}), mask({false, true}, {2}), src).to_vector<float>(),
+            (std::vector<float>{7, 1}));
+  EXPECT_EQ(lf::masked_scatter(floats({7, 8}, {2}), mask({false, false}, {2}), lf::zeros({0})).to_vector<float>(),
+            (std::vector<float>{7, 8}));
+  try {
+    lf::masked_scatter(lf::zeros({2, 3}), mask({true, true, true, false, false, false}, {2, 3}), floats({1, 2}, {2}))
+        .to_vector<float>();
+    ADD_FAILURE() << "no error for a short source";
+  } catch (const lf::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("lf::masked_scatter: the mask selects more elements than source has (2)"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    lf::masked_scatter(lf::zeros({2}), mask({true, false}, {2}), lf::zeros({0})).to_vector<float>();
+    ADD_FAILURE() << "no error for an empty source";
+  } catch (const lf::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("source has (0)"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(lf::masked_scatter(lf::zeros({2}), lf::zeros({2}), src), lf::Error);  // a float mask
+  EXPECT_THROW(lf::masked_scatter(lf::zeros({2}), mask({true, false}, {2}), ints({1}, {1})), lf::Error);  // dtype
+  // Every dtype, computed operands through a view, NaN and inf, against the reference.
+  for (DType dt : {DType::Bool, DType::Int32, DType::Int64, DType::Float16, DType::BFloat16, DType::Float32,
+                   DType::Float64}) {
+    Tensor x = lf::cast((lf::rand({17, 6}) - 0.5) * 40, dt).transpose(0, 1);  // [6, 17], strided
+    Tensor m = lf::rand({6, 17}) < 0.4f;
+    Tensor source = lf::cast(lf::where(lf::rand({120}) < 0.1f, std::nan(""), lf::rand({120}) * 8), dt);
+    lf::test::expect_matches_reference(lf::masked_scatter(x, m, source), 1, std::string("masked_scatter ") + lf::dtype_name(dt));
+  }
+}
+
 TEST_P(Indexing, IndexOutOfRangeIsAnErrorAtTheSyncPoint) {
   FusionScope scope(GetParam());
   Tensor x = lf::arange(0, 6).reshape({2, 3});
