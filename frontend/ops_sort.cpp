@@ -101,17 +101,19 @@ Tensor msort(const Tensor& x) {
 
 namespace {
 
-// The runs of equal neighbours in the 1-D `s` (NaN is never equal, -0.0 equals 0.0): a run starts
-// where s[i] != s[i - 1]. `runs` is each element's run (an int64 cumsum of the starts); nonzero of
+// The runs of equal neighbours in the 1-D `s`, or of equal rows of the 2-D `s` (NaN is never equal,
+// -0.0 equals 0.0): a run starts where s[i] != s[i - 1]. `runs` is each element's run (an int64 cumsum of the starts); nonzero of
 // the starts is the one sync point, reading back only the number of runs.
 struct Runs {
   Tensor starts, runs, counts;
 };
 
 Runs runs_of(const Tensor& s) {
-  int64_t n = s.numel();
-  Tensor first = ones_like(slice(s, 0, 0, 1), DType::Bool);
-  Tensor starts_here = cat({first, slice(s, 0, 1, n) != slice(s, 0, 0, n - 1)}, 0);
+  int64_t n = s.size(0);
+  Tensor first = full({1}, 1, DType::Bool).to(s.device());
+  Tensor differs = slice(s, 0, 1, n) != slice(s, 0, 0, n - 1);
+  if (s.dim() == 2) differs = any(differs, {1});  // rows [n, k]: a row differs in any column
+  Tensor starts_here = cat({first, differs}, 0);
   Runs r;
   r.runs = cumsum(starts_here, 0) - 1;
   r.starts = reshape(nonzero(starts_here), {-1});
@@ -142,6 +144,36 @@ Unique unique(const Tensor& x) {
   u.counts = r.counts;
   // Element order[i] of x sorted to place i, in run runs[i].
   u.inverse = reshape(scatter(zeros_like(order), 0, order, r.runs), x.shape());
+  return u;
+}
+
+Unique unique(const Tensor& x, int64_t dim) {
+  detail::check_defined("unique", {&x});
+  if (x.dim() == 0) fail("unique", "a rank-0 tensor has no dim to take slices along", {&x});
+  int64_t d = detail::normalize_dim("unique", dim, x.dim(), x);
+  // The slices along dim as rows [n, k], sorted lexicographically: stable argsorts by the last
+  // column first (k sorts of n keys), each permuting the order the earlier ones left.
+  Tensor moved = movedim(x, {d}, {0});
+  Shape rest(moved.shape().begin() + 1, moved.shape().end());
+  int64_t n = x.size(d), k = shape_numel(rest);
+  Tensor rows = reshape(moved, {n, k});
+  Tensor order = arange(0, static_cast<double>(n), 1, DType::Int64).to(x.device());
+  for (int64_t c = k - 1; c >= 0 && n > 1; --c)
+    order = gather(order, 0, argsort(take(select(rows, 1, c), order), 0));
+  Unique u;
+  if (n == 0) {
+    u.values = x;
+    u.inverse = zeros({0}, DType::Int64).to(x.device());
+    u.counts = zeros({0}, DType::Int64).to(x.device());
+    return u;
+  }
+  Tensor sorted = index_select(rows, 0, order);
+  Runs r = runs_of(sorted);
+  Shape out = rest;
+  out.insert(out.begin(), r.starts.numel());
+  u.values = movedim(reshape(index_select(sorted, 0, r.starts), out), {0}, {d});
+  u.counts = r.counts;
+  u.inverse = scatter(zeros_like(order), 0, order, r.runs);
   return u;
 }
 

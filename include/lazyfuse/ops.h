@@ -409,6 +409,10 @@ struct Unique {
   Tensor values, inverse, counts;
 };
 Unique unique(const Tensor& x);
+// torch.unique(x, dim=dim): the distinct slices along dim, sorted lexicographically (a stable
+// argsort per element of a slice: k sorts of n keys for n slices of k elements), with `inverse`
+// (int64 [n]: each slice's place) and `counts`. A sync point like unique(x).
+Unique unique(const Tensor& x, int64_t dim);
 // torch.unique_consecutive: the first value of each run of equal neighbours in the flattened x
 // (NaN never equals NaN), each element's run as `inverse`, and the runs' lengths. A sync point
 // like unique's.

@@ -229,6 +229,59 @@ TEST_P(Sort, UniqueConsecutiveMatchesHandComputedRuns) {
   }
 }
 
+// unique along a dim: the distinct slices, sorted lexicographically, against a host std::map of
+// the slices for several dtypes and each dim (values of three kinds, so that slices repeat).
+TEST_P(Sort, UniqueAlongADimMatchesAHostMapOfSlices) {
+  FusionScope scope(GetParam());
+  lf::Unique h = lf::unique(lf::from_vector(std::vector<int64_t>{1, 3, 2, 3, 1, 3}, {3, 2}), 0);
+  EXPECT_EQ(h.values.shape(), (lf::Shape{2, 2}));
+  EXPECT_EQ(h.values.to_vector<int64_t>(), (std::vector<int64_t>{1, 3, 2, 3}));
+  EXPECT_EQ(h.inverse.to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 0}));
+  EXPECT_EQ(h.counts.to_vector<int64_t>(), (std::vector<int64_t>{2, 1}));
+  lf::Unique c = lf::unique(lf::from_vector(std::vector<float>{2, 1, 2, 0, 5, 0}, {2, 3}), 1);
+  EXPECT_EQ(c.values.shape(), (lf::Shape{2, 2}));
+  EXPECT_EQ(c.values.to_vector<float>(), (std::vector<float>{1, 2, 5, 0}));  // columns [1, 5] < [2, 0]
+  EXPECT_EQ(c.inverse.to_vector<int64_t>(), (std::vector<int64_t>{1, 0, 1}));
+  EXPECT_EQ(lf::unique(lf::zeros({0, 3}), 0).values.shape(), (lf::Shape{0, 3}));
+  EXPECT_EQ(lf::unique(lf::zeros({4, 0}), 0).counts.to_vector<int64_t>(), (std::vector<int64_t>{4}));
+  EXPECT_THROW(lf::unique(lf::scalar(1.0f), 0), lf::Error);
+  EXPECT_THROW(lf::unique(lf::zeros({2, 2}), 2), lf::Error);
+  for (DType dt : {DType::Bool, DType::Int32, DType::Float16, DType::Float32})
+    for (int64_t d : {0, 1, 2}) {
+      Tensor x = lf::cast(lf::floor(lf::rand({6, 4, 2}) * (dt == DType::Bool ? 2 : 3)), dt);
+      lf::sync();
+      std::vector<double> hx = lf::cast(x, DType::Float64).to_vector<double>();
+      const int64_t sizes[3] = {6, 4, 2}, strides[3] = {8, 2, 1};
+      int64_t n = sizes[d];
+      std::map<std::vector<double>, int64_t> count;
+      std::vector<std::vector<double>> slices;
+      for (int64_t i = 0; i < n; ++i) {
+        std::vector<double> sl;
+        for (int64_t e = 0; e < 48; ++e)
+          if ((e / strides[d]) % sizes[d] == i) sl.push_back(hx[static_cast<size_t>(e)]);
+        slices.push_back(sl);
+        ++count[sl];
+      }
+      lf::Unique u = lf::unique(x, d);
+      std::string what = std::string(lf::dtype_name(dt)) + " dim " + std::to_string(d);
+      ASSERT_EQ(u.values.size(d), static_cast<int64_t>(count.size())) << what;
+      std::vector<int64_t> counts = u.counts.to_vector<int64_t>(), inverse = u.inverse.to_vector<int64_t>();
+      Tensor values = lf::cast(u.values, DType::Float64);
+      size_t j = 0;
+      for (const auto& [sl, cnt] : count) {  // the map's order is the lexicographic one
+        std::vector<double> got = lf::reshape(lf::contiguous(lf::select(values, d, static_cast<int64_t>(j))), {-1})
+                                      .to_vector<double>();
+        EXPECT_EQ(got, sl) << what << " slice " << j;
+        EXPECT_EQ(counts[j], cnt) << what << " slice " << j;
+        ++j;
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        auto it = count.find(slices[static_cast<size_t>(i)]);
+        EXPECT_EQ(inverse[static_cast<size_t>(i)], std::distance(count.begin(), it)) << what << " inverse " << i;
+      }
+    }
+}
+
 // unique's size is its one sync point: the number of distinct values is read back, and values,
 // inverse and counts are still lazy after it (they run in the consumer's flush).
 TEST_P(Sort, UniqueReadsBackOnlyItsSize) {
