@@ -3,6 +3,7 @@
 // record ScatterAdd; masked_fill and one_hot are elementwise composites; sort and topk are an
 // argsort followed by a gather.
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -225,6 +226,30 @@ Tensor bincount(const Tensor& x, const Tensor& weights, int64_t minlength) {
   DType dt = !weights.defined() ? DType::Int64 : weights.dtype() == DType::Float32 ? DType::Float32 : DType::Float64;
   Tensor w = weights.defined() ? detail::cast_to(weights, dt) : ones({x.numel()}, dt);
   return scatter_add(zeros({n}, dt).to(x.device()), 0, x, w.to(x.device()));
+}
+
+Tensor histc(const Tensor& x, int64_t bins, double min, double max) {
+  detail::check_defined("histc", {&x});
+  if (!is_floating(x.dtype())) fail("histc", "x must be a floating-point tensor", {&x});
+  if (bins <= 0) fail("histc", "bins must be positive (got " + std::to_string(bins) + ")", {&x});
+  if (!(min <= max)) fail("histc", "min must not exceed max", {&x});
+  if (min == max && x.numel() > 0) {  // the data's range (a sync point), as PyTorch
+    std::vector<double> v = stack({lf::min(x), lf::max(x)}).to_vector<double>();
+    min = v[0];
+    max = v[1];
+  }
+  if (!std::isfinite(min) || !std::isfinite(max))
+    fail("histc", "the range [" + std::to_string(min) + ", " + std::to_string(max) + "] is not finite", {&x});
+  if (min == max) {
+    min -= 1;
+    max += 1;
+  }
+  // Bin floor((x - min) * bins / (max - min)); max itself in the last bin; values outside the
+  // range (and NaN) add nothing.
+  Tensor flat = flatten(x);
+  Tensor inside = (flat >= min) && (flat <= max);
+  Tensor bin = clamp(cast(floor((flat - min) * (static_cast<double>(bins) / (max - min))), DType::Int64), 0, bins - 1);
+  return scatter_add(zeros({bins}, x.dtype()).to(x.device()), 0, where(inside, bin, 0), cast(inside, x.dtype()));
 }
 
 Tensor one_hot(const Tensor& x, int64_t num_classes) {

@@ -255,6 +255,19 @@ Tensor searchsorted(const Tensor& sorted_sequence, Scalar value, bool out_int32,
   return out_int32 ? cast(pos, DType::Int32) : pos;
 }
 
+Tensor isin(const Tensor& elements, const Tensor& test_elements, bool invert) {
+  detail::check_defined("isin", {&elements, &test_elements});
+  detail::check_same_device("isin", {&elements, &test_elements});
+  int64_t n = test_elements.numel();
+  if (n == 0) return full_like(elements, invert ? 1 : 0, DType::Bool);
+  // Each element's place in the sorted test elements (a fused binary search), compared with the
+  // test element there: NaN is never found, -0.0 finds 0.0.
+  Tensor sorted = sort(flatten(test_elements), 0).first;
+  Tensor at = clamp_max(searchsorted(sorted, elements), n - 1);
+  Tensor found = take(sorted, at) == elements;
+  return invert ? !found : found;
+}
+
 Tensor bucketize(const Tensor& input, const Tensor& boundaries, bool out_int32, bool right) {
   detail::check_defined("bucketize", {&input, &boundaries});
   if (boundaries.dim() != 1) fail("bucketize", "boundaries must have one dim", {&input, &boundaries});

@@ -361,6 +361,11 @@ Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tens
 // Counts of each value of the 1-D non-negative integer x (weighted sums with `weights`). The
 // result's size, max(x) + 1 (at least minlength), is data: a sync point that reads max and min of x.
 Tensor bincount(const Tensor& x, const Tensor& weights = {}, int64_t minlength = 0);
+// torch.histc: counts of x's elements (flattened, floating point) in `bins` equal bins over
+// [min, max], in x's dtype; max falls in the last bin, values outside (and NaN) are not counted.
+// min == max: the data's min and max (a sync point that reads them), widened by 1 each way when
+// they are equal too.
+Tensor histc(const Tensor& x, int64_t bins = 100, double min = 0, double max = 0);
 // int64 one-hot rows (x.shape + [num_classes]); num_classes -1: max(x) + 1. Reads min and max of x
 // (a sync point) to check the classes, like PyTorch.
 Tensor one_hot(const Tensor& x, int64_t num_classes = -1);
@@ -427,6 +432,9 @@ Unique unique_consecutive(const Tensor& x);
 Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& values, bool out_int32 = false, bool right = false,
                     const Tensor& sorter = {});
 Tensor searchsorted(const Tensor& sorted_sequence, Scalar value, bool out_int32 = false, bool right = false);
+// torch.isin: whether each element of `elements` equals one of test_elements (bool, elements'
+// shape; `invert`: the negation). A sort of the test elements and a fused binary search.
+Tensor isin(const Tensor& elements, const Tensor& test_elements, bool invert = false);
 // torch.bucketize: searchsorted(boundaries, input, out_int32, right) for 1-D boundaries.
 Tensor bucketize(const Tensor& input, const Tensor& boundaries, bool out_int32 = false, bool right = false);
 

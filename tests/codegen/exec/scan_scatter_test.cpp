@@ -290,6 +290,41 @@ TEST_P(ScanScatter, ScatterIndexOutOfRangeIsAnErrorAtTheSyncPoint) {
             (std::vector<int64_t>{1, 0, 2}));
 }
 
+// histc against a host count with PyTorch's rule (bin floor((x - min) * bins / (max - min)), max in
+// the last bin, outside values and NaN not counted), for the float dtypes; the data's own range
+// when min == max.
+TEST_P(ScanScatter, HistcMatchesAHostCount) {
+  FusionScope scope(GetParam());
+  const float nan = std::nanf("");
+  EXPECT_EQ(lf::histc(lf::from_vector(std::vector<float>{1, 2, 1}, {3}), 4, 0, 3).to_vector<float>(),
+            (std::vector<float>{0, 2, 1, 0}));  // PyTorch's example
+  EXPECT_EQ(lf::histc(lf::from_vector(std::vector<float>{0, 3, 3.5f, -1, nan, 1.5f}, {2, 3}), 3, 0, 3).to_vector<float>(),
+            (std::vector<float>{1, 1, 1}));  // 3 is in the last bin; 3.5, -1 and NaN are not counted
+  EXPECT_EQ(lf::histc(lf::from_vector(std::vector<float>{2, 4, 4, 3}, {4}), 2).to_vector<float>(),
+            (std::vector<float>{1, 3}));  // the data's range [2, 4]
+  EXPECT_EQ(lf::histc(lf::full({3}, 5), 2).to_vector<float>(), (std::vector<float>{0, 3}));  // [4, 6]
+  EXPECT_EQ(lf::histc(lf::zeros({0}), 3).to_vector<float>(), (std::vector<float>{0, 0, 0}));
+  EXPECT_THROW(lf::histc(lf::zeros({3}, DType::Int32), 3), lf::Error);
+  EXPECT_THROW(lf::histc(lf::zeros({3}), 0), lf::Error);
+  EXPECT_THROW(lf::histc(lf::zeros({3}), 3, 2, 1), lf::Error);
+  // Values (2k + 1) / 128 in (-1, 1) (exact in every float dtype, as are x + 1 and its product by
+  // 4, so the bins do not depend on rounding), the range's two ends, and values outside it.
+  lf::test::Rng rng(5);
+  std::vector<double> v;
+  for (int i = 0; i < 300; ++i) v.push_back((static_cast<double>(rng.range(-64, 63)) + 0.5) / 64);
+  for (double e : {-1.0, 1.0, 1.0, -1.25, 1.5, 0.0}) v.push_back(e);
+  std::vector<double> want(8, 0);
+  for (double e : v)
+    if (e >= -1 && e <= 1) want[static_cast<size_t>(std::min<int64_t>(7, static_cast<int64_t>(std::floor((e + 1) * 4))))] += 1;
+  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}) {
+    Tensor x = lf::cast(lf::from_vector(v, {static_cast<int64_t>(v.size())}), dt).reshape({2, -1});
+    Tensor got = lf::histc(x * 1, 8, -1, 1);  // a computed input, fused into the bins' kernel
+    EXPECT_EQ(got.dtype(), dt);
+    EXPECT_EQ(lf::cast(got, DType::Float64).to_vector<double>(), want) << lf::dtype_name(dt);
+    lf::test::expect_matches_reference(lf::histc(x * 2, 5, -1, 1), 1, "histc");
+  }
+}
+
 // nonzero and masked_select against values computed on the host from the inputs.
 TEST_P(ScanScatter, NonzeroAndMaskedSelect) {
   FusionScope scope(GetParam());

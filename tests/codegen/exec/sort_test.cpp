@@ -428,6 +428,28 @@ TEST_P(Sort, SearchsortedMatchesALinearCount) {
     }
 }
 
+// isin: against a host set, for every dtype, test elements with duplicates, NaN never found.
+TEST_P(Sort, IsinMatchesAHostSet) {
+  FusionScope scope(GetParam());
+  const float nan = std::nanf("");
+  Tensor e = lf::from_vector(std::vector<float>{1, 2, 3, nan, -0.0f, 7}, {2, 3});
+  Tensor t = lf::from_vector(std::vector<float>{3, 0, nan, 1, 1}, {5});
+  EXPECT_EQ(lf::isin(e, t).to_vector<bool>(), (std::vector<bool>{true, false, true, false, true, false}));
+  EXPECT_EQ(lf::isin(e, t, true).to_vector<bool>(), (std::vector<bool>{false, true, false, true, false, true}));
+  EXPECT_EQ(lf::isin(e, lf::zeros({0})).to_vector<bool>(), std::vector<bool>(6, false));
+  EXPECT_EQ(lf::isin(e, t).shape(), (lf::Shape{2, 3}));
+  for (DType dt : kDTypes) {
+    Tensor x = keys(dt, {30, 7}, 61), test = keys(dt, {2, 40}, 62);
+    std::vector<double> hx = lf::cast(x, DType::Float64).to_vector<double>();
+    std::vector<double> ht = lf::cast(test, DType::Float64).to_vector<double>();
+    std::vector<bool> got = lf::isin(x, test).to_vector<bool>();
+    for (size_t i = 0; i < hx.size(); ++i) {
+      bool want = std::find(ht.begin(), ht.end(), hx[i]) != ht.end();  // == : NaN never, -0.0 finds 0.0
+      ASSERT_EQ(got[i], want) << lf::dtype_name(dt) << " " << hx[i];
+    }
+  }
+}
+
 // The search is one kernel with its producers and consumers: log2(M) + 1 gathers fused.
 TEST(SearchsortedFusion, TheWholeSearchIsOneKernel) {
   Tensor seq = lf::sort(keys(DType::Float32, {1000}, 5), 0).first;
