@@ -127,6 +127,16 @@ std::vector<Case> cases() {
          Tensor ids = lf::cast(lf::abs(input({4, 3})) * 5, DType::Int64);
          return lf::layer_norm(lf::embedding(input({10, 64}), ids), 1) + lf::take(input({50}), ids).unsqueeze(-1);
        }},
+      // Compositions over gathers (this session): searchsorted's lifted search (one gather per step
+      // at an index computed from the previous step), masked_scatter's gather at a running count.
+      {"searchsorted", [] {
+         Tensor seq = input({3, 40}), v = input({3, 9});
+         return lf::searchsorted(seq, v * 2, false, true) + lf::searchsorted(lf::select(seq, 0, 0), v);
+       }},
+      {"masked_scatter_gather", [] {
+         Tensor at = lf::cast(lf::abs(input({30})) * 3, DType::Int64);
+         return lf::where(input({30}) > 0, lf::take(input({12}), at), input({30}));
+       }},
       {"bitwise", [] {
          Tensor a = lf::cast(input({40}) * 10, DType::Int32), b = lf::cast(input({40}) * 10, DType::Int64);
          Tensor m = input({40}) > 0;
