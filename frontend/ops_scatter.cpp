@@ -197,4 +197,69 @@ Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tens
   return reshape(out, x.shape());
 }
 
+// numpy's mixed indexing, reduced to index tensors over the first k dims: each slice becomes an
+// arange of its positions (lf::slice of an arange clamps exactly as a slice does) on its own axis of
+// the region, each tensor or integer keeps its place in the broadcast block B, and the region's
+// axes follow numpy's order (B in place when the tensors are adjacent, else first).
+Tensor index_put(const Tensor& x, const std::vector<Index>& index, const Tensor& v, bool accumulate) {
+  detail::check_defined("index_put", {&x, &v});
+  const size_t k = index.size();
+  if (k == 0 || static_cast<int64_t>(k) > x.dim())
+    fail("index_put", std::to_string(k) + " indices for " + std::to_string(x.dim()) + " dims", {&x, &v});
+  std::vector<Tensor> parts(k);
+  std::vector<size_t> advanced;
+  Shape b;
+  for (size_t d = 0; d < k; ++d) {
+    const Index& i = index[d];
+    if (i.is_slice()) continue;
+    if (i.is_integer()) {
+      parts[d] = full({}, static_cast<double>(i.integer()), DType::Int64).to(x.device());
+    } else {
+      parts[d] = i.tensor();
+      detail::check_defined("index_put", {&parts[d]});
+      detail::check_same_device("index_put", {&x, &parts[d]});
+    }
+    b = advanced.empty() ? parts[d].shape() : detail::broadcast_shapes("index_put", b, parts[d].shape(), {&x, &parts[d]});
+    advanced.push_back(d);
+  }
+  if (advanced.empty() && !accumulate) {
+    std::vector<Slice> slices;
+    for (const Index& i : index) slices.push_back(i.slice());
+    return index_put(x, slices, v);
+  }
+  bool adjacent = advanced.empty() || advanced.back() - advanced.front() + 1 == advanced.size();
+  // Region axes: slices before the block (when adjacent), the block, the other slices.
+  const size_t nb = b.size(), nslices = k - advanced.size();
+  const size_t rank = nb + nslices;
+  size_t block_at = 0;
+  if (adjacent && !advanced.empty())
+    for (size_t d = 0; d < advanced.front(); ++d) block_at += index[d].is_slice() ? 1 : 0;
+  std::vector<Tensor> tensors;
+  size_t next_slice_axis = 0;
+  for (size_t d = 0; d < k; ++d) {
+    Shape shape(rank, 1);
+    if (index[d].is_slice()) {
+      const Slice& sl = index[d].slice();
+      if (sl.step <= 0)
+        fail("index_put", "slice step must be positive, not " + std::to_string(sl.step) + " (dim " + std::to_string(d) + ")",
+             {&x, &v});
+      Tensor pos = lf::slice(arange(0, static_cast<double>(x.size(static_cast<int64_t>(d))), 1, DType::Int64).to(x.device()),
+                             0, sl.start, sl.end, sl.step);
+      if (next_slice_axis == block_at && !advanced.empty()) next_slice_axis += nb;  // skip the block
+      shape[next_slice_axis++] = pos.numel();
+      tensors.push_back(reshape(pos, shape));
+    } else {
+      const Shape& t = parts[d].shape();
+      for (size_t j = 0; j < t.size(); ++j) shape[block_at + nb - t.size() + j] = t[j];
+      tensors.push_back(reshape(parts[d], shape));
+    }
+  }
+  return index_put(x, tensors, v, accumulate);
+}
+
+Tensor index_put(const Tensor& x, const std::vector<Index>& index, Scalar v, bool accumulate) {
+  detail::check_defined("index_put", {&x});
+  return index_put(x, index, full({}, v.to_double(), x.dtype()).to(x.device()), accumulate);
+}
+
 }  // namespace lf

@@ -472,5 +472,34 @@ inline Slice slice(int64_t start, int64_t end = INT64_MAX, int64_t step = 1) { r
 Tensor index_put(const Tensor& x, const std::vector<Slice>& index, const Tensor& v);
 Tensor index_put(const Tensor& x, const std::vector<Slice>& index, Scalar v);
 Tensor index_put(const Tensor& x, const Tensor& mask, const Tensor& v);  // where(mask, v, x), x's dtype (int mask: above)
+// numpy's x[a, b, ...] = v with slices, integers and index tensors mixed, on a copy:
+// index_put(x, index_list(slice(0), idx, 2), v). Tensors (int32/int64) and integers broadcast together to
+// B; the region is B in place of the tensors when they are adjacent in the index, else B first,
+// then the slices' dims in order (numpy's rule); v broadcasts to the region plus x's dims past the
+// index. accumulate: += (duplicates add up). It runs as index_put with index tensors, each slice an
+// arange of its positions.
+class Index {
+ public:
+  explicit Index(Slice s) : slice_(s) {}
+  explicit Index(Tensor t) : tensor_(std::move(t)) {}
+  explicit Index(int64_t i) : integer_(i), is_integer_(true) {}
+  const Slice& slice() const { return slice_; }
+  const Tensor& tensor() const { return tensor_; }
+  bool is_slice() const { return !tensor_.defined() && !is_integer_; }
+  bool is_integer() const { return is_integer_; }
+  int64_t integer() const { return integer_; }
+
+ private:
+  Slice slice_;
+  Tensor tensor_;
+  int64_t integer_ = 0;
+  bool is_integer_ = false;
+};
+template <typename... Parts>
+std::vector<Index> index_list(const Parts&... parts) {
+  return {Index(parts)...};
+}
+Tensor index_put(const Tensor& x, const std::vector<Index>& index, const Tensor& v, bool accumulate = false);
+Tensor index_put(const Tensor& x, const std::vector<Index>& index, Scalar v, bool accumulate = false);
 
 }  // namespace lf

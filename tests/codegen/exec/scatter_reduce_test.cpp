@@ -132,6 +132,65 @@ TEST(ScatterFamily, MatchesPyTorchOnSmallCases) {
   EXPECT_EQ(lf::scatter(b, 0, ints({2}), true).to_vector<bool>(), (std::vector<bool>{false, false, true}));
 }
 
+// numpy's mixed indexing, x[...] = v with slices, integers and index tensors, each case checked
+// against host loops over numpy's region: x[:, [1, 3]], x[[0, 2], :, [1, 4]] (separated: the
+// broadcast block first), x[1, :, [0, 2]], x[:, 1, 2:4] (no tensor), and accumulate with
+// duplicates.
+TEST(ScatterFamily, MixedIndexingFollowsNumpysRegion) {
+  const lf::Shape shape{3, 4, 5};
+  Tensor x = lf::arange(0, 60).reshape(shape);
+  std::vector<float> base = x.to_vector<float>();
+  auto at3 = [](int64_t i, int64_t j, int64_t k) { return static_cast<size_t>((i * 4 + j) * 5 + k); };
+  // x[:, [1, 3]] = v, v of the region [3, 2, 5].
+  Tensor v1 = lf::arange(100, 130).reshape({3, 2, 5});
+  std::vector<float> want = base, hv = v1.to_vector<float>();
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t k = 0; k < 5; ++k) want[at3(i, b == 0 ? 1 : 3, k)] = hv[static_cast<size_t>((i * 2 + b) * 5 + k)];
+  EXPECT_EQ(lf::index_put(x, lf::index_list(lf::slice(0), ints({1, 3})), v1).to_vector<float>(), want);
+  // x[[0, 2], :, [1, 4]] = v: the tensors are separated, the region is [2 (block), 4].
+  Tensor v2 = lf::arange(200, 208).reshape({2, 4});
+  want = base;
+  hv = v2.to_vector<float>();
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t j = 0; j < 4; ++j) want[at3(b == 0 ? 0 : 2, j, b == 0 ? 1 : 4)] = hv[static_cast<size_t>(b * 4 + j)];
+  EXPECT_EQ(lf::index_put(x, lf::index_list(ints({0, 2}), lf::slice(0), ints({1, 4})), v2).to_vector<float>(), want);
+  // x[1, :, [0, 2]] = v: an integer is an index too (separated from the tensor: block first).
+  Tensor v3 = lf::arange(300, 308).reshape({2, 4});
+  want = base;
+  hv = v3.to_vector<float>();
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t j = 0; j < 4; ++j) want[at3(1, j, b == 0 ? 0 : 2)] = hv[static_cast<size_t>(b * 4 + j)];
+  EXPECT_EQ(lf::index_put(x, lf::index_list(int64_t{1}, lf::slice(0), ints({0, 2})), v3).to_vector<float>(), want);
+  // x[:, -1, 2:4] = 7 (integers and slices only), and += with accumulate.
+  want = base;
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t k = 2; k < 4; ++k) want[at3(i, 3, k)] = 7;
+  EXPECT_EQ(lf::index_put(x, lf::index_list(lf::slice(0), int64_t{-1}, lf::slice(2, 4)), 7).to_vector<float>(), want);
+  want = base;
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t k = 2; k < 4; ++k) want[at3(i, 3, k)] += 7;
+  EXPECT_EQ(lf::index_put(x, lf::index_list(lf::slice(0), int64_t{-1}, lf::slice(2, 4)), 7, true).to_vector<float>(), want);
+  // Duplicates add up with accumulate: x[::2, [1, 1]] += 1 (rows 0 and 2, column 1 twice).
+  want = base;
+  for (int64_t i : {0, 2})
+    for (int64_t k = 0; k < 5; ++k) want[at3(i, 1, k)] += 2;
+  EXPECT_EQ(lf::index_put(x, lf::index_list(lf::slice(0, 3, 2), ints({1, 1})), lf::ones({1}), true).to_vector<float>(), want);
+  // Against the reference, fused and unfused, with a computed index and a broadcast v.
+  for (bool fused : {true, false}) {
+    FusionScope scope(fused);
+    Tensor idx = lf::cast(lf::floor(data({2, 1}, DType::Float32, 0, 4)), DType::Int32);
+    lf::test::expect_matches_reference(
+        lf::index_put(x * 2, lf::index_list(lf::slice(1), idx, ints({0, 4})), data({2, 2, 1}, DType::Float32, -1, 1), true) + 1, 4,
+        "mixed index_put");
+  }
+  // Errors at the call name index_put.
+  EXPECT_THROW(lf::index_put(x, lf::index_list(lf::slice(0), lf::slice(0), lf::slice(0), lf::slice(0)), 1), lf::Error);
+  EXPECT_THROW(lf::index_put(x, lf::index_list(ints({0, 1}), ints({0, 1, 2})), 1), lf::Error);
+  EXPECT_THROW(lf::index_put(x, lf::index_list(lf::slice(0, 3, 0), ints({1})), 1), lf::Error);
+  EXPECT_THROW(lf::index_put(x, lf::index_list(ints({1})), lf::ones({2, 5})), lf::Error);  // v does not broadcast
+}
+
 class ScatterFamilyRef : public ::testing::TestWithParam<bool> {};  // fusion on, off
 
 TEST_P(ScatterFamilyRef, ScatterAndReduceMatchReferenceEveryDtype) {
