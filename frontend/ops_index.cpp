@@ -12,10 +12,22 @@
 #include "lazyfuse/ops.h"
 
 namespace lf {
+namespace detail {
+
+Tensor record_gather(const Tensor& src, int64_t axis, const Tensor& index, ir::GatherOp op) {
+  ir::Attrs a;
+  a.axis = axis;
+  a.start = static_cast<int64_t>(op);
+  return record(ir::Op::Gather, src.dtype(), src.device(), index.shape(), {&src, &index}, std::move(a));
+}
+
+}  // namespace detail
+
 namespace {
 
 using detail::fail;
 using detail::record;
+using detail::record_gather;
 using ir::GatherOp;
 using ir::Op;
 
@@ -24,13 +36,6 @@ void check_index(const char* op, const Tensor& index, std::initializer_list<cons
     fail(op, "indices must be int32 or int64, not " + std::string(dtype_name(index.dtype())), args);
 }
 
-// The gather primitive: `src` has the result's sizes except along `axis`; `index` the result's shape.
-Tensor record_gather(const Tensor& src, int64_t axis, const Tensor& index, GatherOp op) {
-  ir::Attrs a;
-  a.axis = axis;
-  a.start = static_cast<int64_t>(op);
-  return record(Op::Gather, src.dtype(), src.device(), index.shape(), {&src, &index}, std::move(a));
-}
 
 Tensor as_1d(const Tensor& x) { return x.dim() == 0 ? reshape(x, {1}) : x; }
 
@@ -115,8 +120,8 @@ Tensor take(const Tensor& x, const Tensor& index) {
 // x with the mask's positions (in row-major order of the broadcast shape) filled from source's
 // elements in order. The k-th selected position reads source[k - 1] behind one padding element
 // that the unselected positions read: a gather at the mask's running count, so a mask selecting
-// more than source holds is a range error at the sync point, and the whole op is index math in
-// one kernel with where.
+// more than source holds is a range error at the sync point. The running count is a cumsum (a scan
+// group of its own); the gather and the where are index math in one kernel after it.
 Tensor masked_scatter(const Tensor& x, const Tensor& mask, const Tensor& source) {
   detail::check_defined("masked_scatter", {&x, &mask, &source});
   detail::check_same_device("masked_scatter", {&x, &mask, &source});

@@ -3,6 +3,7 @@
 // at each row's count of numbers; msort is sort along dim 0; unique
 // sorts on the device and finds the runs of equal values there, reading back only their number
 // (a sync point); unique_consecutive is the same without the sort.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -75,11 +76,11 @@ Tensor median(const Tensor& x) {
 
 std::pair<Tensor, Tensor> nanmedian(const Tensor& x, int64_t dim, bool keepdim) {
   detail::check_defined("nanmedian", {&x});
-  if (!is_floating(x.dtype())) return median(x, dim, keepdim);  // no NaN to skip
   Tensor v = as_1d(x);
   int64_t d = detail::normalize_dim("nanmedian", dim, v.dim(), v);
   if (v.size(d) == 0)
     fail("nanmedian", "dim " + std::to_string(d) + " is empty: a median needs one value at least", {&x});
+  if (!is_floating(x.dtype())) return median(x, dim, keepdim);  // no NaN to skip
   // The stable sort puts a row's c numbers first (NaN is largest): the lower median of those is
   // at (c - 1) / 2, and a row of NaN only gives its first NaN (position 0), as PyTorch.
   Tensor order = argsort(v, d);
@@ -151,6 +152,9 @@ Unique unique(const Tensor& x, int64_t dim) {
   detail::check_defined("unique", {&x});
   if (x.dim() == 0) fail("unique", "a rank-0 tensor has no dim to take slices along", {&x});
   int64_t d = detail::normalize_dim("unique", dim, x.dim(), x);
+  int64_t zero_dims = std::count(x.shape().begin(), x.shape().end(), int64_t{0});
+  if (zero_dims > 1 || (zero_dims == 1 && x.size(d) != 0))  // PyTorch's rule
+    fail("unique", "an empty dim other than dim " + std::to_string(d) + " leaves no slices to compare", {&x});
   // The slices along dim as rows [n, k], sorted lexicographically: stable argsorts by the last
   // column first (k sorts of n keys), each permuting the order the earlier ones left.
   Tensor moved = movedim(x, {d}, {0});
@@ -191,24 +195,26 @@ Unique unique_consecutive(const Tensor& x) {
 
 namespace {
 
-// Binary lifting over the last dim of `seq` (M values): pos grows by each power of two, largest
-// first, while the value it would step over, seq[pos + step - 1], is before the searched value
-// (`before` of that gathered boundary). For a predicate that holds on a prefix of seq this is the
-// prefix's length, as a binary search finds it, in log2(M) + 1 gathers that fuse into one kernel
-// with their compares (index math in the consumer, the small `seq` in cache).
-Tensor lift(const Tensor& seq, const Shape& out, const std::function<Tensor(const Tensor&)>& before) {
+// PyTorch's binary search over the last dim of `seq` (M values), step for step: while start <
+// end, mid = start + (end - start) / 2 and start = mid + 1 where `below(seq[mid])`, else end = mid.
+// floor(log2(M)) + 1 rounds, each a gather at mid, a compare and two `where`s, fuse into one kernel
+// with their producers and consumers (index math in the consumer, the small `seq` in cache). The
+// same probes give PyTorch's answer even where `below` does not hold on a prefix of seq (NaN
+// boundaries, an unsorted sequence).
+Tensor binary_search(const Tensor& seq, const Shape& out, const std::function<Tensor(const Tensor&)>& below) {
   int64_t m = seq.size(-1);
-  Tensor pos = zeros(out, DType::Int64).to(seq.device());
-  if (m == 0) return pos;
-  int64_t step = 1;
-  while (step <= m / 2) step *= 2;
-  for (; step > 0; step /= 2) {
-    Tensor cand = pos + step;
-    Tensor at = clamp_max(cand - 1, m - 1);  // in range: cand - 1 >= 0, and past m is masked below
+  Tensor start = zeros(out, DType::Int64).to(seq.device());
+  if (m == 0) return start;
+  Tensor end = full_like(start, static_cast<double>(m));
+  for (int64_t left = m; left > 0; left /= 2) {
+    Tensor mid = start + ((end - start) >> 1);
+    Tensor at = clamp_max(mid, m - 1);  // mid == m only where start == end: the round changes nothing there
     Tensor b = seq.dim() == 1 ? take(seq, at) : gather(seq, -1, at);
-    pos = where((cand <= m) && before(b), cand, pos);
+    Tensor active = start < end, go_right = below(b);
+    start = where(active && go_right, mid + 1, start);
+    end = where(active && !go_right, mid, end);
   }
-  return pos;
+  return start;
 }
 
 Tensor sorted_boundaries(const char* op, const Tensor& seq, const Tensor& sorter) {
@@ -216,7 +222,7 @@ Tensor sorted_boundaries(const char* op, const Tensor& seq, const Tensor& sorter
   if (!sorter.defined()) return seq;
   if (sorter.dtype() != DType::Int64 || sorter.shape() != seq.shape())
     fail(op, "sorter must be int64 indices of the sorted sequence's shape", {&seq, &sorter});
-  return gather(seq, -1, sorter);
+  return detail::record_gather(seq, seq.dim() - 1, sorter, ir::GatherOp::Searchsorted);  // errors name searchsorted
 }
 
 }  // namespace
@@ -224,6 +230,7 @@ Tensor sorted_boundaries(const char* op, const Tensor& seq, const Tensor& sorter
 Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& values, bool out_int32, bool right,
                     const Tensor& sorter) {
   detail::check_defined("searchsorted", {&sorted_sequence, &values});
+  if (sorter.defined()) detail::check_same_device("searchsorted", {&sorted_sequence, &sorter});
   Tensor seq = sorted_boundaries("searchsorted", sorted_sequence, sorter);
   if (seq.dim() > 1) {
     Shape lead(seq.shape().begin(), seq.shape().end() - 1), vlead;
@@ -235,13 +242,9 @@ Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& values, bool ou
   }
   if (seq.device() != values.device())
     fail("searchsorted", "the sorted sequence and the values are on different devices", {&sorted_sequence, &values});
-  // Left: the boundaries below v; right: also those equal. A NaN boundary is larger than every
-  // number (as sort places it); a NaN value is past every boundary, as PyTorch gives.
-  Tensor nan_value = is_floating(values.dtype()) ? isnan(values) : Tensor();
-  Tensor pos = lift(seq, values.shape(), [&](const Tensor& b) {
-    Tensor below = right ? b <= values : b < values;
-    return nan_value.defined() ? below || nan_value : below;
-  });
+  // PyTorch's tests: left goes past b where !(b >= v), right where !(b > v); so a NaN value is
+  // past every boundary, and a NaN boundary counts as below every value.
+  Tensor pos = binary_search(seq, values.shape(), [&](const Tensor& b) { return !(right ? b > values : b >= values); });
   return out_int32 ? cast(pos, DType::Int32) : pos;
 }
 
@@ -249,9 +252,7 @@ Tensor searchsorted(const Tensor& sorted_sequence, Scalar value, bool out_int32,
   detail::check_defined("searchsorted", {&sorted_sequence});
   if (sorted_sequence.dim() != 1)
     fail("searchsorted", "a number is searched in a sorted sequence of one dim only", {&sorted_sequence});
-  Tensor pos = std::isnan(value.to_double())
-                   ? full({}, static_cast<double>(sorted_sequence.size(0)), DType::Int64).to(sorted_sequence.device())
-                   : lift(sorted_sequence, {}, [&](const Tensor& b) { return right ? b <= value : b < value; });
+  Tensor pos = binary_search(sorted_sequence, {}, [&](const Tensor& b) { return !(right ? b > value : b >= value); });
   return out_int32 ? cast(pos, DType::Int32) : pos;
 }
 
@@ -262,8 +263,10 @@ Tensor isin(const Tensor& elements, const Tensor& test_elements, bool invert) {
   if (n == 0) return full_like(elements, invert ? 1 : 0, DType::Bool);
   // Each element's place in the sorted test elements (a fused binary search), compared with the
   // test element there: NaN is never found, -0.0 finds 0.0.
+  // The search's test is b < v, false for a NaN b: NaN boundaries (sorted last) stay past every
+  // number here, unlike PyTorch's searchsorted test, so a number before them is found.
   Tensor sorted = sort(flatten(test_elements), 0).first;
-  Tensor at = clamp_max(searchsorted(sorted, elements), n - 1);
+  Tensor at = clamp_max(binary_search(sorted, elements.shape(), [&](const Tensor& b) { return b < elements; }), n - 1);
   Tensor found = take(sorted, at) == elements;
   return invert ? !found : found;
 }

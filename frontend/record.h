@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/ir/indexing.h"
 #include "codegen/ir/node.h"
 #include "lazyfuse/tensor.h"
 
@@ -35,6 +36,10 @@ void check_same_device(const char* op, std::initializer_list<const Tensor*> args
 void check_shape(const char* op, const Shape& shape, DType dtype);
 
 int64_t normalize_dim(const char* op, int64_t dim, int64_t rank, const Tensor& x);
+
+// The gather primitive (frontend/ops_index.cpp): `src` has the result's sizes except along `axis`,
+// `index` the result's shape; `op` is the user-facing op its index errors name.
+Tensor record_gather(const Tensor& src, int64_t axis, const Tensor& index, ir::GatherOp op);
 
 DType promote(DType a, DType b);
 DType promote_scalar(DType t, Scalar::Kind kind);

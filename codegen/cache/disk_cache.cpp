@@ -151,6 +151,8 @@ void DiskCache::record_use(const std::string& key, bool loaded) {
   if (!err) {
     {
       std::lock_guard<std::mutex> lock(mu_);
+      // A thread queued here behind one that timed out does not wait out the lock again.
+      if (lock_stuck_.count(dir)) return;
       counted = counted_.count({dir, backend}) > 0;
     }
     err = update_book(dir + "/" + kProgramsFile, Book::Programs, add_use, fault, before_programs_create_);

@@ -9,7 +9,7 @@
 namespace lf::ir {
 
 // IndexPut: index_put checks and normalizes each index tensor by a gather of arange (dim j of x).
-enum class GatherOp : int64_t { Gather = 0, IndexSelect, TakeAlongDim, Take, Embedding, IndexPut, MaskedScatter };
+enum class GatherOp : int64_t { Gather = 0, IndexSelect, TakeAlongDim, Take, Embedding, IndexPut, MaskedScatter, Searchsorted };
 
 inline const char* gather_op_name(int64_t op) {
   switch (static_cast<GatherOp>(op)) {
@@ -20,6 +20,7 @@ inline const char* gather_op_name(int64_t op) {
     case GatherOp::Embedding: return "embedding";
     case GatherOp::IndexPut: return "index_put";
     case GatherOp::MaskedScatter: return "masked_scatter";
+    case GatherOp::Searchsorted: return "searchsorted";
   }
   return "gather";
 }

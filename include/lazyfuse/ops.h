@@ -416,7 +416,8 @@ struct Unique {
 Unique unique(const Tensor& x);
 // torch.unique(x, dim=dim): the distinct slices along dim, sorted lexicographically (a stable
 // argsort per element of a slice: k sorts of n keys for n slices of k elements), with `inverse`
-// (int64 [n]: each slice's place) and `counts`. A sync point like unique(x).
+// (int64 [n]: each slice's place) and `counts`. A sync point like unique(x). Only dim itself may be
+// empty (PyTorch's rule).
 Unique unique(const Tensor& x, int64_t dim);
 // torch.unique_consecutive: the first value of each run of equal neighbours in the flattened x
 // (NaN never equals NaN), each element's run as `inverse`, and the runs' lengths. A sync point
@@ -426,9 +427,9 @@ Unique unique_consecutive(const Tensor& x);
 // torch.searchsorted: for each value, the number of boundaries before it along the last dim of
 // sorted_sequence (ascending; `right`: those equal count too), int64 (int32 with out_int32). A
 // sequence of more than one dim searches each row for the values of the same leading dims;
-// `sorter` (int64, the sequence's shape) gives the ascending order of an unsorted sequence. A NaN
-// value is past every boundary; a NaN boundary is larger than every number (PyTorch's answer
-// there depends on its search's probes).
+// `sorter` (int64, the sequence's shape) gives the ascending order of an unsorted sequence.
+// PyTorch's binary search, probe for probe: a NaN value is past every boundary, and NaN boundaries
+// (or an unsorted sequence) give PyTorch's answer.
 Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& values, bool out_int32 = false, bool right = false,
                     const Tensor& sorter = {});
 Tensor searchsorted(const Tensor& sorted_sequence, Scalar value, bool out_int32 = false, bool right = false);

@@ -660,7 +660,7 @@ class Graph {
              << (with_self ? "" : ", no self") << ")";
         double steps = static_cast<double>(n + 2);
         rel = (m == 0 ? grow(a.rel) * steps : grow(a.rel)) + steps * eps_of(r.dtype()) * 4;
-        fuzzy = is_floating(r.dtype()) && m <= 1;
+        fuzzy = a.fuzzy || (is_floating(r.dtype()) && m <= 1);
       } else {
         r = lf::index_add(a.t, d, idx, src);
         what << "index_add(" << a.name << ", " << d << ", " << in << ", rand" << lf::shape_str(s) << ")";

@@ -243,7 +243,8 @@ TEST_P(Sort, UniqueAlongADimMatchesAHostMapOfSlices) {
   EXPECT_EQ(c.values.to_vector<float>(), (std::vector<float>{1, 2, 5, 0}));  // columns [1, 5] < [2, 0]
   EXPECT_EQ(c.inverse.to_vector<int64_t>(), (std::vector<int64_t>{1, 0, 1}));
   EXPECT_EQ(lf::unique(lf::zeros({0, 3}), 0).values.shape(), (lf::Shape{0, 3}));
-  EXPECT_EQ(lf::unique(lf::zeros({4, 0}), 0).counts.to_vector<int64_t>(), (std::vector<int64_t>{4}));
+  EXPECT_THROW(lf::unique(lf::zeros({4, 0}), 0), lf::Error);  // PyTorch's rule: only the selected dim may be empty
+  EXPECT_THROW(lf::unique(lf::zeros({0, 0}), 0), lf::Error);
   EXPECT_THROW(lf::unique(lf::scalar(1.0f), 0), lf::Error);
   EXPECT_THROW(lf::unique(lf::zeros({2, 2}), 2), lf::Error);
   for (DType dt : {DType::Bool, DType::Int32, DType::Float16, DType::Float32})
@@ -357,13 +358,17 @@ TEST_P(Sort, NanmedianSkipsNaN) {
     }
 }
 
-// The oracle: a linear count of the boundaries before v (NaN boundaries largest, NaN values past
-// them all), in double; the boundaries are ascending in that order.
-int64_t count_before(const std::vector<double>& row, double v, bool right) {
-  if (std::isnan(v)) return static_cast<int64_t>(row.size());
-  int64_t n = 0;
-  for (double b : row) n += (right ? b <= v : b < v) ? 1 : 0;
-  return n;
+// The oracle: PyTorch's cus_lower_bound / cus_upper_bound (aten/src/ATen/native/Bucketization.cpp),
+// in double: on an ascending row of numbers, the count of boundaries before v.
+int64_t torch_search(const std::vector<double>& row, double v, bool right) {
+  int64_t start = 0, end = static_cast<int64_t>(row.size());
+  while (start < end) {
+    int64_t mid = start + ((end - start) >> 1);
+    double b = row[static_cast<size_t>(mid)];
+    if (right ? !(b > v) : !(b >= v)) start = mid + 1;
+    else end = mid;
+  }
+  return start;
 }
 
 TEST_P(Sort, SearchsortedMatchesHandComputedValues) {
@@ -384,7 +389,10 @@ TEST_P(Sort, SearchsortedMatchesHandComputedValues) {
   EXPECT_EQ(lf::searchsorted(b, 5).item<int64_t>(), 2);
   EXPECT_EQ(lf::searchsorted(b, 5, false, true).item<int64_t>(), 3);
   EXPECT_EQ(lf::searchsorted(b, nan).item<int64_t>(), 5);
-  EXPECT_EQ(lf::searchsorted(lf::from_vector(std::vector<float>{1, 2, nan}, {3}), 5.0f).item<int64_t>(), 2);
+  // NaN boundaries as PyTorch's search meets them: a probe of one goes right, so a value past every
+  // number gives M, and [1, 2, NaN, NaN, NaN] gives 5 for 1.5 where counting would give 1.
+  EXPECT_EQ(lf::searchsorted(lf::from_vector(std::vector<float>{1, 2, nan}, {3}), 5.0f).item<int64_t>(), 3);
+  EXPECT_EQ(lf::searchsorted(lf::from_vector(std::vector<float>{1, 2, nan, nan, nan}, {5}), 1.5f).item<int64_t>(), 5);
   EXPECT_EQ(lf::searchsorted(lf::zeros({0}), v).to_vector<int64_t>(), std::vector<int64_t>(8, 0));
   Tensor unsorted = lf::from_vector(std::vector<float>{9, 1, 7, 3, 5}, {5});
   EXPECT_EQ(lf::searchsorted(unsorted, v, false, false, lf::argsort(unsorted)).to_vector<int64_t>(),
@@ -397,9 +405,9 @@ TEST_P(Sort, SearchsortedMatchesHandComputedValues) {
 }
 
 // Every dtype, sequences of 1 to 1500 boundaries (ties, NaN last, infinities), values of every
-// kind through a transposed view, 1-D and rows, both sides: against the oracle and against the
-// reference executor.
-TEST_P(Sort, SearchsortedMatchesALinearCount) {
+// kind through a transposed view, 1-D and rows, both sides: against PyTorch's search and against
+// the reference executor.
+TEST_P(Sort, SearchsortedMatchesPyTorchsSearch) {
   FusionScope scope(GetParam());
   uint64_t seed = 300;
   for (DType dt : kDTypes)
@@ -418,8 +426,8 @@ TEST_P(Sort, SearchsortedMatchesALinearCount) {
           std::vector<double> row1(hs.begin() + m, hs.begin() + 2 * m);
           for (size_t i = 0; i < 40; ++i) {
             double value = hv[r * 40 + i];
-            ASSERT_EQ(got_rows[r * 40 + i], count_before(row, value, right)) << what << " row " << r << " " << value;
-            ASSERT_EQ(got_flat[r * 40 + i], count_before(row1, value, right)) << what << " 1-D " << value;
+            ASSERT_EQ(got_rows[r * 40 + i], torch_search(row, value, right)) << what << " row " << r << " " << value;
+            ASSERT_EQ(got_flat[r * 40 + i], torch_search(row1, value, right)) << what << " 1-D " << value;
           }
         }
         expect_matches_reference(per_row, 1, what + " rows");
@@ -437,6 +445,7 @@ TEST_P(Sort, IsinMatchesAHostSet) {
   EXPECT_EQ(lf::isin(e, t).to_vector<bool>(), (std::vector<bool>{true, false, true, false, true, false}));
   EXPECT_EQ(lf::isin(e, t, true).to_vector<bool>(), (std::vector<bool>{false, true, false, true, false, true}));
   EXPECT_EQ(lf::isin(e, lf::zeros({0})).to_vector<bool>(), std::vector<bool>(6, false));
+  EXPECT_TRUE(lf::isin(lf::full({1}, 1), lf::from_vector(std::vector<float>{1, nan}, {2})).item<bool>());
   EXPECT_EQ(lf::isin(e, t).shape(), (lf::Shape{2, 3}));
   for (DType dt : kDTypes) {
     Tensor x = keys(dt, {30, 7}, 61), test = keys(dt, {2, 40}, 62);
@@ -482,6 +491,10 @@ TEST(SearchsortedErrors, BadArgumentsFailAtTheCall) {
   EXPECT_NE(m.find("one dim only"), std::string::npos) << m;
   m = message([] { lf::searchsorted(lf::ones({5}), lf::ones({3}), false, false, lf::zeros({5}, DType::Int32)); });
   EXPECT_NE(m.find("sorter must be int64"), std::string::npos) << m;
+  m = message([] {
+    lf::searchsorted(lf::ones({5}), lf::ones({3}), false, false, lf::full({5}, 9, DType::Int64)).to_vector<int64_t>();
+  });
+  EXPECT_NE(m.find("lf::searchsorted: index 9 is out of range for dim 0 of size 5"), std::string::npos) << m;
   m = message([] { lf::bucketize(lf::ones({3}), lf::ones({2, 2})); });
   EXPECT_NE(m.find("lf::bucketize: boundaries must have one dim"), std::string::npos) << m;
 }
