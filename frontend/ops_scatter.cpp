@@ -74,6 +74,81 @@ Tensor index_scatter(const char* name, const Tensor& x, int64_t dim, const Tenso
   return x.dim() == 0 ? reshape(out, {}) : out;
 }
 
+// x's first k dims indexed by tensors that broadcast to B (numel m > 0): the row of x viewed as
+// [product of those dims, rest...] that each element of B picks, [m]. Each index is checked and
+// counted from the end by a gather of an arange along its dim (an index error names `op`, the dim
+// and its size; the gathers fuse into the flat index's kernel).
+Tensor flat_rows(const Tensor& x, const std::vector<Tensor>& indices, const Shape& b, ir::GatherOp op) {
+  const int64_t m = shape_numel(b);
+  Tensor flat;
+  for (size_t j = 0; j < indices.size(); ++j) {
+    int64_t n = x.shape()[j];
+    Shape at(j + 1, 1), idx_at(j + 1, 1);
+    at[j] = n;
+    idx_at[j] = m;
+    Tensor src = reshape(arange(0, static_cast<double>(n), 1, DType::Int64).to(x.device()), at);
+    Tensor idx = reshape(expand(indices[j], b), idx_at);
+    Tensor norm = reshape(detail::record_gather(src, static_cast<int64_t>(j), idx, op), {m});
+    flat = j == 0 ? norm : flat * n + norm;
+  }
+  return flat;
+}
+
+// numpy's mixed index over x's first k dims as k index tensors (the region's shape = their
+// broadcast shape): each slice an arange of its positions on its own axis, integers and tensors
+// one block B placed by numpy's rule (in place when adjacent in the index, else first). Sets
+// *slices_only when no entry is a tensor or an integer (the caller may take views instead).
+std::vector<Tensor> mixed_index(const char* name, const Tensor& x, const std::vector<Index>& index, bool* slices_only) {
+  const size_t k = index.size();
+  if (k == 0 || static_cast<int64_t>(k) > x.dim())
+    fail(name, std::to_string(k) + " indices for " + std::to_string(x.dim()) + " dims", {&x});
+  std::vector<Tensor> parts(k);
+  std::vector<size_t> advanced;
+  Shape b;
+  for (size_t d = 0; d < k; ++d) {
+    const Index& i = index[d];
+    if (i.is_slice()) {
+      if (i.slice().step <= 0)
+        fail(name, "slice step must be positive, not " + std::to_string(i.slice().step) + " (dim " + std::to_string(d) + ")",
+             {&x});
+      continue;
+    }
+    if (i.is_integer()) {
+      parts[d] = full({}, static_cast<double>(i.integer()), DType::Int64).to(x.device());
+    } else {
+      parts[d] = i.tensor();
+      detail::check_defined(name, {&parts[d]});
+      detail::check_same_device(name, {&x, &parts[d]});
+    }
+    b = advanced.empty() ? parts[d].shape() : detail::broadcast_shapes(name, b, parts[d].shape(), {&x, &parts[d]});
+    advanced.push_back(d);
+  }
+  *slices_only = advanced.empty();
+  bool adjacent = advanced.empty() || advanced.back() - advanced.front() + 1 == advanced.size();
+  const size_t nb = b.size(), rank = nb + (k - advanced.size());
+  size_t block_at = 0;  // the region axis where B starts
+  if (adjacent && !advanced.empty())
+    for (size_t d = 0; d < advanced.front(); ++d) block_at += index[d].is_slice() ? 1 : 0;
+  std::vector<Tensor> tensors;
+  size_t next_slice_axis = 0;
+  for (size_t d = 0; d < k; ++d) {
+    Shape shape(rank, 1);
+    if (index[d].is_slice()) {
+      const Slice& sl = index[d].slice();
+      Tensor pos = lf::slice(arange(0, static_cast<double>(x.size(static_cast<int64_t>(d))), 1, DType::Int64).to(x.device()),
+                             0, sl.start, sl.end, sl.step);
+      if (next_slice_axis == block_at && !advanced.empty()) next_slice_axis += nb;  // past the block
+      shape[next_slice_axis++] = pos.numel();
+      tensors.push_back(reshape(pos, shape));
+    } else {
+      const Shape& t = parts[d].shape();
+      for (size_t j = 0; j < t.size(); ++j) shape[block_at + nb - t.size() + j] = t[j];
+      tensors.push_back(reshape(parts[d], shape));
+    }
+  }
+  return tensors;
+}
+
 ScatterReduce parse_reduce(const std::string& reduce, const Tensor& x, const Tensor& index, const Tensor& src) {
   if (reduce == "sum") return ScatterReduce::Sum;
   if (reduce == "prod") return ScatterReduce::Prod;
@@ -167,23 +242,9 @@ Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tens
          {&x, &v});
   const int64_t m = shape_numel(b);
   if (m == 0) return x;
-  Tensor flat;
+  Tensor flat = flat_rows(x, indices, b, ir::GatherOp::IndexPut);
   int64_t leading = 1;
-  for (size_t j = 0; j < k; ++j) {
-    int64_t n = x.shape()[j];
-    leading *= n;
-    Shape at(j + 1, 1), idx_at(j + 1, 1);
-    at[j] = n;
-    idx_at[j] = m;
-    Tensor src = reshape(arange(0, static_cast<double>(n), 1, DType::Int64).to(x.device()), at);
-    Tensor idx = reshape(expand(indices[j], b), idx_at);
-    ir::Attrs a;
-    a.axis = static_cast<int64_t>(j);
-    a.start = static_cast<int64_t>(ir::GatherOp::IndexPut);
-    Tensor norm =
-        reshape(detail::record(Op::Gather, DType::Int64, x.device(), idx_at, {&src, &idx}, std::move(a)), {m});
-    flat = j == 0 ? norm : flat * n + norm;
-  }
+  for (size_t j = 0; j < k; ++j) leading *= x.shape()[j];
   Shape self_shape{leading}, rows{m};
   self_shape.insert(self_shape.end(), rest.begin(), rest.end());
   rows.insert(rows.end(), rest.begin(), rest.end());
@@ -197,64 +258,52 @@ Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tens
   return reshape(out, x.shape());
 }
 
-// numpy's mixed indexing, reduced to index tensors over the first k dims: each slice becomes an
-// arange of its positions (lf::slice of an arange clamps exactly as a slice does) on its own axis of
-// the region, each tensor or integer keeps its place in the broadcast block B, and the region's
-// axes follow numpy's order (B in place when the tensors are adjacent, else first).
 Tensor index_put(const Tensor& x, const std::vector<Index>& index, const Tensor& v, bool accumulate) {
   detail::check_defined("index_put", {&x, &v});
-  const size_t k = index.size();
-  if (k == 0 || static_cast<int64_t>(k) > x.dim())
-    fail("index_put", std::to_string(k) + " indices for " + std::to_string(x.dim()) + " dims", {&x, &v});
-  std::vector<Tensor> parts(k);
-  std::vector<size_t> advanced;
-  Shape b;
-  for (size_t d = 0; d < k; ++d) {
-    const Index& i = index[d];
-    if (i.is_slice()) continue;
-    if (i.is_integer()) {
-      parts[d] = full({}, static_cast<double>(i.integer()), DType::Int64).to(x.device());
-    } else {
-      parts[d] = i.tensor();
-      detail::check_defined("index_put", {&parts[d]});
-      detail::check_same_device("index_put", {&x, &parts[d]});
-    }
-    b = advanced.empty() ? parts[d].shape() : detail::broadcast_shapes("index_put", b, parts[d].shape(), {&x, &parts[d]});
-    advanced.push_back(d);
-  }
-  if (advanced.empty() && !accumulate) {
+  bool slices_only = false;
+  std::vector<Tensor> tensors = mixed_index("index_put", x, index, &slices_only);
+  if (slices_only && !accumulate) {  // plain slice assignment: index math, no scatter
     std::vector<Slice> slices;
     for (const Index& i : index) slices.push_back(i.slice());
     return index_put(x, slices, v);
   }
-  bool adjacent = advanced.empty() || advanced.back() - advanced.front() + 1 == advanced.size();
-  // Region axes: slices before the block (when adjacent), the block, the other slices.
-  const size_t nb = b.size(), nslices = k - advanced.size();
-  const size_t rank = nb + nslices;
-  size_t block_at = 0;
-  if (adjacent && !advanced.empty())
-    for (size_t d = 0; d < advanced.front(); ++d) block_at += index[d].is_slice() ? 1 : 0;
-  std::vector<Tensor> tensors;
-  size_t next_slice_axis = 0;
-  for (size_t d = 0; d < k; ++d) {
-    Shape shape(rank, 1);
-    if (index[d].is_slice()) {
-      const Slice& sl = index[d].slice();
-      if (sl.step <= 0)
-        fail("index_put", "slice step must be positive, not " + std::to_string(sl.step) + " (dim " + std::to_string(d) + ")",
-             {&x, &v});
-      Tensor pos = lf::slice(arange(0, static_cast<double>(x.size(static_cast<int64_t>(d))), 1, DType::Int64).to(x.device()),
-                             0, sl.start, sl.end, sl.step);
-      if (next_slice_axis == block_at && !advanced.empty()) next_slice_axis += nb;  // skip the block
-      shape[next_slice_axis++] = pos.numel();
-      tensors.push_back(reshape(pos, shape));
-    } else {
-      const Shape& t = parts[d].shape();
-      for (size_t j = 0; j < t.size(); ++j) shape[block_at + nb - t.size() + j] = t[j];
-      tensors.push_back(reshape(parts[d], shape));
-    }
-  }
   return index_put(x, tensors, v, accumulate);
+}
+
+// numpy's x[...] read: slices and integers alone are views; with index tensors, one gather of the
+// rows of x viewed as [the indexed dims' product, rest...] at their flat index.
+Tensor index(const Tensor& x, const std::vector<Index>& at) {
+  detail::check_defined("index", {&x});
+  bool slices_only = false;
+  std::vector<Tensor> tensors = mixed_index("index", x, at, &slices_only);
+  bool any_tensor = false;
+  for (const Index& i : at) any_tensor |= !i.is_slice() && !i.is_integer();
+  if (!any_tensor) {
+    Tensor out = x;
+    for (size_t d = 0, kept = 0; d < at.size(); ++d) {
+      if (at[d].is_integer()) {
+        out = select(out, static_cast<int64_t>(kept), at[d].integer());
+      } else {
+        const Slice& sl = at[d].slice();
+        out = lf::slice(out, static_cast<int64_t>(kept++), sl.start, sl.end, sl.step);
+      }
+    }
+    return out;
+  }
+  for (const Tensor& t : tensors) check_index("index", t, {&x, &t});
+  Shape b = tensors[0].shape();
+  for (size_t j = 1; j < tensors.size(); ++j) b = detail::broadcast_shapes("index", b, tensors[j].shape(), {&x, &tensors[j]});
+  const size_t k = tensors.size();
+  Shape rest(x.shape().begin() + static_cast<std::ptrdiff_t>(k), x.shape().end());
+  Shape out = b;
+  out.insert(out.end(), rest.begin(), rest.end());
+  int64_t leading = 1;
+  for (size_t j = 0; j < k; ++j) leading *= x.shape()[j];
+  Shape rows{leading};
+  rows.insert(rows.end(), rest.begin(), rest.end());
+  Tensor flat = shape_numel(b) == 0 ? zeros({0}, DType::Int64).to(x.device())
+                                    : flat_rows(x, tensors, b, ir::GatherOp::Index);
+  return reshape(index_select(reshape(x, rows), 0, flat), out);
 }
 
 Tensor index_put(const Tensor& x, const std::vector<Index>& index, Scalar v, bool accumulate) {

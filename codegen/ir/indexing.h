@@ -9,7 +9,7 @@
 namespace lf::ir {
 
 // IndexPut: index_put checks and normalizes each index tensor by a gather of arange (dim j of x).
-enum class GatherOp : int64_t { Gather = 0, IndexSelect, TakeAlongDim, Take, Embedding, IndexPut, MaskedScatter, Searchsorted };
+enum class GatherOp : int64_t { Gather = 0, IndexSelect, TakeAlongDim, Take, Embedding, IndexPut, MaskedScatter, Searchsorted, Index };
 
 inline const char* gather_op_name(int64_t op) {
   switch (static_cast<GatherOp>(op)) {
@@ -21,6 +21,7 @@ inline const char* gather_op_name(int64_t op) {
     case GatherOp::IndexPut: return "index_put";
     case GatherOp::MaskedScatter: return "masked_scatter";
     case GatherOp::Searchsorted: return "searchsorted";
+    case GatherOp::Index: return "index";
   }
   return "gather";
 }

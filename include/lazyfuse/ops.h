@@ -502,5 +502,9 @@ std::vector<Index> index_list(const Parts&... parts) {
 }
 Tensor index_put(const Tensor& x, const std::vector<Index>& index, const Tensor& v, bool accumulate = false);
 Tensor index_put(const Tensor& x, const std::vector<Index>& index, Scalar v, bool accumulate = false);
+// numpy's x[a, b, ...] read with the same index (torch's Tensor::index): slices and integers alone
+// are views; with index tensors, a gather of the region (B placed by the same rule) + x's dims past
+// the index. Index errors are raised at the sync point and name lf::index.
+Tensor index(const Tensor& x, const std::vector<Index>& index);
 
 }  // namespace lf

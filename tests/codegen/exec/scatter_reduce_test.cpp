@@ -191,6 +191,51 @@ TEST(ScatterFamily, MixedIndexingFollowsNumpysRegion) {
   EXPECT_THROW(lf::index_put(x, lf::index_list(ints({1})), lf::ones({2, 5})), lf::Error);  // v does not broadcast
 }
 
+// numpy's mixed-index read: the region of index_put's rule, against host loops, and views when
+// the index has no tensor.
+TEST(ScatterFamily, MixedIndexReadFollowsNumpysRegion) {
+  Tensor x = lf::arange(0, 60).reshape({3, 4, 5});
+  auto flat = [](int64_t i, int64_t j, int64_t k) { return static_cast<float>((i * 4 + j) * 5 + k); };
+  // x[:, [3, -4]]: [3, 2, 5].
+  Tensor a = lf::index(x, lf::index_list(lf::slice(0), ints({3, -4})));
+  EXPECT_EQ(a.shape(), (lf::Shape{3, 2, 5}));
+  std::vector<float> want;
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j : {3, 0})
+      for (int64_t k = 0; k < 5; ++k) want.push_back(flat(i, j, k));
+  EXPECT_EQ(a.to_vector<float>(), want);
+  // x[[0, 2], :, [1, 4]]: separated tensors, the block first: [2, 4].
+  Tensor b = lf::index(x, lf::index_list(ints({0, 2}), lf::slice(0), ints({1, 4})));
+  EXPECT_EQ(b.shape(), (lf::Shape{2, 4}));
+  want.clear();
+  for (int64_t p = 0; p < 2; ++p)
+    for (int64_t j = 0; j < 4; ++j) want.push_back(flat(p == 0 ? 0 : 2, j, p == 0 ? 1 : 4));
+  EXPECT_EQ(b.to_vector<float>(), want);
+  // x[[[0], [2]], [1, 3]]: indices broadcast to [2, 2], x's last dim kept: [2, 2, 5].
+  Tensor c = lf::index(x, lf::index_list(lf::reshape(ints({0, 2}), {2, 1}), ints({1, 3})));
+  EXPECT_EQ(c.shape(), (lf::Shape{2, 2, 5}));
+  EXPECT_EQ(c.to_vector<float>()[5 * 3 + 2], flat(2, 3, 2));
+  // x[1, ::2, -1]: integers and a slice are a view.
+  Tensor d = lf::index(x, lf::index_list(int64_t{1}, lf::slice(0, 4, 2), int64_t{-1}));
+  EXPECT_EQ(d.shape(), (lf::Shape{2}));
+  EXPECT_EQ(d.to_vector<float>(), (std::vector<float>{flat(1, 0, 4), flat(1, 2, 4)}));
+  EXPECT_EQ(lf::index(x, lf::index_list(ints({}))).shape(), (lf::Shape{0, 4, 5}));
+  // Against the reference, fused and unfused, with a computed index.
+  for (bool fused : {true, false}) {
+    FusionScope scope(fused);
+    Tensor idx = lf::cast(lf::floor(data({2, 3}, DType::Float32, -4, 4)), DType::Int32);
+    lf::test::expect_matches_reference(lf::index(x * 2, lf::index_list(lf::slice(1), idx)) + 1, 1, "mixed index");
+  }
+  // A bad index is an error at the sync point naming lf::index.
+  try {
+    lf::index(x, lf::index_list(lf::slice(0), ints({4}))).to_vector<float>();
+    ADD_FAILURE() << "no error";
+  } catch (const lf::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("lf::index: index 4 is out of range for dim 1 of size 4"), std::string::npos)
+        << e.what();
+  }
+}
+
 class ScatterFamilyRef : public ::testing::TestWithParam<bool> {};  // fusion on, off
 
 TEST_P(ScatterFamilyRef, ScatterAndReduceMatchReferenceEveryDtype) {
