@@ -1,5 +1,5 @@
 // Differential fuzzer: random op graphs (elementwise, views, reductions, normalizations, conv2d
-// and pooling, gathers, scatters, scans, sorts and searchsorted) built through the public API,
+// and pooling, gathers, scatters, scans, sorts, searches) built through the public API,
 // every kept value read through the fused CPU path and compared with the reference executor (the
 // oracle).
 //
@@ -608,8 +608,19 @@ class Graph {
     bool fuzzy = a.fuzzy;
     if (kind == 0) {
       Tensor idx = random_index({rng_.range(0, 5)}, size, &in);
-      r = lf::index_select(a.t, d, idx);
-      what << "index_select(" << a.name << ", " << d << ", " << in << ")";
+      if (rng_.chance(0.4)) {
+        // numpy's x[:, ..., idx] read, and its write with accumulate (duplicates add up).
+        std::vector<lf::Index> at;
+        for (int64_t k = 0; k < d; ++k) at.emplace_back(lf::slice(rng_.range(0, 1)));
+        at.emplace_back(idx);
+        bool write = a.t.dtype() != DType::Bool && rng_.chance(0.5);
+        r = write ? lf::index_put(a.t, at, 1, true) : lf::index(a.t, at);
+        what << (write ? "index_put(" : "index(") << a.name << ", [" << d << " slices, " << in << "]"
+             << (write ? ", 1, accumulate)" : ")");
+      } else {
+        r = lf::index_select(a.t, d, idx);
+        what << "index_select(" << a.name << ", " << d << ", " << in << ")";
+      }
     } else if (kind == 1 || kind == 2) {
       Shape s = a.t.shape();
       for (int64_t k = 0; k < rank; ++k)
@@ -716,8 +727,19 @@ class Graph {
         // searchsorted: every element of the value searched in its own row, sorted (a fused binary
         // search of gathers over the sort's output).
         bool right = rng_.chance(0.5);
-        r = lf::searchsorted(lf::sort(a.t, -1).first, a.t, false, right);
-        what << "searchsorted(sort(" << a.name << ", -1), " << a.name << (right ? ", right" : "") << ")";
+        int form = static_cast<int>(rng_.range(0, 2));
+        if (form == 0) {
+          r = lf::searchsorted(lf::sort(a.t, -1).first, a.t, false, right);
+          what << "searchsorted(sort(" << a.name << ", -1), " << a.name << (right ? ", right" : "") << ")";
+        } else if (form == 1) {
+          // isin against a shifted copy of the value: some elements found, NaN never.
+          r = lf::isin(a.t, a.t.dtype() == DType::Bool ? !a.t : lf::cast(a.t * 2, a.t.dtype()), right);
+          what << "isin(" << a.name << ", " << a.name << " * 2" << (right ? ", invert" : "") << ")";
+        } else {
+          if (size == 0) return;
+          r = lf::nanmedian(a.t, d, right).second;  // right: keepdim
+          what << "nanmedian indices(" << a.name << ", " << d << (right ? ", keepdim" : "") << ")";
+        }
         add(r, what.str(), 0, false, a.nan_fuzzy);
         return;
       }
