@@ -2,7 +2,9 @@
 // codegen/ir/conv.h), and the channel normalizations (batch_norm, group_norm: composites of
 // reductions and elementwise ops, which the fuser fuses; after a convolution, inference batch
 // norm's per-channel scale and shift join the convolution's epilogue).
+#include <cmath>
 #include <limits>
+#include <string>
 #include <cstring>
 
 #include "codegen/ir/conv.h"
@@ -304,6 +306,95 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
   Tensor centered = g - mean(g, {2}, true);
   Tensor v = mean(centered * centered, {2}, true);
   return affine(reshape(centered * rsqrt(v + eps), x.shape()), weight, bias);
+}
+
+// F.interpolate (issue 22's decoders): PyTorch's source index per output index along H and W,
+// computed in the accumulation type as PyTorch computes it (float32, float64 for float64), then
+// gathers (index math in the consumer) and, for bilinear, the four-point weighted sum.
+namespace {
+
+struct Axis {
+  Tensor i0, i1;  // int64 source indices [out]
+  Tensor w0, w1;  // weights [out] (bilinear)
+};
+
+// scale: in / out, or 1 / scale_factor when the caller gave one (PyTorch's rule).
+Axis interp_axis(int64_t in, int64_t out, double scale, bool linear, bool align_corners, DType acc, Device dev) {
+  Tensor dst = arange(0, static_cast<double>(out), 1, acc).to(dev);
+  Axis a;
+  if (!linear) {  // nearest: floor(dst * scale), at most in - 1
+    a.i0 = clamp_max(cast(floor(dst * scale), DType::Int64), in - 1);
+    return a;
+  }
+  double s = align_corners ? (out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0) : scale;
+  Tensor src = align_corners ? dst * s : clamp_min((dst + 0.5) * s - 0.5, 0.0);
+  a.i0 = clamp_max(cast(src, DType::Int64), in - 1);  // src >= 0: truncation is floor
+  a.i1 = clamp_max(a.i0 + 1, in - 1);
+  a.w1 = src - cast(a.i0, acc);
+  a.w0 = 1.0 - a.w1;
+  return a;
+}
+
+}  // namespace
+
+Tensor interpolate(const Tensor& x, std::vector<int64_t> size, const std::string& mode,
+                   std::optional<bool> align_corners, std::vector<double> scales) {
+  detail::check_defined("interpolate", {&x});
+  bool linear = mode == "bilinear" || mode == "linear";
+  if (mode != "nearest" && !linear)
+    fail("interpolate", "mode must be \"nearest\", \"linear\" or \"bilinear\", not \"" + mode + "\"", {&x});
+  if (!is_floating(x.dtype())) fail("interpolate", "x must be a floating-point tensor", {&x});
+  if (x.dim() != 3 && x.dim() != 4) fail("interpolate", "x must be [N, C, L] or [N, C, H, W]", {&x});
+  if ((mode == "linear") != (x.dim() == 3) && linear)
+    fail("interpolate", "\"linear\" is for [N, C, L] and \"bilinear\" for [N, C, H, W]", {&x});
+  if (!linear && align_corners.has_value()) fail("interpolate", "align_corners is for the linear modes only", {&x});
+  const size_t spatial = static_cast<size_t>(x.dim() - 2);
+  if (size.size() != spatial)
+    fail("interpolate", "needs " + std::to_string(spatial) + " output sizes, got " + shape_str(size), {&x});
+  for (int64_t n : size)
+    if (n <= 0) fail("interpolate", "output sizes must be positive, got " + shape_str(size), {&x});
+  Tensor v = x.dim() == 3 ? unsqueeze(x, 2) : x;  // [N, C, 1, L]
+  if (x.dim() == 3) size.insert(size.begin(), 1);
+  if (scales.size() == 1 && x.dim() == 3) scales.insert(scales.begin(), 1.0);
+  const int64_t h = v.size(2), w = v.size(3);
+  if (h == 0 || w == 0) fail("interpolate", "cannot resize an empty image", {&x});
+  DType acc = x.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
+  auto scale_of = [&](size_t k, int64_t in, int64_t out) {
+    return scales.empty() ? static_cast<double>(in) / static_cast<double>(out) : 1.0 / scales[k];
+  };
+  Axis ah = interp_axis(h, size[0], scale_of(0, h, size[0]), linear, align_corners.value_or(false), acc, x.device());
+  Axis aw = interp_axis(w, size[1], scale_of(1, w, size[1]), linear, align_corners.value_or(false), acc, x.device());
+  // Each point read is one gather of the image's plane at a flat index i * w + j, gathered in the
+  // output's own shape (the plane broadcast over the output rows): no gather of a gather and no
+  // reshape of a gathered value, so the reads and the weighted sum are one kernel.
+  const int64_t n = v.size(0), c = v.size(1), oh = size[0], ow = size[1];
+  Tensor plane = expand(reshape(v, {n, c, 1, h * w}), {n, c, oh, h * w});
+  auto read = [&](const Tensor& i, const Tensor& j) {
+    Tensor at = reshape(i, {oh, 1}) * w + reshape(j, {1, ow});
+    return gather(plane, 3, expand(reshape(at, {1, 1, oh, ow}), {n, c, oh, ow}));
+  };
+  Tensor out;
+  if (!linear) {
+    out = read(ah.i0, aw.i0);
+  } else {
+    Tensor wh0 = reshape(ah.w0, {-1, 1}), wh1 = reshape(ah.w1, {-1, 1});
+    auto row = [&](const Tensor& i) {
+      return cast(read(i, aw.i0), acc) * aw.w0 + cast(read(i, aw.i1), acc) * aw.w1;
+    };
+    out = cast(wh0 * row(ah.i0) + wh1 * row(ah.i1), x.dtype());
+  }
+  return x.dim() == 3 ? squeeze(out, 2) : out;
+}
+
+Tensor interpolate(const Tensor& x, double scale_factor, const std::string& mode, std::optional<bool> align_corners) {
+  detail::check_defined("interpolate", {&x});
+  if (!(scale_factor > 0) || !std::isfinite(scale_factor))
+    fail("interpolate", "scale_factor must be positive, got " + std::to_string(scale_factor), {&x});
+  if (x.dim() != 3 && x.dim() != 4) fail("interpolate", "x must be [N, C, L] or [N, C, H, W]", {&x});
+  std::vector<int64_t> size;
+  for (int64_t d = 2; d < x.dim(); ++d)
+    size.push_back(static_cast<int64_t>(std::floor(static_cast<double>(x.size(d)) * scale_factor)));
+  return interpolate(x, size, mode, align_corners, std::vector<double>(size.size(), scale_factor));
 }
 
 }  // namespace lf

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -297,6 +298,20 @@ Tensor max_pool2d(const Tensor& x, Size2 kernel, std::optional<Size2> stride = s
 Tensor avg_pool2d(const Tensor& x, Size2 kernel, std::optional<Size2> stride = std::nullopt, Size2 padding = 0,
                   bool ceil_mode = false, bool count_include_pad = true);
 Tensor adaptive_avg_pool2d(const Tensor& x, Size2 output_size);
+// F.interpolate of [N, C, H, W] ("nearest", "bilinear") or [N, C, L] ("nearest", "linear") to
+// `size`, or by `scale_factor` (output floor(in * scale), source coordinates from the scale as
+// PyTorch computes them); align_corners for the linear modes (default false). Source indices and
+// weights in float32 (float64 for float64 x), as PyTorch; gathers and the weighted sum fuse.
+// `scales` (internal to the scale_factor form): the factors the coordinates use.
+Tensor interpolate(const Tensor& x, std::vector<int64_t> size, const std::string& mode = "nearest",
+                   std::optional<bool> align_corners = std::nullopt, std::vector<double> scales = {});
+Tensor interpolate(const Tensor& x, double scale_factor, const std::string& mode = "nearest",
+                   std::optional<bool> align_corners = std::nullopt);
+// A braced size, interpolate(x, {4}): without this, {4} would convert to the scale factor 4.0.
+inline Tensor interpolate(const Tensor& x, std::initializer_list<int64_t> size, const std::string& mode = "nearest",
+                          std::optional<bool> align_corners = std::nullopt) {
+  return interpolate(x, std::vector<int64_t>(size), mode, align_corners);
+}
 // Inference batch norm over dim 1 of [N, C, ...]: (x - running_mean) / sqrt(running_var + eps) * weight + bias,
 // recorded as x * scale + shift with per-channel scale and shift, so after a convolution it is two
 // operations of the convolution's epilogue. weight and bias may be empty Tensors.

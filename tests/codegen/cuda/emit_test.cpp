@@ -133,6 +133,7 @@ std::vector<Case> cases() {
          Tensor seq = input({3, 40}), v = input({3, 9});
          return lf::searchsorted(seq, v * 2, false, true) + lf::searchsorted(lf::select(seq, 0, 0), v);
        }},
+      {"interpolate_bilinear", [] { return lf::interpolate(input({1, 2, 5, 7}), {9, 4}, "bilinear"); }},
       {"masked_scatter_gather", [] {
          Tensor at = lf::cast(lf::abs(input({30})) * 3, DType::Int64);
          return lf::where(input({30}) > 0, lf::take(input({12}), at), input({30}));
