@@ -308,6 +308,58 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
   return affine(reshape(centered * rsqrt(v + eps), x.shape()), weight, bias);
 }
 
+// F.conv_transpose2d as a convolution: x with stride - 1 zeros between its elements (slice
+// assignment into zeros: index math), padded by dilation * (k - 1) - padding on each side (a
+// negative pad crops) and output_padding more at the bottom and right, convolved at stride 1 with
+// the weights flipped and their in/out channels swapped per group. The zeros cost stride^2 more
+// multiplications than a direct transposed convolution would.
+Tensor conv_transpose2d(const Tensor& x0, const Tensor& weight, const Tensor& bias, Size2 stride, Size2 padding,
+                        Size2 output_padding, int64_t groups, Size2 dilation) {
+  const char* op = "conv_transpose2d";
+  detail::check_defined(op, {&x0, &weight});
+  detail::check_same_device(op, {&x0, &weight});
+  if (bias.defined()) detail::check_same_device(op, {&x0, &bias});
+  check_float(op, {&x0, &weight, &bias});
+  Tensor x = batched(op, x0, 4);
+  if (weight.dim() != 4) fail(op, "weight must be 4-D [in_channels, out_channels / groups, kh, kw]", {&x0, &weight});
+  if (groups < 1) fail(op, "groups must be at least 1, not " + std::to_string(groups), {&x0, &weight});
+  if (stride.h < 1 || stride.w < 1) fail(op, "stride must be positive, not " + pair_str(stride.h, stride.w), {&x0});
+  if (dilation.h < 1 || dilation.w < 1)
+    fail(op, "dilation must be positive, not " + pair_str(dilation.h, dilation.w), {&x0});
+  if (padding.h < 0 || padding.w < 0) fail(op, "padding must be non-negative, not " + pair_str(padding.h, padding.w), {&x0});
+  if (output_padding.h < 0 || output_padding.w < 0 ||
+      (output_padding.h >= stride.h && output_padding.h >= dilation.h) ||
+      (output_padding.w >= stride.w && output_padding.w >= dilation.w))
+    fail(op, "output_padding " + pair_str(output_padding.h, output_padding.w) +
+                 " must be smaller than the stride or the dilation", {&x0});
+  const Shape& ws = weight.shape();
+  const int64_t in_c = ws[0], out_per_group = ws[1], kh = ws[2], kw = ws[3];
+  if (x.size(1) != in_c)
+    fail(op, "input has " + std::to_string(x.size(1)) + " channels, weight expects " + std::to_string(in_c), {&x0, &weight});
+  if (in_c % groups != 0)
+    fail(op, "in_channels " + std::to_string(in_c) + " is not divisible by groups " + std::to_string(groups), {&weight});
+  const int64_t out_c = out_per_group * groups;
+  if (bias.defined() && bias.shape() != Shape{out_c})
+    fail(op, "bias must have shape [" + std::to_string(out_c) + "]", {&weight, &bias});
+  const int64_t n = x.size(0), h = x.size(2), w = x.size(3);
+  const int64_t oh = (h - 1) * stride.h - 2 * padding.h + dilation.h * (kh - 1) + output_padding.h + 1;
+  const int64_t ow = (w - 1) * stride.w - 2 * padding.w + dilation.w * (kw - 1) + output_padding.w + 1;
+  if (oh <= 0 || ow <= 0)
+    fail(op, "the output would be " + pair_str(oh, ow) + ": padding is too large for this input", {&x0, &weight});
+  Tensor up = x;
+  if ((stride.h > 1 || stride.w > 1) && h > 0 && w > 0) {
+    Tensor zeros_up = zeros({n, in_c, (h - 1) * stride.h + 1, (w - 1) * stride.w + 1}, x.dtype()).to(x.device());
+    up = index_put(zeros_up, {slice(0), slice(0), slice(0, INT64_MAX, stride.h), slice(0, INT64_MAX, stride.w)}, x);
+  }
+  const int64_t ph = dilation.h * (kh - 1) - padding.h, pw = dilation.w * (kw - 1) - padding.w;
+  up = pad(up, {pw, pw + output_padding.w, ph, ph + output_padding.h});
+  // [in, out / g, kh, kw] -> [g, in / g, out / g, kh, kw] -> [out, in / g, kh, kw], flipped.
+  Tensor wt = reshape(permute(reshape(weight, {groups, in_c / groups, out_per_group, kh, kw}), {0, 2, 1, 3, 4}),
+                      {out_c, in_c / groups, kh, kw});
+  Tensor y = conv2d(up, flip(wt, {2, 3}), bias, 1, 0, dilation, groups);
+  return x0.dim() == 3 ? squeeze(y, 0) : y;
+}
+
 // F.interpolate (issue 22's decoders): PyTorch's source index per output index along H and W,
 // computed in the accumulation type as PyTorch computes it (float32, float64 for float64), then
 // gathers (index math in the consumer) and, for bilinear, the four-point weighted sum.

@@ -289,6 +289,12 @@ struct Padding2 {  // an int, a pair {h, w}, "same" (stride 1 only; an odd total
 };
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, Size2 stride = 1, Padding2 padding = 0,
               Size2 dilation = 1, int64_t groups = 1);
+// F.conv_transpose2d: weight [in_channels, out_channels / groups, kh, kw]; output
+// (in - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1 per dim. Computed as a
+// conv2d of the input with stride - 1 zeros inserted (stride^2 more multiplications than a direct
+// transposed convolution).
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, Size2 stride = 1,
+                        Size2 padding = 0, Size2 output_padding = 0, int64_t groups = 1, Size2 dilation = 1);
 // [N, C, L] ([C, L] unbatched), weight [O, C / groups, k]: conv2d over a height of 1.
 Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, int64_t stride = 1, Padding2 padding = 0,
               int64_t dilation = 1, int64_t groups = 1);

@@ -1,7 +1,7 @@
 // Differential fuzzer: random op graphs (elementwise, views, reductions, normalizations, conv2d,
-// pooling and interpolate, gathers, scatters, scans, sorts, searches) built through the public API,
-// every kept value read through the fused CPU path and compared with the reference executor (the
-// oracle).
+// conv_transpose2d, pooling and interpolate, gathers, scatters, scans, sorts, searches) built
+// through the public API, every kept value read through the fused CPU path and compared with the
+// reference executor (the oracle).
 //
 // CI runs fixed seeds. For a long run set LAZYFUSE_FUZZ_ITERS (graphs per test) and optionally
 // LAZYFUSE_FUZZ_SEED (first seed), e.g.
@@ -792,12 +792,20 @@ class Graph {
       if (C == 0) return;
       Tensor w = lf::cast(lf::rand({out, C / groups, kh, kw}) - 0.5, x.dtype());
       bool bias = rng_.chance(0.5);
-      r = lf::conv2d(x, w, bias ? lf::cast(lf::rand({out}) - 0.5, x.dtype()) : Tensor(), stride, pad, dil, groups);
+      bool transpose = rng_.chance(0.2) && H > 0 && W > 0;
+      if (transpose) {
+        // conv_transpose2d: weight [C, out / groups, kh, kw], the same bias, stride and groups.
+        Tensor wt = lf::cast(lf::rand({C, out / groups, kh, kw}) - 0.5, x.dtype());
+        r = lf::conv_transpose2d(x, wt, bias ? lf::cast(lf::rand({out}) - 0.5, x.dtype()) : Tensor(), stride, 0,
+                                 stride - 1, groups, 1);
+      } else {
+        r = lf::conv2d(x, w, bias ? lf::cast(lf::rand({out}) - 0.5, x.dtype()) : Tensor(), stride, pad, dil, groups);
+      }
       bool relu = rng_.chance(0.5);
       if (relu) r = lf::relu(r);
       int64_t len = C / groups * kh * kw;
       rel += static_cast<double>(len + 4) * eps_of(x.dtype()) * 4;
-      what << (relu ? "relu(" : "") << "conv2d(" << a.name << " as " << lf::shape_str(s) << ", w[" << out << ", "
+      what << (relu ? "relu(" : "") << (transpose ? "conv_transpose2d(" : "conv2d(") << a.name << " as " << lf::shape_str(s) << ", w[" << out << ", "
            << C / groups << ", " << kh << ", " << kw << "]" << (bias ? ", bias" : "") << ", stride " << stride << ", pad "
            << pad << ", dilation " << dil << ", groups " << groups << ")" << (relu ? ")" : "");
       add(r, what.str(), std::min(1.0, rel), true, a.nan_fuzzy);
