@@ -887,8 +887,11 @@ std::vector<Program> registry() {
   for (lf::DType dt : {lf::DType::Float32, lf::DType::BFloat16}) {
     r.push_back(attention_program(4, 8, 128, 32, dt, false));  // the heads of transformer_block B4_T128_D256_H8
     r.push_back(attention_program(8, 16, 512, 64, dt, true));
+    // Issue 21's other sizes: a long sequence, and the tensor-core kernels' other head dims.
+    r.push_back(attention_program(1, 8, 2048, 64, dt, true));
+    r.push_back(attention_program(8, 16, 512, 32, dt, true));
+    r.push_back(attention_program(8, 16, 512, 128, dt, true));
   }
-  r.push_back(attention_program(8, 16, 512, 128, lf::DType::BFloat16, true));  // the GPU's tensor-core kernel at d 128
   r.push_back(mlp());
   r.push_back(cross_entropy());
   r.push_back(embedding_layernorm(32, 512, 32000, 512));

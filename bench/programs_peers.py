@@ -400,7 +400,10 @@ def specs():
     for dt in ("float32", "bfloat16"):
         r.append(attention_spec(4, 8, 128, 32, dt, False))
         r.append(attention_spec(8, 16, 512, 64, dt, True))
-    r.append(attention_spec(8, 16, 512, 128, "bfloat16", True))  # the GPU's tensor-core kernel at d 128
+        # Issue 21's other sizes: a long sequence, and the tensor-core kernels' other head dims.
+        r.append(attention_spec(1, 8, 2048, 64, dt, True))
+        r.append(attention_spec(8, 16, 512, 32, dt, True))
+        r.append(attention_spec(8, 16, 512, 128, dt, True))
     r.append(Spec("mlp", "B256_512-512-512-64",
                   lambda rng: dict(x=f32(rng, 256, 512), w1=f32(rng, 512, 512, scale=0.05), b1=f32(rng, 512, scale=0.05),
                                    w2=f32(rng, 512, 512, scale=0.05), b2=f32(rng, 512, scale=0.05),

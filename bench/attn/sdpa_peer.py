@@ -1,5 +1,5 @@
 # PyTorch's F.scaled_dot_product_attention on the sizes of bench/programs.cpp's attention rows
-# (B8 H16 T512 causal), timed with CUDA events: the peer of the tensor-core attention kernel,
+# (B8 H16 T512 at head dims 32, 64, 128 and B1 H8 T2048 d64, causal), timed with CUDA events: the peer of the tensor-core attention kernel,
 # run in the same device call as lazyfuse-programs (bench/attn/go.sh).
 import torch
 import torch.nn.functional as F
@@ -25,7 +25,7 @@ def bench(fn, iters=200):
 
 print(torch.__version__, torch.cuda.get_device_name())
 for dt in (torch.float32, torch.bfloat16, torch.float16):
-    for d in (64, 128):
-        q, k, v = (torch.randn(8, 16, 512, d, device="cuda", dtype=dt) for _ in range(3))
+    for b, h, t, d in ((8, 16, 512, 32), (8, 16, 512, 64), (8, 16, 512, 128), (1, 8, 2048, 64)):
+        q, k, v = (torch.randn(b, h, t, d, device="cuda", dtype=dt) for _ in range(3))
         ms = bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True))
-        print(f"SDPA B8_H16_T512_d{d}_causal {str(dt).split('.')[-1]}: {ms:.4f} ms")
+        print(f"SDPA B{b}_H{h}_T{t}_d{d}_causal {str(dt).split('.')[-1]}: {ms:.4f} ms")

@@ -1,5 +1,6 @@
 // An attention group on a GPU: float16 and bfloat16 at head dims 32, 64, 128 run the tensor-core
-// kernel of attention_tc.cpp (same parameter block and launch); every other call a SIMT
+// kernel of attention_tc.cpp, float32 at those head dims the one of attention_f32.cpp (three TF32
+// products a product; same parameter block and launch); every other call a SIMT
 // flash-attention kernel in CUDA C, compiled by NVRTC once per
 // (dtype, head dims, mask kind, causal, architecture) in the process. A block of 128 threads takes
 // kBm query rows of one batch (batch dims flattened into the grid); K and V stream through shared
@@ -7,7 +8,7 @@
 // accumulator) lives in the registers of the 4 threads that share the row: each computes a quarter
 // of the row's scores of a tile and a quarter of its output columns. Causal blocks stop at the
 // diagonal. Floats compute in float32 (float64 for float64), loads of the 16-bit floats converted;
-// any strides (the permuted heads of a transformer are read as they are). Both kernels also compile
+// any strides (the permuted heads of a transformer are read as they are). All three kernels also compile
 // for every variant without a GPU (tests/codegen/cuda/attention_compile_test.cpp).
 #include "codegen/backend/attention.h"
 
@@ -234,15 +235,17 @@ int dtype_code(DType d) {
   }
 }
 
-// Whether the tensor-core kernel can read an operand's rows as 16-byte chunks with cp.async (given
-// a 16-byte aligned base): unit column stride, row and batch strides and the offset multiples of
-// 8 elements. Others (any strides) are read element by element.
-bool vec_layout(const kir::GemmOperand& o, size_t nb) {
-  if (o.strides[nb + 1] != 1 || o.offset % 8 != 0) return false;
+// Whether a tensor-core kernel can read an operand's rows as 16-byte chunks of `chunk` elements
+// (given a 16-byte aligned base): unit column stride, row and batch strides and the offset
+// multiples of `chunk`. Others (any strides) are read element by element.
+bool vec_layout(const kir::GemmOperand& o, size_t nb, int64_t chunk) {
+  if (o.strides[nb + 1] != 1 || o.offset % chunk != 0) return false;
   for (size_t i = 0; i <= nb; ++i)
-    if (o.strides[i] % 8 != 0) return false;
+    if (o.strides[i] % chunk != 0) return false;
   return true;
 }
+
+enum class Kind { kSimt, kTensor16, kTensorF32 };
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
@@ -275,19 +278,27 @@ void run_attention(backend::AttentionCall& call) {
   rt::cu::CUdevice dev = 0;
   int optin = 48 << 10;
   if (cu.cuDeviceGet(&dev, device) == 0) cu.cuDeviceGetAttribute(&optin, rt::cu::kAttrMaxSharedPerBlockOptin, dev);
-  // Tensor cores for float16 and bfloat16 at head dims 32, 64, 128 (attention_tc.cpp); the
-  // float32 SIMT kernel otherwise.
-  std::string not_tc;
+  // Tensor cores for float16 and bfloat16 (attention_tc.cpp) and for float32 in three TF32
+  // products (attention_f32.cpp) at head dims 32, 64, 128; the SIMT kernel otherwise.
+  std::string not_tc, not_f32;
   const bool tc = attention_tc_supports(call.dtype, call.d, call.dv, &not_tc);
-  const int rows = tc ? attention_tc_rows(call.d, call.dv, call.params.mask, static_cast<int>(rt::config().attention_rows)) : kBm;
-  const size_t shared = tc ? attention_tc_shared_bytes(call.d, call.dv, rows) : attention_shared_bytes(call.dtype, call.d, call.dv);
+  const bool f32 = !tc && attention_f32_supports(call.dtype, call.d, call.dv, &not_f32);
+  const Kind kind = tc ? Kind::kTensor16 : f32 ? Kind::kTensorF32 : Kind::kSimt;
+  const int rows =
+      tc    ? attention_tc_rows(call.d, call.dv, call.params.mask, static_cast<int>(rt::config().attention_rows))
+      : f32 ? attention_f32_rows()
+            : kBm;
+  const size_t shared = tc    ? attention_tc_shared_bytes(call.d, call.dv, rows)
+                        : f32 ? attention_f32_shared_bytes(call.d, call.dv)
+                              : attention_shared_bytes(call.dtype, call.d, call.dv);
   if (shared > static_cast<size_t>(optin))
     return backend::run_attention_on_reference(call, "head dims too large for the kernel's shared memory");
   const std::string arch = arch_of(device);
-  const std::string key = std::string(tc ? "tc" + std::to_string(rows) + "|" : "simt|") + std::to_string(dtype_code(call.dtype)) + "|" +
+  const char* tag = tc ? "tc" : f32 ? "tf32x3" : "simt";
+  const std::string key = std::string(tag) + std::to_string(rows) + "|" + std::to_string(dtype_code(call.dtype)) + "|" +
                           std::to_string(call.d) + "|" + std::to_string(call.dv) + "|" +
-                          std::to_string(call.params.mask) + "|" + (call.params.causal ? "c" : "n") + "|" + arch +
-                          "|" + std::to_string(device);
+                          std::to_string(call.params.mask) + "|" + (call.params.causal ? "c" : "n") + "|" + arch + "|" +
+                          std::to_string(device);
   static std::mutex mu;
   static std::unordered_map<std::string, Loaded> kernels;  // for the process's lifetime, like modules
   Loaded loaded;
@@ -298,8 +309,9 @@ void run_attention(backend::AttentionCall& call) {
     if (it == kernels.end()) {
       std::string log;
       const std::string src =
-          tc ? attention_tc_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal, rows)
-             : attention_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal);
+          tc    ? attention_tc_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal, rows)
+          : f32 ? attention_f32_source(call.d, call.dv, call.params.mask, call.params.causal)
+                : attention_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal);
       auto cubin = nvrtc_compile(src, "lf_attention", arch, /*quick=*/false, &log);
       Loaded l;
       rt::cu::context_of(device);  // the context current on this thread
@@ -353,7 +365,10 @@ void run_attention(backend::AttentionCall& call) {
     }
     p.scale = call.params.scale;
     p.post = call.params.post_scale;
-    const bool layout = tc && vec_layout(call.q, nb) && vec_layout(call.k, nb) && vec_layout(call.v, nb);
+    // 16-byte rows: 8 elements of the 16-bit floats, 4 of float32.
+    const int64_t chunk = tc ? 8 : 4;
+    const bool layout = kind != Kind::kSimt && vec_layout(call.q, nb, chunk) && vec_layout(call.k, nb, chunk) &&
+                        vec_layout(call.v, nb, chunk);
     p.vec = layout && aligned16(p.q) && aligned16(p.k) && aligned16(p.v);
     vec_loads = p.vec != 0;
     auto fn = loaded.fn;
@@ -361,7 +376,7 @@ void run_attention(backend::AttentionCall& call) {
       rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
       void* args[] = {&params};
       LF_CU_CHECK(rt::cu::api().cuLaunchKernel(fn, static_cast<unsigned>(blocks), 1, 1, kThreads, 1, 1,
-                                                  static_cast<unsigned>(shared), ctx.stream, args, nullptr));
+                                               static_cast<unsigned>(shared), ctx.stream, args, nullptr));
     };
     launch(p);
     if (call.record) {  // for a flush plan: the kernel again over new addresses {q, k, v, mask, out}
@@ -382,12 +397,24 @@ void run_attention(backend::AttentionCall& call) {
     call.record->replay = [](void* const*) {};  // nothing to compute: the output is empty
   }
   call.finish(std::move(out));
-  const std::string what = tc ? "tensor-core flash attention kernel (mma.sync" : "flash attention kernel (float32 SIMT";
-  const std::string loads = !tc ? "" : vec_loads ? ", cp.async loads" : ", element loads (q, k, v rows not 16-byte aligned)";
-  call.log(what + ", CUDA C, NVRTC" + std::string(compiled_now ? ", compiled now" : "") + "): " +
-           std::to_string(blocks) + " blocks of " + std::to_string(rows) + " query rows, key tiles of " +
-           std::to_string(tc ? attention_tc_keys_per_tile(call.d, call.dv) : kBn) + loads +
-           (tc ? "" : " (no tensor cores: " + not_tc + ")"));
+  const std::string what = tc    ? "tensor-core flash attention kernel (mma.sync"
+                           : f32 ? "tensor-core flash attention kernel (float32 as three TF32 mma.sync products"
+                                 : "flash attention kernel (float32 SIMT";
+  const std::string loads = kind == Kind::kSimt ? ""
+                            : vec_loads         ? (tc ? ", cp.async loads" : ", 16-byte loads")
+                                                : ", element loads (q, k, v rows not 16-byte aligned)";
+  const int keys = tc    ? attention_tc_keys_per_tile(call.d, call.dv)
+                   : f32 ? attention_f32_keys_per_tile(call.d, call.dv)
+                         : kBn;
+  call.log(what + ", CUDA C, NVRTC" + std::string(compiled_now ? ", compiled now" : "") +
+           "): " + std::to_string(blocks) + " blocks of " + std::to_string(rows) + " query rows, key tiles of " +
+           std::to_string(keys) + loads +
+           (kind == Kind::kSimt ? " (no tensor cores: " +
+                                      (call.dtype == DType::Float32   ? not_f32
+                                       : call.dtype == DType::Float64 ? "float64"
+                                                                      : not_tc) +
+                                      ")"
+                                : ""));
 }
 
 }  // namespace lf::cuda

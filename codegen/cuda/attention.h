@@ -26,4 +26,12 @@ int attention_tc_rows(int64_t d, int64_t dv, int mask, int requested);
 std::string attention_tc_source(DType dtype, int64_t d, int64_t dv, int mask, bool causal, int rows);
 size_t attention_tc_shared_bytes(int64_t d, int64_t dv, int rows);
 
+// The float32 tensor-core kernel (codegen/cuda/attention_f32.cpp: three TF32 products a product,
+// float32 accuracy): the same entry and parameter block, attention_f32_rows() query rows a block.
+bool attention_f32_supports(DType dtype, int64_t d, int64_t dv, std::string* why);
+int attention_f32_rows();
+int attention_f32_keys_per_tile(int64_t d, int64_t dv);
+std::string attention_f32_source(int64_t d, int64_t dv, int mask, bool causal);
+size_t attention_f32_shared_bytes(int64_t d, int64_t dv);
+
 }  // namespace lf::cuda

@@ -55,7 +55,8 @@ TEST(CudaAttention, EveryTensorCoreVariantCompilesWithNvrtc) {
                                 << rows << ":\n"
                                 << s.message();
           }
-  Status s = cuda::check_compiles(cuda::attention_tc_source(DType::BFloat16, 32, 128, 1, true, 64), "lf_attention", "sm_90");
+  Status s =
+      cuda::check_compiles(cuda::attention_tc_source(DType::BFloat16, 32, 128, 1, true, 64), "lf_attention", "sm_90");
   EXPECT_TRUE(s.ok()) << "d 32 dv 128:\n" << s.message();
   // Shared memory: Q, two K and two V tiles of 16-bit rows padded by 16 bytes.
   EXPECT_EQ(cuda::attention_tc_shared_bytes(64, 64, 128), 2u * (128 * 72 + 2 * 64 * 72 + 2 * 64 * 72));
@@ -67,6 +68,33 @@ TEST(CudaAttention, EveryTensorCoreVariantCompilesWithNvrtc) {
   EXPECT_EQ(cuda::attention_tc_rows(128, 128, 0, 128), 64);
   EXPECT_EQ(cuda::attention_tc_rows(64, 64, 0, 64), 64);
   EXPECT_EQ(cuda::attention_tc_rows(32, 32, 1, 128), 128);
+}
+
+// The float32 tensor-core kernel (codegen/cuda/attention_f32.cpp): head dims 32, 64, 128 (Q's
+// fragments in registers up to 64, in shared memory at 128), d != dv, every mask kind, causal or not.
+TEST(CudaAttention, EveryFloat32TensorCoreVariantCompilesWithNvrtc) {
+  if (!cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90").ok())
+    GTEST_SKIP() << "NVRTC is not available here";
+  std::string why;
+  EXPECT_FALSE(cuda::attention_f32_supports(DType::Float16, 64, 64, &why));
+  EXPECT_FALSE(cuda::attention_f32_supports(DType::Float64, 64, 64, &why));
+  EXPECT_FALSE(cuda::attention_f32_supports(DType::Float32, 48, 48, &why));
+  EXPECT_EQ(why, "head dims other than 32, 64, 128");
+  struct V {
+    int64_t d, dv;
+  };
+  for (V dims : {V{32, 32}, V{64, 64}, V{128, 128}, V{32, 128}, V{128, 64}})
+    for (int mask = 0; mask < 4; ++mask)
+      for (bool causal : {false, true}) {
+        ASSERT_TRUE(cuda::attention_f32_supports(DType::Float32, dims.d, dims.dv, &why));
+        Status s =
+            cuda::check_compiles(cuda::attention_f32_source(dims.d, dims.dv, mask, causal), "lf_attention", "sm_90");
+        EXPECT_TRUE(s.ok()) << "d " << dims.d << " dv " << dims.dv << " mask " << mask << " causal " << causal << ":\n"
+                            << s.message();
+      }
+  // Q, one K and one V tile of (big, small) float pairs, rows padded by 4 and 2 pairs.
+  EXPECT_EQ(cuda::attention_f32_shared_bytes(64, 64), 8u * (64 * 68 + 32 * 68 + 32 * 66));
+  EXPECT_LE(cuda::attention_f32_shared_bytes(128, 128), 227u << 10);
 }
 
 TEST(CudaAttention, SharedMemoryFitsTheH100) {

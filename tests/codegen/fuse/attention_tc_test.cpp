@@ -1,11 +1,14 @@
-// Attention in float16 and bfloat16 at the head dims of the GPU's tensor-core kernel
-// (codegen/cuda/attention_tc.cpp: d 32, 64, 128), against the reference executor running the
-// program as written. On a GPU machine the default device is CUDA, so these run that kernel
-// (several blocks of 64 query rows and tiles of 32-64 keys: T up to 257); on the CPU they check the
-// CPU kernel at the same tolerance. The tolerance is 4x the dtype's elementwise one, not scaled by
-// the reduction length: both sides accumulate in float32 and the reference rounds its scores and
-// probabilities to the dtype once each (the tensor-core kernel rounds its probabilities too), so the
-// error is a few roundings of values of magnitude <= max |v| whatever the length.
+// Attention in float16, bfloat16 and float32 at the head dims of the GPU's tensor-core kernels
+// (codegen/cuda/attention_tc.cpp and attention_f32.cpp: d 32, 64, 128), against the reference
+// executor running the program as written. On a GPU machine the default device is CUDA, so these
+// run those kernels (several blocks of 64 query rows and tiles of 32-64 keys: T up to 257); on the
+// CPU they check the CPU kernel at the same tolerance. The tolerance of the 16-bit floats is 4x the
+// dtype's elementwise one, not scaled by the reduction length: both sides accumulate in float32
+// and the reference rounds its scores and probabilities to the dtype once each (the tensor-core
+// kernel rounds its probabilities too), so the error is a few roundings of values of magnitude
+// <= max |v| whatever the length. float32 takes the elementwise tolerance itself (1e-5 absolute):
+// the kernel's three TF32 products keep float32's accuracy, which one TF32 product (10 bits,
+// about 1e-4 on these outputs) would not.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -57,6 +60,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, Mask mask, c
 
 test::Tolerance tolerance(DType d) {
   test::Tolerance t = test::default_tolerance(d, 1);
+  if (d == DType::Float32) return t;
   t.rtol *= 4;
   t.atol *= 4;
   return t;
@@ -77,7 +81,7 @@ std::string name(DType dt, int64_t d, const std::string& what) {
 
 TEST(AttentionTc, HeadDimsMasksAndTails) {
   uint32_t seed = 500;
-  for (DType dt : {DType::Float16, DType::BFloat16}) {
+  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32}) {
     for (int64_t d : {32, 64, 128}) {
       auto qkv = [&](int64_t b, int64_t h, int64_t tq, int64_t tk) {
         seed += 4;
@@ -112,7 +116,7 @@ TEST(AttentionTc, HeadDimsMasksAndTails) {
 }
 
 TEST(AttentionTc, BoolMasksAndFullyMaskedRows) {
-  for (DType dt : {DType::Float16, DType::BFloat16}) {
+  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32}) {
     const int64_t T = 90, d = 64;
     Tensor q = uniform({1, 2, T, d}, dt, 1), k = uniform({1, 2, T, d}, dt, 2), v = uniform({1, 2, T, d}, dt, 3);
     std::mt19937 g(7);
@@ -133,17 +137,25 @@ TEST(AttentionTc, BoolMasksAndFullyMaskedRows) {
 
 // NaN in q (its row), NaN and inf in v: inside a computed tile at a key masked for some rows (the
 // tensor cores' 0 * NaN), and past the diagonal of the first blocks (the skipped tiles' check).
+// inf in q (a NaN row either way) and in k: the rows whose score of that key is -inf keep finite
+// outputs, which float32's split products must not turn into NaN (inf * 0 of a small part); and inf
+// in v at a key of weight 1 (a single unmasked key: row 0 of a causal head).
 TEST(AttentionTc, NaNAndInfInputs) {
   const int64_t T = 200;
-  for (DType dt : {DType::Float16, DType::BFloat16}) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32}) {
     for (int64_t d : {32, 128}) {
       std::vector<float> qv = uniform_values(2 * T * d, 11), vv = uniform_values(2 * T * d, 12);
-      qv[3 * d + 2] = std::numeric_limits<float>::quiet_NaN();            // head 0, row 3
-      vv[100 * d + 4] = std::numeric_limits<float>::quiet_NaN();          // head 0, key 100
-      vv[(T + 190) * d + 7] = std::numeric_limits<float>::infinity();     // head 1, key 190
-      vv[(T + 30) * d + d - 1] = -std::numeric_limits<float>::infinity();  // head 1, key 30
+      std::vector<float> kv = uniform_values(2 * T * d, 13);
+      qv[3 * d + 2] = nan;              // head 0, row 3
+      qv[(T + 120) * d + 5] = -inf;     // head 1, row 120
+      vv[100 * d + 4] = nan;            // head 0, key 100
+      vv[(T + 190) * d + 7] = inf;      // head 1, key 190
+      vv[(T + 30) * d + d - 1] = -inf;  // head 1, key 30
+      vv[(T + 0) * d + 3] = inf;        // head 1, key 0
+      kv[(T + 150) * d + 1] = -inf;     // head 1, key 150: -inf scores where q's column 1 > 0
       Tensor q = from_vector(qv, {1, 2, T, d}).to(dt), v = from_vector(vv, {1, 2, T, d}).to(dt);
-      Tensor k = uniform({1, 2, T, d}, dt, 13);
+      Tensor k = from_vector(kv, {1, 2, T, d}).to(dt);
       check(attention(q, k, v, Mask::kCausal), name(dt, d, "non-finite inputs, causal"));
       check(attention(q, k, v, Mask::kNone), name(dt, d, "non-finite inputs"));
     }
@@ -155,7 +167,7 @@ TEST(AttentionTc, NaNAndInfInputs) {
 // and a key read through a transpose of [B, H, Dh, T] (column stride T).
 TEST(AttentionTc, StridedHeads) {
   const int64_t B = 2, T = 130, H = 2;
-  for (DType dt : {DType::Float16, DType::BFloat16}) {
+  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32}) {
     for (int64_t dh : {32, 64, 128}) {
       const int64_t D = H * dh;
       for (int64_t pad : {0, 1}) {
@@ -180,8 +192,8 @@ TEST(AttentionTc, StridedHeads) {
   }
 }
 
-// On a GPU, LAZYFUSE_LOG=1 names the kernel that ran: the tensor-core one for 16-bit head dims
-// 32-128 (cp.async or element loads), the SIMT one (and why) otherwise.
+// On a GPU, LAZYFUSE_LOG=1 names the kernel that ran: the tensor-core ones for 16-bit and float32
+// head dims 32-128 (cp.async, 16-byte or element loads), the SIMT one (and why) otherwise.
 TEST(AttentionTc, LogNamesTheKernel) {
   if (!default_device().is_cuda()) GTEST_SKIP() << "the CPU has one attention kernel";
   struct LogScope {
@@ -203,7 +215,12 @@ TEST(AttentionTc, LogNamesTheKernel) {
   std::string simt = run(DType::Float16, 48);
   EXPECT_NE(simt.find("no tensor cores: head dims other than 32, 64, 128"), std::string::npos) << simt;
   std::string f32 = run(DType::Float32, 64);
-  EXPECT_NE(f32.find("no tensor cores: not a 16-bit float dtype"), std::string::npos) << f32;
+  EXPECT_NE(f32.find("float32 as three TF32 mma.sync products"), std::string::npos) << f32;
+  EXPECT_NE(f32.find("16-byte loads"), std::string::npos) << f32;
+  std::string f32_simt = run(DType::Float32, 48);
+  EXPECT_NE(f32_simt.find("no tensor cores: head dims other than 32, 64, 128"), std::string::npos) << f32_simt;
+  std::string f64 = run(DType::Float64, 64);
+  EXPECT_NE(f64.find("no tensor cores: float64"), std::string::npos) << f64;
 }
 
 }  // namespace
