@@ -484,6 +484,8 @@ TOL = {"float32": (1e-4, 1e-5), "bfloat16": (2e-2, 1e-2), "float16": (1e-2, 1e-3
 # sides: LAZYFUSE_CONV_TF32 (LazyFuse's variable, default 1 = PyTorch's default
 # torch.backends.cudnn.allow_tf32 = True) sets the peers' allow_tf32. Matmuls stay full float32.
 CONV_TF32 = os.environ.get("LAZYFUSE_CONV_TF32", "1") not in ("0",)
+# LAZYFUSE_CONV_BENCHMARK=1 (timed cuDNN algorithm choice) sets the peers' torch.backends.cudnn.benchmark.
+CONV_BENCHMARK = os.environ.get("LAZYFUSE_CONV_BENCHMARK", "0") == "1"
 IS_CUDA = [False]  # set by main() for --device cuda: the TF32 tolerance applies there only
 
 
@@ -674,9 +676,12 @@ def main():
     if device == "cuda":
         torch.backends.cudnn.allow_tf32 = CONV_TF32  # as LazyFuse's LAZYFUSE_CONV_TF32 (CONV_TF32 above)
         torch.backends.cuda.matmul.allow_tf32 = False  # float32 matmuls in full float32, as LazyFuse runs them
+        torch.backends.cudnn.benchmark = CONV_BENCHMARK  # as LazyFuse's LAZYFUSE_CONV_BENCHMARK
         IS_CUDA[0] = True
         print(f"float32 convolutions: {'TF32 tensor cores' if CONV_TF32 else 'full float32'} on both sides "
-              f"(LAZYFUSE_CONV_TF32={int(CONV_TF32)}, torch.backends.cudnn.allow_tf32={CONV_TF32})", flush=True)
+              f"(LAZYFUSE_CONV_TF32={int(CONV_TF32)}, torch.backends.cudnn.allow_tf32={CONV_TF32}); "
+              f"cuDNN algorithms {'timed' if CONV_BENCHMARK else 'by heuristic'} on both sides "
+              f"(LAZYFUSE_CONV_BENCHMARK={int(CONV_BENCHMARK)}, torch.backends.cudnn.benchmark={CONV_BENCHMARK})", flush=True)
     else:
         torch.set_num_threads(len(os.sched_getaffinity(0)))  # Debian's build starts with 1 thread here
     all_specs = [s for s in specs() if not (s.gpu_only and device == "cpu")]

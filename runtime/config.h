@@ -31,6 +31,10 @@ struct Config {
   // LAZYFUSE_CONV_TF32=0: float32 convolutions in cuDNN in full float32 (FMA math) instead of on
   // TF32 tensor cores (PyTorch's torch.backends.cudnn.allow_tf32, on by default there too).
   bool conv_tf32 = true;
+  // LAZYFUSE_CONV_BENCHMARK=1: cuDNN's algorithm for a new convolution shape is the fastest of every
+  // one it runs and times (cudnnFindConvolutionForwardAlgorithm; PyTorch's
+  // torch.backends.cudnn.benchmark, off by default there too) instead of its heuristic's first.
+  bool conv_benchmark = false;
   int attention_rows = 0;  // LAZYFUSE_ATTENTION_ROWS: query rows a block of the GPU's tensor-core attention (0: auto)
   // LAZYFUSE_TIERED_COMPILE=0: a new GPU kernel is compiled fully optimized before its first
   // launch, instead of a quick build first and the optimized build on a background thread.

@@ -55,6 +55,7 @@ const Loaded& loaded() {
     lib.bind(a.set_math_type, "cudnnSetConvolutionMathType");
     lib.bind(a.output_dim, "cudnnGetConvolution2dForwardOutputDim");
     lib.bind(a.find_algo_v7, "cudnnGetConvolutionForwardAlgorithm_v7");
+    lib.bind(a.find_algo_timed, "cudnnFindConvolutionForwardAlgorithm");
     lib.bind(a.workspace_size, "cudnnGetConvolutionForwardWorkspaceSize");
     lib.bind(a.forward, "cudnnConvolutionForward");
     lib.bind(a.create_activation, "cudnnCreateActivationDescriptor");
@@ -122,6 +123,7 @@ struct Plan {
   dnn::ConvDesc conv = nullptr;
   int algo = 0, math = 0;
   size_t workspace = 0;
+  bool timed = false;  // chosen by timing every algorithm (LAZYFUSE_CONV_BENCHMARK=1)
   // The fused convolution + bias + activation: the bias descriptor ([1, O, 1, 1]), made on first
   // use; the identity activation's workspace (it runs implicit precomputed GEMM only), SIZE_MAX
   // until asked; why cuDNN refused the fused call, once it did (not asked again).
@@ -139,7 +141,7 @@ struct PerDevice {
   dnn::ActivationDesc relu = nullptr, identity = nullptr;
 };
 
-lf::Status make_plan(const backend::ConvCall& c, dnn::Handle handle, bool tf32, Plan* plan) {
+lf::Status make_plan(const backend::ConvCall& c, dnn::Handle handle, bool tf32, bool benchmark, Plan* plan) {
   const dnn::Api& a = loaded().api;
   int data = 0, compute = 0;
   data_type(c.dtype, &data, &compute);
@@ -174,8 +176,14 @@ lf::Status make_plan(const backend::ConvCall& c, dnn::Handle handle, bool tf32, 
     return lf::UnimplementedError("cuDNN computes another output shape for this geometry");
   dnn::FwdAlgoPerf perf[2 * dnn::kAlgoCount];
   int found = 0;
-  LF_DNN_RETURN_IF_ERROR(a.find_algo_v7(handle, plan->x, plan->w, plan->conv, plan->y, 2 * dnn::kAlgoCount, &found, perf));
-  // The heuristic's ranking, keeping the GEMM-like algorithms: FFT and Winograd mix the inputs of a
+  // The heuristic's ranking, or with LAZYFUSE_CONV_BENCHMARK=1 every algorithm run and timed on
+  // this shape, fastest first (once a shape in the process: the plan is kept).
+  plan->timed = benchmark;
+  if (benchmark)
+    LF_DNN_RETURN_IF_ERROR(a.find_algo_timed(handle, plan->x, plan->w, plan->conv, plan->y, 2 * dnn::kAlgoCount, &found, perf));
+  else
+    LF_DNN_RETURN_IF_ERROR(a.find_algo_v7(handle, plan->x, plan->w, plan->conv, plan->y, 2 * dnn::kAlgoCount, &found, perf));
+  // The ranking's first GEMM-like algorithm: FFT and Winograd mix the inputs of a
   // tile, so one inf would turn neighbouring outputs into NaN (inf - inf) where the direct sum is
   // finite; and in full float32 only FMA math.
   for (int i = 0; i < found; ++i) {
@@ -243,13 +251,13 @@ std::mutex& plans_mutex() {
 lf::Status find_plan(const backend::ConvCall& c, int device, PerDevice** dev_out, Plan** plan_out) {
   if (lf::Status s = cudnn_supports(c); !s.ok()) return s;
   const dnn::Api& a = loaded().api;
-  bool tf32 = rt::config().conv_tf32;
+  bool tf32 = rt::config().conv_tf32, benchmark = rt::config().conv_benchmark;
   int64_t xs[4];
   x_strides(c, xs);
   const auto& p = c.params;
   char key[512];
-  std::snprintf(key, sizeof key, "%d|%d|%lld,%lld,%lld,%lld|%lld,%lld,%lld,%lld|%lld,%lld,%lld|%lld,%lld,%lld,%lld,%lld,%lld,%lld",
-                static_cast<int>(c.dtype), tf32 ? 1 : 0, (long long)c.batch, (long long)c.channels, (long long)c.height,
+  std::snprintf(key, sizeof key, "%d|%d|%d|%lld,%lld,%lld,%lld|%lld,%lld,%lld,%lld|%lld,%lld,%lld|%lld,%lld,%lld,%lld,%lld,%lld,%lld",
+                static_cast<int>(c.dtype), tf32 ? 1 : 0, benchmark ? 1 : 0, (long long)c.batch, (long long)c.channels, (long long)c.height,
                 (long long)c.width, (long long)xs[0], (long long)xs[1], (long long)xs[2], (long long)xs[3],
                 (long long)c.out_channels, (long long)c.kernel_h, (long long)c.kernel_w, (long long)p.stride_h,
                 (long long)p.stride_w, (long long)p.pad_top, (long long)p.pad_left, (long long)p.dil_h, (long long)p.dil_w,
@@ -266,7 +274,7 @@ lf::Status find_plan(const backend::ConvCall& c, int device, PerDevice** dev_out
   if (it == dev.plans.end()) {
     if (auto d = dev.declined.find(key); d != dev.declined.end()) return d->second;
     Plan plan;
-    if (lf::Status s = make_plan(c, dev.handle, tf32, &plan); !s.ok()) {
+    if (lf::Status s = make_plan(c, dev.handle, tf32, benchmark, &plan); !s.ok()) {
       dev.declined.emplace(key, s);
       return s;
     }
@@ -289,7 +297,9 @@ const void* at(const kir::GemmOperand& o, DType d) {
 
 std::string describe(const Plan& plan, int algo, size_t workspace) {
   return std::string(algo_name(algo)) + ", " + math_name(plan.math) +
-         (workspace ? ", " + std::to_string(workspace >> 10) + " KiB workspace" : "") + " (" + cudnn_status() + ")";
+         (workspace ? ", " + std::to_string(workspace >> 10) + " KiB workspace" : "") +
+         (plan.timed && algo == plan.algo ? ", the fastest of every algorithm timed (LAZYFUSE_CONV_BENCHMARK=1)" : "") + " (" +
+         cudnn_status() + ")";
 }
 
 }  // namespace

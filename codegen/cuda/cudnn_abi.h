@@ -57,6 +57,9 @@ struct Api {
   Status (*output_dim)(ConvDesc, TensorDesc, FilterDesc, int* n, int* c, int* h, int* w);
   Status (*find_algo_v7)(Handle, TensorDesc, FilterDesc, ConvDesc, TensorDesc, int requested, int* returned,
                          FwdAlgoPerf* results);
+  // cudnnFindConvolutionForwardAlgorithm: every algorithm run and timed, fastest first.
+  Status (*find_algo_timed)(Handle, TensorDesc, FilterDesc, ConvDesc, TensorDesc, int requested, int* returned,
+                            FwdAlgoPerf* results);
   Status (*workspace_size)(Handle, TensorDesc, FilterDesc, ConvDesc, TensorDesc, int algo, size_t* bytes);
   Status (*forward)(Handle, const void* alpha, TensorDesc, const void* x, FilterDesc, const void* w, ConvDesc,
                     int algo, void* workspace, size_t workspace_bytes, const void* beta, TensorDesc, void* y);

@@ -246,6 +246,29 @@ TEST(ConvGpu, FullFloat32WithoutTf32) {
   EXPECT_EQ(diff, "");
 }
 
+// LAZYFUSE_CONV_BENCHMARK=1: cuDNN's algorithm is the fastest one timed on the shape (a plan of its
+// own, apart from the heuristic's), for the plain and the fused call alike; results are the
+// reference's whatever it picks, and the log says how it was chosen.
+TEST(ConvGpu, BenchmarkedAlgorithms) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  bool saved = lf::rt::config().conv_benchmark;
+  lf::rt::mutable_config().conv_benchmark = true;
+  for (DType d : {DType::Float32, DType::BFloat16}) {
+    Tensor x = random({4, 32, 30, 30}, 3, d), w = random({48, 32, 3, 3}, 4, d), b = random({48}, 5, d);
+    lf::sync();
+    PathScope scope("auto");
+    Tensor plain = lf::conv2d(x, w, {}, 2, 1);
+    Tensor fused = lf::relu(lf::conv2d(x, w, b, 1, 1));
+    lf::test::Values ref_plain = lf::test::reference_values(plain), ref_fused = lf::test::reference_values(fused);
+    lf::test::Values got_plain = lf::test::fused_values(plain), got_fused = lf::test::fused_values(fused);
+    std::string log = scope.log();
+    EXPECT_EQ(lf::test::compare(ref_plain, got_plain, lf::test::conv_tolerance(d, 288)), "") << dtype_name(d);
+    EXPECT_EQ(lf::test::compare(ref_fused, got_fused, lf::test::conv_tolerance(d, 288)), "") << dtype_name(d);
+    EXPECT_NE(log.find("the fastest of every algorithm timed (LAZYFUSE_CONV_BENCHMARK=1)"), std::string::npos) << log;
+  }
+  lf::rt::mutable_config().conv_benchmark = saved;
+}
+
 TEST(PoolGpu, EveryKindMatchesTheReference) {
   if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
   for (DType d : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {
