@@ -1,6 +1,7 @@
 // The scatter family beyond scatter_add (issue 23): scatter, scatter_reduce, index_put with integer
 // index tensors, index_copy and index_fill, all recorded as one `scatter` node (ops.inc) whose
 // attrs say the reduce mode and the user-facing op. Value semantics: each returns a new tensor.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,32 @@ Tensor flat_rows(const Tensor& x, const std::vector<Tensor>& indices, const Shap
     flat = j == 0 ? norm : flat * n + norm;
   }
   return flat;
+}
+
+// A bool tensor in a mixed index selects the positions where it is true over as many of x's dims
+// as it has (numpy's x[mask]): it becomes nonzero(mask)'s columns, one int64 index tensor a dim
+// (nonzero is a sync point: the count is data). Its shape must be those dims' sizes.
+std::vector<Index> expand_masks(const char* name, const Tensor& x, const std::vector<Index>& index) {
+  std::vector<Index> out;
+  for (const Index& i : index) {
+    if (i.is_slice() || i.is_integer() || !i.tensor().defined() || i.tensor().dtype() != DType::Bool) {
+      out.push_back(i);
+      continue;
+    }
+    const Tensor& mask = i.tensor();
+    detail::check_same_device(name, {&x, &mask});
+    const size_t at = out.size(), r = static_cast<size_t>(mask.dim());
+    if (r == 0) fail(name, "a 0-d bool index is not supported (index " + std::to_string(at) + ")", {&x, &mask});
+    if (at + r > static_cast<size_t>(x.dim()) ||
+        !std::equal(mask.shape().begin(), mask.shape().end(), x.shape().begin() + static_cast<std::ptrdiff_t>(at)))
+      fail(name,
+           "the bool index's shape " + shape_str(mask.shape()) + " does not match x's dims " + std::to_string(at) +
+               " to " + std::to_string(at + r - 1),
+           {&x, &mask});
+    Tensor nz = nonzero(mask);
+    for (size_t j = 0; j < r; ++j) out.push_back(Index(select(nz, 1, static_cast<int64_t>(j))));
+  }
+  return out;
 }
 
 // numpy's mixed index over x's first k dims as k index tensors (the region's shape = their
@@ -258,8 +285,9 @@ Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tens
   return reshape(out, x.shape());
 }
 
-Tensor index_put(const Tensor& x, const std::vector<Index>& index, const Tensor& v, bool accumulate) {
+Tensor index_put(const Tensor& x, const std::vector<Index>& with_masks, const Tensor& v, bool accumulate) {
   detail::check_defined("index_put", {&x, &v});
+  const std::vector<Index> index = expand_masks("index_put", x, with_masks);
   bool slices_only = false;
   std::vector<Tensor> tensors = mixed_index("index_put", x, index, &slices_only);
   if (slices_only && !accumulate) {  // plain slice assignment: index math, no scatter
@@ -272,8 +300,9 @@ Tensor index_put(const Tensor& x, const std::vector<Index>& index, const Tensor&
 
 // numpy's x[...] read: slices and integers alone are views; with index tensors, one gather of the
 // rows of x viewed as [the indexed dims' product, rest...] at their flat index.
-Tensor index(const Tensor& x, const std::vector<Index>& at) {
+Tensor index(const Tensor& x, const std::vector<Index>& with_masks) {
   detail::check_defined("index", {&x});
+  const std::vector<Index> at = expand_masks("index", x, with_masks);
   bool slices_only = false;
   std::vector<Tensor> tensors = mixed_index("index", x, at, &slices_only);
   bool any_tensor = false;

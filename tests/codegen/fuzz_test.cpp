@@ -614,9 +614,15 @@ class Graph {
       Tensor idx = random_index({rng_.range(0, 5)}, size, &in);
       if (rng_.chance(0.4)) {
         // numpy's x[:, ..., idx] read, and its write with accumulate (duplicates add up).
+        // Or x[:, ..., mask]: a bool mask over dim d (nonzero's positions, a sync point).
         std::vector<lf::Index> at;
         for (int64_t k = 0; k < d; ++k) at.emplace_back(lf::slice(rng_.range(0, 1)));
-        at.emplace_back(idx);
+        if (rng_.chance(0.3)) {
+          at.emplace_back(lf::rand({size}) < 0.5f);
+          in = "rand[" + std::to_string(size) + "] < 0.5";
+        } else {
+          at.emplace_back(idx);
+        }
         bool write = a.t.dtype() != DType::Bool && rng_.chance(0.5);
         r = write ? lf::index_put(a.t, at, 1, true) : lf::index(a.t, at);
         what << (write ? "index_put(" : "index(") << a.name << ", [" << d << " slices, " << in << "]"

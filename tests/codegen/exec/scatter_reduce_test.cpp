@@ -236,6 +236,67 @@ TEST(ScatterFamily, MixedIndexReadFollowsNumpysRegion) {
   }
 }
 
+// A bool tensor in a mixed index is numpy's x[mask]: nonzero(mask)'s columns over as many dims as
+// it has, against host loops (read and write), mixed with slices and integers; a mask of the wrong
+// shape is an error at the call naming the op and both shapes.
+TEST(ScatterFamily, BoolMasksInMixedIndices) {
+  Tensor x = lf::arange(0, 60).reshape({3, 4, 5});
+  auto flat = [](int64_t i, int64_t j, int64_t k) { return static_cast<float>((i * 4 + j) * 5 + k); };
+  std::vector<bool> m2(12);
+  for (size_t p = 0; p < m2.size(); ++p) m2[p] = (p * 7) % 5 < 2;  // some true, some false
+  Tensor mask2 = lf::from_vector(m2, {3, 4});
+  // x[mask2]: [count, 5], rows in row-major order of the mask.
+  std::vector<float> want;
+  int64_t count = 0;
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 4; ++j)
+      if (m2[static_cast<size_t>(i * 4 + j)]) {
+        ++count;
+        for (int64_t k = 0; k < 5; ++k) want.push_back(flat(i, j, k));
+      }
+  Tensor a = lf::index(x, lf::index_list(mask2));
+  EXPECT_EQ(a.shape(), (lf::Shape{count, 5}));
+  EXPECT_EQ(a.to_vector<float>(), want);
+  // x[:, :, mask1] with mask1 over the last dim: [3, 4, true count].
+  std::vector<bool> m1 = {true, false, false, true, true};
+  Tensor b = lf::index(x, lf::index_list(lf::slice(0), lf::slice(0), lf::from_vector(m1, {5})));
+  EXPECT_EQ(b.shape(), (lf::Shape{3, 4, 3}));
+  EXPECT_EQ(b.to_vector<float>()[(2 * 4 + 1) * 3 + 1], flat(2, 1, 3));
+  // x[1, mask1 of dim 1]: an integer and a mask, adjacent: [true count, 5].
+  Tensor c = lf::index(x, lf::index_list(int64_t{1}, lf::from_vector(std::vector<bool>{false, true, true, false}, {4})));
+  EXPECT_EQ(c.shape(), (lf::Shape{2, 5}));
+  EXPECT_EQ(c.to_vector<float>()[5 + 4], flat(1, 2, 4));
+  // x[mask2] = 7 and x[mask2] += v (v broadcast over the selected rows).
+  std::vector<float> put = x.to_vector<float>(), add = put;
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 4; ++j)
+      if (m2[static_cast<size_t>(i * 4 + j)])
+        for (int64_t k = 0; k < 5; ++k) {
+          put[static_cast<size_t>((i * 4 + j) * 5 + k)] = 7;
+          add[static_cast<size_t>((i * 4 + j) * 5 + k)] += static_cast<float>(k);
+        }
+  EXPECT_EQ(lf::index_put(x, lf::index_list(mask2), 7).to_vector<float>(), put);
+  EXPECT_EQ(lf::index_put(x, lf::index_list(mask2), lf::arange(0, 5), true).to_vector<float>(), add);
+  // An all-false mask selects nothing.
+  EXPECT_EQ(lf::index(x, lf::index_list(lf::zeros({3, 4}, DType::Bool))).shape(), (lf::Shape{0, 5}));
+  // Against the reference, fused and unfused, with a computed mask.
+  for (bool fused : {true, false}) {
+    FusionScope scope(fused);
+    Tensor mask = data({3, 4}, DType::Float32, -1, 1) > 0;
+    lf::test::expect_matches_reference(lf::index(x * 2, lf::index_list(mask)) + 1, 1, "bool mask index");
+  }
+  try {
+    lf::index(x, lf::index_list(lf::slice(0), lf::from_vector(std::vector<bool>{true, false}, {2})));
+    ADD_FAILURE() << "no error";
+  } catch (const lf::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("lf::index: the bool index's shape [2] does not match x's dims 1 to 1"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("[3, 4, 5]"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(lf::index_put(x, lf::index_list(lf::full({}, 1, DType::Bool)), 1), lf::Error);  // 0-d
+}
+
 class ScatterFamilyRef : public ::testing::TestWithParam<bool> {};  // fusion on, off
 
 TEST_P(ScatterFamilyRef, ScatterAndReduceMatchReferenceEveryDtype) {
