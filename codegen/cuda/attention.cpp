@@ -28,7 +28,7 @@ namespace {
 
 constexpr int kBm = 32, kBn = 32, kThreads = 128, kMaxBatchRank = 6;
 
-// The kernel's parameter block; the CUDA source declares the same struct (every field 8 bytes).
+// The kernels' parameter block; kPrelude declares the same struct in CUDA C (every field 8 bytes).
 struct Params {
   const void* q;
   const void* k;
@@ -43,11 +43,8 @@ struct Params {
   long long vec;  // the tensor-core kernel's: q, k, v rows are 16-byte aligned with unit column strides
 };
 
-const char* kKernel = R"CUDA(
-#define BM 32
-#define BN 32
-#define NT 128
-#define NC ((DV + 3) / 4)
+// The kernels' common start (attention_prelude()): the parameter block and the batch offsets.
+const char* kPrelude = R"CUDA(
 struct Params {
   const void* q; const void* k; const void* v; const void* mask; void* out;
   long long tq, tk, qblocks, batch_rank, heads;
@@ -57,6 +54,24 @@ struct Params {
   double scale, post;
   long long vec;
 };
+// Batch b (the batch dims flattened, the last fastest) as element offsets into q, k, v and the mask.
+__device__ __forceinline__ void lf_batch_offsets(const Params& P, long long b, long long& qo, long long& ko,
+                                                 long long& vo, long long& mo) {
+  qo = P.qo, ko = P.ko, vo = P.vo, mo = P.mo;
+  long long rem = b;
+  for (int d = (int)P.batch_rank - 1; d >= 0; --d) {
+    const long long idx = rem % P.batch[d];
+    rem /= P.batch[d];
+    qo += idx * P.qb[d]; ko += idx * P.kb[d]; vo += idx * P.vb[d]; mo += idx * P.mb[d];
+  }
+}
+)CUDA";
+
+const char* kKernel = R"CUDA(
+#define BM 32
+#define BN 32
+#define NT 128
+#define NC ((DV + 3) / 4)
 __device__ __forceinline__ float lf_h2f(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
 __device__ __forceinline__ unsigned short lf_f2h(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 __device__ __forceinline__ float lf_b2f(unsigned short b) { return __uint_as_float(((unsigned)b) << 16); }
@@ -100,12 +115,8 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
   const A nan = (A)__int_as_float(0x7fc00000);
   const int t = threadIdx.x, r = t >> 2, g = t & 3;
   const long long blk = blockIdx.x, b = blk / P.qblocks, i0 = (blk % P.qblocks) * BM;
-  long long qo = P.qo, ko = P.ko, vo = P.vo, mo = P.mo, rem = b;
-  for (int d = (int)P.batch_rank - 1; d >= 0; --d) {
-    long long idx = rem % P.batch[d];
-    rem /= P.batch[d];
-    qo += idx * P.qb[d]; ko += idx * P.kb[d]; vo += idx * P.vb[d]; mo += idx * P.mb[d];
-  }
+  long long qo, ko, vo, mo;
+  lf_batch_offsets(P, b, qo, ko, vo, mo);
   const S* q = (const S*)P.q;
   const S* k = (const S*)P.k;
   const S* v = (const S*)P.v;
@@ -256,10 +267,12 @@ struct Loaded {
 
 }  // namespace
 
+const char* attention_prelude() { return kPrelude; }
+
 std::string attention_source(DType dtype, int64_t d, int64_t dv, int mask, bool causal) {
   return "#define DTYPE " + std::to_string(dtype_code(dtype)) + "\n#define D " + std::to_string(d) + "\n#define DV " +
          std::to_string(dv) + "\n#define MASK " + std::to_string(mask) + "\n#define CAUSAL " + (causal ? "1" : "0") +
-         "\n" + kKernel;
+         "\n" + kPrelude + kKernel;
 }
 
 size_t attention_shared_bytes(DType dtype, int64_t d, int64_t dv) {

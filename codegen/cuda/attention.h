@@ -10,6 +10,10 @@
 
 namespace lf::cuda {
 
+// The CUDA C every attention kernel starts with: the parameter block `Params` (the host's struct of
+// codegen/cuda/attention.cpp) and `lf_batch_offsets`.
+const char* attention_prelude();
+
 // The CUDA C of the kernel `lf_attention` for a dtype, head dims d (q, k) and dv (v), a mask kind
 // (ir::AttentionParams::Mask) and causal or not.
 std::string attention_source(DType dtype, int64_t d, int64_t dv, int mask, bool causal);

@@ -47,15 +47,6 @@ const char* kF32Kernel = R"CUDA(
 #define KCH (BC * D / 4 / NT)   // 4-float chunks of a K tile a thread loads
 #define VCH (BC * DV / 4 / NT)
 #define QREG (D <= 64)  // Q's fragments in registers
-struct Params {
-  const void* q; const void* k; const void* v; const void* mask; void* out;
-  long long tq, tk, qblocks, batch_rank, heads;
-  long long qo, ko, vo, mo;
-  long long qsr, qsc, ksr, ksc, vsr, vsc, msr, msc;
-  long long batch[6], qb[6], kb[6], vb[6], mb[6];
-  double scale, post;
-  long long vec;
-};
 __device__ __forceinline__ bool lf_nonfinite(float x) { return (__float_as_uint(x) & 0x7f800000u) == 0x7f800000u; }
 __device__ __forceinline__ unsigned lf_tf32(float x) { unsigned r; asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x)); return r; }
 // x = big + small, both TF32 (the low 13 bits zero); `bad` is set for inf and NaN, which split as
@@ -188,12 +179,8 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
   // The heaviest causal blocks (the last query rows) first.
   const long long nb = (long long)gridDim.x / P.qblocks;
   const long long b = blockIdx.x % nb, qblk = P.qblocks - 1 - blockIdx.x / nb, q0 = qblk * BR;
-  long long qo = P.qo, ko = P.ko, vo = P.vo, mo = P.mo, rem = b;
-  for (int d = (int)P.batch_rank - 1; d >= 0; --d) {
-    long long idx = rem % P.batch[d];
-    rem /= P.batch[d];
-    qo += idx * P.qb[d]; ko += idx * P.kb[d]; vo += idx * P.vb[d]; mo += idx * P.mb[d];
-  }
+  long long qo, ko, vo, mo;
+  lf_batch_offsets(P, b, qo, ko, vo, mo);
   const float* q = (const float*)P.q;
   const float* k = (const float*)P.k;
   const float* v = (const float*)P.v;
@@ -410,7 +397,7 @@ int attention_f32_keys_per_tile(int64_t d, int64_t dv) { return d > 64 || dv > 6
 std::string attention_f32_source(int64_t d, int64_t dv, int mask, bool causal) {
   return "#define BC " + std::to_string(attention_f32_keys_per_tile(d, dv)) + "\n#define D " + std::to_string(d) +
          "\n#define DV " + std::to_string(dv) + "\n#define MASK " + std::to_string(mask) + "\n#define CAUSAL " +
-         (causal ? "1" : "0") + "\n" + kF32Kernel;
+         (causal ? "1" : "0") + "\n" + attention_prelude() + kF32Kernel;
 }
 
 size_t attention_f32_shared_bytes(int64_t d, int64_t dv) {

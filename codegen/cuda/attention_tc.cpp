@@ -30,15 +30,6 @@ const char* kTcKernel = R"CUDA(
 #define VS (DV + 8)
 #define NS (BC / 8)   // the S tile's n-tiles of 8 keys a warp holds
 #define NO (DV / 8)   // the O tile's n-tiles of 8 columns
-struct Params {
-  const void* q; const void* k; const void* v; const void* mask; void* out;
-  long long tq, tk, qblocks, batch_rank, heads;
-  long long qo, ko, vo, mo;
-  long long qsr, qsc, ksr, ksc, vsr, vsc, msr, msc;
-  long long batch[6], qb[6], kb[6], vb[6], mb[6];
-  double scale, post;
-  long long vec;
-};
 typedef unsigned short u16;
 #if DTYPE == 2
 __device__ __forceinline__ float lf_to_f(u16 h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
@@ -112,12 +103,8 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
   // The heaviest causal blocks (the last query rows) first.
   const long long nb = (long long)gridDim.x / P.qblocks;
   const long long b = blockIdx.x % nb, qblk = P.qblocks - 1 - blockIdx.x / nb, q0 = qblk * BR;
-  long long qo = P.qo, ko = P.ko, vo = P.vo, mo = P.mo, rem = b;
-  for (int d = (int)P.batch_rank - 1; d >= 0; --d) {
-    long long idx = rem % P.batch[d];
-    rem /= P.batch[d];
-    qo += idx * P.qb[d]; ko += idx * P.kb[d]; vo += idx * P.vb[d]; mo += idx * P.mb[d];
-  }
+  long long qo, ko, vo, mo;
+  lf_batch_offsets(P, b, qo, ko, vo, mo);
   const u16* q = (const u16*)P.q;
   const u16* k = (const u16*)P.k;
   const u16* v = (const u16*)P.v;
@@ -370,7 +357,7 @@ std::string attention_tc_source(DType dtype, int64_t d, int64_t dv, int mask, bo
   return "#define DTYPE " + std::string(dtype == DType::Float16 ? "2" : "3") + "\n#define D " + std::to_string(d) +
          "\n#define DV " + std::to_string(dv) + "\n#define BC " + std::to_string(attention_tc_keys_per_tile(d, dv)) +
          "\n#define MT " + std::to_string(rows / 64) +
-         "\n#define MASK " + std::to_string(mask) + "\n#define CAUSAL " + (causal ? "1" : "0") + "\n" + kTcKernel;
+         "\n#define MASK " + std::to_string(mask) + "\n#define CAUSAL " + (causal ? "1" : "0") + "\n" + attention_prelude() + kTcKernel;
 }
 
 size_t attention_tc_shared_bytes(int64_t d, int64_t dv, int rows) {
