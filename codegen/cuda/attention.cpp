@@ -294,8 +294,14 @@ void run_attention(backend::AttentionCall& call) {
   // Tensor cores for float16 and bfloat16 (attention_tc.cpp) and for float32 in three TF32
   // products (attention_f32.cpp) at head dims 32, 64, 128; the SIMT kernel otherwise.
   std::string not_tc, not_f32;
-  const bool tc = attention_tc_supports(call.dtype, call.d, call.dv, &not_tc);
-  const bool f32 = !tc && attention_f32_supports(call.dtype, call.d, call.dv, &not_f32);
+  bool tc = attention_tc_supports(call.dtype, call.d, call.dv, &not_tc);
+  bool f32 = !tc && attention_f32_supports(call.dtype, call.d, call.dv, &not_f32);
+  // Both tensor-core kernels use sm_80's instructions (mma.sync on 16-bit floats and TF32,
+  // cp.async, max.NaN, __reduce_or_sync): an older GPU runs the SIMT kernel.
+  if ((tc || f32) && rt::cu::context_of(device).info.sm_major < 8) {
+    (tc ? not_tc : not_f32) = "the GPU is older than sm_80";
+    tc = f32 = false;
+  }
   const Kind kind = tc ? Kind::kTensor16 : f32 ? Kind::kTensorF32 : Kind::kSimt;
   const int rows =
       tc    ? attention_tc_rows(call.d, call.dv, call.params.mask, static_cast<int>(rt::config().attention_rows))

@@ -178,10 +178,11 @@ lf::Status make_plan(const backend::ConvCall& c, dnn::Handle handle, bool tf32, 
   int found = 0;
   // The heuristic's ranking, or with LAZYFUSE_CONV_BENCHMARK=1 every algorithm run and timed on
   // this shape, fastest first (once a shape in the process: the plan is kept).
-  plan->timed = benchmark;
-  if (benchmark)
-    LF_DNN_RETURN_IF_ERROR(a.find_algo_timed(handle, plan->x, plan->w, plan->conv, plan->y, 2 * dnn::kAlgoCount, &found, perf));
-  else
+  // A timing run that fails (it allocates its own buffers, outside the device allocator) falls back
+  // to the heuristic's ranking rather than declining the shape.
+  plan->timed = benchmark &&
+                a.find_algo_timed(handle, plan->x, plan->w, plan->conv, plan->y, 2 * dnn::kAlgoCount, &found, perf) == 0;
+  if (!plan->timed)
     LF_DNN_RETURN_IF_ERROR(a.find_algo_v7(handle, plan->x, plan->w, plan->conv, plan->y, 2 * dnn::kAlgoCount, &found, perf));
   // The ranking's first GEMM-like algorithm: FFT and Winograd mix the inputs of a
   // tile, so one inf would turn neighbouring outputs into NaN (inf - inf) where the direct sum is

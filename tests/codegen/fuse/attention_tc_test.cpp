@@ -16,6 +16,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "codegen/fuse/attention.h"
 #include "codegen/ir/attention.h"
@@ -111,6 +112,21 @@ TEST(AttentionTc, HeadDimsMasksAndTails) {
         check(attention(q, k, v, Mask::kCausal), name(dt, d, "T = 1 causal"));
         check(attention(q, k, v, Mask::kNone), name(dt, d, "T = 1"));
       }
+    }
+  }
+}
+
+// Head dims of q/k and v that differ (d 32 / dv 128, d 128 / dv 64): the kernels' Q and K tiles
+// and their V and O tiles are sized apart.
+TEST(AttentionTc, QueryAndValueHeadDimsDiffer) {
+  uint32_t seed = 900;
+  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32}) {
+    for (auto [d, dv] : {std::pair<int64_t, int64_t>{32, 128}, {128, 64}}) {
+      seed += 3;
+      Tensor q = uniform({1, 2, 130, d}, dt, seed), k = uniform({1, 2, 130, d}, dt, seed + 1);
+      Tensor v = uniform({1, 2, 130, dv}, dt, seed + 2);
+      check(attention(q, k, v, Mask::kCausal), name(dt, d, "causal, dv " + std::to_string(dv)));
+      check(attention(q, k, v, Mask::kNone), name(dt, d, "dv " + std::to_string(dv)));
     }
   }
 }
