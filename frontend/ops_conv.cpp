@@ -35,6 +35,24 @@ Tensor batched(const char* op, const Tensor& x, int64_t rank) {
                "-D (unbatched) input", {&x});
 }
 
+// The arguments conv2d and conv_transpose2d check alike (weight_dims: the weight's 4-D layout, for
+// the message); x as a batch of 4 dims.
+Tensor checked_conv_input(const char* op, const Tensor& x0, const Tensor& weight, const Tensor& bias, Size2 stride,
+                          int64_t pad_h, int64_t pad_w, Size2 dilation, int64_t groups, const char* weight_dims) {
+  detail::check_defined(op, {&x0, &weight});
+  detail::check_same_device(op, {&x0, &weight});
+  if (bias.defined()) detail::check_same_device(op, {&x0, &bias});
+  check_float(op, {&x0, &weight, &bias});
+  Tensor x = batched(op, x0, 4);
+  if (weight.dim() != 4) fail(op, std::string("weight must be 4-D ") + weight_dims, {&x0, &weight});
+  if (groups < 1) fail(op, "groups must be at least 1, not " + std::to_string(groups), {&x0, &weight});
+  if (stride.h < 1 || stride.w < 1) fail(op, "stride must be positive, not " + pair_str(stride.h, stride.w), {&x0});
+  if (dilation.h < 1 || dilation.w < 1)
+    fail(op, "dilation must be positive, not " + pair_str(dilation.h, dilation.w), {&x0});
+  if (pad_h < 0 || pad_w < 0) fail(op, "padding must be non-negative, not " + pair_str(pad_h, pad_w), {&x0});
+  return x;
+}
+
 }  // namespace
 
 Padding2::Padding2(const char* mode) {
@@ -48,17 +66,8 @@ Padding2::Padding2(const char* mode) {
 Tensor conv2d(const Tensor& x0, const Tensor& weight, const Tensor& bias, Size2 stride, Padding2 padding,
               Size2 dilation, int64_t groups) {
   const char* op = "conv2d";
-  detail::check_defined(op, {&x0, &weight});
-  detail::check_same_device(op, {&x0, &weight});
-  if (bias.defined()) detail::check_same_device(op, {&x0, &bias});
-  check_float(op, {&x0, &weight, &bias});
-  Tensor x = batched(op, x0, 4);
-  if (weight.dim() != 4) fail(op, "weight must be 4-D [out_channels, in_channels / groups, kh, kw]", {&x0, &weight});
-  if (groups < 1) fail(op, "groups must be at least 1, not " + std::to_string(groups), {&x0, &weight});
-  if (stride.h < 1 || stride.w < 1) fail(op, "stride must be positive, not " + pair_str(stride.h, stride.w), {&x0});
-  if (dilation.h < 1 || dilation.w < 1)
-    fail(op, "dilation must be positive, not " + pair_str(dilation.h, dilation.w), {&x0});
-  if (padding.h < 0 || padding.w < 0) fail(op, "padding must be non-negative, not " + pair_str(padding.h, padding.w), {&x0});
+  Tensor x = checked_conv_input(op, x0, weight, bias, stride, padding.h, padding.w, dilation, groups,
+                                "[out_channels, in_channels / groups, kh, kw]");
   const Shape& xs = x.shape();
   const Shape& ws = weight.shape();
   int64_t out_c = ws[0], kh = ws[2], kw = ws[3];
@@ -316,17 +325,8 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
 Tensor conv_transpose2d(const Tensor& x0, const Tensor& weight, const Tensor& bias, Size2 stride, Size2 padding,
                         Size2 output_padding, int64_t groups, Size2 dilation) {
   const char* op = "conv_transpose2d";
-  detail::check_defined(op, {&x0, &weight});
-  detail::check_same_device(op, {&x0, &weight});
-  if (bias.defined()) detail::check_same_device(op, {&x0, &bias});
-  check_float(op, {&x0, &weight, &bias});
-  Tensor x = batched(op, x0, 4);
-  if (weight.dim() != 4) fail(op, "weight must be 4-D [in_channels, out_channels / groups, kh, kw]", {&x0, &weight});
-  if (groups < 1) fail(op, "groups must be at least 1, not " + std::to_string(groups), {&x0, &weight});
-  if (stride.h < 1 || stride.w < 1) fail(op, "stride must be positive, not " + pair_str(stride.h, stride.w), {&x0});
-  if (dilation.h < 1 || dilation.w < 1)
-    fail(op, "dilation must be positive, not " + pair_str(dilation.h, dilation.w), {&x0});
-  if (padding.h < 0 || padding.w < 0) fail(op, "padding must be non-negative, not " + pair_str(padding.h, padding.w), {&x0});
+  Tensor x = checked_conv_input(op, x0, weight, bias, stride, padding.h, padding.w, dilation, groups,
+                                "[in_channels, out_channels / groups, kh, kw]");
   if (output_padding.h < 0 || output_padding.w < 0 ||
       (output_padding.h >= stride.h && output_padding.h >= dilation.h) ||
       (output_padding.w >= stride.w && output_padding.w >= dilation.w))

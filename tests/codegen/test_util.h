@@ -189,4 +189,15 @@ inline void expect_matches_reference(const Tensor& t, int64_t reduce_len = 1, co
   EXPECT_TRUE(diff.empty()) << what << " " << dtype_name(t.dtype()) << shape_str(t.shape()) << ":\n" << diff;
 }
 
+// The lf::Error message `f` raises, or "no error".
+template <typename F>
+std::string error_message(F&& f) {
+  try {
+    f();
+  } catch (const lf::Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 }  // namespace lf::test

@@ -82,23 +82,15 @@ INSTANTIATE_TEST_SUITE_P(FusedAndUnfused, ConvTranspose, ::testing::Values(true,
                          [](const auto& info) { return info.param ? "Fused" : "Unfused"; });
 
 TEST(ConvTransposeErrors, NameTheOpAndShapes) {
-  auto message = [](auto&& f) {
-    try {
-      f();
-    } catch (const lf::Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   Tensor x = lf::zeros({1, 2, 3, 3}), w = lf::zeros({2, 4, 3, 3});
-  std::string m = message([&] { lf::conv_transpose2d(x, lf::zeros({3, 4, 3, 3})); });
+  std::string m = lf::test::error_message([&] { lf::conv_transpose2d(x, lf::zeros({3, 4, 3, 3})); });
   EXPECT_NE(m.find("lf::conv_transpose2d: input has 2 channels, weight expects 3"), std::string::npos) << m;
   EXPECT_NE(m.find("float32[1, 2, 3, 3]"), std::string::npos) << m;
-  EXPECT_NE(message([&] { lf::conv_transpose2d(x, w, {}, 2, 0, 2); }).find("output_padding"), std::string::npos);
-  EXPECT_NE(message([&] { lf::conv_transpose2d(x, w, {}, 1, 5); }).find("padding is too large"), std::string::npos);
-  EXPECT_NE(message([&] { lf::conv_transpose2d(x, w, lf::zeros({3})); }).find("bias must have shape [4]"), std::string::npos);
-  EXPECT_NE(message([&] { lf::conv_transpose2d(x, w, {}, 1, 0, 0, 3); }).find("not divisible by groups"), std::string::npos);
-  EXPECT_NE(message([&] { lf::conv_transpose2d(lf::zeros({1, 2, 3, 3}, DType::Int32), w); }).find("floating-point"),
+  EXPECT_NE(lf::test::error_message([&] { lf::conv_transpose2d(x, w, {}, 2, 0, 2); }).find("output_padding"), std::string::npos);
+  EXPECT_NE(lf::test::error_message([&] { lf::conv_transpose2d(x, w, {}, 1, 5); }).find("padding is too large"), std::string::npos);
+  EXPECT_NE(lf::test::error_message([&] { lf::conv_transpose2d(x, w, lf::zeros({3})); }).find("bias must have shape [4]"), std::string::npos);
+  EXPECT_NE(lf::test::error_message([&] { lf::conv_transpose2d(x, w, {}, 1, 0, 0, 3); }).find("not divisible by groups"), std::string::npos);
+  EXPECT_NE(lf::test::error_message([&] { lf::conv_transpose2d(lf::zeros({1, 2, 3, 3}, DType::Int32), w); }).find("floating-point"),
             std::string::npos);
 }
 

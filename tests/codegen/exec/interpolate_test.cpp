@@ -124,26 +124,18 @@ TEST(InterpolateFusion, OneKernel) {
 }
 
 TEST(InterpolateErrors, NameTheOpAndShape) {
-  auto message = [](auto&& f) {
-    try {
-      f();
-    } catch (const lf::Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   Tensor x = lf::zeros({1, 2, 3, 4});
-  std::string m = message([&] { lf::interpolate(x, {2, 2}, "bicubic"); });
+  std::string m = lf::test::error_message([&] { lf::interpolate(x, {2, 2}, "bicubic"); });
   EXPECT_NE(m.find("lf::interpolate: mode must be"), std::string::npos) << m;
   EXPECT_NE(m.find("float32[1, 2, 3, 4]"), std::string::npos) << m;
-  EXPECT_NE(message([&] { lf::interpolate(x, {2}); }).find("needs 2 output sizes"), std::string::npos);
-  EXPECT_NE(message([&] { lf::interpolate(x, {2, 0}); }).find("must be positive"), std::string::npos);
-  EXPECT_NE(message([&] { lf::interpolate(x, {2, 2}, "linear"); }).find("\"linear\" is for [N, C, L]"), std::string::npos);
-  EXPECT_NE(message([&] { lf::interpolate(x, {2, 2}, "nearest", true); }).find("align_corners is for the linear"),
+  EXPECT_NE(lf::test::error_message([&] { lf::interpolate(x, {2}); }).find("needs 2 output sizes"), std::string::npos);
+  EXPECT_NE(lf::test::error_message([&] { lf::interpolate(x, {2, 0}); }).find("must be positive"), std::string::npos);
+  EXPECT_NE(lf::test::error_message([&] { lf::interpolate(x, {2, 2}, "linear"); }).find("\"linear\" is for [N, C, L]"), std::string::npos);
+  EXPECT_NE(lf::test::error_message([&] { lf::interpolate(x, {2, 2}, "nearest", true); }).find("align_corners is for the linear"),
             std::string::npos);
-  EXPECT_NE(message([&] { lf::interpolate(lf::zeros({2, 3}), {2}); }).find("[N, C, L] or [N, C, H, W]"), std::string::npos);
-  EXPECT_NE(message([&] { lf::interpolate(x, -1.0); }).find("scale_factor must be positive"), std::string::npos);
-  EXPECT_NE(message([&] { lf::interpolate(lf::zeros({1, 1, 2, 2}, DType::Int32), {4, 4}); }).find("floating-point"),
+  EXPECT_NE(lf::test::error_message([&] { lf::interpolate(lf::zeros({2, 3}), {2}); }).find("[N, C, L] or [N, C, H, W]"), std::string::npos);
+  EXPECT_NE(lf::test::error_message([&] { lf::interpolate(x, -1.0); }).find("scale_factor must be positive"), std::string::npos);
+  EXPECT_NE(lf::test::error_message([&] { lf::interpolate(lf::zeros({1, 1, 2, 2}, DType::Int32), {4, 4}); }).find("floating-point"),
             std::string::npos);
 }
 

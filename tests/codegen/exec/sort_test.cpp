@@ -472,30 +472,22 @@ TEST(SearchsortedFusion, TheWholeSearchIsOneKernel) {
 }
 
 TEST(SearchsortedErrors, BadArgumentsFailAtTheCall) {
-  auto message = [](auto&& f) {
-    try {
-      f();
-    } catch (const lf::Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  std::string m = message([] { lf::searchsorted(lf::ones({2, 5}), lf::ones({3, 4})); });
+  std::string m = lf::test::error_message([] { lf::searchsorted(lf::ones({2, 5}), lf::ones({3, 4})); });
   EXPECT_NE(m.find("lf::searchsorted: a sorted sequence of more than one dim needs values with the same leading dims"),
             std::string::npos) << m;
   EXPECT_NE(m.find("[2, 5]"), std::string::npos) << m;
   EXPECT_NE(m.find("[3, 4]"), std::string::npos) << m;
-  m = message([] { lf::searchsorted(lf::scalar(1.0f), lf::ones({3})); });
+  m = lf::test::error_message([] { lf::searchsorted(lf::scalar(1.0f), lf::ones({3})); });
   EXPECT_NE(m.find("one dim at least"), std::string::npos) << m;
-  m = message([] { lf::searchsorted(lf::ones({2, 5}), 1.0); });
+  m = lf::test::error_message([] { lf::searchsorted(lf::ones({2, 5}), 1.0); });
   EXPECT_NE(m.find("one dim only"), std::string::npos) << m;
-  m = message([] { lf::searchsorted(lf::ones({5}), lf::ones({3}), false, false, lf::zeros({5}, DType::Int32)); });
+  m = lf::test::error_message([] { lf::searchsorted(lf::ones({5}), lf::ones({3}), false, false, lf::zeros({5}, DType::Int32)); });
   EXPECT_NE(m.find("sorter must be int64"), std::string::npos) << m;
-  m = message([] {
+  m = lf::test::error_message([] {
     lf::searchsorted(lf::ones({5}), lf::ones({3}), false, false, lf::full({5}, 9, DType::Int64)).to_vector<int64_t>();
   });
   EXPECT_NE(m.find("lf::searchsorted: index 9 is out of range for dim 0 of size 5"), std::string::npos) << m;
-  m = message([] { lf::bucketize(lf::ones({3}), lf::ones({2, 2})); });
+  m = lf::test::error_message([] { lf::bucketize(lf::ones({3}), lf::ones({2, 2})); });
   EXPECT_NE(m.find("lf::bucketize: boundaries must have one dim"), std::string::npos) << m;
 }
 
