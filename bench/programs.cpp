@@ -1101,7 +1101,14 @@ int child(const Program& p, const std::string& phase, const std::string& dump_di
       dump_outputs(dir, manifest, "fused", out);
     }
     out = Vars{};
+    // LAZYFUSE_PROGRAMS_PROFILE=1: the kernel table of the fused steady state, to stderr (the
+    // profile times each launch, so the row's figures are left for a run without it).
+    const char* prof = std::getenv("LAZYFUSE_PROGRAMS_PROFILE");
+    const bool profile = prof && std::string(prof) == "1";
+    if (profile) lf::profile_begin();
     Timing f = steady(p, in, budget);
+    if (profile) std::fprintf(stderr, "profile of %s %s (fused, steady state):\n%s\n", p.name.c_str(), p.config.c_str(),
+                              lf::profile_report().c_str());
     emit(F, "ms", f.ms), emit(F, "host_ms", f.host_ms), emit(F, "kernels", f.kernels);
     emit(F, "status", "ok");
     auto [uout, ums, ust] = first_call(false);
