@@ -401,6 +401,47 @@ struct Builder {
     }
   }
 
+  // An elementwise member that other groups read, computed only from values that are in memory
+  // anyway (members of its own group written for other reasons, buffers, generators): its readers
+  // compute it inline instead of the group writing it and them reading it back (heat2d's 4 * a,
+  // recorded with step t + 1 but read only by step t + 2's kernel, which reads a itself). Its
+  // readers must be elementwise nodes of pointwise or row groups reading it directly; the group's
+  // own members still use it as before. The readers' dependencies do not change: they read its
+  // inputs from the same group instead.
+  void recompute_cheap_outputs(const std::vector<Node*>& order) {
+    std::unordered_map<const Node*, std::vector<std::pair<const Node*, bool>>> readers;  // reader, direct
+    for (const Node* n : order)
+      for (const ir::NodePtr& in : n->inputs) {
+        auto [s, chain] = ir::resolve_views(in.get());
+        readers[s].emplace_back(n, chain.empty());
+      }
+    auto plain = [&](int g) { return groups[g].kind == Group::Kind::Pointwise || groups[g].kind == Group::Kind::Row; };
+    for (const Node* n : order) {
+      auto it = gid.find(n);
+      if (it == gid.end() || !ir::is_elementwise(n->op) || wanted(*n) || !materialize.count(n) || p.row_phase[n]) continue;
+      const int g = it->second;
+      if (!plain(g)) continue;
+      bool ok = true;
+      for (const ir::NodePtr& in : n->inputs) {
+        auto [s, chain] = ir::resolve_views(in.get());
+        if (s->realized() || p.inline_nodes.count(s) || (ir::is_generator(s->op) && !gid.count(s))) continue;
+        auto sg = gid.find(s);
+        ok &= sg != gid.end() && sg->second == g && chain.empty() && !p.row_phase[s] && (wanted(*s) || materialize.count(s));
+      }
+      for (const auto& [r, direct] : readers[n]) {
+        auto rg = gid.find(r);
+        if (rg == gid.end()) {
+          ok = false;
+        } else if (rg->second != g) {
+          ok &= direct && ir::is_elementwise(r->op) && plain(rg->second);
+        }
+      }
+      if (!ok) continue;
+      materialize.erase(n);
+      p.inline_nodes.insert(n);
+    }
+  }
+
   void run(const std::vector<Node*>& order) {
     if (fusion) mark_inline(order);
     for (Node* n : order) {
@@ -418,6 +459,7 @@ struct Builder {
         place_elementwise(n);
       }
     }
+    if (fusion) recompute_cheap_outputs(order);
     finish();
   }
 

@@ -72,6 +72,9 @@ struct Partition {
   // Integer and bool elementwise values computed from generators only (the index arithmetic of pad, roll,
   // index_put, tril, ...), no handle holds and read only directly: in no group; every kernel that
   // reads one computes it inline, as it would a generator, instead of one group storing it.
+  // Also elementwise members that other groups read but that are computed only from values in
+  // memory anyway (Builder::recompute_cheap_outputs): their group computes them for its own
+  // members, every other reader inline; no group writes them.
   std::unordered_set<const ir::Node*> inline_nodes;
   std::array<int64_t, static_cast<size_t>(CutReason::kCount)> cuts{};
   std::vector<Cut> cut_log;  // with record_cuts only, in placement order

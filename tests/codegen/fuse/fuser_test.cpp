@@ -379,6 +379,39 @@ TEST(FuserEdge, RowAndElementOutputsOfOneGroup) {
         << k;
 }
 
+// A value another group reads that its readers can compute from what they read anyway is not
+// written (Builder::recompute_cheap_outputs): in two heat steps, step 2's `4 * a1` joins step 1's
+// group (its producer) but only step 2's kernel reads it, and that kernel reads a1 itself.
+TEST(FuserEdge, CheapValueOfAWrittenValueIsRecomputedByItsReaders) {
+  const int64_t n = 9;
+  Tensor a = input({n, n}, -1.0f, 0.02f);
+  auto step = [&](const Tensor& x) {
+    Tensor p = lf::pad(x, {1, 1, 1, 1}, lf::PadMode::Replicate);
+    auto at = [&](int64_t r0, int64_t c0) { return p.slice(0, r0, r0 + n).slice(1, c0, c0 + n); };
+    return x + 0.1 * (at(1, 0) + at(1, 2) + at(2, 1) + at(0, 1) - 4 * x);
+  };
+  Tensor a2 = step(step(a));
+  auto rewritten = [](const std::vector<Tensor>& roots) {  // the executor's rewrites, then the partition
+    std::vector<lf::ir::Node*> r;
+    for (const Tensor& t : roots) r.push_back(t.node().get());
+    auto order = lf::ir::topo_order(r);
+    if (lf::fuse::insert_reshape_copies(order) > 0) order = lf::ir::topo_order(r);
+    return lf::fuse::partition(order, [](const lf::ir::Node& x) { return x.user_refs.load() > 0; }, true);
+  };
+  lf::fuse::Partition part = rewritten({a2});
+  ASSERT_EQ(part.groups.size(), 2u);
+  ASSERT_EQ(part.groups[0].outputs.size(), 1u);  // a1 only, not also 4 * a1
+  EXPECT_EQ(part.groups[0].outputs[0]->op, lf::ir::Op::Add);
+  EXPECT_EQ(check_one(a2, 4), 2u);
+  // Unfused and with the product held by the user (then written), the values are the same.
+  Tensor b1 = step(a), b4 = 4 * b1;
+  Tensor b2 = b1 + 0.1 * (lf::roll(b1, {1}, {0}) - b4);
+  part = rewritten({b2, b4});
+  EXPECT_EQ(part.groups[0].outputs.size(), 2u);
+  check_one(b2, 4);
+  EXPECT_EQ(lf::test::compare(lf::test::reference_values(b4), lf::test::fused_values(b4), lf::test::default_tolerance(DType::Float32, 4)), "");
+}
+
 TEST(FuserEdge, SqueezedRowValueUnsqueezedBack) {
   Tensor x = input({7, 9});
   Tensor v = lf::mean(x * x, {1});
