@@ -43,6 +43,7 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
   EmitOptions opt;
   opt.index32 = fits;
   opt.int_arange = fits ? int_aranges(kernel, args.params) : 0;
+  if (fits) opt.narrow = narrow_ints(kernel, args, opt.int_arange);
   // Operand o can be read 16 bytes at a time along the inner dim: 4-byte elements, aligned at
   // every row start.
   auto vector_aligned = [&](size_t o) {
@@ -101,6 +102,13 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
   // Gathers and remaps read through their element offsets, which the 16-byte paths do not declare.
   for (const kir::Instr& in : kernel.instrs)
     if (in.kind == kir::InstrKind::Gather || in.kind == kir::InstrKind::Remap) opt.vec4 = false;
+  // Other pointwise kernels over rows: a thread a column, kRows2d rows at a time, where a row is
+  // long enough that its last block of 256 columns leaves at most an eighth of the threads idle.
+  if (!kernel.row && !opt.vec4 && kernel.outer_rank > 0 && kernel.inner_rank == 1 && args.rows() >= 2) {
+    int64_t cols = args.sizes.back();
+    int64_t padded = (cols + kBlockThreads - 1) / kBlockThreads * kBlockThreads;
+    if (cols >= 64 && 8 * (padded - cols) <= padded) opt.rows2d = kRows2d;
+  }
   return opt;
 }
 
@@ -210,6 +218,7 @@ struct KernelParams {
 struct Grid {
   unsigned x = 1, y = 1;
   bool skip = false;
+  bool split = false;  // rows split over grid.y blocks: scratch for their partials
 };
 
 Grid grid_of(const kir::Kernel& kernel, const kir::LaunchArgs& args, const EmitOptions& options, int64_t sms) {
@@ -227,6 +236,11 @@ Grid grid_of(const kir::Kernel& kernel, const kir::LaunchArgs& args, const EmitO
     g.x = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, 32 * sms));
     return g;
   }
+  if (!kernel.row && options.rows2d > 0) {  // a thread a column, rows2d rows at a time
+    g.x = static_cast<unsigned>((args.sizes.back() + kBlockThreads - 1) / kBlockThreads);
+    g.y = static_cast<unsigned>(std::clamp<int64_t>((rows + options.rows2d - 1) / options.rows2d, 1, 65535));
+    return g;
+  }
   if (!kernel.row) {
     int64_t per_thread = options.vec4 ? 4 : 1;
     // One block per 256 threads' share, not a grid-stride loop over a few waves of blocks: on the
@@ -242,6 +256,7 @@ Grid grid_of(const kir::Kernel& kernel, const kir::LaunchArgs& args, const EmitO
   if (will_split(kernel, args, sms)) {
     int64_t segs = std::min<int64_t>((8 * sms + rows - 1) / rows, inner / (16 * kBlockThreads));
     g.y = static_cast<unsigned>(std::clamp<int64_t>(segs, 1, 65535));
+    g.split = g.y > 1;
   }
   return g;
 }
@@ -256,7 +271,7 @@ void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir
   const rt::cu::Api& cu = rt::cu::api();
   KernelParams kp(kernel, args);
   std::shared_ptr<rt::Storage> partial, partial_index, counters;
-  if (grid.y > 1) {
+  if (grid.split) {
     Device dev = Device::cuda(device);
     int64_t rows = args.rows();
     size_t parts = static_cast<size_t>(rows) * grid.y;
@@ -307,7 +322,7 @@ std::unique_ptr<LaunchGraph> LaunchGraph::build(const std::vector<backend::Launc
   g->nodes_.reserve(launches.size());
   for (const backend::Launch& l : launches) {
     Grid grid = grid_of(*l.kernel, *l.args, static_cast<const Variant&>(*l.variant).options, ctx.info.multiprocessors);
-    if (!grid.skip && grid.y > 1) return nullptr;  // split rows: scratch set up at each launch
+    if (!grid.skip && grid.split) return nullptr;  // split rows: scratch set up at each launch
     Node& n = *g->nodes_.emplace_back(std::make_unique<Node>());
     if (grid.skip) continue;
     KernelParams kp(*l.kernel, *l.args);
@@ -434,13 +449,15 @@ class CudaBackend final : public backend::Backend {
       o.vec4 = false;
       o.row_cache = 0;
       o.row_full = false;
+      o.rows2d = 0;
       mm = "|mm" + std::to_string(product_operand);
     }
     v->arch = arch_of(device.index());
     std::string key = "cuda|" + std::string(codegen_fingerprint()) + "|" + target_id(device.index()) +
                       (o.index32 ? "|i32" : "|i64") + "|rc" + std::to_string(o.row_cache) + (o.row_full ? "f" : "") +
                       (o.vec4 ? "|v4" : "|v1") + (o.row_group ? "|rg" + std::to_string(o.row_group) : "") +
-                      (o.int_arange ? "|ia" + std::to_string(o.int_arange) : "") + mm + "|" +
+                      (o.int_arange ? "|ia" + std::to_string(o.int_arange) : "") + narrow_key(o.narrow) +
+                      (o.rows2d ? "|r2d" + std::to_string(o.rows2d) : "") + mm + "|" +
                       kernel.key();
     return {std::move(key), std::move(v)};
   }

@@ -48,6 +48,8 @@ struct Variant final : backend::Variant {
 // row of 2 elements made Monte Carlo pi 2.66 ms for 2^22 rows, row groups 0.095 ms; longer rows keep
 // a block a row, whose register cache reads them once (bench/RESULTS.md).
 inline constexpr int64_t kRowGroupMaxInner = 64;
+// Rows a thread takes at a time in pointwise kernels that run a thread a column (EmitOptions::rows2d).
+inline constexpr int kRows2d = 4;
 
 // Options that change the generated code for these launch arguments (part of the cache key).
 EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, int device);

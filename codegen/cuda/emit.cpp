@@ -271,7 +271,8 @@ std::string Emitter::compute(int i, const std::string& prefix) {
       // so each index times its stride is a 32-bit multiply-add.
       std::string off = "(" + prefix + std::to_string(in.slot);
       for (size_t k = 0; k < in.args.size(); ++k)
-        off += opt_.index32 ? " + lf_i32(" + v(in.args[k]) + ") * lf_i32(q" + std::to_string(in.params[k]) + ")"
+        off += opt_.index32 ? " + " + (narrowed(in.args[k]) ? v(in.args[k]) + "_" : "lf_i32(" + v(in.args[k]) + ")") +
+                                  " * lf_i32(q" + std::to_string(in.params[k]) + ")"
                             : " + (i64)(" + v(in.args[k]) + ") * q" + std::to_string(in.params[k]);
       return load(in.slot, off + ")", in.dtype);
     }
@@ -279,10 +280,46 @@ std::string Emitter::compute(int i, const std::string& prefix) {
   }
   std::vector<std::string> args;
   for (int a : in.args) args.push_back(v(a));
+  if (is_comparison(in.op) && std::all_of(in.args.begin(), in.args.end(), [&](int a) { return narrowed(a); })) {
+    for (std::string& a : args) a += "_";
+    return elementwise(in.op, args, DType::Int32);
+  }
   if (in.op == Op::Where) return "(" + args[0] + " ? " + args[1] + " : " + args[2] + ")";
   if (in.op == Op::Cast) return convert(args[0], k_.instrs[in.args[0]].dtype, in.dtype);
   std::string e = elementwise(in.op, args, k_.instrs[in.args.back()].dtype);
   return is_floating(in.dtype) ? round16(e, in.dtype) : e;
+}
+
+void Emitter::declare(int i, const std::string& prefix, const std::string& indent) {
+  if (narrowed(i)) {
+    os_ << indent << "const int " << v(i) << "_ = " << compute_narrow(i, prefix) << ";\n";
+    os_ << indent << "const i64 " << v(i) << " = " << v(i) << "_;\n";
+    return;
+  }
+  os_ << indent << "const " << ctype(k_.instrs[i].dtype) << " " << v(i) << " = " << compute(i, prefix) << ";\n";
+}
+
+// A narrowed instruction (EmitOptions::narrow) in 32-bit math over its arguments' 32-bit values
+// (v<a>_). Adds, subtracts and multiplies wrap (unsigned), so an intermediate beyond int32 (an
+// arange's index times its step) still gives the exact result the analysis bounded.
+std::string Emitter::compute_narrow(int i, const std::string& prefix) {
+  const Instr& in = k_.instrs[i];
+  auto q = [](int p) { return "q" + std::to_string(p); };
+  switch (in.kind) {
+    case InstrKind::Param: return "((int)" + q(in.slot) + ")";
+    case InstrKind::Gen: {  // an arange in integer math (int_arange > 0)
+      std::string start = "(unsigned)(int)__longlong_as_double(" + q(in.params[0]) + ")";
+      std::string index = "(unsigned)(" + prefix + std::to_string(in.slot) + ")";
+      if (opt_.int_arange == 2) return "((int)(" + start + " + " + index + "))";
+      return "((int)(" + start + " + " + index + " * (unsigned)(int)__longlong_as_double(" + q(in.params[1]) + ")))";
+    }
+    default: break;
+  }
+  std::vector<std::string> args;
+  for (int a : in.args) args.push_back(v(a) + (narrowed(a) ? "_" : ""));
+  if (in.op == Op::Where) return "(" + v(in.args[0]) + " ? " + args[1] + " : " + args[2] + ")";
+  if (in.op == Op::Cast || in.op == Op::Copy) return "((int)(" + args[0] + "))";
+  return elementwise(in.op, args, DType::Int32);
 }
 
 // Emits, in order, the instructions of the cone of `roots` that have phase `row`; for element
@@ -317,13 +354,13 @@ void Emitter::emit_row_values(const std::vector<int>& roots, const std::string& 
     if (row_done_[r]) continue;
     if (k_.instrs[r].kind == InstrKind::Reduce) continue;  // computed by its pass
     row_done_[r] = true;
-    os_ << indent << "const " << ctype(k_.instrs[r].dtype) << " " << v(r) << " = " << compute(r, "b") << ";\n";
+    declare(r, "b", indent);
   }
 }
 
 void Emitter::emit_element_values(const std::vector<int>& roots, const std::string& indent) {
   for (int i : cone(roots, false))
-    os_ << indent << "const " << ctype(k_.instrs[i].dtype) << " " << v(i) << " = " << compute(i, "e") << ";\n";
+    declare(i, "e", indent);
 }
 
 int int_aranges(const kir::Kernel& kernel, const std::vector<int64_t>& params) {
@@ -343,6 +380,154 @@ int int_aranges(const kir::Kernel& kernel, const std::vector<int64_t>& params) {
     if (step != 1) kind = 1;
   }
   return kind;
+}
+
+namespace {
+
+// A closed interval of integers, or unknown. 128-bit bounds: products of two int64 bounds fit.
+struct Range {
+  bool known = false;
+  __int128 lo = 0, hi = 0;
+};
+
+Range span(__int128 a, __int128 b) { return {true, std::min(a, b), std::max(a, b)}; }
+
+Range dtype_range(DType d) {
+  if (d == DType::Bool) return {true, 0, 1};
+  if (d == DType::Int32) return {true, INT32_MIN, INT32_MAX};
+  return {};
+}
+
+// The range of instruction `in` from its arguments' ranges (kir::Instr semantics; int64 wraps,
+// so a result outside int64 is unknown).
+Range op_range(const Instr& in, const std::vector<Range>& r) {
+  auto a = [&](size_t k) { return r[static_cast<size_t>(in.args[k])]; };
+  auto both = [&](auto f) -> Range {
+    Range x = a(0), y = a(1);
+    if (!x.known || !y.known) return {};
+    return f(x, y);
+  };
+  Range out;
+  switch (in.op) {
+    case Op::Copy: out = a(0); break;
+    case Op::Cast:  // between integers and bool; through a float the range is unknown
+      if (in.dtype == DType::Bool) out = {true, 0, 1};
+      else if (!is_floating(in.dtype) && a(0).known && (in.dtype == DType::Int64 || (a(0).lo >= INT32_MIN && a(0).hi <= INT32_MAX)))
+        out = a(0);
+      break;
+    case Op::Neg:
+      if (a(0).known) out = span(-a(0).lo, -a(0).hi);
+      break;
+    case Op::Abs:
+      if (a(0).known) {
+        Range x = a(0);
+        __int128 m = std::max(x.hi < 0 ? -x.hi : x.hi, x.lo < 0 ? -x.lo : x.lo);
+        out = {true, x.lo <= 0 && x.hi >= 0 ? 0 : std::min(x.lo < 0 ? -x.lo : x.lo, x.hi < 0 ? -x.hi : x.hi), m};
+      }
+      break;
+    case Op::Square:
+      if (a(0).known) {
+        Range x = a(0);
+        __int128 m = std::max(x.lo * x.lo, x.hi * x.hi);
+        out = {true, x.lo <= 0 && x.hi >= 0 ? 0 : std::min(x.lo * x.lo, x.hi * x.hi), m};
+      }
+      break;
+    case Op::Relu:
+      if (a(0).known) out = {true, std::max<__int128>(a(0).lo, 0), std::max<__int128>(a(0).hi, 0)};
+      break;
+    case Op::Sign: out = {true, -1, 1}; break;
+    case Op::Add: out = both([](Range x, Range y) { return Range{true, x.lo + y.lo, x.hi + y.hi}; }); break;
+    case Op::Sub: out = both([](Range x, Range y) { return Range{true, x.lo - y.hi, x.hi - y.lo}; }); break;
+    case Op::Mul:
+      out = both([](Range x, Range y) {
+        __int128 p[] = {x.lo * y.lo, x.lo * y.hi, x.hi * y.lo, x.hi * y.hi};
+        return Range{true, *std::min_element(p, p + 4), *std::max_element(p, p + 4)};
+      });
+      break;
+    case Op::Maximum:
+      out = both([](Range x, Range y) { return Range{true, std::max(x.lo, y.lo), std::max(x.hi, y.hi)}; });
+      break;
+    case Op::Minimum:
+      out = both([](Range x, Range y) { return Range{true, std::min(x.lo, y.lo), std::min(x.hi, y.hi)}; });
+      break;
+    case Op::Where: {
+      Range x = a(1), y = a(2);
+      if (x.known && y.known) out = {true, std::min(x.lo, y.lo), std::max(x.hi, y.hi)};
+      break;
+    }
+    default: break;
+  }
+  const __int128 lo64 = INT64_MIN, hi64 = INT64_MAX;
+  if (out.known && (out.lo < lo64 || out.hi > hi64)) return {};
+  return out;
+}
+
+}  // namespace
+
+std::vector<bool> narrow_ints(const kir::Kernel& kernel, const kir::LaunchArgs& args, int int_arange) {
+  const size_t n = kernel.instrs.size(), rank = args.sizes.size();
+  std::vector<Range> r(n);
+  std::vector<bool> narrow(n, false);
+  bool any = false;
+  auto value = [&](int p) {
+    double d;
+    std::memcpy(&d, &args.params[static_cast<size_t>(p)], 8);
+    return d;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const Instr& in = kernel.instrs[i];
+    Range out;
+    switch (in.kind) {
+      case InstrKind::Param:
+        if (kernel.params[static_cast<size_t>(in.slot)] == kir::ParamKind::Int) {
+          __int128 v = args.params[static_cast<size_t>(in.slot)];
+          out = {true, v, v};
+        }
+        break;
+      case InstrKind::Gen:
+        // start + index * step, integral (int_aranges); the index spans the Index operand's reach.
+        if (in.op == Op::Arange && in.dtype == DType::Int64 && int_arange > 0) {
+          __int128 lo = args.offsets[static_cast<size_t>(in.slot)], hi = lo;
+          for (size_t d = 0; d < rank; ++d) {
+            __int128 reach = __int128{std::max<int64_t>(args.sizes[d] - 1, 0)} * args.strides[static_cast<size_t>(in.slot) * rank + d];
+            (reach < 0 ? lo : hi) += reach;
+          }
+          __int128 start = static_cast<int64_t>(value(in.params[0])), step = static_cast<int64_t>(value(in.params[1]));
+          out = span(start + lo * step, start + hi * step);
+        }
+        break;
+      case InstrKind::Op: out = op_range(in, r); break;
+      default: break;
+    }
+    if (out.known && in.dtype == DType::Int32 && (out.lo < INT32_MIN || out.hi > INT32_MAX)) out = {};  // wraps
+    if (!out.known) out = dtype_range(in.dtype);
+    if (is_floating(in.dtype)) out = {};
+    r[i] = out;
+    // Narrowed: an int64 value within int32 whose int64 arguments are narrowed too (an Op's
+    // arguments; a Gen or Param has none). Row values stay 64-bit (a reduction's result is one).
+    if (in.dtype != DType::Int64 || !out.known || out.lo < INT32_MIN || out.hi > INT32_MAX) continue;
+    if (in.kind != InstrKind::Op && in.kind != InstrKind::Gen && in.kind != InstrKind::Param) continue;
+    bool ok = true;
+    for (size_t k = 0; k < in.args.size(); ++k) {
+      const Instr& a = kernel.instrs[static_cast<size_t>(in.args[k])];
+      if (a.dtype == DType::Int64 && !narrow[static_cast<size_t>(in.args[k])]) ok = false;
+      if (a.dtype != DType::Int64 && !(in.op == Op::Where && k == 0) && !(in.op == Op::Cast && is_integral(a.dtype)))
+        ok = false;  // int64 ops take int64 arguments; a cast from a narrower integer is exact
+    }
+    if (!ok) continue;
+    narrow[i] = true;
+    any = true;
+  }
+  if (!any) narrow.clear();
+  return narrow;
+}
+
+std::string narrow_key(const std::vector<bool>& narrow) {
+  if (narrow.empty()) return "";
+  std::string k = "|n";
+  for (size_t i = 0; i < narrow.size(); ++i)
+    if (narrow[i]) k += std::to_string(i) + ".";
+  return k;
 }
 
 bool can_split_rows(const kir::Kernel& k) {

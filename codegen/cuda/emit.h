@@ -45,12 +45,33 @@ struct EmitOptions {
   // host when every such arange's start and step are integers small enough that float64 computes
   // the same values (int_aranges).
   int int_arange = 0;
+  // Per kernel instruction: an int64 value computed in 32-bit math (declared as `int v<i>_`, with
+  // `i64 v<i>` its widening for every other use), because the launch's sizes and parameters bound
+  // it, and every int64 value it is computed from, within int32 (narrow_ints). Index math of pads,
+  // slice assignments, rolls and triangles: int64 compares, clamps and multiplies cost several
+  // instructions each on the GPU.
+  std::vector<bool> narrow = {};
+  // Pointwise kernels that are not vec4, over rows of one inner dim: when > 0, a thread per column
+  // (blockIdx.x, threadIdx.x) takes rows2d consecutive rows at a time (blockIdx.y, striding over
+  // the rest), so an element costs no division into row and column and a thread has rows2d
+  // elements' loads in flight. Stencils and other remapped or strided reads, which vec4 cannot
+  // take: one thread an element spent about as long on index math as on memory.
+  int rows2d = 0;
 };
 
 // EmitOptions::int_arange for `kernel` launched with `params`: 2 when every int64 arange has an
 // integral start and a step of 1, 1 when integral steps, with start + i * step exact in float64
 // for every i below 2^31, else 0.
 int int_aranges(const kir::Kernel& kernel, const std::vector<int64_t>& params);
+
+// EmitOptions::narrow for `kernel` launched with `args` (int_arange as options_for chose it): an
+// interval analysis over the int64 instructions whose values follow from the launch alone (aranges
+// in integer math, integer parameters, and add, sub, mul, neg, abs, square, maximum, minimum,
+// where, copy and casts over them). Empty when no instruction narrows.
+std::vector<bool> narrow_ints(const kir::Kernel& kernel, const kir::LaunchArgs& args, int int_arange);
+
+// The key text of EmitOptions::narrow: "" or "|n" and the narrowed instructions' numbers.
+std::string narrow_key(const std::vector<bool>& narrow);
 
 // The generated matmul kernel: C = A @ B tiled 128 x 128 per block of 256 threads (8 x 8
 // accumulators a thread, k in steps of 8 through shared memory), then the epilogue kernel's code

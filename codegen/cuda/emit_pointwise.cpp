@@ -4,8 +4,46 @@
 
 namespace lf::cuda {
 
+// One element of a pointwise kernel at `row` and column `col` (in scope).
+void Emitter::emit_pointwise_element(const std::string& row, const std::string& indent) {
+  emit_row_bases(row, indent);
+  emit_element_offsets("col", indent);
+  std::vector<int> roots;
+  for (const kir::Output& o : k_.outputs) roots.push_back(o.instr);
+  row_done_.assign(k_.instrs.size(), false);
+  emit_element_values(roots, indent);
+  for (const kir::Output& o : k_.outputs)
+    os_ << indent << store(o.slot, "e" + std::to_string(o.slot), k_.operands[o.slot].dtype, v(o.instr)) << "\n";
+}
+
+void Emitter::emit_pointwise_rows2d() {
+  const std::string R = std::to_string(opt_.rows2d), cols = size(rank_ - 1);
+  os_ << "  const " << idx_ << " rows = 1";
+  for (int d = 0; d < k_.outer_rank; ++d) os_ << " * " << size(d);
+  os_ << ";\n";
+  os_ << "  const " << idx_ << " col = (" << idx_ << ")(blockIdx.x * blockDim.x + threadIdx.x);\n";
+  os_ << "  if (col >= " << cols << ") return;\n";
+  os_ << "  for (i64 r64 = (i64)blockIdx.y * " << R << "; r64 < rows; r64 += (i64)gridDim.y * " << R << ") {\n";
+  os_ << "    const " << idx_ << " r0_ = (" << idx_ << ")r64;\n";
+  // Whole chunks unrolled without bounds checks (the loads of its rows in flight together), then
+  // the last rows one at a time.
+  os_ << "    if (r0_ + " << R << " <= rows) {\n";
+  os_ << "      #pragma unroll\n";
+  os_ << "      for (int u_ = 0; u_ < " << R << "; ++u_) {\n";
+  os_ << "        const " << idx_ << " row = r0_ + u_;\n";
+  emit_pointwise_element("row", "        ");
+  os_ << "      }\n";
+  os_ << "    } else {\n";
+  os_ << "      for (" << idx_ << " row = r0_; row < rows; ++row) {\n";
+  emit_pointwise_element("row", "        ");
+  os_ << "      }\n";
+  os_ << "    }\n";
+  os_ << "  }\n";
+}
+
 void Emitter::emit_pointwise_kernel() {
   if (opt_.vec4) return emit_pointwise_vec4();
+  if (opt_.rows2d > 0) return emit_pointwise_rows2d();
   std::string cols = size(rank_ - 1);
   os_ << "  " << idx_ << " rows = 1";
   for (int d = 0; d < k_.outer_rank; ++d) os_ << " * " << size(d);
@@ -19,14 +57,7 @@ void Emitter::emit_pointwise_kernel() {
   } else {
     os_ << "    const " << idx_ << " row = t / " << cols << ", col = t - row * " << cols << ";\n";
   }
-  emit_row_bases("row", "    ");
-  emit_element_offsets("col", "    ");
-  std::vector<int> roots;
-  for (const kir::Output& o : k_.outputs) roots.push_back(o.instr);
-  row_done_.assign(k_.instrs.size(), false);
-  emit_element_values(roots, "    ");
-  for (const kir::Output& o : k_.outputs)
-    os_ << "    " << store(o.slot, "e" + std::to_string(o.slot), k_.operands[o.slot].dtype, v(o.instr)) << "\n";
+  emit_pointwise_element("row", "    ");
   os_ << "  }\n";
 }
 

@@ -101,6 +101,14 @@ class Emitter {
   // The expression of instruction i; offsets come from `prefix` ("e" for elements, "b" for rows).
   std::string compute(int i, const std::string& prefix);
 
+  // Declares v<i> (and v<i>_, its 32-bit value, when narrowed) = instruction i.
+  void declare(int i, const std::string& prefix, const std::string& indent);
+  bool narrowed(int i) const { return i < static_cast<int>(opt_.narrow.size()) && opt_.narrow[static_cast<size_t>(i)]; }
+  std::string compute_narrow(int i, const std::string& prefix);
+  static bool is_comparison(Op op) {
+    return op == Op::Eq || op == Op::Ne || op == Op::Lt || op == Op::Le || op == Op::Gt || op == Op::Ge;
+  }
+
   // Emits, in order, the instructions of the cone of `roots` that have phase `row`; for element
   // cones, row values they use are emitted first at row scope (emit_row_values).
   std::vector<int> cone(const std::vector<int>& roots, bool row);
@@ -113,6 +121,8 @@ class Emitter {
   // ---- pointwise
 
   void emit_pointwise_kernel();
+  void emit_pointwise_rows2d();  // EmitOptions::rows2d
+  void emit_pointwise_element(const std::string& row, const std::string& indent);
 
   // ---- matmul (see cuda_emit.h)
 

@@ -73,6 +73,9 @@ struct Case {
   const char* name;
   Tensor (*make)();
   lf::cuda::EmitOptions cuda;  // as cuda::options_for would choose for a typical launch
+  // Also the options options_for derives from the launch's values (integer aranges, 32-bit
+  // index math: EmitOptions::int_arange, narrow).
+  bool from_launch = false;
 };
 
 // A realized float32 input (the values do not matter: only the code is compared).
@@ -122,7 +125,7 @@ const std::vector<Case>& cases() {
       {"matmul_epilogue", matmul_epilogue, {.index32 = true, .matmul_product = 0}},
       {"embedding_layer_norm", embedding_layer_norm, {.index32 = true, .row_cache = 1}},
       {"gather_pointwise", gather_pointwise, {.index32 = true}},
-      {"jacobi_index_put", jacobi_index_put, {.index32 = true}},
+      {"jacobi_index_put", jacobi_index_put, {.index32 = true}, true},
   };
   return c;
 }
@@ -170,7 +173,12 @@ TEST_P(Golden, LlvmIr) {
 TEST_P(Golden, CudaC) {
   const Case& c = GetParam();
   lf::lower::Lowered low = lowered(c.make());
-  std::string source = lf::cuda::emit_cuda(low.kernel, c.name, c.cuda);
+  lf::cuda::EmitOptions opt = c.cuda;
+  if (c.from_launch) {
+    opt.int_arange = lf::cuda::int_aranges(low.kernel, low.args.params);
+    opt.narrow = lf::cuda::narrow_ints(low.kernel, low.args, opt.int_arange);
+  }
+  std::string source = lf::cuda::emit_cuda(low.kernel, c.name, opt);
   // LAZYFUSE_GOLDEN_CUDA_DIR: also write the whole source there (to compile it with nvcc where no
   // GPU is present).
   if (const char* dir = std::getenv("LAZYFUSE_GOLDEN_CUDA_DIR")) std::ofstream(std::string(dir) + "/" + c.name + ".cu") << source;

@@ -302,6 +302,74 @@ TEST(CudaEmit, StencilIndexMathIsIntegerWhereExact) {
   EXPECT_EQ(kind_of(lf::arange(0.5, 40, 1, DType::Float32) * 2), 2);  // float aranges stay float64
 }
 
+// Int64 index math in 32 bits where the launch bounds it (EmitOptions::narrow): the stencils'
+// aranges, clamps and compares narrow, and every remap index is a 32-bit value; a value that can
+// leave int32 (a huge arange, a product past 2^31, anything read from memory or through a float)
+// stays 64-bit, and so does what is computed from it.
+TEST(CudaEmit, IndexMathNarrowsWhereTheLaunchBoundsIt) {
+  bool nvrtc = lf::cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90").ok();
+  for (bool heat : {false, true}) {
+    lf::lower::Lowered low = stencil_step(heat, 64);
+    int ia = lf::cuda::int_aranges(low.kernel, low.args.params);
+    std::vector<bool> narrow = lf::cuda::narrow_ints(low.kernel, low.args, ia);
+    ASSERT_EQ(narrow.size(), low.kernel.instrs.size()) << heat;
+    for (size_t i = 0; i < narrow.size(); ++i) {
+      const auto& in = low.kernel.instrs[i];
+      if (in.dtype == DType::Int64) EXPECT_TRUE(narrow[i]) << heat << " instruction " << i;
+      if (in.kind == lf::kir::InstrKind::Remap)
+        for (int a : in.args) EXPECT_TRUE(narrow[static_cast<size_t>(a)]) << heat << " remap index " << a;
+    }
+    lf::cuda::EmitOptions opt;
+    opt.int_arange = ia;
+    opt.narrow = narrow;
+    std::string src = lf::cuda::emit_cuda(low.kernel, "k", opt);
+    EXPECT_NE(src.find("lf_imin<int>"), std::string::npos) << src;
+    EXPECT_EQ(src.find("lf_imin<i64>"), std::string::npos) << src;
+    EXPECT_EQ(src.find("lf_i32(v"), std::string::npos) << src;  // remap indices are 32-bit already
+    EXPECT_FALSE(lf::cuda::narrow_key(narrow).empty());
+    if (nvrtc) {
+      lf::Status st = lf::cuda::check_compiles(src, "k", "sm_90");
+      EXPECT_TRUE(st.ok()) << heat << ":\n" << st.message() << "\n" << src;
+    }
+    // A thread a column, 4 rows at a time (EmitOptions::rows2d): no division into row and column.
+    opt.rows2d = 4;
+    src = lf::cuda::emit_cuda(low.kernel, "k", opt);
+    EXPECT_EQ(src.find("t / n"), std::string::npos) << src;
+    EXPECT_NE(src.find("blockIdx.y * 4"), std::string::npos) << src;
+    if (nvrtc) {
+      lf::Status st = lf::cuda::check_compiles(src, "k", "sm_90");
+      EXPECT_TRUE(st.ok()) << heat << " rows2d:\n" << st.message() << "\n" << src;
+    }
+  }
+  // Which instructions of `t`'s kernel narrow, by op name.
+  auto narrowed = [](const Tensor& t) {
+    std::vector<lf::ir::Node*> roots{t.node().get()};
+    auto order = lf::ir::topo_order(roots);
+    auto p = lf::fuse::partition(order, [&](const lf::ir::Node& x) { return &x == roots[0]; }, true);
+    auto low = lf::lower::lower_group(p.groups.at(0), p, 0, lf::Device::cpu());
+    std::vector<bool> narrow =
+        lf::cuda::narrow_ints(low.kernel, low.args, lf::cuda::int_aranges(low.kernel, low.args.params));
+    std::string out;
+    for (size_t i = 0; i < narrow.size(); ++i) {
+      const auto& in = low.kernel.instrs[i];
+      if (!narrow[i]) continue;
+      out += in.kind == lf::kir::InstrKind::Gen ? "arange" : in.kind == lf::kir::InstrKind::Param ? "param" : lf::ir::op_name(in.op);
+      out += " ";
+    }
+    return out;
+  };
+  Tensor a = lf::arange(0, 50000, 1, DType::Int64);
+  EXPECT_EQ(narrowed(lf::clamp(a - 3, 0, 100) * 2), "arange param sub param maximum param minimum param mul ");
+  EXPECT_EQ(narrowed(a * a), "arange ");  // 49999^2 > 2^31: the product stays 64-bit
+  EXPECT_EQ(narrowed(lf::arange(0x1p40, 0x1p40 + 10, 1, DType::Int64) + 1), "param ");
+  EXPECT_EQ(narrowed(lf::arange(-2147483648.0, -2147483640.0, 1, DType::Int64) - 1), "arange param ");  // min - 1 leaves int32
+  Tensor loaded = lf::from_vector(std::vector<int64_t>{1, 2, 3}, {3});
+  EXPECT_EQ(narrowed(loaded + lf::arange(0, 3, 1, DType::Int64)), "arange ");
+  Tensor through_float = lf::cast(lf::arange(0, 3, 1, DType::Float32), DType::Int64);
+  EXPECT_EQ(narrowed(through_float + 1), "param ");
+  EXPECT_EQ(narrowed(lf::where(a > 7, a, a + 5)), "arange param param add where ");
+}
+
 TEST(CudaEmit, SourceDependsOnStructureNotSizes) {
   Tensor a = input({10, 20}), b = input({30, 40});
   EXPECT_EQ(cuda_sources(lf::softmax(a, -1), true), cuda_sources(lf::softmax(b, -1), true));
