@@ -214,7 +214,8 @@ struct KernelParams {
 };
 
 // The grid of a launch: a block per 256 threads' share of an elementwise kernel, a block per row
-// of a row kernel (with grid_y > 1 segments of split rows). `skip` when there is nothing to compute.
+// of a row kernel (with grid_y > 1 segments of split rows), a block per 256 columns and chunk of
+// rows2d rows of a rows2d kernel. `skip` when there is nothing to compute.
 struct Grid {
   unsigned x = 1, y = 1;
   bool skip = false;
@@ -347,7 +348,7 @@ std::unique_ptr<LaunchGraph> LaunchGraph::build(const std::vector<backend::Launc
 bool needs_setup(const backend::Launch& l, int device) {
   const rt::cu::DeviceContext& ctx = rt::cu::context_of(device);
   Grid grid = grid_of(*l.kernel, *l.args, static_cast<const Variant&>(*l.variant).options, ctx.info.multiprocessors);
-  return !grid.skip && grid.y > 1;
+  return !grid.skip && grid.split;
 }
 
 bool LaunchGraph::set_pointers(size_t i, const std::vector<void*>& pointers) {
