@@ -100,11 +100,20 @@ struct Plan {
   uint64_t generation = 0;     // the kernel cache's generation then (a cleared cache drops plans)
   std::vector<Step> steps;
   uint64_t nodes = 0;          // nodes the flush computed (CacheStats::nodes_executed)
-  // The steps as one graph of their backend (a CUDA graph), built at the first replay (after
-  // `steps`, so that it goes first: it refers to their kernels). Null when there is none
-  // (graph_tried says whether one was tried).
-  std::unique_ptr<backend::LaunchGraph> graph;
-  bool graph_tried = false;
+  // The steps as graphs of their backend (CUDA graphs; after `steps`, so that they go first: they
+  // refer to their kernels), each built for the operand pointers of a replay. A loop whose buffers
+  // alternate (its previous result still held while the next is computed) keeps one graph per
+  // pointer set and launches it as it is; past kMaxGraphsPerPlan sets, the least recently used
+  // graph takes the new pointers (LaunchGraph::set_pointers, a driver call per changed launch,
+  // which cost about as much as the launches of a small step). graph_off: the backend gave none.
+  struct Graph {
+    std::vector<void*> pointers;  // every step's, in order
+    std::unique_ptr<backend::LaunchGraph> graph;
+    uint64_t used = 0;  // replay count at its last launch
+  };
+  std::vector<Graph> graphs;
+  uint64_t replays = 0;
+  bool graph_off = false;
   // A plan with library calls: its replays captured as graphs (Backend::capture), each for the
   // pointers it was captured with (a few sets: a loop alternating between buffers keeps one each);
   // off after a capture failed or too many pointer sets came.

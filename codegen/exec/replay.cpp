@@ -1,5 +1,6 @@
 #include "codegen/exec/replay.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "codegen/ir/indexing.h"
@@ -143,18 +144,58 @@ backend::Launch launch_of(const plan::Step& s) {
   return {s.entry->kernel.get(), &s.kernel, &s.args, s.variant.get()};
 }
 
-// The plan's steps as one graph of their backend, tried once per plan: when every step runs on
-// one device.
-void try_graph(plan::Plan& plan) {
-  plan.graph_tried = true;
-  if (plan.steps.empty()) return;
+// The steps as one graph of their backend with their current pointers (null when the steps run
+// on several devices or the backend gives none).
+std::unique_ptr<backend::LaunchGraph> build_graph(const plan::Plan& plan) {
+  if (plan.steps.empty()) return nullptr;
   Device device = plan.steps[0].device;
   std::vector<backend::Launch> launches;
   for (const plan::Step& s : plan.steps) {
-    if (s.device != device) return;
+    if (s.device != device) return nullptr;
     launches.push_back(launch_of(s));
   }
-  plan.graph = backend::backend_for(device).graph(launches, device);
+  return backend::backend_for(device).graph(launches, device);
+}
+
+// A kernel-only plan launched as one graph (Plan::graphs): the one built for this replay's
+// pointers, a new one while there are fewer than kMaxGraphsPerPlan, else the least recently used
+// with its pointers set. False when there is none: launch step by step.
+constexpr size_t kMaxGraphsPerPlan = 4;
+bool launch_graph(plan::Plan& plan, CacheStats& stats) {
+  if (plan.graph_off) return false;
+  ++plan.replays;
+  thread_local std::vector<void*> pointers;
+  pointers.clear();
+  for (const plan::Step& s : plan.steps) pointers.insert(pointers.end(), s.args.pointers.begin(), s.args.pointers.end());
+  plan::Plan::Graph* hit = nullptr;
+  for (plan::Plan::Graph& g : plan.graphs)
+    if (g.pointers == pointers) hit = &g;
+  if (hit == nullptr && plan.graphs.size() < kMaxGraphsPerPlan) {
+    std::unique_ptr<backend::LaunchGraph> graph = build_graph(plan);
+    if (!graph) {
+      plan.graph_off = true;
+      plan.graphs.clear();
+      return false;
+    }
+    plan.graphs.push_back({pointers, std::move(graph)});
+    hit = &plan.graphs.back();
+  }
+  if (hit == nullptr) {
+    hit = &*std::min_element(plan.graphs.begin(), plan.graphs.end(),
+                             [](const plan::Plan::Graph& x, const plan::Plan::Graph& y) { return x.used < y.used; });
+    bool set = true;
+    for (size_t i = 0; i < plan.steps.size() && set; ++i) set = hit->graph->set_pointers(i, plan.steps[i].args.pointers);
+    if (!set) {  // the backend refused an update: no graphs from now on
+      plan.graph_off = true;
+      plan.graphs.clear();
+      return false;
+    }
+    hit->pointers = pointers;
+  }
+  hit->used = plan.replays;
+  if (hit->graph->launch()) ++stats.queued_launches;
+  ++stats.graph_launches;
+  return true;
 }
 
 void run_steps(plan::Plan& plan) {
@@ -251,17 +292,7 @@ void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::S
     if (!launch_captured(plan, stats)) run_steps(plan);
     return finish_replay(plan, order, stats);
   }
-  if (!plan.graph_tried) try_graph(plan);  // with this replay's pointers: none to set below
-  bool pointers_set = plan.graph != nullptr;
-  for (size_t i = 0; i < plan.steps.size() && pointers_set; ++i)
-    pointers_set = plan.graph->set_pointers(i, plan.steps[i].args.pointers);
-  if (plan.graph && !pointers_set) plan.graph.reset();  // the backend refused an update: no graph from now on
-  if (plan.graph) {
-    if (plan.graph->launch()) ++stats.queued_launches;
-    ++stats.graph_launches;
-  } else {
-    run_steps(plan);
-  }
+  if (!launch_graph(plan, stats)) run_steps(plan);
   finish_replay(plan, order, stats);
 }
 

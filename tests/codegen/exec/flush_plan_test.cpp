@@ -266,6 +266,17 @@ TEST(FlushPlanGraph, SamePointersChangedPointersAndSeveralKernels) {
   });
   EXPECT_GE(r.replayed, 6u);
   EXPECT_EQ(r.graphs, r.replayed);
+  // A new pointer set every iteration (each result held): a graph per set up to four, then the
+  // least recently used one takes the new pointers (Plan::graphs).
+  std::vector<Tensor> held;
+  Tensor y = lf::from_vector(data(2000, 2), {2000});
+  r = check_loop_warm(9, [&](int) {
+    y = y * 0.5f + 1;
+    held.push_back(y);
+    return std::vector<Tensor>{y};
+  });
+  EXPECT_GE(r.replayed, 8u);
+  EXPECT_EQ(r.graphs, r.replayed);
   // Two kernels in one graph: rows scaled by their sums, then the columns' sums of that (a second
   // kernel, which reads the first one's output). Values with NaN and inf, new each iteration.
   auto two_kernels = [](int it) {
