@@ -77,18 +77,17 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
     while (g < 32 && 4 * g < inner) g *= 2;
     opt.row_group = g;
     opt.vec4 = false;
-    return opt;
   }
   // Rows short enough to sit in registers, unless the launch will split rows over blocks.
-  if (kernel.row && !will_split(kernel, args, sms) && inner <= 32 * kBlockThreads) {
+  if (kernel.row && opt.row_group == 0 && !will_split(kernel, args, sms) && inner <= 32 * kBlockThreads) {
     int k = 1;
     while (k * kBlockThreads < inner) k *= 2;
     opt.row_cache = k;
     opt.row_full = inner == k * kBlockThreads;
   }
-  // Other row kernels stream their rows from memory: 16-byte loads where every per-element input
-  // is 4 bytes wide and contiguous along a single inner dim (or not read per element), aligned at
-  // every row start, rows a multiple of 4 long. (Scalar loads left sum(x*x) over 2^26 floats at
+  // Other row kernels (short rows' lane groups included) stream their rows from memory: 16-byte
+  // loads where every per-element input is 4 bytes wide and contiguous along a single inner dim
+  // (or not read per element), aligned at every row start, rows a multiple of 4 long. (Scalar loads left sum(x*x) over 2^26 floats at
   // 1.14x the copy floor on the H100, 16-byte ones at 1.06x: bench/RESULTS.md.)
   if (kernel.row && opt.row_cache == 0 && kernel.inner_rank == 1 && inner % 4 == 0) {
     bool vec = true;
@@ -191,7 +190,7 @@ namespace {
 // parameters before it returns), so a launch allocates nothing here.
 struct KernelParams {
   KernelParams(const kir::Kernel& kernel, const kir::LaunchArgs& args) : meta(meta_buffer()), ptrs(ptr_buffer()) {
-    kir::pack_meta(kernel, args, &meta);
+    pack_kernel_meta(kernel, args, &meta);
     ptrs.assign(args.pointers.begin(), args.pointers.end());
     if (meta.empty()) meta.push_back(0);
     if (ptrs.empty()) ptrs.push_back(nullptr);

@@ -31,18 +31,39 @@ void Emitter::emit_metadata() {
     }
   }
   for (size_t p = 0; p < k_.params.size(); ++p) os_ << "  const i64 q" << p << " = meta.v[" << at++ << "];\n";
+  // With 32-bit index math, each size's fast division word (pack_kernel_meta), for the sizes the
+  // kernel divides by.
+  for (int d = 0; d < rank_; ++d, ++at)
+    if (opt_.index32 && divides_by(d)) os_ << "  const i64 dw" << d << " = meta.v[" << at << "];\n";
+}
+
+// Whether the kernel's index math divides by size d: the outer dims but the first (row bases),
+// the inner dims but the first (element offsets), and a pointwise kernel's column count (the flat
+// grid-stride loop, without vec4 or rows2d).
+bool Emitter::divides_by(int d) const {
+  if (d < k_.outer_rank) return d > 0;
+  if (d > k_.outer_rank) return true;
+  return !k_.row && opt_.matmul_product < 0 && !opt_.vec4 && opt_.rows2d == 0 && k_.outer_rank > 0 && d == rank_ - 1;
+}
+
+// "q = x / n<d>; r = x - q * n<d>" as declarations (idx_ typed), by lf_div with 32-bit index math.
+std::string Emitter::divmod(const std::string& x, int d, const std::string& q, const std::string& r) const {
+  std::string n = size(d);
+  std::string quot = opt_.index32 ? "lf_div(" + x + ", " + n + ", dw" + std::to_string(d) + ")" : x + " / " + n;
+  return idx_ + " " + q + " = " + quot + "; " + idx_ + " " + r + " = " + x + " - " + q + " * " + n + ";";
 }
 
 // Declares b<o> = the offset of operand o at the outer index held in `row`.
 void Emitter::emit_row_bases(const std::string& row, const std::string& indent) {
   os_ << indent << idx_ << " rest_ = " << row << ";\n";
   std::vector<std::string> idx(k_.outer_rank);
+  for (int d = 1; d < k_.outer_rank; ++d) os_ << indent << idx_ << " o" << d << ";\n";
   for (int d = k_.outer_rank - 1; d >= 0; --d) {
     std::string v = "o" + std::to_string(d);
     if (d == 0) {
       os_ << indent << idx_ << " " << v << " = rest_;\n";
     } else {
-      os_ << indent << idx_ << " " << v << " = rest_ % " << size(d) << "; rest_ /= " << size(d) << ";\n";
+      os_ << indent << "{ " << divmod("rest_", d, "q_", "m_") << " rest_ = q_; " << v << " = m_; }\n";
     }
   }
   os_ << indent << "(void)rest_;\n";
@@ -65,7 +86,9 @@ void Emitter::emit_element_offsets(const std::string& j, const std::string& inde
     for (int d = inner - 1; d >= 0; --d) {
       idx[d] = "i" + std::to_string(d);
       if (d == 0) os_ << indent << idx_ << " " << idx[d] << " = r_;\n";
-      else os_ << indent << idx_ << " " << idx[d] << " = r_ % " << size(k_.outer_rank + d) << "; r_ /= " << size(k_.outer_rank + d) << ";\n";
+      else
+        os_ << indent << idx_ << " " << idx[d] << ";\n"
+            << indent << "{ " << divmod("r_", k_.outer_rank + d, "q_", "m_") << " r_ = q_; " << idx[d] << " = m_; }\n";
     }
   }
   for (size_t o = 0; o < k_.operands.size(); ++o) {
@@ -89,6 +112,7 @@ void Emitter::emit_pass(const std::string& lo, const std::string& hi, const std:
     os_ << in << "const " << idx_ << " j = (" << idx_ << ")j64;\n";
     body(in);
   };
+  if (opt_.row_group > 0 && opt_.vec4) return emit_pass_vec4(lo, hi, indent, element);
   if (opt_.row_group > 0) {  // the row's lanes stride over it
     os_ << indent << "for (i64 j64 = " << lo << " + lane_; j64 < " << hi << "; j64 += " << opt_.row_group << ") {\n";
     element(indent + "  ");
@@ -126,6 +150,10 @@ void Emitter::emit_pass(const std::string& lo, const std::string& hi, const std:
 // whole vectors for the rest ([lo, hi) are multiples of 4). Lane u_ of vector g_ is L<o>[g_][u_].
 void Emitter::emit_pass_vec4(const std::string& lo, const std::string& hi, const std::string& indent,
                     const std::function<void(const std::string&)>& element) {
+  // The threads that share the row: the block, or a row_group's lanes.
+  const bool group = opt_.row_group > 0;
+  const std::string tid = group ? "(i64)lane_" : "(i64)threadIdx.x";
+  const std::string width = group ? std::to_string(opt_.row_group) : "(i64)blockDim.x";
   std::vector<bool> vec(k_.operands.size(), false);
   for (const Instr& in : k_.instrs)
     if (in.kind == InstrKind::Load && !in.row && unit_inner(in.slot)) vec[in.slot] = true;
@@ -138,7 +166,7 @@ void Emitter::emit_pass_vec4(const std::string& lo, const std::string& hi, const
       if (groups > 1) os_ << in << "#pragma unroll\n" << in << "for (int g_ = 0; g_ < " << groups << "; ++g_) {\n";
       else os_ << in << "{\n" << in << "  const int g_ = 0;\n";
       os_ << in << "  const " << vec_type(d) << " t_ = __ldg((const " << vec_type(d) << "*)(p" << o << " + b" << o << " + "
-          << base << " + g_ * 4 * (i64)blockDim.x));\n";
+          << base << " + g_ * 4 * " << width << "));\n";
       os_ << in << "  " << L << "[g_][0] = t_.x; " << L << "[g_][1] = t_.y; " << L << "[g_][2] = t_.z; " << L << "[g_][3] = t_.w;\n";
       os_ << in << "}\n";
     }
@@ -146,18 +174,18 @@ void Emitter::emit_pass_vec4(const std::string& lo, const std::string& hi, const
   auto lanes = [&](int groups, const std::string& in) {
     os_ << in << "#pragma unroll\n" << in << "for (int g_ = 0; g_ < " << groups << "; ++g_) {\n";
     os_ << in << "  #pragma unroll\n" << in << "  for (int u_ = 0; u_ < 4; ++u_) {\n";
-    os_ << in << "    const i64 j64 = jb_ + g_ * 4 * (i64)blockDim.x + u_;\n";
+    os_ << in << "    const i64 j64 = jb_ + g_ * 4 * " << width << " + u_;\n";
     element(in + "    ");
     os_ << in << "  }\n" << in << "}\n";
   };
   lane_ = "[g_][u_]";
   os_ << indent << "{\n";
-  os_ << indent << "  i64 jb_ = " << lo << " + 4 * (i64)threadIdx.x;\n";
-  os_ << indent << "  for (; jb_ + 12 * (i64)blockDim.x < " << hi << "; jb_ += 16 * (i64)blockDim.x) {\n";
+  os_ << indent << "  i64 jb_ = " << lo << " + 4 * " << tid << ";\n";
+  os_ << indent << "  for (; jb_ + 12 * " << width << " < " << hi << "; jb_ += 16 * " << width << ") {\n";
   loads("jb_", 4, indent + "    ");
   lanes(4, indent + "    ");
   os_ << indent << "  }\n";
-  os_ << indent << "  for (; jb_ < " << hi << "; jb_ += 4 * (i64)blockDim.x) {\n";
+  os_ << indent << "  for (; jb_ < " << hi << "; jb_ += 4 * " << width << ") {\n";
   loads("jb_", 1, indent + "    ");
   lanes(1, indent + "    ");
   os_ << indent << "  }\n";
@@ -528,6 +556,26 @@ std::string narrow_key(const std::vector<bool>& narrow) {
   for (size_t i = 0; i < narrow.size(); ++i)
     if (narrow[i]) k += std::to_string(i) + ".";
   return k;
+}
+
+int64_t fast_div_word(int64_t n) {
+  if (n < 2 || n >= (int64_t{1} << 31)) return 0;
+  int log2 = 63 - __builtin_clzll(static_cast<uint64_t>(n));
+  if ((n & (n - 1)) != 0) ++log2;  // ceil(log2(n))
+  const int p = 31 + log2;
+  const uint64_t m = ((uint64_t{1} << p) + static_cast<uint64_t>(n) - 1) / static_cast<uint64_t>(n);
+  return static_cast<int64_t>((static_cast<uint64_t>(p - 32) << 32) | (m & 0xffffffffu));
+}
+
+int32_t fast_div(int32_t x, int32_t n, int64_t word) {
+  if (n == 1) return x;
+  uint64_t hi = (static_cast<uint64_t>(static_cast<uint32_t>(x)) * static_cast<uint32_t>(word)) >> 32;
+  return static_cast<int32_t>(static_cast<uint32_t>(hi) >> static_cast<uint32_t>(static_cast<uint64_t>(word) >> 32));
+}
+
+void pack_kernel_meta(const kir::Kernel& kernel, const kir::LaunchArgs& args, std::vector<int64_t>* meta) {
+  kir::pack_meta(kernel, args, meta);
+  for (int64_t n : args.sizes) meta->push_back(fast_div_word(n));
 }
 
 bool can_split_rows(const kir::Kernel& k) {

@@ -91,6 +91,16 @@ struct GemmParams {  // the generated `struct Gemm` has this layout
 
 std::string emit_cuda(const kir::Kernel& kernel, const std::string& name, const EmitOptions& options);
 
+// The launch's metadata (kir::pack_meta) followed by one fast_div_word per size: what the generated
+// code reads from its Meta.
+void pack_kernel_meta(const kir::Kernel& kernel, const kir::LaunchArgs& args, std::vector<int64_t>* meta);
+
+// x / n for 0 <= x < 2^31 as the generated code computes it with 32-bit index math (lf_div):
+// (x * multiplier) >> (32 + shift), the multiplier in the word's low half, the shift in its high
+// half. 0 for n outside [2, 2^31) (n = 1 divides by itself; no larger size has 32-bit indices).
+int64_t fast_div_word(int64_t n);
+int32_t fast_div(int32_t x, int32_t n, int64_t word);  // the device's computation, for tests
+
 // Whether a row kernel may split one row over several blocks (see above).
 bool can_split_rows(const kir::Kernel& kernel);
 

@@ -55,7 +55,7 @@ void Emitter::emit_pointwise_kernel() {
   if (k_.outer_rank == 0) {
     os_ << "    const " << idx_ << " row = 0, col = t;\n";
   } else {
-    os_ << "    const " << idx_ << " row = t / " << cols << ", col = t - row * " << cols << ";\n";
+    os_ << "    " << divmod("t", rank_ - 1, "row", "col") << "\n";
   }
   emit_pointwise_element("row", "    ");
   os_ << "  }\n";

@@ -31,7 +31,7 @@ class Emitter {
   }
 
   std::string run() {
-    int nmeta = rank_ + static_cast<int>(k_.operands.size()) * (1 + rank_) + static_cast<int>(k_.params.size());
+    int nmeta = 2 * rank_ + static_cast<int>(k_.operands.size()) * (1 + rank_) + static_cast<int>(k_.params.size());
     os_ << kPrelude;
     os_ << "struct Meta { i64 v[" << std::max(nmeta, 1) << "]; };\n";
     os_ << "struct Ptrs { void* p[" << std::max<size_t>(k_.operands.size(), 1) << "]; };\n";
@@ -58,6 +58,8 @@ class Emitter {
   std::string stride(size_t o, int d) const;
 
   void emit_metadata();
+  bool divides_by(int d) const;
+  std::string divmod(const std::string& x, int d, const std::string& q, const std::string& r) const;
 
   // Declares b<o> = the offset of operand o at the outer index held in `row`.
   void emit_row_bases(const std::string& row, const std::string& indent);

@@ -33,6 +33,12 @@ template <class T> __device__ __forceinline__ T lf_min(T a, T b) { return (a != 
 // The low 32 bits of an index known to fit: through asm, so that the compiler does not fold
 // (int)a * (int)b back into a 64-bit multiply and a truncation.
 __device__ __forceinline__ int lf_i32(long long x) { int r; asm("cvt.u32.u64 %0, %1;" : "=r"(r) : "l"(x)); return r; }
+// x / n for 0 <= x < 2^31 through the multiplier (low half) and shift (high half) the host packed
+// into w (cuda::fast_div_word, CUTLASS's FastDivmod): a multiply-high and a shift instead of the
+// twenty-odd instructions of a division by a number only known at run time.
+__device__ __forceinline__ int lf_div(int x, int n, long long w) {
+  return n == 1 ? x : (int)(__umulhi((unsigned)x, (unsigned)w) >> (unsigned)(w >> 32));
+}
 template <class T> __device__ __forceinline__ T lf_imax(T a, T b) { return a < b ? b : a; }
 template <class T> __device__ __forceinline__ T lf_imin(T a, T b) { return b < a ? b : a; }
 template <class T> __device__ __forceinline__ T lf_ipow(T a, T e) {

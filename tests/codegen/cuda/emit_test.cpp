@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <random>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -53,11 +56,15 @@ std::vector<std::string> cuda_sources(const Tensor& t, bool index32, int row_cac
           vec_ok &= lf::dtype_size(low.kernel.operands[in.slot].dtype) == 4;
     }
     opt.vec4 = vec4 && vec_ok;
-    if (low.kernel.row && row_group > 0) {  // options_for gives short rows no cache and no vectors
+    if (low.kernel.row && row_group > 0) {  // options_for gives short rows no cache, vectors as long rows
       opt.row_group = row_group;
       opt.row_cache = 0;
       opt.row_full = false;
-      opt.vec4 = false;
+      opt.vec4 = vec4 && low.kernel.inner_rank == 1;
+      for (const auto& in : low.kernel.instrs)
+        if (in.kind == lf::kir::InstrKind::Load && !in.row &&
+            low.kernel.operands[in.slot].strides.back() == lf::kir::StrideClass::Unit)
+          opt.vec4 = opt.vec4 && lf::dtype_size(low.kernel.operands[in.slot].dtype) == 4;
     }
     out.push_back(lf::cuda::emit_cuda(low.kernel, "k" + std::to_string(i), opt));
   }
@@ -161,7 +168,7 @@ TEST(CudaEmit, EveryKindOfKernelCompilesWithNvrtc) {
     for (auto [index32, row_cache, vec4, row_full, row_group] :
          {Variant{true, 0, false}, Variant{false, 0, false}, Variant{true, 4, false}, Variant{true, 4, false, true},
           Variant{true, 0, true}, Variant{true, 0, false, false, 1}, Variant{true, 0, false, false, 4},
-          Variant{false, 0, false, false, 32}}) {
+          Variant{false, 0, false, false, 32}, Variant{true, 0, true, false, 4}, Variant{true, 0, true, false, 16}}) {
       std::vector<std::string> sources = cuda_sources(t, index32, row_cache, vec4, row_full, row_group);
       ASSERT_FALSE(sources.empty()) << c.name;
       for (size_t i = 0; i < sources.size(); ++i) {
@@ -186,6 +193,15 @@ TEST(CudaEmit, LongRowsReadSixteenBytesAtATime) {
   std::vector<std::string> i32 = cuda_sources(lf::argmax(input({7, 5000}, DType::Int32), {1}), true, 0, true);
   ASSERT_EQ(i32.size(), 1u);
   EXPECT_NE(i32[0].find("__ldg((const int4*)(p0 + b0 + jb_"), std::string::npos) << i32[0];
+  // Short rows shared by a few lanes (row_group) read them the same way: k-means' distances, rows
+  // of 16, one 16-byte load of each operand a lane.
+  Tensor X = input({64, 16}), C = input({8, 16});
+  std::vector<std::string> group = cuda_sources(lf::sum(lf::square(X.unsqueeze(1) - C.unsqueeze(0)), {-1}), true, 0, true, false, 4);
+  ASSERT_EQ(group.size(), 1u);
+  EXPECT_NE(group[0].find("__ldg((const float4*)(p1 + b1 + jb_"), std::string::npos) << group[0];
+  EXPECT_NE(group[0].find("jb_ = seg_lo + 4 * (i64)lane_"), std::string::npos) << group[0];
+  EXPECT_NE(group[0].find("jb_ += 4 * 4"), std::string::npos) << group[0];
+  if (const char* dir = std::getenv("LAZYFUSE_GOLDEN_CUDA_DIR")) std::ofstream(std::string(dir) + "/kmeans_distance.cu") << group[0];
   // Without vec4 (host's choice: odd lengths, misaligned views) the passes read element by element.
   std::vector<std::string> scalar = cuda_sources(lf::sum(input({50000}) * input({50000})), true, 0, false);
   EXPECT_NE(scalar[0].find("__ldg(&p0["), std::string::npos) << scalar[0];
@@ -368,6 +384,34 @@ TEST(CudaEmit, IndexMathNarrowsWhereTheLaunchBoundsIt) {
   Tensor through_float = lf::cast(lf::arange(0, 3, 1, DType::Float32), DType::Int64);
   EXPECT_EQ(narrowed(through_float + 1), "param ");
   EXPECT_EQ(narrowed(lf::where(a > 7, a, a + 5)), "arange param param add where ");
+}
+
+// Index math divides by sizes through a multiply-high and a shift (lf_div, fast_div_word): exact
+// for every dividend below 2^31, checked on the host with the device's arithmetic over small,
+// power-of-two, odd and huge divisors and dividends at and around the multiples.
+TEST(CudaEmit, FastDivisionIsExactBelow2To31) {
+  std::mt19937_64 rng(7);
+  std::vector<int64_t> divisors;
+  for (int64_t n = 1; n <= 4100; ++n) divisors.push_back(n);
+  for (int k = 12; k < 31; ++k) {
+    int64_t p = int64_t{1} << k;
+    for (int64_t n : {p - 1, p, p + 1, 3 * (p / 2) + 1}) divisors.push_back(n);
+  }
+  divisors.push_back(2147483647);
+  for (int i = 0; i < 2000; ++i) divisors.push_back(1 + static_cast<int64_t>(rng() % 2147483647));
+  for (int64_t n : divisors) {
+    int64_t w = lf::cuda::fast_div_word(n);
+    std::vector<int64_t> xs = {0, 1, n - 1, n, n + 1, 2147483647, 2147483646, 2147483647 - 2147483647 % n,
+                               2147483647 - 2147483647 % n - 1};
+    for (int i = 0; i < 40; ++i) xs.push_back(static_cast<int64_t>(rng() % 2147483648u));
+    for (int64_t m = 1; m < 50 && m * n < 2147483648; ++m) xs.push_back(m * n - 1), xs.push_back(m * n);
+    for (int64_t x : xs) {
+      if (x < 0 || x > 2147483647) continue;
+      ASSERT_EQ(lf::cuda::fast_div(static_cast<int32_t>(x), static_cast<int32_t>(n), w), x / n) << x << " / " << n;
+    }
+  }
+  EXPECT_EQ(lf::cuda::fast_div_word(0), 0);
+  EXPECT_EQ(lf::cuda::fast_div_word(int64_t{1} << 31), 0);
 }
 
 TEST(CudaEmit, SourceDependsOnStructureNotSizes) {

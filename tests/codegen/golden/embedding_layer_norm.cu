@@ -1,4 +1,4 @@
-struct Meta { i64 v[19]; };
+struct Meta { i64 v[21]; };
 struct Ptrs { void* p[4]; };
 struct Scratch { void* partial; void* partial_index; unsigned* counters; };
 extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Meta meta, const Ptrs ptrs, const Scratch scratch) {

@@ -1,4 +1,4 @@
-struct Meta { i64 v[18]; };
+struct Meta { i64 v[20]; };
 struct Ptrs { void* p[4]; };
 struct Scratch { void* partial; void* partial_index; unsigned* counters; };
 extern "C" __global__ void __launch_bounds__(256) gather_pointwise(const Meta meta, const Ptrs ptrs, const Scratch scratch) {
@@ -19,11 +19,12 @@ extern "C" __global__ void __launch_bounds__(256) gather_pointwise(const Meta me
   const i64 q1 = meta.v[15];
   const i64 q2 = meta.v[16];
   const i64 q3 = meta.v[17];
+  const i64 dw1 = meta.v[19];
   int rows = 1 * n0;
   const int total = rows * n1;
   for (i64 t64 = (i64)blockIdx.x * blockDim.x + threadIdx.x; t64 < total; t64 += (i64)gridDim.x * blockDim.x) {
     const int t = (int)t64;
-    const int row = t / n1, col = t - row * n1;
+    int row = lf_div(t, n1, dw1); int col = t - row * n1;
     int rest_ = row;
     int o0 = rest_;
     (void)rest_;

@@ -1,4 +1,4 @@
-struct Meta { i64 v[47]; };
+struct Meta { i64 v[49]; };
 struct Ptrs { void* p[8]; };
 struct Scratch { void* partial; void* partial_index; unsigned* counters; };
 extern "C" __global__ void __launch_bounds__(256) jacobi_index_put(const Meta meta, const Ptrs ptrs, const Scratch scratch) {
@@ -41,11 +41,12 @@ extern "C" __global__ void __launch_bounds__(256) jacobi_index_put(const Meta me
   const i64 q18 = meta.v[44];
   const i64 q19 = meta.v[45];
   const i64 q20 = meta.v[46];
+  const i64 dw1 = meta.v[48];
   int rows = 1 * n0;
   const int total = rows * n1;
   for (i64 t64 = (i64)blockIdx.x * blockDim.x + threadIdx.x; t64 < total; t64 += (i64)gridDim.x * blockDim.x) {
     const int t = (int)t64;
-    const int row = t / n1, col = t - row * n1;
+    int row = lf_div(t, n1, dw1); int col = t - row * n1;
     int rest_ = row;
     int o0 = rest_;
     (void)rest_;

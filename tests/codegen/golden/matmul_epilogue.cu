@@ -1,4 +1,4 @@
-struct Meta { i64 v[14]; };
+struct Meta { i64 v[16]; };
 struct Ptrs { void* p[4]; };
 struct Scratch { void* partial; void* partial_index; unsigned* counters; };
 struct Gemm { const void* a; const void* b; i64 m, n, k, a_off, a_sm, a_sk, b_off, b_sk, b_sn, batch_rank; i64 batch[4], a_bs[4], b_bs[4]; };

@@ -1,4 +1,4 @@
-struct Meta { i64 v[12]; };
+struct Meta { i64 v[14]; };
 struct Ptrs { void* p[3]; };
 struct Scratch { void* partial; void* partial_index; unsigned* counters; };
 extern "C" __global__ void __launch_bounds__(256) pointwise_broadcast(const Meta meta, const Ptrs ptrs, const Scratch scratch) {

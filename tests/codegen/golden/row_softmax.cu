@@ -1,4 +1,4 @@
-struct Meta { i64 v[8]; };
+struct Meta { i64 v[10]; };
 struct Ptrs { void* p[2]; };
 struct Scratch { void* partial; void* partial_index; unsigned* counters; };
 extern "C" __global__ void __launch_bounds__(256) row_softmax(const Meta meta, const Ptrs ptrs, const Scratch scratch) {

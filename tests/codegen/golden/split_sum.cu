@@ -1,4 +1,4 @@
-struct Meta { i64 v[5]; };
+struct Meta { i64 v[6]; };
 struct Ptrs { void* p[2]; };
 struct Scratch { void* partial; void* partial_index; unsigned* counters; };
 extern "C" __global__ void __launch_bounds__(256) split_sum(const Meta meta, const Ptrs ptrs, const Scratch scratch) {
