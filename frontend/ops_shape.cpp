@@ -430,7 +430,7 @@ Tensor index_put(const Tensor& x, const std::vector<Slice>& index, const Tensor&
     Tensor j = coord(x.shape(), d, x.device()) - start[d];
     int64_t last = (region[d] - 1) * step[d];  // j of the region's last element
     Tensor q = floordiv(clamp(j, 0, last), step[d]);
-    Tensor in_d = q * step[d] == j;  // inside the region's bounds and on its step
+    Tensor in_d = (step[d] == 1 ? q : q * step[d]) == j;  // inside the region's bounds and on its step
     inside = inside.defined() ? (inside && in_d) : in_d;
     axes.push_back(static_cast<int64_t>(d));
     idx.push_back(q);
