@@ -4,7 +4,9 @@
 // indices are integer arithmetic over arange, or a where over arange comparisons (tril, triu, pad's
 // constant border, index_put's region). All of it fuses into the consumer's kernel.
 #include <algorithm>
+#include <array>
 #include <limits>
+#include <memory>
 #include <string>
 
 #include "frontend/record.h"
@@ -47,6 +49,51 @@ Tensor remap(const Tensor& x, const Shape& shape, const std::vector<int64_t>& ax
   ir::Attrs a;
   a.dims = axes;
   return detail::record_node(ir::make_node(Op::Remap, x.dtype(), x.device(), Shape(shape), std::move(in), std::move(a)));
+}
+
+// Index math (integer and bool tensors over aranges) that an op records the same way call after
+// call, such as a stencil loop's pad or slice assignment, 50 times a flush: shared while it is
+// pending, like a scalar operand's `full` node (record.cpp, scalar_operand), so that the trace
+// holds one set of its nodes instead of one a call. Every kernel that reads it computes it inline
+// (fuser: Partition::inline_nodes). Only pending nodes are shared: one that a flush materialized
+// (with fusion off, each op is its own kernel) would make kernels read it from memory. The cache
+// holds weak references: it neither makes a node materialized (a handle would) nor keeps one
+// alive, so once a flush's results drop their inputs, the next call records the math afresh.
+class IndexMathCache {
+ public:
+  // The tensors stored under `key`, or an empty vector.
+  std::vector<Tensor> find(const std::vector<int64_t>& key) {
+    for (const Entry& e : entries_) {
+      if (e.key != key) continue;
+      std::vector<Tensor> out;
+      for (const std::weak_ptr<ir::Node>& w : e.nodes) {
+        ir::NodePtr n = w.lock();
+        if (!n || n->realized()) return {};
+        out.emplace_back(std::move(n));
+      }
+      return out;
+    }
+    return {};
+  }
+  void put(std::vector<int64_t> key, const std::vector<Tensor>& values) {
+    Entry& e = entries_[next_++ % entries_.size()];
+    e.key = std::move(key);
+    e.nodes.clear();
+    for (const Tensor& t : values) e.nodes.push_back(t.node());
+  }
+
+ private:
+  struct Entry {
+    std::vector<int64_t> key;
+    std::vector<std::weak_ptr<ir::Node>> nodes;
+  };
+  std::array<Entry, 8> entries_;
+  size_t next_ = 0;
+};
+
+IndexMathCache& index_math_cache() {
+  thread_local IndexMathCache cache;
+  return cache;
 }
 
 std::vector<int64_t> normalize_dims(const char* op, std::vector<int64_t> dims, const Tensor& x) {
@@ -363,9 +410,23 @@ Tensor pad(const Tensor& x, std::vector<int64_t> pads, PadMode mode, double valu
   std::vector<int64_t> axes;
   std::vector<Tensor> idx;
   Tensor inside;
-  for (size_t d = 0; d < r; ++d) {
+  for (size_t d = 0; d < r; ++d)
+    if (!(before[d] == 0 && out[d] == x.shape()[d])) axes.push_back(static_cast<int64_t>(d));
+  // The index math depends on the shapes, pads, mode and device only: shared while pending.
+  std::vector<int64_t> key = {1, static_cast<int64_t>(mode), static_cast<int64_t>(x.device().kind()), x.device().index()};
+  key.insert(key.end(), x.shape().begin(), x.shape().end());
+  key.insert(key.end(), out.begin(), out.end());
+  key.insert(key.end(), before.begin(), before.end());
+  std::vector<Tensor> cached = index_math_cache().find(key);
+  if (!cached.empty()) {
+    bool constant = mode == PadMode::Constant;
+    idx.assign(cached.begin() + (constant ? 1 : 0), cached.end());
+    Tensor y = remap(x, out, axes, idx);
+    return constant ? where(cached[0], y, full({}, value, x.dtype()).to(x.device())) : y;
+  }
+  for (int64_t ax : axes) {
+    size_t d = static_cast<size_t>(ax);
     int64_t n = x.shape()[d];
-    if (before[d] == 0 && out[d] == n) continue;
     Tensor j = coord(out, d, x.device()) - before[d];  // the source index before the mode's fold
     Tensor s;
     switch (mode) {
@@ -379,9 +440,12 @@ Tensor pad(const Tensor& x, std::vector<int64_t> pads, PadMode mode, double valu
       case PadMode::Reflect: s = (n - 1) - abs((n - 1) - abs(j)); break;  // valid for pads < n
       case PadMode::Circular: s = where(j < 0, j + n, where(j >= n, j - n, j)); break;
     }
-    axes.push_back(static_cast<int64_t>(d));
     idx.push_back(s);
   }
+  std::vector<Tensor> store;
+  if (mode == PadMode::Constant) store.push_back(inside);
+  store.insert(store.end(), idx.begin(), idx.end());
+  index_math_cache().put(std::move(key), store);
   Tensor y = remap(x, out, axes, idx);
   if (mode == PadMode::Constant && inside.defined()) y = where(inside, y, full({}, value, x.dtype()).to(x.device()));
   return y;
@@ -424,18 +488,33 @@ Tensor index_put(const Tensor& x, const std::vector<Slice>& index, const Tensor&
   std::vector<int64_t> axes;
   std::vector<Tensor> idx;
   Tensor inside;
-  for (size_t d = 0; d < r; ++d) {
-    int64_t n = x.shape()[d];
-    if (start[d] == 0 && step[d] == 1 && region[d] == n) continue;
+  for (size_t d = 0; d < r; ++d)
+    if (!(start[d] == 0 && step[d] == 1 && region[d] == x.shape()[d])) axes.push_back(static_cast<int64_t>(d));
+  if (axes.empty()) return expand(val, x.shape());  // the region is all of x
+  // The region's index math depends on the shape, the slices and the device only: shared while
+  // pending (a Jacobi loop records it once a flush).
+  std::vector<int64_t> key = {2, static_cast<int64_t>(x.device().kind()), x.device().index()};
+  key.insert(key.end(), x.shape().begin(), x.shape().end());
+  key.insert(key.end(), start.begin(), start.end());
+  key.insert(key.end(), step.begin(), step.end());
+  key.insert(key.end(), region.begin(), region.end());
+  std::vector<Tensor> cached = index_math_cache().find(key);
+  if (!cached.empty()) {
+    idx.assign(cached.begin() + 1, cached.end());
+    return where(cached[0], remap(val, x.shape(), axes, idx), x);
+  }
+  for (int64_t ax : axes) {
+    size_t d = static_cast<size_t>(ax);
     Tensor j = coord(x.shape(), d, x.device()) - start[d];
     int64_t last = (region[d] - 1) * step[d];  // j of the region's last element
     Tensor q = floordiv(clamp(j, 0, last), step[d]);
     Tensor in_d = (step[d] == 1 ? q : q * step[d]) == j;  // inside the region's bounds and on its step
     inside = inside.defined() ? (inside && in_d) : in_d;
-    axes.push_back(static_cast<int64_t>(d));
     idx.push_back(q);
   }
-  if (!inside.defined()) return expand(val, x.shape());  // the region is all of x
+  std::vector<Tensor> store = {inside};
+  store.insert(store.end(), idx.begin(), idx.end());
+  index_math_cache().put(std::move(key), store);
   return where(inside, remap(val, x.shape(), axes, idx), x);
 }
 

@@ -206,6 +206,44 @@ TEST(ShapeOpsFusion, JacobiStepIsOneKernelAndReplays) {
                                 lf::test::default_tolerance(DType::Float32)).empty());
 }
 
+// The index math of pad and slice assignment is recorded once and shared while it is pending
+// (ops_shape.cpp, IndexMathCache): steps of a loop in one flush share the region's mask, so a
+// trace of 50 stencil steps holds one set of it. Shared or not, the values are the reference's,
+// fused and unfused (where each op is its own kernel and shared math is materialized, then not
+// shared again).
+TEST(ShapeOpsFusion, IndexMathIsSharedWhilePending) {
+  Tensor a = lf::rand({33, 47}), b = lf::rand({33, 47});
+  lf::sync();
+  auto region = [](const Tensor& t, float s) { return lf::index_put(t, {lf::slice(1, -1), lf::slice(2, -1, 3)}, s * t.slice(0, 1, 32).slice(1, 2, 46, 3)); };
+  Tensor ra = region(a, 2), rb = region(b, 3);
+  ASSERT_EQ(ra.node()->op, lf::ir::Op::Where);
+  EXPECT_EQ(ra.node()->inputs[0].get(), rb.node()->inputs[0].get());  // one mask for both
+  Tensor other = lf::index_put(a, {lf::slice(0, -1)}, 0.0);  // another region: its own mask
+  EXPECT_NE(other.node()->inputs[0].get(), ra.node()->inputs[0].get());
+  Tensor pa = lf::pad(a, {1, 2, 3, 0}, lf::PadMode::Reflect), pb = lf::pad(b, {1, 2, 3, 0}, lf::PadMode::Reflect);
+  ASSERT_EQ(pa.node()->op, lf::ir::Op::Remap);
+  EXPECT_EQ(pa.node()->inputs[1].get(), pb.node()->inputs[1].get());
+  Tensor ca = lf::pad(a, {2, 2}, lf::PadMode::Constant, 7.0), cb = lf::pad(b, {2, 2}, lf::PadMode::Constant, -1.0);
+  for (const Tensor& t : {ra, rb, other, pa, pb, ca, cb})
+    EXPECT_TRUE(lf::test::compare(lf::test::reference_values(t), lf::test::fused_values(t),
+                                  lf::test::default_tolerance(DType::Float32)).empty());
+  // Fifty steps in one flush: one kernel each, the values those of fifty unfused steps.
+  Tensor u = a, r = a;
+  for (int i = 0; i < 50; ++i) u = jacobi_step(u);
+  {
+    lf::test::StatsDelta d;
+    lf::sync();
+    EXPECT_EQ(d.launched(), 50u);
+  }
+  {
+    FusionScope off(false);
+    for (int i = 0; i < 50; ++i) r = jacobi_step(r);
+    lf::sync();
+  }
+  EXPECT_TRUE(lf::test::compare(lf::test::fused_values(r), lf::test::fused_values(u),
+                                lf::test::default_tolerance(DType::Float32)).empty());
+}
+
 TEST(ShapeOpsErrors, NameTheOpAndShapes) {
   Tensor x = lf::zeros({2, 3});
   auto expect_error = [](const std::function<void()>& f, const std::string& what,
