@@ -14,7 +14,9 @@
 //   (bias, inference batch norm, relu, residual add, cast) are its epilogue. pool2d is a group of
 //   its own (a library call: its window is not yet index math inside a kernel).
 // - Every node still needed outside its group (held by the user, read by another group, or read
-//   through a view the group cannot express) is an output, written once.
+//   through a view the group cannot express) is an output, written once; except an elementwise
+//   node that only other groups read, computed from values in memory anyway: its readers compute
+//   it inline (Partition::inline_nodes).
 // - No group may depend on itself through other groups (checked when a node joins).
 // Every reason a node starts a new group instead of joining one is a CutReason, counted and logged.
 #pragma once
