@@ -157,6 +157,15 @@ std::unique_ptr<backend::LaunchGraph> build_graph(const plan::Plan& plan) {
   return backend::backend_for(device).graph(launches, device);
 }
 
+// Every step's operand pointers of this replay, in order: what a graph of the plan was built or
+// captured with (a per-thread buffer, valid until the next call).
+const std::vector<void*>& replay_pointers(const plan::Plan& plan) {
+  thread_local std::vector<void*> pointers;
+  pointers.clear();
+  for (const plan::Step& s : plan.steps) pointers.insert(pointers.end(), s.args.pointers.begin(), s.args.pointers.end());
+  return pointers;
+}
+
 // A kernel-only plan launched as one graph (Plan::graphs): the one built for this replay's
 // pointers, a new one while there are fewer than kMaxGraphsPerPlan, else the least recently used
 // with its pointers set. False when there is none: launch step by step.
@@ -164,9 +173,7 @@ constexpr size_t kMaxGraphsPerPlan = 4;
 bool launch_graph(plan::Plan& plan, CacheStats& stats) {
   if (plan.graph_off) return false;
   ++plan.replays;
-  thread_local std::vector<void*> pointers;
-  pointers.clear();
-  for (const plan::Step& s : plan.steps) pointers.insert(pointers.end(), s.args.pointers.begin(), s.args.pointers.end());
+  const std::vector<void*>& pointers = replay_pointers(plan);
   plan::Plan::Graph* hit = nullptr;
   for (plan::Plan::Graph& g : plan.graphs)
     if (g.pointers == pointers) hit = &g;
@@ -210,9 +217,7 @@ constexpr size_t kMaxCapturedPerPlan = 4;
 constexpr int kMaxCaptures = 16;
 bool launch_captured(plan::Plan& plan, CacheStats& stats) {
   if (plan.capture_off || plan.steps.empty()) return false;
-  thread_local std::vector<void*> pointers;
-  pointers.clear();
-  for (const plan::Step& s : plan.steps) pointers.insert(pointers.end(), s.args.pointers.begin(), s.args.pointers.end());
+  const std::vector<void*>& pointers = replay_pointers(plan);
   plan::Plan::Captured* hit = nullptr;
   for (plan::Plan::Captured& c : plan.captured)
     if (c.pointers == pointers) hit = &c;
