@@ -449,8 +449,8 @@ Range op_range(const Instr& in, const std::vector<Range>& r) {
     case Op::Abs:
       if (a(0).known) {
         Range x = a(0);
-        auto mag = [](__int128 v) { return v < 0 ? -v : v; };
-        out = {true, x.lo <= 0 && x.hi >= 0 ? 0 : std::min(mag(x.lo), mag(x.hi)), std::max(mag(x.lo), mag(x.hi))};
+        __int128 m = std::max(x.hi < 0 ? -x.hi : x.hi, x.lo < 0 ? -x.lo : x.lo);
+        out = {true, x.lo <= 0 && x.hi >= 0 ? 0 : std::min(x.lo < 0 ? -x.lo : x.lo, x.hi < 0 ? -x.hi : x.hi), m};
       }
       break;
     case Op::Square:
