@@ -81,6 +81,16 @@ class IndexMathCache {
     e.nodes.clear();
     for (const Tensor& t : values) e.nodes.push_back(t.node());
   }
+  // The tensors under `key`, else what `build` records (then stored under it).
+  template <typename Build>
+  std::vector<Tensor> get(std::vector<int64_t> key, const Build& build) {
+    std::vector<Tensor> values = find(key);
+    if (values.empty()) {
+      values = build();
+      put(std::move(key), values);
+    }
+    return values;
+  }
 
  private:
   struct Entry {
@@ -408,8 +418,6 @@ Tensor pad(const Tensor& x, std::vector<int64_t> pads, PadMode mode, double valu
   if (out == x.shape() && std::all_of(before.begin(), before.end(), [](int64_t b) { return b == 0; })) return x;
   if (shape_numel(out) == 0 || x.numel() == 0) return full(out, value, x.dtype()).to(x.device());
   std::vector<int64_t> axes;
-  std::vector<Tensor> idx;
-  Tensor inside;
   for (size_t d = 0; d < r; ++d)
     if (!(before[d] == 0 && out[d] == x.shape()[d])) axes.push_back(static_cast<int64_t>(d));
   // The index math depends on the shapes, pads, mode and device only: shared while pending.
@@ -417,38 +425,34 @@ Tensor pad(const Tensor& x, std::vector<int64_t> pads, PadMode mode, double valu
   key.insert(key.end(), x.shape().begin(), x.shape().end());
   key.insert(key.end(), out.begin(), out.end());
   key.insert(key.end(), before.begin(), before.end());
-  std::vector<Tensor> cached = index_math_cache().find(key);
-  if (!cached.empty()) {
-    bool constant = mode == PadMode::Constant;
-    idx.assign(cached.begin() + (constant ? 1 : 0), cached.end());
-    Tensor y = remap(x, out, axes, idx);
-    return constant ? where(cached[0], y, full({}, value, x.dtype()).to(x.device())) : y;
-  }
-  for (int64_t ax : axes) {
-    size_t d = static_cast<size_t>(ax);
-    int64_t n = x.shape()[d];
-    Tensor j = coord(out, d, x.device()) - before[d];  // the source index before the mode's fold
-    Tensor s;
-    switch (mode) {
-      case PadMode::Constant: {
-        s = clamp(j, 0, n - 1);  // any place inside the source: the where picks the constant
-        Tensor in_d = s == j;
-        inside = inside.defined() ? (inside && in_d) : in_d;
-        break;
+  const bool constant = mode == PadMode::Constant;
+  // [inside (constant mode)] then the source index of each padded axis.
+  std::vector<Tensor> math = index_math_cache().get(std::move(key), [&] {
+    std::vector<Tensor> idx;
+    Tensor inside;
+    for (int64_t ax : axes) {
+      size_t d = static_cast<size_t>(ax);
+      int64_t n = x.shape()[d];
+      Tensor j = coord(out, d, x.device()) - before[d];  // the source index before the mode's fold
+      Tensor s;
+      switch (mode) {
+        case PadMode::Constant: {
+          s = clamp(j, 0, n - 1);  // any place inside the source: the where picks the constant
+          Tensor in_d = s == j;
+          inside = inside.defined() ? (inside && in_d) : in_d;
+          break;
+        }
+        case PadMode::Replicate: s = clamp(j, 0, n - 1); break;
+        case PadMode::Reflect: s = (n - 1) - abs((n - 1) - abs(j)); break;  // valid for pads < n
+        case PadMode::Circular: s = where(j < 0, j + n, where(j >= n, j - n, j)); break;
       }
-      case PadMode::Replicate: s = clamp(j, 0, n - 1); break;
-      case PadMode::Reflect: s = (n - 1) - abs((n - 1) - abs(j)); break;  // valid for pads < n
-      case PadMode::Circular: s = where(j < 0, j + n, where(j >= n, j - n, j)); break;
+      idx.push_back(s);
     }
-    idx.push_back(s);
-  }
-  std::vector<Tensor> store;
-  if (mode == PadMode::Constant) store.push_back(inside);
-  store.insert(store.end(), idx.begin(), idx.end());
-  index_math_cache().put(std::move(key), store);
-  Tensor y = remap(x, out, axes, idx);
-  if (mode == PadMode::Constant && inside.defined()) y = where(inside, y, full({}, value, x.dtype()).to(x.device()));
-  return y;
+    if (constant) idx.insert(idx.begin(), inside);
+    return idx;
+  });
+  Tensor y = remap(x, out, axes, std::vector<Tensor>(math.begin() + (constant ? 1 : 0), math.end()));
+  return constant ? where(math[0], y, full({}, value, x.dtype()).to(x.device())) : y;
 }
 
 // ---- slice assignment
@@ -486,8 +490,6 @@ Tensor index_put(const Tensor& x, const std::vector<Slice>& index, const Tensor&
   if (shape_numel(region) == 0) return x;
   Tensor val = expand(detail::cast_to(v, x.dtype()), region);
   std::vector<int64_t> axes;
-  std::vector<Tensor> idx;
-  Tensor inside;
   for (size_t d = 0; d < r; ++d)
     if (!(start[d] == 0 && step[d] == 1 && region[d] == x.shape()[d])) axes.push_back(static_cast<int64_t>(d));
   if (axes.empty()) return expand(val, x.shape());  // the region is all of x
@@ -498,24 +500,21 @@ Tensor index_put(const Tensor& x, const std::vector<Slice>& index, const Tensor&
   key.insert(key.end(), start.begin(), start.end());
   key.insert(key.end(), step.begin(), step.end());
   key.insert(key.end(), region.begin(), region.end());
-  std::vector<Tensor> cached = index_math_cache().find(key);
-  if (!cached.empty()) {
-    idx.assign(cached.begin() + 1, cached.end());
-    return where(cached[0], remap(val, x.shape(), axes, idx), x);
-  }
-  for (int64_t ax : axes) {
-    size_t d = static_cast<size_t>(ax);
-    Tensor j = coord(x.shape(), d, x.device()) - start[d];
-    int64_t last = (region[d] - 1) * step[d];  // j of the region's last element
-    Tensor q = floordiv(clamp(j, 0, last), step[d]);
-    Tensor in_d = (step[d] == 1 ? q : q * step[d]) == j;  // inside the region's bounds and on its step
-    inside = inside.defined() ? (inside && in_d) : in_d;
-    idx.push_back(q);
-  }
-  std::vector<Tensor> store = {inside};
-  store.insert(store.end(), idx.begin(), idx.end());
-  index_math_cache().put(std::move(key), store);
-  return where(inside, remap(val, x.shape(), axes, idx), x);
+  // [inside] then the region index of each sliced axis.
+  std::vector<Tensor> math = index_math_cache().get(std::move(key), [&] {
+    std::vector<Tensor> out = {Tensor()};
+    for (int64_t ax : axes) {
+      size_t d = static_cast<size_t>(ax);
+      Tensor j = coord(x.shape(), d, x.device()) - start[d];
+      int64_t last = (region[d] - 1) * step[d];  // j of the region's last element
+      Tensor q = floordiv(clamp(j, 0, last), step[d]);
+      Tensor in_d = (step[d] == 1 ? q : q * step[d]) == j;  // inside the region's bounds and on its step
+      out[0] = out[0].defined() ? (out[0] && in_d) : in_d;
+      out.push_back(q);
+    }
+    return out;
+  });
+  return where(math[0], remap(val, x.shape(), axes, std::vector<Tensor>(math.begin() + 1, math.end())), x);
 }
 
 Tensor index_put(const Tensor& x, const std::vector<Slice>& index, Scalar v) {

@@ -76,7 +76,6 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
     int g = 1;
     while (g < 32 && 4 * g < inner) g *= 2;
     opt.row_group = g;
-    opt.vec4 = false;
   }
   // Rows short enough to sit in registers, unless the launch will split rows over blocks.
   if (kernel.row && opt.row_group == 0 && !will_split(kernel, args, sms) && inner <= 32 * kBlockThreads) {
@@ -87,8 +86,9 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
   }
   // Other row kernels (short rows' lane groups included) stream their rows from memory: 16-byte
   // loads where every per-element input is 4 bytes wide and contiguous along a single inner dim
-  // (or not read per element), aligned at every row start, rows a multiple of 4 long. (Scalar loads left sum(x*x) over 2^26 floats at
-  // 1.14x the copy floor on the H100, 16-byte ones at 1.06x: bench/RESULTS.md.)
+  // (or not read per element), aligned at every row start, rows a multiple of 4 long. (Scalar
+  // loads left sum(x*x) over 2^26 floats at 1.14x the copy floor on the H100, 16-byte ones at
+  // 1.06x: bench/RESULTS.md.)
   if (kernel.row && opt.row_cache == 0 && kernel.inner_rank == 1 && inner % 4 == 0) {
     bool vec = true;
     for (const kir::Instr& in : kernel.instrs) {

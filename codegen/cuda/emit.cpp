@@ -391,12 +391,19 @@ void Emitter::emit_element_values(const std::vector<int>& roots, const std::stri
     declare(i, "e", indent);
 }
 
+namespace {
+
+// Launch parameter p (its bits) as the float64 it holds: an arange's start or step.
+double param_double(const std::vector<int64_t>& params, int p) {
+  double d;
+  std::memcpy(&d, &params[static_cast<size_t>(p)], 8);
+  return d;
+}
+
+}  // namespace
+
 int int_aranges(const kir::Kernel& kernel, const std::vector<int64_t>& params) {
-  auto value = [&](int p) {
-    double d;
-    std::memcpy(&d, &params[static_cast<size_t>(p)], 8);
-    return d;
-  };
+  auto value = [&](int p) { return param_double(params, p); };
   int kind = 2;
   for (const Instr& in : kernel.instrs) {
     if (in.kind != InstrKind::Gen || in.op != Op::Arange || in.dtype != DType::Int64) continue;
@@ -497,11 +504,7 @@ std::vector<bool> narrow_ints(const kir::Kernel& kernel, const kir::LaunchArgs& 
   std::vector<Range> r(n);
   std::vector<bool> narrow(n, false);
   bool any = false;
-  auto value = [&](int p) {
-    double d;
-    std::memcpy(&d, &args.params[static_cast<size_t>(p)], 8);
-    return d;
-  };
+  auto value = [&](int p) { return param_double(args.params, p); };
   for (size_t i = 0; i < n; ++i) {
     const Instr& in = kernel.instrs[i];
     Range out;
@@ -533,8 +536,8 @@ std::vector<bool> narrow_ints(const kir::Kernel& kernel, const kir::LaunchArgs& 
     r[i] = out;
     // Narrowed: an int64 value within int32 whose int64 arguments are narrowed too (an Op's
     // arguments; a Gen or Param has none). Row values stay 64-bit (a reduction's result is one).
+    // (Only a Param, an integer Gen or an Op can have a known int64 range.)
     if (in.dtype != DType::Int64 || !out.known || out.lo < INT32_MIN || out.hi > INT32_MAX) continue;
-    if (in.kind != InstrKind::Op && in.kind != InstrKind::Gen && in.kind != InstrKind::Param) continue;
     bool ok = true;
     for (size_t k = 0; k < in.args.size(); ++k) {
       const Instr& a = kernel.instrs[static_cast<size_t>(in.args[k])];

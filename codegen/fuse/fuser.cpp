@@ -409,6 +409,10 @@ struct Builder {
   // own members still use it as before. The readers' dependencies do not change: they read its
   // inputs from the same group instead.
   void recompute_cheap_outputs(const std::vector<Node*>& order) {
+    auto candidate = [&](const Node* n) {
+      return gid.count(n) && ir::is_elementwise(n->op) && !wanted(*n) && materialize.count(n) && !p.row_phase[n];
+    };
+    if (std::none_of(order.begin(), order.end(), candidate)) return;  // no readers map to build
     std::unordered_map<const Node*, std::vector<std::pair<const Node*, bool>>> readers;  // reader, direct
     for (const Node* n : order)
       for (const ir::NodePtr& in : n->inputs) {
@@ -417,9 +421,8 @@ struct Builder {
       }
     auto plain = [&](int g) { return groups[g].kind == Group::Kind::Pointwise || groups[g].kind == Group::Kind::Row; };
     for (const Node* n : order) {
-      auto it = gid.find(n);
-      if (it == gid.end() || !ir::is_elementwise(n->op) || wanted(*n) || !materialize.count(n) || p.row_phase[n]) continue;
-      const int g = it->second;
+      if (!candidate(n)) continue;
+      const int g = gid.at(n);
       if (!plain(g)) continue;
       bool ok = true;
       for (const ir::NodePtr& in : n->inputs) {
