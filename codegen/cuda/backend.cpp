@@ -72,13 +72,27 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
   // part in the shuffles, which cost more than the elements when a lane has one (k-means'
   // distances, rows of 16: 7.1 ms on the H100 with 16 lanes a row, then mostly the row prologue).
   int64_t inner = args.inner_numel();
-  if (kernel.row && inner <= kRowGroupMaxInner) {
+  // Short rows over two or more outer dims, one input invariant along all but the last: a thread a
+  // row, the invariant input read once a thread (row_sweep), where each thread takes at least
+  // kSweepMinRows rows of a full grid.
+  if (kernel.row && kernel.inner_rank == 1 && inner <= kSweepMaxInner &&
+      args.rows() >= kSweepMinRows * kSweepThreadsPerSm * sms) {
+    std::vector<bool> inv = sweep_invariant(kernel);
+    int64_t held = std::count(inv.begin(), inv.end(), true);
+    int s = 4;
+    while (s < inner) s *= 2;
+    if (held > 0 && held * s <= 2 * kSweepMaxInner) {
+      opt.row_sweep = s;
+      opt.row_full = inner == s;
+    }
+  }
+  if (kernel.row && opt.row_sweep == 0 && inner <= kRowGroupMaxInner) {
     int g = 1;
     while (g < 32 && 4 * g < inner) g *= 2;
     opt.row_group = g;
   }
   // Rows short enough to sit in registers, unless the launch will split rows over blocks.
-  if (kernel.row && opt.row_group == 0 && !will_split(kernel, args, sms) && inner <= 32 * kBlockThreads) {
+  if (kernel.row && opt.row_group == 0 && opt.row_sweep == 0 && !will_split(kernel, args, sms) && inner <= 32 * kBlockThreads) {
     int k = 1;
     while (k * kBlockThreads < inner) k *= 2;
     opt.row_cache = k;
@@ -89,10 +103,12 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
   // (or not read per element), aligned at every row start, rows a multiple of 4 long. (Scalar
   // loads left sum(x*x) over 2^26 floats at 1.14x the copy floor on the H100, 16-byte ones at
   // 1.06x: bench/RESULTS.md.)
+  // (Row sweeps: the same for the inputs not held in registers, rows at most row_sweep long.)
+  std::vector<bool> held = opt.row_sweep > 0 ? sweep_invariant(kernel) : std::vector<bool>(kernel.operands.size(), false);
   if (kernel.row && opt.row_cache == 0 && kernel.inner_rank == 1 && inner % 4 == 0) {
     bool vec = true;
     for (const kir::Instr& in : kernel.instrs) {
-      if (in.kind != kir::InstrKind::Load || in.row) continue;
+      if (in.kind != kir::InstrKind::Load || in.row || held[static_cast<size_t>(in.slot)]) continue;
       if (kernel.operands[in.slot].strides.back() != kir::StrideClass::Unit) continue;  // read one element at a time
       if (!vector_aligned(static_cast<size_t>(in.slot))) vec = false;
     }
@@ -227,6 +243,12 @@ Grid grid_of(const kir::Kernel& kernel, const kir::LaunchArgs& args, const EmitO
   Grid g;
   if (rows == 0 || (!kernel.row && inner == 0)) {
     g.skip = true;
+    return g;
+  }
+  if (kernel.row && options.row_sweep > 0) {  // a thread a row, a full grid's threads in sweeps of whole columns
+    int64_t cols = args.sizes[static_cast<size_t>(kernel.outer_rank - 1)];
+    int64_t chunks = std::clamp<int64_t>(kSweepThreadsPerSm * sms / cols, 1, rows / cols);
+    g.x = static_cast<unsigned>((chunks * cols + kBlockThreads - 1) / kBlockThreads);
     return g;
   }
   if (kernel.row && options.row_group > 0) {  // row_group threads a row
@@ -450,12 +472,14 @@ class CudaBackend final : public backend::Backend {
       o.row_cache = 0;
       o.row_full = false;
       o.rows2d = 0;
+      o.row_sweep = 0;
       mm = "|mm" + std::to_string(product_operand);
     }
     v->arch = arch_of(device.index());
     std::string key = "cuda|" + std::string(codegen_fingerprint()) + "|" + target_id(device.index()) +
                       (o.index32 ? "|i32" : "|i64") + "|rc" + std::to_string(o.row_cache) + (o.row_full ? "f" : "") +
                       (o.vec4 ? "|v4" : "|v1") + (o.row_group ? "|rg" + std::to_string(o.row_group) : "") +
+                      (o.row_sweep ? "|sw" + std::to_string(o.row_sweep) : "") +
                       (o.int_arange ? "|ia" + std::to_string(o.int_arange) : "") + narrow_key(o.narrow) +
                       (o.rows2d ? "|r2d" + std::to_string(o.rows2d) : "") + mm + "|" +
                       kernel.key();

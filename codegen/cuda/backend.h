@@ -48,6 +48,11 @@ struct Variant final : backend::Variant {
 // row of 2 elements made Monte Carlo pi 2.66 ms for 2^22 rows, row groups 0.095 ms; longer rows keep
 // a block a row, whose register cache reads them once (bench/RESULTS.md).
 inline constexpr int64_t kRowGroupMaxInner = 64;
+// Row sweeps (EmitOptions::row_sweep): rows at most this long, at least kSweepMinRows rows a thread
+// of a grid of kSweepThreadsPerSm threads an SM (the H100's resident threads).
+inline constexpr int64_t kSweepMaxInner = 32;
+inline constexpr int64_t kSweepMinRows = 4;
+inline constexpr int64_t kSweepThreadsPerSm = 2048;
 // Rows a thread takes at a time in pointwise kernels that run a thread a column (EmitOptions::rows2d).
 inline constexpr int kRows2d = 4;
 

@@ -112,6 +112,48 @@ void Emitter::emit_pass(const std::string& lo, const std::string& hi, const std:
     os_ << in << "const " << idx_ << " j = (" << idx_ << ")j64;\n";
     body(in);
   };
+  if (opt_.row_sweep > 0 && opt_.vec4) {  // the same, 16 bytes of each contiguous input at a time
+    os_ << indent << "#pragma unroll\n";
+    os_ << indent << "for (int g_ = 0; g_ < " << opt_.row_sweep / 4 << "; ++g_) {\n";
+    if (!opt_.row_full) {
+      os_ << indent << "  if (4 * g_ < " << lo << ") continue;\n";
+      os_ << indent << "  if (4 * g_ >= " << hi << ") break;\n";
+    }
+    std::vector<bool> vec(k_.operands.size(), false);
+    for (const Instr& in : k_.instrs)
+      if (in.kind == InstrKind::Load && !in.row && unit_inner(in.slot) && !cached(in.slot)) vec[in.slot] = true;
+    for (size_t o = 0; o < vec.size(); ++o) {
+      if (!vec[o]) continue;
+      DType d = k_.operands[o].dtype;
+      std::string L = "L" + std::to_string(o);
+      os_ << indent << "  " << ctype(d) << " " << L << "[1][4];\n";
+      os_ << indent << "  { const " << vec_type(d) << " t_ = __ldg((const " << vec_type(d) << "*)(p" << o << " + b" << o
+          << " + 4 * g_)); " << L << "[0][0] = t_.x; " << L << "[0][1] = t_.y; " << L << "[0][2] = t_.z; " << L
+          << "[0][3] = t_.w; }\n";
+    }
+    os_ << indent << "  #pragma unroll\n";
+    os_ << indent << "  for (int u_ = 0; u_ < 4; ++u_) {\n";
+    os_ << indent << "    const int k_ = 4 * g_ + u_;\n";
+    os_ << indent << "    const i64 j64 = (i64)k_;\n";
+    lane_ = "[0][u_]";
+    element(indent + "    ");
+    lane_.clear();
+    os_ << indent << "  }\n";
+    os_ << indent << "}\n";
+    return;
+  }
+  if (opt_.row_sweep > 0) {  // a thread a row of at most row_sweep elements, unrolled
+    os_ << indent << "#pragma unroll\n";
+    os_ << indent << "for (int k_ = 0; k_ < " << opt_.row_sweep << "; ++k_) {\n";
+    os_ << indent << "  const i64 j64 = (i64)k_;\n";
+    if (!opt_.row_full) {
+      os_ << indent << "  if (j64 < " << lo << ") continue;\n";
+      os_ << indent << "  if (j64 >= " << hi << ") break;\n";
+    }
+    element(indent + "  ");
+    os_ << indent << "}\n";
+    return;
+  }
   if (opt_.row_group > 0 && opt_.vec4) return emit_pass_vec4(lo, hi, indent, element);
   if (opt_.row_group > 0) {  // the row's lanes stride over it
     os_ << indent << "for (i64 j64 = " << lo << " + lane_; j64 < " << hi << "; j64 += " << opt_.row_group << ") {\n";
@@ -588,6 +630,18 @@ bool can_split_rows(const kir::Kernel& k) {
   for (const kir::Output& o : k.outputs)
     if (!k.instrs[o.instr].row) return false;
   return reductions == 1;
+}
+
+std::vector<bool> sweep_invariant(const kir::Kernel& k) {
+  std::vector<bool> out(k.operands.size(), false);
+  if (!k.row || k.outer_rank < 2) return out;
+  for (const kir::Instr& in : k.instrs) {
+    if (in.kind != kir::InstrKind::Load || in.row) continue;
+    const std::vector<kir::StrideClass>& s = k.operands[static_cast<size_t>(in.slot)].strides;
+    out[static_cast<size_t>(in.slot)] =
+        std::all_of(s.begin(), s.begin() + (k.outer_rank - 1), [](kir::StrideClass c) { return c == kir::StrideClass::Zero; });
+  }
+  return out;
 }
 
 std::string emit_cuda(const kir::Kernel& kernel, const std::string& name, const EmitOptions& options) {

@@ -15,6 +15,7 @@
 namespace lf::cuda {
 
 inline constexpr int kBlockThreads = 256;
+inline constexpr int kSweepRows = 4;
 
 struct EmitOptions {
   bool index32 = true;  // every extent and offset fits int32: cheaper index math
@@ -25,6 +26,7 @@ struct EmitOptions {
   // With row_cache: rows exactly row_cache * kBlockThreads long, so the unrolled loops need no
   // bounds checks (each check is an exit from the unrolled loop: NVRTC took about a third longer
   // over softmax's kernel with them).
+  // With row_sweep: rows exactly row_sweep long, the same.
   bool row_full = false;
   // Pointwise kernels: each thread handles 4 consecutive elements of a row with 16-byte loads and
   // stores (every per-element operand is 4 bytes wide, contiguous along the row and 16-byte
@@ -40,6 +42,16 @@ struct EmitOptions {
   // block holds kBlockThreads / row_group rows: a block per row left 254 of 256 threads idle on
   // rows of 2 elements.
   int row_group = 0;
+  // Row kernels of short rows over at least two outer dims, where some per-element input does not
+  // move along the outer dims but the last (k-means' centers in sum((x[:, None] - c[None]) ^ 2,
+  // -1)): when > 0 (a power of two, at least the row's length), a thread a row, the threads side by
+  // side along the last outer dim (the sweep's columns), each sweeping over the earlier ones. Such
+  // an input's row_sweep elements are read into registers once a thread, not once a row; the rest
+  // of the row is read element by element (16 bytes at a time with vec4), and rows written side
+  // by side are coalesced. Four lanes sharing each row of 16 (row_group) took 1.5 ms over
+  // k-means' 2^26 rows on the H100, a sweep 0.32-0.37 ms (bench/RESULTS.md, 2026-11-25).
+  int row_sweep = 0;
+  // (A row sweep takes kSweepRows rows a step.)
   // int64 aranges in integer math, start + i * step (1), or start + i where every step is 1 (2),
   // instead of through float64 (two conversions and a multiply-add an element): chosen by the
   // host when every such arange's start and step are integers small enough that float64 computes
@@ -100,6 +112,11 @@ void pack_kernel_meta(const kir::Kernel& kernel, const kir::LaunchArgs& args, st
 // half. 0 for n outside [2, 2^31) (n = 1 divides by itself; no larger size has 32-bit indices).
 int64_t fast_div_word(int64_t n);
 int32_t fast_div(int32_t x, int32_t n, int64_t word);  // the device's computation, for tests
+
+// Per operand: whether it is a per-element input of a row kernel that does not move along the
+// outer dims but the last (every stride there Zero), so that EmitOptions::row_sweep reads it once a
+// thread.
+std::vector<bool> sweep_invariant(const kir::Kernel& kernel);
 
 // Whether a row kernel may split one row over several blocks (see above).
 bool can_split_rows(const kir::Kernel& kernel);

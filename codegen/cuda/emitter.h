@@ -45,6 +45,7 @@ class Emitter {
         << (opt_.matmul_product >= 0 ? ", const Gemm g" : "") << ") {\n";
     emit_metadata();
     if (opt_.matmul_product >= 0) emit_matmul_kernel();
+    else if (k_.row && opt_.row_sweep > 0) emit_sweep_kernel();
     else if (k_.row) emit_row_kernel();
     else emit_pointwise_kernel();
     os_ << "}\n";
@@ -71,7 +72,7 @@ class Emitter {
 
   std::string v(int i) const { return "v" + std::to_string(i); }
 
-  bool cached(int slot) const { return opt_.row_cache > 0 && slot < static_cast<int>(cache_.size()) && cache_[slot]; }
+  bool cached(int slot) const { return (opt_.row_cache > 0 || opt_.row_sweep > 0) && slot < static_cast<int>(cache_.size()) && cache_[slot]; }
   bool gather_cached(int instr) const {
     return opt_.row_cache > 0 && instr < static_cast<int>(gather_cache_.size()) && gather_cache_[instr];
   }
@@ -165,6 +166,8 @@ class Emitter {
   void emit_row_cache(const std::string& indent);
 
   void emit_row_kernel();
+  // EmitOptions::row_sweep: the sweep's invariant inputs into registers, then a thread a row.
+  void emit_sweep_kernel();
 
   const kir::Kernel& k_;
   std::string name_;

@@ -31,7 +31,7 @@ using lf::Tensor;
 // Partitions the graph behind `t` (CPU tensors; the kernel IR does not depend on the device) and
 // returns the CUDA source of every kernel group.
 std::vector<std::string> cuda_sources(const Tensor& t, bool index32, int row_cache = 0, bool vec4 = false,
-                                      bool row_full = false, int row_group = 0) {
+                                      bool row_full = false, int row_group = 0, int row_sweep = 0) {
   std::vector<lf::ir::Node*> roots{t.node().get()};
   auto order = lf::ir::topo_order(roots);
   auto p = lf::fuse::partition(order, [&](const lf::ir::Node& n) { return &n == roots[0]; }, true);
@@ -63,6 +63,18 @@ std::vector<std::string> cuda_sources(const Tensor& t, bool index32, int row_cac
       opt.vec4 = vec4 && low.kernel.inner_rank == 1;
       for (const auto& in : low.kernel.instrs)
         if (in.kind == lf::kir::InstrKind::Load && !in.row &&
+            low.kernel.operands[in.slot].strides.back() == lf::kir::StrideClass::Unit)
+          opt.vec4 = opt.vec4 && lf::dtype_size(low.kernel.operands[in.slot].dtype) == 4;
+    }
+    if (low.kernel.row && row_sweep > 0 && low.kernel.outer_rank >= 2 && low.kernel.inner_rank == 1) {
+      opt = lf::cuda::EmitOptions{};  // as options_for: nothing else of the row kinds
+      opt.index32 = index32;
+      opt.row_sweep = row_sweep;
+      opt.row_full = row_full;  // callers ask for it only where rows are row_sweep long
+      std::vector<bool> held = lf::cuda::sweep_invariant(low.kernel);
+      opt.vec4 = vec4;
+      for (const auto& in : low.kernel.instrs)
+        if (in.kind == lf::kir::InstrKind::Load && !in.row && !held[static_cast<size_t>(in.slot)] &&
             low.kernel.operands[in.slot].strides.back() == lf::kir::StrideClass::Unit)
           opt.vec4 = opt.vec4 && lf::dtype_size(low.kernel.operands[in.slot].dtype) == 4;
     }
@@ -145,6 +157,13 @@ std::vector<Case> cases() {
          Tensor at = lf::cast(lf::abs(input({30})) * 3, DType::Int64);
          return lf::where(input({30}) > 0, lf::take(input({12}), at), input({30}));
        }},
+      // Pairwise rows (EmitOptions::row_sweep): k-means' distances, and a softmax over pairs (a
+      // per-element output).
+      {"pairwise_distances", [] {
+         Tensor X = input({10, 16}), C = input({7, 16});
+         return lf::sum(lf::square(X.unsqueeze(1) - C.unsqueeze(0)), {-1});
+       }},
+      {"pairwise_softmax", [] { return lf::softmax(input({10, 1, 5}) * input({1, 7, 5}), -1); }},
       {"bitwise", [] {
          Tensor a = lf::cast(input({40}) * 10, DType::Int32), b = lf::cast(input({40}) * 10, DType::Int64);
          Tensor m = input({40}) > 0;
@@ -164,16 +183,18 @@ TEST(CudaEmit, EveryKindOfKernelCompilesWithNvrtc) {
       bool vec4;
       bool row_full = false;
       int row_group = 0;
+      int row_sweep = 0;
     };
-    for (auto [index32, row_cache, vec4, row_full, row_group] :
+    for (auto [index32, row_cache, vec4, row_full, row_group, row_sweep] :
          {Variant{true, 0, false}, Variant{false, 0, false}, Variant{true, 4, false}, Variant{true, 4, false, true},
           Variant{true, 0, true}, Variant{true, 0, false, false, 1}, Variant{true, 0, false, false, 4},
-          Variant{false, 0, false, false, 32}, Variant{true, 0, true, false, 4}, Variant{true, 0, true, false, 16}}) {
-      std::vector<std::string> sources = cuda_sources(t, index32, row_cache, vec4, row_full, row_group);
+          Variant{false, 0, false, false, 32}, Variant{true, 0, true, false, 4}, Variant{true, 0, true, false, 16},
+          Variant{true, 0, false, false, 0, 32}, Variant{false, 0, false, false, 0, 4}, Variant{true, 0, true, false, 0, 16}}) {
+      std::vector<std::string> sources = cuda_sources(t, index32, row_cache, vec4, row_full, row_group, row_sweep);
       ASSERT_FALSE(sources.empty()) << c.name;
       for (size_t i = 0; i < sources.size(); ++i) {
         lf::Status s = lf::cuda::check_compiles(sources[i], "k" + std::to_string(i), "sm_90");
-        EXPECT_TRUE(s.ok()) << c.name << " (index32=" << index32 << ", row_cache=" << row_cache << ", vec4=" << vec4 << ", row_full=" << row_full << ", row_group=" << row_group << ") kernel " << i << ":\n"
+        EXPECT_TRUE(s.ok()) << c.name << " (index32=" << index32 << ", row_cache=" << row_cache << ", vec4=" << vec4 << ", row_full=" << row_full << ", row_group=" << row_group << ", row_sweep=" << row_sweep << ") kernel " << i << ":\n"
                             << s.message() << "\n----- source -----\n" << sources[i];
       }
     }
@@ -244,6 +265,58 @@ TEST(CudaEmit, LongRowsMatchTheReference) {
   lf::sync();  // stored as int32, so that the rows read int4 vectors
   expect_matches_reference(lf::sum(ints, {1}), n, "int32 rows");
   expect_matches_reference(lf::argmin(ints, {1}), 1, "int32 argmin");
+}
+
+// Pairwise rows (EmitOptions::row_sweep): a thread a row, the input invariant along the sweep
+// (k-means' centers) read into registers once.
+TEST(CudaEmit, PairwiseRowsSweepWithTheCentersInRegisters) {
+  Tensor X = input({64, 16}), C = input({8, 16});
+  std::string src = cuda_sources(lf::sum(lf::square(X.unsqueeze(1) - C.unsqueeze(0)), {-1}), true, 0, false, false, 0, 16).at(0);
+  EXPECT_NE(src.find("float c1[16];"), std::string::npos) << src;  // C, not X
+  EXPECT_EQ(src.find("float c0["), std::string::npos) << src;
+  EXPECT_NE(src.find("base_ += 4 * stride_"), std::string::npos) << src;
+  std::string body = src.substr(src.find("extern \"C\""));
+  EXPECT_EQ(body.find("lf_shfl"), std::string::npos) << "a thread a row: no shuffles\n" << body;
+  // With vec4 (the host's choice for aligned rows of a multiple of 4): X 16 bytes at a time.
+  std::string vec = cuda_sources(lf::sum(lf::square(X.unsqueeze(1) - C.unsqueeze(0)), {-1}), true, 0, true, true, 0, 16).at(0);
+  EXPECT_EQ(vec.find("break;"), std::string::npos) << "rows of exactly 16: no bounds checks\n" << vec;
+  if (lf::cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90").ok()) {
+    lf::Status compiles = lf::cuda::check_compiles(vec, "k0", "sm_90");
+    EXPECT_TRUE(compiles.ok()) << compiles.message() << vec;
+  }
+  EXPECT_NE(vec.find("__ldg((const float4*)(p0 + b0 + 4 * g_))"), std::string::npos) << vec;
+  EXPECT_EQ(vec.find("float4*)(p1"), std::string::npos) << vec;
+  if (const char* dir = std::getenv("LAZYFUSE_GOLDEN_CUDA_DIR")) std::ofstream(std::string(dir) + "/kmeans_distance_sweep.cu") << vec;
+}
+
+// Values of pairwise rows on the default device, at sizes where a GPU host chooses the sweep (over
+// 4 rows a thread of a full H100): every reduction kind, a row length not a multiple of 4, a
+// per-element output, float16 centers, NaN and ties; and sizes a CPU checks in a moment.
+TEST(CudaEmit, PairwiseRowsMatchTheReference) {
+  using lf::test::expect_matches_reference;
+  const bool gpu = !lf::default_device().is_cpu();
+  const int64_t n = gpu ? (int64_t{1} << 15) + 3 : 300;
+  for (int64_t d : {16, 13, 1}) {
+    Tensor X = input({n, d}), C = input({64, d});
+    Tensor diff = X.unsqueeze(1) - C.unsqueeze(0);
+    std::string at = " D" + std::to_string(d);
+    expect_matches_reference(lf::sum(lf::square(diff), {-1}), d, "distances" + at);
+    expect_matches_reference(lf::argmin(lf::sum(lf::abs(diff), {-1}), {1}), d, "argmin of L1" + at);
+    expect_matches_reference(lf::max(diff * 2, {-1}), 1, "max" + at);
+    expect_matches_reference(lf::argmax(diff, {-1}), 1, "argmax" + at);
+  }
+  Tensor X = input({n, 16});
+  expect_matches_reference(lf::softmax(X.unsqueeze(1) * input({1, 64, 16}), -1), 16, "softmax over pairs");
+  expect_matches_reference(lf::sum(lf::cast(X, DType::Float16).unsqueeze(1) * input({1, 64, 16}, DType::Float16), {-1}), 16,
+                           "float16");
+  std::vector<float> c(64 * 16, 1.0f);
+  c[5 * 16 + 3] = std::numeric_limits<float>::quiet_NaN();
+  Tensor C = lf::from_vector(c, {64, 16});
+  Tensor d = lf::sum(lf::square(X.unsqueeze(1) - C.unsqueeze(0)), {-1});
+  expect_matches_reference(d, 16, "NaN in a center");
+  std::vector<float> dist = d.to_vector<float>();
+  EXPECT_TRUE(std::isnan(dist[5]) && std::isnan(dist[static_cast<size_t>(n - 1) * 64 + 5]));
+  EXPECT_EQ(dist[4], dist[6]);  // equal centers, equal distances
 }
 
 TEST(CudaEmit, FullRegisterCachedRowsHaveNoBoundsChecks) {
