@@ -44,6 +44,15 @@ std::string Emitter::arg_better(const Instr& in, DType src, const std::string& x
   return "((" + xn + " && (!" + an + " || " + xi + " < " + ai + ")) || (!" + xn + " && !" + an + " && (" + cmp + " || " + tie + ")))";
 }
 
+// arg_better where x comes after everything acc has seen (a thread's pass over its row: its
+// elements in increasing order, from the start value at index 0): a tie keeps acc, so the index
+// compares drop out; NaN still beats every number, and the first NaN stays.
+std::string Emitter::arg_better_in_order(const Instr& in, DType src, const std::string& x, const std::string& a) {
+  std::string cmp = "(" + x + (in.op == Op::ArgMax ? " > " : " < ") + a + ")";
+  if (!is_floating(src)) return cmp;
+  return "(" + cmp + " || (" + x + " != " + x + " && " + a + " == " + a + "))";
+}
+
 // Combines `acc` (and acc_i) across the 32 lanes of each warp by shuffling down; lane 0 ends
 // with the warp's result, in a fixed order.
 void Emitter::emit_warp_reduce(const Instr& in, DType src, const std::string& acc, const std::string& acc_i,
@@ -196,7 +205,7 @@ void Emitter::emit_row_kernel() {
       emit_element_offsets("j", ind);
       emit_element_values({in.args[0]}, ind);
       if (arg) {
-        os_ << ind << "if (" << arg_better(in, src, v(in.args[0]), "(i64)j", acc, acc_i) << ") { " << acc << " = "
+        os_ << ind << "if (" << arg_better_in_order(in, src, v(in.args[0]), acc) << ") { " << acc << " = "
             << v(in.args[0]) << "; " << acc_i << " = j; }\n";
       } else {
         os_ << ind << acc << " = " << combine(in, src, acc, v(in.args[0])) << ";\n";
@@ -329,7 +338,7 @@ void Emitter::emit_sweep_kernel() {
       emit_element_offsets("j", ind);
       emit_element_values({in.args[0]}, ind);
       if (c.arg) {
-        os_ << ind << "if (" << arg_better(in, src, v(in.args[0]), "(i64)j", acc, acc_i) << ") { " << acc << " = "
+        os_ << ind << "if (" << arg_better_in_order(in, src, v(in.args[0]), acc) << ") { " << acc << " = "
             << v(in.args[0]) << "; " << acc_i << " = j; }\n";
       } else {
         os_ << ind << acc << " = " << combine(in, src, acc, v(in.args[0])) << ";\n";

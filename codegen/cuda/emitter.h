@@ -154,6 +154,8 @@ class Emitter {
   std::string arg_better(const Instr& in, DType src, const std::string& x, const std::string& xi, const std::string& a,
                          const std::string& ai);
 
+  // The same for x after everything acc has seen (a pass in increasing order): no index compares.
+  std::string arg_better_in_order(const Instr& in, DType src, const std::string& x, const std::string& a);
   // Combines `acc` (and acc_i) across the 32 lanes of each warp by shuffling down; lane 0 ends
   // with the warp's result, in a fixed order.
   void emit_warp_reduce(const Instr& in, DType src, const std::string& acc, const std::string& acc_i,
