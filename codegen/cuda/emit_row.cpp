@@ -150,6 +150,57 @@ void Emitter::emit_row_cache(const std::string& indent) {
   os_ << indent << "}\n";
 }
 
+// Declares acc<i> (and acci<i> for arg reductions) and folds in this thread's elements of the row
+// in [lo, hi), in increasing order, for reduction instruction i.
+void Emitter::emit_thread_reduce(int i, const std::string& lo, const std::string& hi, const std::string& indent) {
+  const Instr& in = k_.instrs[static_cast<size_t>(i)];
+  DType src = k_.instrs[in.args[0]].dtype;
+  Combine c = reduction_init(in, src);
+  std::string acc = "acc" + std::to_string(i), acc_i = "acci" + std::to_string(i);
+  emit_row_values({in.args[0]}, indent);
+  os_ << indent << ctype(src) << " " << acc << " = " << c.init << ";\n";
+  if (c.arg) os_ << indent << "i64 " << acc_i << " = 0;\n";
+  emit_pass(lo, hi, indent, [&](const std::string& ind) {
+    emit_element_offsets("j", ind);
+    emit_element_values({in.args[0]}, ind);
+    if (c.arg) {
+      os_ << ind << "if (" << arg_better_in_order(in, src, v(in.args[0]), acc) << ") { " << acc << " = " << v(in.args[0])
+          << "; " << acc_i << " = j; }\n";
+    } else {
+      os_ << ind << acc << " = " << combine(in, src, acc, v(in.args[0])) << ";\n";
+    }
+  });
+}
+
+// Declares v<i>, reduction i's value, from its finished accumulator.
+void Emitter::emit_reduce_result(int i, const std::string& indent) {
+  const Instr& in = k_.instrs[static_cast<size_t>(i)];
+  DType src = k_.instrs[in.args[0]].dtype;
+  std::string acc = "acc" + std::to_string(i);
+  std::string value = reduction_init(in, src).arg ? "acci" + std::to_string(i)
+                      : is_floating(in.dtype)     ? round16(acc, in.dtype)
+                                                  : convert(acc, src, in.dtype);
+  os_ << indent << "const " << ctype(in.dtype) << " " << v(i) << " = " << value << ";\n";
+  row_done_[static_cast<size_t>(i)] = true;
+}
+
+// A pass over the row writing its per-element outputs, each store behind `guard`; returns the
+// per-row outputs' instructions, for the caller to store.
+std::vector<int> Emitter::emit_element_outputs(const std::string& indent, const std::string& guard) {
+  std::vector<int> elem_roots, row_roots;
+  for (const kir::Output& o : k_.outputs) (k_.instrs[o.instr].row ? row_roots : elem_roots).push_back(o.instr);
+  if (elem_roots.empty()) return row_roots;
+  emit_row_values(elem_roots, indent);
+  emit_pass("0", "inner", indent, [&](const std::string& ind) {
+    emit_element_offsets("j", ind);
+    emit_element_values(elem_roots, ind);
+    for (const kir::Output& o : k_.outputs)
+      if (!k_.instrs[o.instr].row)
+        os_ << ind << guard << store(o.slot, "e" + std::to_string(o.slot), k_.operands[o.slot].dtype, v(o.instr)) << "\n";
+  });
+  return row_roots;
+}
+
 void Emitter::emit_row_kernel() {
   os_ << "  __shared__ double red_v[" << kBlockThreads / 32 << "];\n";
   os_ << "  __shared__ i64 red_i[" << kBlockThreads / 32 << "];\n";
@@ -198,19 +249,7 @@ void Emitter::emit_row_kernel() {
     Combine c = reduction_init(in, src);
     bool arg = c.arg;
     std::string acc = "acc" + std::to_string(i), acc_i = "acci" + std::to_string(i);
-    emit_row_values({in.args[0]}, in4);
-    os_ << in4 << ctype(src) << " " << acc << " = " << c.init << ";\n";
-    if (arg) os_ << in4 << "i64 " << acc_i << " = 0;\n";
-    emit_pass("seg_lo", "seg_hi", in4, [&](const std::string& ind) {
-      emit_element_offsets("j", ind);
-      emit_element_values({in.args[0]}, ind);
-      if (arg) {
-        os_ << ind << "if (" << arg_better_in_order(in, src, v(in.args[0]), acc) << ") { " << acc << " = "
-            << v(in.args[0]) << "; " << acc_i << " = j; }\n";
-      } else {
-        os_ << ind << acc << " = " << combine(in, src, acc, v(in.args[0])) << ";\n";
-      }
-    });
+    emit_thread_reduce(static_cast<int>(i), "seg_lo", "seg_hi", in4);
     emit_block_reduce(in, src, acc, acc_i, in4);
     // Split rows: publish this segment's partial; the last block of the row combines them in order.
     // (Never for register-cached rows, which the host does not split: no code for it there.)
@@ -249,23 +288,9 @@ void Emitter::emit_row_kernel() {
     os_ << in4 << "  if (threadIdx.x == 0) scratch.counters[row] = 0;\n";
     os_ << in4 << "}\n";
     }
-    std::string result = arg ? acc_i : acc;
-    os_ << in4 << "const " << ctype(in.dtype) << " " << v(static_cast<int>(i)) << " = "
-        << (arg ? result : (is_floating(in.dtype) ? round16(result, in.dtype) : convert(result, src, in.dtype))) << ";\n";
-    row_done_[i] = true;
+    emit_reduce_result(static_cast<int>(i), in4);
   }
-  std::vector<int> elem_roots, row_roots;
-  for (const kir::Output& o : k_.outputs) (k_.instrs[o.instr].row ? row_roots : elem_roots).push_back(o.instr);
-  if (!elem_roots.empty()) {
-    emit_row_values(elem_roots, in4);
-    emit_pass("0", "inner", in4, [&](const std::string& ind) {
-      emit_element_offsets("j", ind);
-      emit_element_values(elem_roots, ind);
-      for (const kir::Output& o : k_.outputs)
-        if (!k_.instrs[o.instr].row)
-          os_ << ind << (group ? "if (valid_) " : "") << store(o.slot, "e" + std::to_string(o.slot), k_.operands[o.slot].dtype, v(o.instr)) << "\n";
-    });
-  }
+  std::vector<int> row_roots = emit_element_outputs(in4, group ? "if (valid_) " : "");
   if (!row_roots.empty()) {
     emit_row_values(row_roots, in4);
     os_ << in4 << (group ? "if (lane_ == 0 && valid_) {\n" : "if (threadIdx.x == 0) {\n");
@@ -328,39 +353,10 @@ void Emitter::emit_sweep_kernel() {
   for (size_t i = 0; i < k_.instrs.size(); ++i) {
     const Instr& in = k_.instrs[i];
     if (in.kind != InstrKind::Reduce) continue;
-    DType src = k_.instrs[in.args[0]].dtype;
-    Combine c = reduction_init(in, src);
-    std::string acc = "acc" + std::to_string(i), acc_i = "acci" + std::to_string(i);
-    emit_row_values({in.args[0]}, in4);
-    os_ << in4 << ctype(src) << " " << acc << " = " << c.init << ";\n";
-    if (c.arg) os_ << in4 << "i64 " << acc_i << " = 0;\n";
-    emit_pass("0", "inner", in4, [&](const std::string& ind) {
-      emit_element_offsets("j", ind);
-      emit_element_values({in.args[0]}, ind);
-      if (c.arg) {
-        os_ << ind << "if (" << arg_better_in_order(in, src, v(in.args[0]), acc) << ") { " << acc << " = "
-            << v(in.args[0]) << "; " << acc_i << " = j; }\n";
-      } else {
-        os_ << ind << acc << " = " << combine(in, src, acc, v(in.args[0])) << ";\n";
-      }
-    });
-    std::string result = c.arg ? acc_i : acc;
-    os_ << in4 << "const " << ctype(in.dtype) << " " << v(static_cast<int>(i)) << " = "
-        << (c.arg ? result : (is_floating(in.dtype) ? round16(result, in.dtype) : convert(result, src, in.dtype))) << ";\n";
-    row_done_[i] = true;
+    emit_thread_reduce(static_cast<int>(i), "0", "inner", in4);
+    emit_reduce_result(static_cast<int>(i), in4);
   }
-  std::vector<int> elem_roots, row_roots;
-  for (const kir::Output& o : k_.outputs) (k_.instrs[o.instr].row ? row_roots : elem_roots).push_back(o.instr);
-  if (!elem_roots.empty()) {
-    emit_row_values(elem_roots, in4);
-    emit_pass("0", "inner", in4, [&](const std::string& ind) {
-      emit_element_offsets("j", ind);
-      emit_element_values(elem_roots, ind);
-      for (const kir::Output& o : k_.outputs)
-        if (!k_.instrs[o.instr].row)
-          os_ << ind << "if (valid_) " << store(o.slot, "e" + std::to_string(o.slot), k_.operands[o.slot].dtype, v(o.instr)) << "\n";
-    });
-  }
+  std::vector<int> row_roots = emit_element_outputs(in4, "if (valid_) ");
   emit_row_values(row_roots, in4);
   for (const kir::Output& o : k_.outputs)
     if (k_.instrs[o.instr].row)

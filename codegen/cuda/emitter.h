@@ -168,6 +168,9 @@ class Emitter {
   void emit_row_cache(const std::string& indent);
 
   void emit_row_kernel();
+  void emit_thread_reduce(int i, const std::string& lo, const std::string& hi, const std::string& indent);
+  void emit_reduce_result(int i, const std::string& indent);
+  std::vector<int> emit_element_outputs(const std::string& indent, const std::string& guard);
   // EmitOptions::row_sweep: the sweep's invariant inputs into registers, then a thread a row.
   void emit_sweep_kernel();
 
