@@ -365,4 +365,101 @@ void Emitter::emit_sweep_kernel() {
   os_ << "  }\n";
 }
 
+// kir::Kernel::sweep: a thread per index of the outer dims but the last (a sweep), taking that
+// dim's rows in order: each row's reductions and per-row values as a thread's row (row_sweep:
+// the row in registers where it is short; else element by element), its element and per-row
+// outputs, then the sweep reductions fold the row's value in (arg ones at the row's index along
+// the swept dim). Inputs that do not move along the swept dim (k-means' points) are read into
+// registers once a sweep (row_sweep).
+void Emitter::emit_swept_kernel() {
+  if (k_.outer_rank < 2) throw Error("cuda emitter: a sweep needs two outer dims (internal error)");
+  const int S = opt_.row_sweep;
+  os_ << "  const " << idx_ << " rows = 1";
+  for (int d = 0; d < k_.outer_rank; ++d) os_ << " * " << size(d);
+  os_ << ";\n";
+  os_ << "  " << idx_ << " inner = 1";
+  for (int d = k_.outer_rank; d < rank_; ++d) os_ << " * " << size(d);
+  os_ << ";\n";
+  os_ << "  (void)inner;\n";
+  os_ << "  const i64 cols_ = " << size(k_.outer_rank - 1) << ";\n";
+  os_ << "  const i64 first_ = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * cols_;\n";
+  os_ << "  if (first_ >= rows) return;\n";
+  if (S == 0) os_ << "  const int lane_ = 0;\n";  // emit_pass's one-lane stride (row_group 1)
+  cache_.assign(k_.operands.size(), false);
+  std::vector<DType> types(k_.operands.size());
+  if (S > 0) {
+    cache_ = swept_invariant(k_);
+    for (const Instr& in : k_.instrs)
+      if (in.kind == InstrKind::Load && !in.row) types[in.slot] = in.dtype;
+    for (size_t o = 0; o < cache_.size(); ++o)
+      if (cache_[o]) os_ << "  " << ctype(types[o]) << " c" << o << "[" << S << "];\n";
+    if (std::count(cache_.begin(), cache_.end(), true) > 0) {
+      os_ << "  {\n";
+      os_ << "    const " << idx_ << " row = (" << idx_ << ")first_;\n";
+      emit_row_bases("row", "    ");
+      os_ << "    #pragma unroll\n";
+      os_ << "    for (int k_ = 0; k_ < " << S << "; ++k_) {\n";
+      if (!opt_.row_full) os_ << "      if (k_ >= inner) break;\n";
+      os_ << "      const " << idx_ << " j = k_;\n";
+      emit_element_offsets("j", "      ");
+      for (size_t o = 0; o < cache_.size(); ++o)
+        if (cache_[o]) os_ << "      c" << o << "[k_] = " << load(static_cast<int>(o), "e" + std::to_string(o), types[o]) << ";\n";
+      os_ << "    }\n";
+      os_ << "  }\n";
+    }
+  }
+  // The sweep reductions' accumulators.
+  std::vector<int> sweeps;
+  for (size_t i = 0; i < k_.instrs.size(); ++i)
+    if (k_.instrs[i].kind == InstrKind::Reduce && k_.instrs[i].sweep) sweeps.push_back(static_cast<int>(i));
+  for (int i : sweeps) {
+    const Instr& in = k_.instrs[static_cast<size_t>(i)];
+    DType src = k_.instrs[in.args[0]].dtype;
+    Combine c = reduction_init(in, src);
+    os_ << "  " << ctype(src) << " acc" << i << " = " << c.init << ";\n";
+    if (c.arg) os_ << "  i64 acci" << i << " = 0;\n";
+  }
+  os_ << "  for (i64 col_ = 0; col_ < cols_; ++col_) {\n";
+  os_ << "    const " << idx_ << " row = (" << idx_ << ")(first_ + col_);\n";
+  const std::string in4 = "    ";
+  emit_row_bases("row", in4);
+  row_done_.assign(k_.instrs.size(), false);
+  for (int i : sweeps) row_done_[static_cast<size_t>(i)] = true;  // computed after the loop
+  for (size_t i = 0; i < k_.instrs.size(); ++i) {
+    const Instr& in = k_.instrs[i];
+    if (in.kind != InstrKind::Reduce || in.sweep) continue;
+    emit_thread_reduce(static_cast<int>(i), "0", "inner", in4);
+    emit_reduce_result(static_cast<int>(i), in4);
+  }
+  std::vector<int> row_roots = emit_element_outputs(in4, "");
+  std::vector<int> level1;
+  for (const kir::Output& o : k_.outputs)
+    if (k_.instrs[o.instr].row && !k_.instrs[o.instr].sweep) level1.push_back(o.instr);
+  emit_row_values(level1, in4);
+  for (const kir::Output& o : k_.outputs)
+    if (k_.instrs[o.instr].row && !k_.instrs[o.instr].sweep)
+      os_ << in4 << store(o.slot, "b" + std::to_string(o.slot), k_.operands[o.slot].dtype, v(o.instr)) << "\n";
+  for (int i : sweeps) {
+    const Instr& in = k_.instrs[static_cast<size_t>(i)];
+    DType src = k_.instrs[in.args[0]].dtype;
+    std::string acc = "acc" + std::to_string(i);
+    emit_row_values({in.args[0]}, in4);
+    if (reduction_init(in, src).arg) {
+      os_ << in4 << "if (" << arg_better_in_order(in, src, v(in.args[0]), acc) << ") { " << acc << " = " << v(in.args[0])
+          << "; acci" << i << " = col_; }\n";
+    } else {
+      os_ << in4 << acc << " = " << combine(in, src, acc, v(in.args[0])) << ";\n";
+    }
+  }
+  os_ << "  }\n";
+  os_ << "  {\n";
+  os_ << "    const " << idx_ << " row = (" << idx_ << ")first_;\n";
+  emit_row_bases("row", in4);
+  for (int i : sweeps) emit_reduce_result(i, in4);
+  for (const kir::Output& o : k_.outputs)
+    if (k_.instrs[o.instr].sweep)
+      os_ << in4 << store(o.slot, "b" + std::to_string(o.slot), k_.operands[o.slot].dtype, v(o.instr)) << "\n";
+  os_ << "  }\n";
+}
+
 }  // namespace lf::cuda

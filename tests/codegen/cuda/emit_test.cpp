@@ -319,6 +319,81 @@ TEST(CudaEmit, PairwiseRowsMatchTheReference) {
   EXPECT_EQ(dist[4], dist[6]);  // equal centers, equal distances
 }
 
+// A reduction over the last kept dim of a row group's per-row values joins the group on a GPU
+// (kir::Kernel::sweep): k-means' argmin over its distances is one kernel, a thread a point, the
+// distances never written.
+TEST(CudaEmit, ArgminOfDistancesIsOneSweptKernel) {
+  lf::fuse::sweeps_on_any_device_for_tests = true;
+  Tensor X = input({5000, 16}), C = input({64, 16});
+  Tensor a = lf::argmin(lf::sum(lf::square(X.unsqueeze(1) - C.unsqueeze(0)), {-1}), {1});
+  std::vector<lf::ir::Node*> roots{a.node().get()};
+  auto order = lf::ir::topo_order(roots);
+  auto p = lf::fuse::partition(order, [&](const lf::ir::Node& n) { return &n == roots[0]; }, true);
+  lf::fuse::sweeps_on_any_device_for_tests = false;
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_EQ(p.groups[0].sweep_dim, 1);
+  auto low = lf::lower::lower_group(p.groups[0], p, 0, lf::Device::cpu());
+  EXPECT_TRUE(low.kernel.sweep);
+  EXPECT_EQ(low.kernel.outputs.size(), 1u);
+  EXPECT_EQ(low.kernel.summary(), "sub,square -> sum[inner 1d] -> argmin[sweep]");
+  lf::cuda::EmitOptions opt;
+  opt.row_sweep = 16;
+  opt.row_full = true;
+  opt.vec4 = true;
+  std::string src = lf::cuda::emit_cuda(low.kernel, "k0", opt);
+  EXPECT_NE(src.find("float c0[16];"), std::string::npos) << "X held a sweep\n" << src;
+  EXPECT_NE(src.find("for (i64 col_ = 0; col_ < cols_; ++col_)"), std::string::npos) << src;
+  EXPECT_NE(src.find("acci"), std::string::npos) << src;
+  if (const char* dir = std::getenv("LAZYFUSE_GOLDEN_CUDA_DIR")) std::ofstream(std::string(dir) + "/kmeans_argmin_swept.cu") << src;
+  if (!lf::cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90").ok()) return;
+  for (int sweep : {16, 0}) {
+    lf::cuda::EmitOptions o;
+    o.row_sweep = sweep;
+    o.row_full = sweep == 16;
+    o.row_group = sweep ? 0 : 1;
+    for (bool index32 : {true, false}) {
+      o.index32 = index32;
+      std::string s = lf::cuda::emit_cuda(low.kernel, "k0", o);
+      lf::Status st = lf::cuda::check_compiles(s, "k0", "sm_90");
+      EXPECT_TRUE(st.ok()) << sweep << " " << index32 << ": " << st.message() << "\n" << s;
+    }
+  }
+}
+
+// Values of swept kernels on the default device (on a CPU the same programs without sweeps):
+// every reduction over the swept dim, keepdim, rows held in registers (16, 13) and not (40), the
+// distances also held by the user (written inside the sweep), a value computed from them, NaN
+// and ties.
+TEST(CudaEmit, SweptReductionsMatchTheReference) {
+  using lf::test::expect_matches_reference;
+  const int64_t n = 4096 + 37;
+  for (int64_t d : {16, 13, 40}) {
+    Tensor X = input({n, d}), C = input({64, d});
+    std::string at = " D" + std::to_string(d);
+    auto dist = [&] { return lf::sum(lf::square(X.unsqueeze(1) - C.unsqueeze(0)), {-1}); };
+    expect_matches_reference(lf::argmin(dist(), {1}), d, "argmin" + at);
+    expect_matches_reference(lf::argmax(dist(), {1}, true), d, "argmax keepdim" + at);
+    expect_matches_reference(lf::min(dist(), {1}), d, "min" + at);
+    expect_matches_reference(lf::max(lf::sqrt(dist()), {-1}), d, "max of sqrt" + at);
+    expect_matches_reference(lf::sum(lf::max(X.unsqueeze(1) * C.unsqueeze(0), {-1}), {1}), d, "sum of maxes" + at);
+    Tensor held = dist();
+    Tensor a = lf::argmin(held, {1});
+    expect_matches_reference(a, d, "argmin, distances held" + at);
+    expect_matches_reference(held, d, "the held distances" + at);
+  }
+  std::vector<float> c(64 * 16, 0.5f);
+  c[7 * 16 + 2] = std::numeric_limits<float>::quiet_NaN();
+  Tensor X = input({n, 16});
+  Tensor C = lf::from_vector(c, {64, 16});
+  Tensor a = lf::argmin(lf::sum(lf::square(X.unsqueeze(1) - C.unsqueeze(0)), {-1}), {1});
+  std::vector<int64_t> got = a.to_vector<int64_t>();
+  EXPECT_TRUE(std::all_of(got.begin(), got.end(), [](int64_t i) { return i == 7; })) << "NaN first";
+  c[7 * 16 + 2] = 0.5f;
+  Tensor ties = lf::argmin(lf::sum(lf::square(X.unsqueeze(1) - lf::from_vector(c, {64, 16}).unsqueeze(0)), {-1}), {1});
+  got = ties.to_vector<int64_t>();
+  EXPECT_TRUE(std::all_of(got.begin(), got.end(), [](int64_t i) { return i == 0; })) << "equal centers: the first";
+}
+
 TEST(CudaEmit, FullRegisterCachedRowsHaveNoBoundsChecks) {
   Tensor x = input({4, 1024});
   std::string full = cuda_sources(lf::softmax(x, -1), true, 4, false, true).at(0);
