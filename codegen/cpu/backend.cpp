@@ -242,8 +242,6 @@ class CpuBackend final : public backend::Backend {
   }
   lf::StatusOr<std::shared_ptr<lf::CompiledKernel>> build(const kir::Kernel& kernel, const std::string& name,
                                                           const backend::Variant& variant, bool) const override {
-    // The fuser forms swept row groups for GPUs only (fuser.h).
-    if (kernel.sweep) return lf::InternalError("cpu backend: a swept row kernel (internal error)");
     auto out = compile(kernel, name, options_of(variant));
     if (!out.ok()) return out.status();
     return std::shared_ptr<lf::CompiledKernel>(std::move(*out));

@@ -75,16 +75,7 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
   // Short rows over two or more outer dims, one input invariant along all but the last: a thread a
   // row, the invariant input read once a thread (row_sweep), where each thread takes at least
   // kSweepMinRows rows of a full grid.
-  if (kernel.sweep) {  // a thread a sweep (kir::Kernel::sweep): its rows in registers when short
-    if (kernel.inner_rank == 1 && inner <= kSweepMaxInner) {
-      int s = 4;
-      while (s < inner) s *= 2;
-      opt.row_sweep = s;
-      opt.row_full = inner == s;
-    } else {
-      opt.row_group = 1;  // element by element
-    }
-  } else if (kernel.row && kernel.inner_rank == 1 && inner <= kSweepMaxInner &&
+  if (kernel.row && kernel.inner_rank == 1 && inner <= kSweepMaxInner &&
       args.rows() >= kSweepMinRows * kSweepThreadsPerSm * sms) {
     std::vector<bool> inv = sweep_invariant(kernel);
     int64_t held = std::count(inv.begin(), inv.end(), true);
@@ -95,7 +86,7 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
       opt.row_full = inner == s;
     }
   }
-  if (kernel.row && !kernel.sweep && opt.row_sweep == 0 && inner <= kRowGroupMaxInner) {
+  if (kernel.row && opt.row_sweep == 0 && inner <= kRowGroupMaxInner) {
     int g = 1;
     while (g < 32 && 4 * g < inner) g *= 2;
     opt.row_group = g;
@@ -113,10 +104,8 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
   // loads left sum(x*x) over 2^26 floats at 1.14x the copy floor on the H100, 16-byte ones at
   // 1.06x: bench/RESULTS.md.)
   // (Row sweeps: the same for the inputs not held in registers, rows at most row_sweep long.)
-  std::vector<bool> held = kernel.sweep         ? swept_invariant(kernel)
-                          : opt.row_sweep > 0    ? sweep_invariant(kernel)
-                                                 : std::vector<bool>(kernel.operands.size(), false);
-  if (kernel.row && opt.row_cache == 0 && kernel.inner_rank == 1 && inner % 4 == 0 && !(kernel.sweep && opt.row_sweep == 0)) {
+  std::vector<bool> held = opt.row_sweep > 0 ? sweep_invariant(kernel) : std::vector<bool>(kernel.operands.size(), false);
+  if (kernel.row && opt.row_cache == 0 && kernel.inner_rank == 1 && inner % 4 == 0) {
     bool vec = true;
     for (const kir::Instr& in : kernel.instrs) {
       if (in.kind != kir::InstrKind::Load || in.row || held[static_cast<size_t>(in.slot)]) continue;
@@ -254,11 +243,6 @@ Grid grid_of(const kir::Kernel& kernel, const kir::LaunchArgs& args, const EmitO
   Grid g;
   if (rows == 0 || (!kernel.row && inner == 0)) {
     g.skip = true;
-    return g;
-  }
-  if (kernel.sweep) {  // a thread a sweep
-    int64_t cols = args.sizes[static_cast<size_t>(kernel.outer_rank - 1)];
-    g.x = static_cast<unsigned>(std::clamp<int64_t>((rows / std::max<int64_t>(cols, 1) + kBlockThreads - 1) / kBlockThreads, 1, INT32_MAX));
     return g;
   }
   if (kernel.row && options.row_sweep > 0) {  // a thread a row, a full grid's threads in sweeps of whole columns

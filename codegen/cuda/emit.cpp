@@ -624,7 +624,7 @@ void pack_kernel_meta(const kir::Kernel& kernel, const kir::LaunchArgs& args, st
 }
 
 bool can_split_rows(const kir::Kernel& k) {
-  if (!k.row || k.sweep) return false;
+  if (!k.row) return false;
   int reductions = 0;
   for (const kir::Instr& in : k.instrs) reductions += in.kind == kir::InstrKind::Reduce;
   for (const kir::Output& o : k.outputs)
@@ -641,16 +641,6 @@ std::vector<bool> sweep_invariant(const kir::Kernel& k) {
     out[static_cast<size_t>(in.slot)] =
         std::all_of(s.begin(), s.begin() + (k.outer_rank - 1), [](kir::StrideClass c) { return c == kir::StrideClass::Zero; });
   }
-  return out;
-}
-
-std::vector<bool> swept_invariant(const kir::Kernel& k) {
-  std::vector<bool> out(k.operands.size(), false);
-  if (!k.sweep) return out;
-  for (const kir::Instr& in : k.instrs)
-    if (in.kind == kir::InstrKind::Load && !in.row &&
-        k.operands[static_cast<size_t>(in.slot)].strides[static_cast<size_t>(k.outer_rank - 1)] == kir::StrideClass::Zero)
-      out[static_cast<size_t>(in.slot)] = true;
   return out;
 }
 

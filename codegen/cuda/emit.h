@@ -118,10 +118,6 @@ int32_t fast_div(int32_t x, int32_t n, int64_t word);  // the device's computati
 // thread.
 std::vector<bool> sweep_invariant(const kir::Kernel& kernel);
 
-// The same for a swept kernel (kir::Kernel::sweep): per-element inputs that do not move along the
-// swept dim (the last outer dim), read into registers once a sweep with row_sweep.
-std::vector<bool> swept_invariant(const kir::Kernel& kernel);
-
 // Whether a row kernel may split one row over several blocks (see above).
 bool can_split_rows(const kir::Kernel& kernel);
 

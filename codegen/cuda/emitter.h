@@ -45,7 +45,6 @@ class Emitter {
         << (opt_.matmul_product >= 0 ? ", const Gemm g" : "") << ") {\n";
     emit_metadata();
     if (opt_.matmul_product >= 0) emit_matmul_kernel();
-    else if (k_.row && k_.sweep) emit_swept_kernel();
     else if (k_.row && opt_.row_sweep > 0) emit_sweep_kernel();
     else if (k_.row) emit_row_kernel();
     else emit_pointwise_kernel();
@@ -174,8 +173,6 @@ class Emitter {
   std::vector<int> emit_element_outputs(const std::string& indent, const std::string& guard);
   // EmitOptions::row_sweep: the sweep's invariant inputs into registers, then a thread a row.
   void emit_sweep_kernel();
-  // kir::Kernel::sweep: a thread a sweep over the last outer dim's rows, reducing them again.
-  void emit_swept_kernel();
 
   const kir::Kernel& k_;
   std::string name_;

@@ -300,45 +300,9 @@ struct Builder {
     for (const auto& e : edges) read_external(g, e.source);
   }
 
-  // The dim of g.full that reduction n of row value `source` (of g) sweeps, or -1 when n cannot
-  // join g as a sweep (fuser.h): on a GPU, one dim, g's last kept dim, rows and sweeps within the
-  // bounds, enough sweeps to fill threads, g not yet swept.
-  int sweep_dim(const Group& g, const Node& source, const Node& n) const {
-    if ((n.device.is_cpu() && !sweeps_on_any_device_for_tests) || n.op == ir::Op::Prod || g.kind != Group::Kind::Row || g.sweep_dim >= 0 || n.attrs.dims.size() != 1 ||
-        static_cast<int>(g.nodes.size()) >= kMaxGroupNodes)
-      return -1;
-    std::vector<int64_t> kept;
-    int64_t row_len = 1;
-    for (size_t d = 0; d < g.full.size(); ++d) {
-      if (std::binary_search(g.rdims.begin(), g.rdims.end(), static_cast<int64_t>(d))) row_len *= g.full[d];
-      else kept.push_back(static_cast<int64_t>(d));
-    }
-    if (kept.size() < 2) return -1;
-    int64_t r = n.attrs.dims[0];
-    int64_t dim = source.shape.size() == kept.size() ? kept[static_cast<size_t>(r)]
-                  : source.shape.size() == g.full.size() ? r
-                                                         : -1;
-    if (dim != kept.back()) return -1;
-    int64_t swept = g.full[static_cast<size_t>(dim)], sweeps = 1;
-    for (size_t k = 0; k + 1 < kept.size(); ++k) sweeps *= g.full[static_cast<size_t>(kept[k])];
-    if (swept < 2 || swept > kSweepMaxDim || row_len > kSweepMaxRowElements || sweeps < kSweepMinThreads) return -1;
-    return static_cast<int>(dim);
-  }
-
   void place_reduce(Node* n) {
     auto [source, chain] = ir::resolve_views(n->inputs[0].get());
     const Shape& in_shape = n->inputs[0]->shape;
-    if (fusion && computed(source) && chain.empty() && p.row_phase[source]) {
-      int gi = gid[source];
-      int dim = sweep_dim(groups[gi], *source, *n);
-      if (dim >= 0) {
-        groups[gi].sweep_dim = dim;
-        add(gi, n, true);
-        p.sweep_nodes.insert(n);
-        level[n] = level_of(source) + 1;
-        return;
-      }
-    }
     if (fusion && computed(source) && chain.empty() && !p.row_phase[source]) {
       int gi = gid[source];
       Group& g = groups[gi];

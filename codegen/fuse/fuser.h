@@ -17,10 +17,6 @@
 //   through a view the group cannot express) is an output, written once; except an elementwise
 //   node that only other groups read, computed from values in memory anyway: its readers compute
 //   it inline (Partition::inline_nodes).
-// - On a GPU, a reduction over the last kept dim of a row group's per-row value (argmin of
-//   k-means' distances) joins that group as a sweep, when the rows are short (at most
-//   kSweepMaxRowElements) and the swept dim at most kSweepMaxDim: a thread per other kept index
-//   sweeps over the rows in order, and the per-row values are never written unless needed.
 // - No group may depend on itself through other groups (checked when a node joins).
 // Every reason a node starts a new group instead of joining one is a CutReason, counted and logged.
 #pragma once
@@ -57,9 +53,6 @@ struct Group {
   int id = 0;
   Shape full;                        // iteration shape (row groups: the reduced input's shape)
   std::vector<int64_t> rdims;        // row groups: reduced dims of `full`
-  // Row groups on a GPU: a kept dim of `full` (the last) that a reduction of the rows' values
-  // reduces again inside the group (a sweep: Partition::sweep_nodes), or -1.
-  int sweep_dim = -1;
   std::vector<ir::Node*> nodes;      // members, topologically ordered (a matmul group's matmul first)
   std::vector<ir::Node*> outputs;    // members written to memory
   std::vector<int> deps;             // groups that must run first
@@ -85,9 +78,6 @@ struct Partition {
   // memory anyway (Builder::recompute_cheap_outputs): their group computes them for its own
   // members, every other reader inline; no group writes them.
   std::unordered_set<const ir::Node*> inline_nodes;
-  // Reductions over a row group's last kept dim of a per-row value of the group (Group::sweep_dim):
-  // members of that group, per-row (row_phase), reduced by the kernel's sweep.
-  std::unordered_set<const ir::Node*> sweep_nodes;
   std::array<int64_t, static_cast<size_t>(CutReason::kCount)> cuts{};
   std::vector<Cut> cut_log;  // with record_cuts only, in placement order
 };
@@ -105,14 +95,6 @@ inline constexpr int64_t kShortRowMinElements = int64_t{1} << 16;
 // A row group holds at most kMaxRowLevels reduction levels (a reduction over values computed from
 // another reduction of the group is one level up); the next level starts a new group.
 inline constexpr int kMaxRowLevels = 4;
-// Sweeps (see above): rows of at most kSweepMaxRowElements elements, at most kSweepMaxDim of them a
-// sweep, and at least kSweepMinThreads sweeps (a thread each).
-inline constexpr int64_t kSweepMaxRowElements = 64;
-inline constexpr int64_t kSweepMaxDim = 4096;
-inline constexpr int64_t kSweepMinThreads = 4096;
-// Tests only: form sweeps for CPU nodes too, so that a machine without a GPU can lower and emit
-// (never run on the CPU: its backend refuses swept kernels).
-inline bool sweeps_on_any_device_for_tests = false;
 
 // `order`: pending nodes, inputs first (ir::topo_order); `wanted`: nodes that must be materialized.
 // `record_cuts`: fill Partition::cut_log (the log's per-cut lines; off on the common path).

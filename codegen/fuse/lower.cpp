@@ -32,7 +32,6 @@ class Lowerer {
 
   Lowered run() {
     out_.kernel.row = g_.kind == fuse::Group::Kind::Row;
-    out_.kernel.sweep = g_.sweep_dim >= 0;
     for (Node* o : g_.outputs) {
       int value = instr_of(o);
       const OutputPlacement* place = placement_ ? &(*placement_)[out_.outputs.size()] : nullptr;
@@ -41,8 +40,7 @@ class Lowerer {
       bool row = is_row(o);
       OperandData od;
       od.meta = Operand{Operand::Kind::Output, o->dtype, row, {}};
-      od.strides = p_.sweep_nodes.count(o) ? swept_to_full(place ? place->strides : ir::contiguous_strides(o->shape), o->shape)
-                                             : to_full(place ? place->strides : ir::contiguous_strides(o->shape), o->shape, row);
+      od.strides = to_full(place ? place->strides : ir::contiguous_strides(o->shape), o->shape, row);
       od.offset = place ? place->offset : 0;
       od.pointer = storage->data();
       int slot = static_cast<int>(operands_.size());
@@ -84,20 +82,6 @@ class Lowerer {
     size_t k = 0;
     for (size_t d = 0; d < g_.full.size(); ++d)
       if (!reduced(d)) s[d] = strides[k++];
-    return s;
-  }
-
-  // The same for a sweep's result (Group::sweep_dim): stride 0 along the swept dim too, which
-  // its shape has as 1 (keepdim) or not at all.
-  Shape swept_to_full(const Shape& strides, const Shape& shape) const {
-    Shape s(g_.full.size(), 0);
-    size_t k = 0;
-    bool keepdim = shape.size() == g_.full.size();
-    for (size_t d = 0; d < g_.full.size(); ++d) {
-      bool gone = reduced(d) || static_cast<int>(d) == g_.sweep_dim;
-      if (keepdim) s[d] = gone ? 0 : strides[d];
-      else if (!gone) s[d] = strides[k++];
-    }
     return s;
   }
 
@@ -198,7 +182,6 @@ class Lowerer {
       in.op = n->op;
       in.dtype = n->dtype;
       in.row = row;
-      in.sweep = p_.sweep_nodes.count(n) > 0;
       in.args = std::move(args);
       if (widen) in.dtype = DType::Float64;
       result = push(std::move(in));
@@ -347,7 +330,7 @@ class Lowerer {
         int64_t n = g_.full[d];
         // A matmul epilogue keeps its last two dims as they are (even of size 1), so that its
         // columns are the product's columns and one kernel serves every m.
-        bool pinned = (keep_last_dim_ && d + 2 >= rank) || static_cast<int>(d) == g_.sweep_dim;
+        bool pinned = keep_last_dim_ && d + 2 >= rank;
         if (n == 1 && !pinned) continue;
         bool merge = !sizes.empty() && sizes.back() != 0 && n != 0 && !pinned;
         for (size_t o = 0; merge && o < operands_.size(); ++o)

@@ -21,7 +21,7 @@ void put(std::string& s, int64_t v) {
 std::string Kernel::key() const {
   std::string s;
   s.reserve(64 + 16 * operands.size() + 24 * instrs.size());
-  s += row ? (sweep ? "sweep/" : "row/") : "pw/";
+  s += row ? "row/" : "pw/";
   put(s, outer_rank);
   s += '/';
   put(s, inner_rank);
@@ -43,7 +43,7 @@ std::string Kernel::key() const {
     s += '.';
     put(s, static_cast<int>(in.dtype));
     s += '.';
-    s += in.sweep ? 's' : in.row ? 'r' : 'e';
+    s += in.row ? 'r' : 'e';
     s += '.';
     put(s, in.slot);
     for (int a : in.args) {
@@ -72,12 +72,8 @@ std::string Kernel::key() const {
 
 std::string Kernel::summary() const {
   std::string s;
-  std::string reduces, sweeps;
+  std::string reduces;
   for (const Instr& in : instrs) {
-    if (in.kind == InstrKind::Reduce && in.sweep) {
-      sweeps += std::string(sweeps.empty() ? "" : ",") + ir::op_name(in.op);
-      continue;
-    }
     if (in.kind == InstrKind::Op && in.op != ir::Op::Copy) s += std::string(s.empty() ? "" : ",") + ir::op_name(in.op);
     if (in.kind == InstrKind::Gen) s += std::string(s.empty() ? "" : ",") + ir::op_name(in.op);
     if (in.kind == InstrKind::Gather) s += std::string(s.empty() ? "" : ",") + "gather";
@@ -86,7 +82,6 @@ std::string Kernel::summary() const {
   }
   if (s.empty()) s = "copy";
   if (!reduces.empty()) s += " -> " + reduces + "[inner " + std::to_string(inner_rank) + "d]";
-  if (!sweeps.empty()) s += " -> " + sweeps + "[sweep]";
   return s;
 }
 

@@ -42,9 +42,6 @@ struct Instr {
   ir::Op op = ir::Op::Copy;
   DType dtype = DType::Float32;  // the value's dtype (16-bit floats are computed in float32, rounded per op)
   bool row = false;              // a per-row value (reductions and what is computed from them)
-  // A reduction of a row value over the last outer dim (Kernel::sweep): one value per index of
-  // the other outer dims.
-  bool sweep = false;
   std::vector<int> args;
   int slot = -1;
   std::vector<int> params;  // Gen: its parameter slots
@@ -69,10 +66,6 @@ enum class ParamKind : uint8_t { Float, Int };
 
 struct Kernel {
   bool row = false;
-  // A row kernel whose last outer dim is reduced again by `sweep` Reduce instructions (k-means'
-  // argmin over the centers of its distances): a thread per index of the other outer dims sweeps
-  // over that dim's rows in order; the sweep reductions' outputs have stride 0 along it.
-  bool sweep = false;
   int outer_rank = 0;
   int inner_rank = 1;
   std::vector<Operand> operands;
