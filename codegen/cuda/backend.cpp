@@ -72,18 +72,20 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
   // part in the shuffles, which cost more than the elements when a lane has one (k-means'
   // distances, rows of 16: 7.1 ms on the H100 with 16 lanes a row, then mostly the row prologue).
   int64_t inner = args.inner_numel();
+  std::vector<bool> held;  // row sweeps: the inputs held in registers
   // Short rows over two or more outer dims, one input invariant along all but the last: a thread a
   // row, the invariant input read once a thread (row_sweep), where each thread takes at least
   // kSweepMinRows rows of a full grid.
   if (kernel.row && kernel.inner_rank == 1 && inner <= kSweepMaxInner &&
       args.rows() >= kSweepMinRows * kSweepThreadsPerSm * sms) {
     std::vector<bool> inv = sweep_invariant(kernel);
-    int64_t held = std::count(inv.begin(), inv.end(), true);
+    int64_t count = std::count(inv.begin(), inv.end(), true);
     int s = 4;
     while (s < inner) s *= 2;
-    if (held > 0 && held * s <= 2 * kSweepMaxInner) {
+    if (count > 0 && count * s <= 2 * kSweepMaxInner) {
       opt.row_sweep = s;
       opt.row_full = inner == s;
+      held = std::move(inv);
     }
   }
   if (kernel.row && opt.row_sweep == 0 && inner <= kRowGroupMaxInner) {
@@ -104,11 +106,10 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
   // loads left sum(x*x) over 2^26 floats at 1.14x the copy floor on the H100, 16-byte ones at
   // 1.06x: bench/RESULTS.md.)
   // (Row sweeps: the same for the inputs not held in registers, rows at most row_sweep long.)
-  std::vector<bool> held = opt.row_sweep > 0 ? sweep_invariant(kernel) : std::vector<bool>(kernel.operands.size(), false);
   if (kernel.row && opt.row_cache == 0 && kernel.inner_rank == 1 && inner % 4 == 0) {
     bool vec = true;
     for (const kir::Instr& in : kernel.instrs) {
-      if (in.kind != kir::InstrKind::Load || in.row || held[static_cast<size_t>(in.slot)]) continue;
+      if (in.kind != kir::InstrKind::Load || in.row || (!held.empty() && held[static_cast<size_t>(in.slot)])) continue;
       if (kernel.operands[in.slot].strides.back() != kir::StrideClass::Unit) continue;  // read one element at a time
       if (!vector_aligned(static_cast<size_t>(in.slot))) vec = false;
     }

@@ -15,7 +15,7 @@
 namespace lf::cuda {
 
 inline constexpr int kBlockThreads = 256;
-inline constexpr int kSweepRows = 4;
+inline constexpr int kSweepRows = 4;  // rows a row sweep (EmitOptions::row_sweep) takes a step
 
 struct EmitOptions {
   bool index32 = true;  // every extent and offset fits int32: cheaper index math
@@ -51,7 +51,6 @@ struct EmitOptions {
   // by side are coalesced. Four lanes sharing each row of 16 (row_group) took 1.5 ms over
   // k-means' 2^26 rows on the H100, a sweep 0.32-0.37 ms (bench/RESULTS.md, 2026-11-25).
   int row_sweep = 0;
-  // (A row sweep takes kSweepRows rows a step.)
   // int64 aranges in integer math, start + i * step (1), or start + i where every step is 1 (2),
   // instead of through float64 (two conversions and a multiply-add an element): chosen by the
   // host when every such arange's start and step are integers small enough that float64 computes
