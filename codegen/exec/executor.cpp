@@ -139,6 +139,11 @@ int rewrite(std::vector<ir::Node*>& order, const std::vector<ir::Node*>& roots, 
       ir::flush_order(roots, &order);
       made += n;
     }
+    // Issue 23: cats with few parts as index math in their consumers (fuser.h, inline_cats).
+    if (int n = fuse::inline_cats(order); n > 0) {
+      ir::flush_order(roots, &order);
+      made += n;
+    }
     // Issue 22: inference batch norm into the convolution's weights and bias (conv_fold.h).
     if (int n = fuse::fold_conv_affine(order, roots, opt.log_level, &unlinked); n > 0) {
       ir::flush_order(roots, &order);

@@ -115,4 +115,17 @@ Partition partition(const std::vector<ir::Node*>& order, const std::function<boo
 // graph keeps them alive with it), else freed on return.
 int insert_reshape_copies(const std::vector<ir::Node*>& order, std::vector<ir::NodePtr>* unlinked = nullptr);
 
+// Cat as index math (issue 23: cat fused into its consumers, never a copy kernel of its own
+// when a consumer exists). A pending cat of at most kMaxInlineCatParts non-empty parts becomes, in
+// place, where(i < start_1, remap(part_0, i), where(i < start_2, remap(part_1, i - start_1), ...))
+// over i, the coordinate along the cat's dim (each remap's index clamped into its part, so that
+// every lane reads in bounds, and the where picks). The remaps are then pushed into elementwise
+// parts like any other (insert_reshape_copies), so `sum(cat({exp(a), b}))` is one kernel. Kept as
+// copy kernels into the output's slabs (exec/cat.cpp): a cat that a handle holds whose parts are
+// all in memory (the copies run at the copy floor, with 16-byte vectors, where a where over remaps
+// reads every part at each element), and a cat of more parts (each element evaluates every part's
+// branch). Runs with fusion on only; returns the number of cats rewritten.
+inline constexpr size_t kMaxInlineCatParts = 8;
+int inline_cats(const std::vector<ir::Node*>& order);
+
 }  // namespace lf::fuse

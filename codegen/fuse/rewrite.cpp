@@ -2,6 +2,7 @@
 // pushed below elementwise ops, copies below reshapes that cannot be viewed and below gathered or
 // remapped generators.
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <unordered_map>
 #include <unordered_set>
@@ -12,6 +13,34 @@
 namespace lf::fuse {
 
 namespace {
+
+ir::NodePtr int64_full(int64_t v, const Shape& shape, Device device, std::vector<ir::NodePtr>* made) {
+  ir::Attrs a;
+  a.value = static_cast<double>(v);
+  a.ivalue = v;
+  ir::NodePtr n = ir::make_node(ir::Op::Full, DType::Int64, device, Shape(shape), {}, std::move(a));
+  made->push_back(n);
+  return n;
+}
+
+ir::NodePtr binary(ir::Op op, DType dtype, const ir::NodePtr& a, const ir::NodePtr& b, std::vector<ir::NodePtr>* made) {
+  ir::NodePtr n = ir::make_node(op, dtype, a->device, Shape(a->shape), {a, b});
+  made->push_back(n);
+  return n;
+}
+
+// The coordinate along `axis` of every element of `shape`: an int64 arange viewed along it.
+ir::NodePtr coordinate(const Shape& shape, size_t axis, Device device, std::vector<ir::NodePtr>* made) {
+  ir::Attrs a;
+  a.value2 = 1;
+  ir::NodePtr r = ir::make_node(ir::Op::Arange, DType::Int64, device, Shape{shape[axis]}, {}, std::move(a));
+  Shape along(shape.size(), 1);
+  along[axis] = shape[axis];
+  ir::NodePtr v = ir::make_node(ir::Op::Reshape, DType::Int64, device, std::move(along), {r});
+  ir::NodePtr e = ir::make_node(ir::Op::Expand, DType::Int64, device, Shape(shape), {v});
+  made->insert(made->end(), {r, v, e});
+  return e;
+}
 
 bool generator_only(const ir::Node* s, int depth = 12);
 
@@ -168,10 +197,48 @@ int push_views_into_elementwise(const std::vector<ir::Node*>& order, std::vector
   return rewritten;
 }
 
+// An int64 arange viewed along one dim of r's source, a + b * c[dim] (index math's coordinates:
+// cat's and pad's `i`, sliced or stepped), remapped by r: a + b * (the index r reads along dim),
+// or the same expression over r's shape when r does not remap dim. Null for any other node.
+ir::NodePtr remapped_coordinate(const ir::Node& r, const ir::Node& s, const std::vector<ir::Node*>& chain,
+                                std::vector<ir::NodePtr>* made) {
+  if (s.realized() || s.op != ir::Op::Arange || s.dtype != DType::Int64) return nullptr;
+  const double start = s.attrs.value, step = s.attrs.value2;
+  constexpr double kExact = 9007199254740992.0;  // 2^53: integers up to here are exact doubles
+  if (start != std::floor(start) || step != std::floor(step) || std::abs(start) > kExact || std::abs(step) > kExact)
+    return nullptr;
+  std::optional<ir::Strided> v = ir::view_of_chain(s, chain);
+  if (!v) return nullptr;
+  int64_t dim = -1;
+  for (size_t d = 0; d < v->shape.size(); ++d) {
+    if (v->shape[d] == 1 || v->strides[d] == 0) continue;
+    if (dim >= 0) return nullptr;
+    dim = static_cast<int64_t>(d);
+  }
+  // The element at c is start + step * (offset + stride * c[dim]) = a + b * c[dim].
+  const int64_t a = static_cast<int64_t>(start) + static_cast<int64_t>(step) * v->offset;
+  const int64_t b = dim < 0 ? 0 : static_cast<int64_t>(step) * v->strides[static_cast<size_t>(dim)];
+  if (dim < 0) return int64_full(a, r.shape, r.device, made);
+  const auto& axes = r.attrs.dims;
+  auto it = std::find(axes.begin(), axes.end(), dim);
+  ir::NodePtr c;
+  if (it == axes.end()) {
+    c = coordinate(r.shape, static_cast<size_t>(dim), r.device, made);
+  } else {
+    c = r.inputs[static_cast<size_t>(it - axes.begin()) + 1];
+    if (c->dtype != DType::Int64) return nullptr;
+  }
+  if (b != 1) c = binary(ir::Op::Mul, DType::Int64, c, int64_full(b, r.shape, r.device, made), made);
+  if (a != 0) c = binary(ir::Op::Add, DType::Int64, c, int64_full(a, r.shape, r.device, made), made);
+  return c;
+}
+
 // A remap of `a` at the indices of remap r (a has r's source's shape): a Full through views is
-// the same number at every place, so it becomes a Full of r's shape instead of a remap.
+// the same number at every place, so it becomes a Full of r's shape instead of a remap; a
+// coordinate becomes the index r reads (remapped_coordinate).
 ir::NodePtr remap_like(const ir::Node& r, const ir::NodePtr& a, std::vector<ir::NodePtr>* made) {
-  ir::Node* s = ir::resolve_views(a.get()).first;
+  auto [s, chain] = ir::resolve_views(a.get());
+  if (ir::NodePtr c = remapped_coordinate(r, *s, chain, made)) return c;
   ir::NodePtr n;
   if (!s->realized() && s->op == ir::Op::Full) {
     n = ir::make_node(ir::Op::Full, a->dtype, a->device, Shape(r.shape), {}, ir::Attrs(s->attrs));
@@ -182,6 +249,35 @@ ir::NodePtr remap_like(const ir::Node& r, const ir::NodePtr& a, std::vector<ir::
   }
   made->push_back(n);
   return n;
+}
+
+// A remap of a pending remap that no handle holds reads the inner one's source directly
+// (compose), instead of the inner one being stored first.
+bool composable(const ir::Node& inner) {
+  return !inner.realized() && inner.op == ir::Op::Remap && inner.user_refs.load(std::memory_order_relaxed) == 0;
+}
+
+// remap(remap(s, j at dims A), k at dims B) -> remap(s, remap(j, k) at A, k at B - A): the outer
+// remap reads the inner one at its indices k, and the inner one reads s at j there.
+void compose(ir::Node* w, std::vector<ir::NodePtr>* made, std::vector<ir::NodePtr>* keep, std::vector<ir::Node*>* work) {
+  ir::NodePtr inner = w->inputs[0];
+  const auto& a_dims = inner->attrs.dims;
+  ir::Attrs attrs = inner->attrs;
+  ir::Inputs in{inner->inputs[0]};
+  for (size_t k = 1; k < inner->inputs.size(); ++k) {
+    ir::NodePtr index = remap_like(*w, inner->inputs[k], made);
+    if (index->op == ir::Op::Remap) work->push_back(index.get());  // pushed into the index math next
+    in.push_back(std::move(index));
+  }
+  for (size_t k = 0; k < w->attrs.dims.size(); ++k) {
+    int64_t d = w->attrs.dims[k];
+    if (std::find(a_dims.begin(), a_dims.end(), d) != a_dims.end()) continue;
+    attrs.dims.push_back(d);
+    in.push_back(w->inputs[k + 1]);
+  }
+  for (const ir::NodePtr& old : w->inputs) keep->push_back(old);
+  w->attrs = std::move(attrs);
+  w->inputs = std::move(in);
 }
 
 // Remaps (pad, flip, roll, index_put's shifted value, ...) read their source from memory. Two
@@ -227,6 +323,13 @@ int push_remaps(const std::vector<ir::Node*>& order, std::vector<ir::NodePtr>* m
       work.push_back(w);  // its source may be elementwise now
       continue;
     }
+    if (w->op == ir::Op::Remap && composable(*w->inputs[0])) {
+      compose(w, made, keep, &work);
+      ++rewritten;
+      --budget;
+      work.push_back(w);  // its source may be elementwise now
+      continue;
+    }
     if (w->op != ir::Op::Remap || w->inputs[0]->op == ir::Op::Remap || !pushable_source(*w->inputs[0]) ||
         shared_and_deep(*w->inputs[0], uses))
       continue;
@@ -252,6 +355,74 @@ int push_remaps(const std::vector<ir::Node*>& order, std::vector<ir::NodePtr>* m
 bool reads_source_from_memory(const ir::Node& n) { return n.op == ir::Op::Gather || n.op == ir::Op::Remap; }
 
 }  // namespace
+
+namespace {
+
+// Whether cat `n` becomes index math (inline_cats).
+bool inlinable_cat(const ir::Node& n) {
+  if (n.op != ir::Op::Cat || n.realized() || n.numel() == 0) return false;
+  size_t parts = 0;
+  bool all_in_memory = true;
+  for (const ir::NodePtr& in : n.inputs) {
+    if (in->numel() == 0) continue;
+    ++parts;
+    all_in_memory = all_in_memory && ir::resolve_views(in.get()).first->realized();
+  }
+  const bool held = n.user_refs.load(std::memory_order_relaxed) > 0;
+  return parts <= kMaxInlineCatParts && !(held && all_in_memory);
+}
+
+}  // namespace
+
+int inline_cats(const std::vector<ir::Node*>& order) {
+  int rewritten = 0;
+  std::vector<ir::NodePtr> made;
+  for (ir::Node* w : order) {
+    if (!inlinable_cat(*w)) continue;
+    const size_t axis = static_cast<size_t>(w->attrs.axis);
+    ir::NodePtr i = coordinate(w->shape, axis, w->device, &made);
+    // Each part's remap at clamp(i - start, 0, size - 1), and where it starts.
+    std::vector<std::pair<ir::NodePtr, int64_t>> parts;
+    int64_t start = 0;
+    for (const ir::NodePtr& in : w->inputs) {
+      const int64_t size = in->shape[axis];
+      if (size == 0) continue;
+      ir::NodePtr j = i;
+      if (start > 0) {
+        j = binary(ir::Op::Sub, DType::Int64, i, int64_full(start, w->shape, w->device, &made), &made);
+        j = binary(ir::Op::Maximum, DType::Int64, j, int64_full(0, w->shape, w->device, &made), &made);
+      }
+      if (start + size < w->shape[axis])
+        j = binary(ir::Op::Minimum, DType::Int64, j, int64_full(size - 1, w->shape, w->device, &made), &made);
+      ir::Attrs a;
+      a.dims = {static_cast<int64_t>(axis)};
+      ir::NodePtr r = ir::make_node(ir::Op::Remap, w->dtype, w->device, Shape(w->shape), {in, j}, std::move(a));
+      made.push_back(r);
+      parts.emplace_back(std::move(r), start);
+      start += size;
+    }
+    // where(i < start_1, part_0, where(i < start_2, part_1, ... part_last)); the outermost is w.
+    ir::NodePtr rest = parts.back().first;
+    for (size_t k = parts.size() - 1; k-- > 1;) {
+      ir::NodePtr below = binary(ir::Op::Lt, DType::Bool, i, int64_full(parts[k + 1].second, w->shape, w->device, &made), &made);
+      ir::NodePtr n = ir::make_node(ir::Op::Where, w->dtype, w->device, Shape(w->shape), {below, parts[k].first, rest});
+      made.push_back(n);
+      rest = std::move(n);
+    }
+    if (parts.size() == 1) {
+      w->op = ir::Op::Remap;
+      w->attrs = parts[0].first->attrs;
+      w->inputs = parts[0].first->inputs;
+    } else {
+      ir::NodePtr below = binary(ir::Op::Lt, DType::Bool, i, int64_full(parts[1].second, w->shape, w->device, &made), &made);
+      w->op = ir::Op::Where;
+      w->attrs = ir::Attrs{};
+      w->inputs = {below, parts[0].first, rest};
+    }
+    ++rewritten;
+  }
+  return rewritten;
+}
 
 int insert_reshape_copies(const std::vector<ir::Node*>& order, std::vector<ir::NodePtr>* unlinked) {
   std::vector<ir::NodePtr> made, keep;

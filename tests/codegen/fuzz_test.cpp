@@ -552,7 +552,7 @@ class Graph {
     int64_t rank = a.t.dim();
     if (rank == 0) return;
     int64_t d = rng_.range(-rank, rank - 1);
-    int kind = static_cast<int>(rng_.range(0, 4));
+    int kind = static_cast<int>(rng_.range(0, 6));
     bool is_bool = a.t.dtype() == DType::Bool;
     std::ostringstream what;
     Tensor r;
@@ -577,6 +577,36 @@ class Graph {
       bool lower = rng_.chance(0.5);
       r = lower ? lf::tril(a.t, k) : lf::triu(a.t, k);
       what << (lower ? "tril(" : "triu(") << a.name << ", " << k << ")";
+    } else if (kind == 5) {
+      // cat (or stack) of a, a computed from a, and a slice of a, up to 10 parts (beyond
+      // kMaxInlineCatParts the copy kernels): index math in the consumer's kernel.
+      const size_t dd = static_cast<size_t>(d < 0 ? d + rank : d);
+      const int64_t n = a.t.shape()[dd];
+      const bool stack = rng_.chance(0.25);
+      std::vector<Tensor> parts;
+      what << (stack ? "stack({" : "cat({");
+      for (int64_t k = 0, count = rng_.range(1, 10); k < count; ++k) {
+        int64_t f = rng_.range(0, stack ? 1 : 2);
+        if (f == 0) {
+          parts.push_back(a.t);
+          what << a.name << " ";
+        } else if (f == 1) {
+          parts.push_back(is_bool ? !a.t : a.t * 2);
+          what << (is_bool ? "!" : "2*") << a.name << " ";
+        } else {
+          int64_t s = rng_.range(0, n);
+          parts.push_back(lf::slice(a.t, d, s, n));
+          what << a.name << "[" << s << ":] ";
+        }
+      }
+      r = stack ? lf::stack(parts, d) : lf::cat(parts, d);
+      what << "}, " << d << ")";
+    } else if (kind == 6) {
+      // A remap of a remap (composed into one read of a).
+      if (a.t.shape().back() == 0) return;  // replicate cannot pad an empty dim
+      int64_t s = rng_.range(-3, 3);
+      r = lf::pad(lf::roll(lf::flip(a.t, {d}), {s}, {d}), {1, 2}, lf::PadMode::Replicate);
+      what << "pad(roll(flip(" << a.name << ", " << d << "), " << s << "), [1, 2], replicate)";
     } else {
       std::vector<lf::Slice> sl;
       Tensor region = a.t;

@@ -167,6 +167,33 @@ TEST(ShapeOpsFusion, PadSlicesAndElementwiseAreOneKernel) {
   }
 }
 
+TEST(ShapeOpsFusion, ARemapOfARemapIsOneKernel) {
+  // The inner remaps are not stored first: the outer one reads their source at composed indices,
+  // and the index math's coordinates become the indices the outer remap reads (rewrite.cpp).
+  Tensor u = lf::rand({70, 300});
+  u.to_vector<float>();
+  // `make` records the ops, so that no handle holds the inner values at the sync (a temporary
+  // lives until the end of its full expression: one_kernel(pad(flip(u)), ...) would hold flip's).
+  auto one_kernel = [](const std::function<Tensor()>& make, const char* what) {
+    lf::test::StatsDelta d;
+    Tensor y = make();
+    lf::test::Values ref = lf::test::reference_values(y);
+    lf::test::Values got = lf::test::fused_values(y);
+    EXPECT_EQ(d.launched(), 1u) << what;
+    EXPECT_TRUE(lf::test::compare(ref, got, lf::test::default_tolerance(DType::Float32)).empty()) << what;
+  };
+  one_kernel([&] { return lf::pad(lf::flip(u, {1}), {3, 2, 1, 1}, PadMode::Reflect) * 2; }, "pad of a flip");
+  one_kernel([&] { return lf::roll(lf::pad(u, {2, 2}, PadMode::Circular), {5, -1}, {1, 0}) + 1; }, "roll of a pad");
+  one_kernel([&] { return lf::exp(lf::tile(lf::flip(lf::pad(u, {1, 1, 0, 0}, PadMode::Constant, 3.0), {0}), {2, 1})); },
+             "tile of a flip of a constant pad");
+  one_kernel(
+      [&] {
+        return lf::index_put(u, {lf::slice(2, -2), lf::slice(0, 300, 3)},
+                             lf::flip(u, {0}).slice(0, 2, 68).slice(1, 0, 300, 3));
+      },
+      "slice assignment of a flipped region");
+}
+
 Tensor jacobi_step(const Tensor& u) {
   int64_t h = u.size(0), w = u.size(1);
   Tensor up = lf::slice(lf::slice(u, 0, 0, h - 2), 1, 1, w - 1);
