@@ -269,6 +269,25 @@ def jacobi_numpy(a):
     return (A,)
 
 
+# The same step written with cat (fixed edges around the new interior), as without slice assignment.
+def jacobi_cat_torch(a):
+    A = a.clone()
+    for _ in range(STEPS):
+        inner = 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
+        mid = torch.cat([A[1:-1, :1], inner, A[1:-1, -1:]], 1)
+        A = torch.cat([A[:1], mid, A[-1:]], 0)
+    return (A,)
+
+
+def jacobi_cat_numpy(a):
+    A = a.copy()
+    for _ in range(STEPS):
+        inner = np.float32(0.2) * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
+        mid = np.concatenate([A[1:-1, :1], inner, A[1:-1, -1:]], 1)
+        A = np.concatenate([A[:1], mid, A[-1:]], 0)
+    return (A,)
+
+
 # Insulated (Neumann) boundary: the grid padded by replicating its edges, as LazyFuse's lf::pad.
 def heat_torch(a):
     A = a.clone()
@@ -445,6 +464,9 @@ def specs():
                       jacobi_numpy, tol_n=5 * STEPS))
         r.append(Spec("heat2d", f"{n}x{n}_50steps", lambda rng, n=n: dict(a=f32(rng, n, n)), heat_torch, heat_numpy,
                       tol_n=5 * STEPS))
+    for n in (64, 2048):
+        r.append(Spec("jacobi2d_cat", f"{n}x{n}_50steps", lambda rng, n=n: dict(a=f32(rng, n, n)), jacobi_cat_torch,
+                      jacobi_cat_numpy, tol_n=5 * STEPS))
     r.append(Spec("monte_carlo_pi", "2^22", lambda rng: {}, None, lambda: mc_pi_numpy(), reference=mc_pi_reference))
     r.append(Spec("black_scholes", "2^22",
                   lambda rng: dict(S=unif(rng, 10, 100, 1 << 22), K=unif(rng, 10, 100, 1 << 22),
