@@ -20,8 +20,13 @@ struct SortCall {
   std::shared_ptr<rt::Storage> storage;                      // kept alive for the call
   int64_t kept = 0;         // positions kept per row: n for argsort, k for topk
   bool descending = false;  // largest first (NaN first)
+  // When the group has sort's values (its second member, fuse::Builder::join_sort): where the
+  // backend writes the keys as they are (x's elements at the positions, bit for bit), in the
+  // positions' layout [outer, kept, inner]; null otherwise.
+  std::shared_ptr<rt::Storage> values;
 
   ir::Node* node() const { return run.group.nodes[0]; }
+  ir::Node* values_node() const { return run.group.nodes.size() > 1 ? run.group.nodes[1] : nullptr; }
   int64_t rows() const { return outer * inner; }
   // Element j of row r (r = o * inner + i), in elements from `data`.
   int64_t at(int64_t r, int64_t j) const {

@@ -114,16 +114,26 @@ struct Sorter {
   const backend::SortCall& call;
   const S* x;
   int64_t* out;
+  S* values;  // sort's values, or null (SortCall::values)
 
   void load(int64_t r, Item* a) const {
     const S* row = x + call.at(r, 0);  // the division in at() once a row, not once an element
     for (int64_t j = 0; j < call.n; ++j)
       a[j] = item_of<S, Item>(row[j * call.stride_n], static_cast<uint32_t>(j), call.descending);
   }
-  void store(int64_t r, const Item* a) const {
+  // Places [lo, hi) of row r (all of it by default): the positions, and the values where asked.
+  void store(int64_t r, const Item* a, int64_t lo = 0, int64_t hi = -1) const {
+    if (hi < 0) hi = call.kept;
     int64_t o = r / call.inner, i = r % call.inner;
-    for (int64_t j = 0; j < call.kept; ++j)
+    for (int64_t j = lo; j < hi; ++j)
       out[(o * call.kept + j) * call.inner + i] = static_cast<int64_t>(static_cast<uint32_t>(a[j]));
+    if (!values) return;
+    const S* row = x + call.at(r, 0);  // the keys as they are (the items hold their order-preserving form)
+    for (int64_t j = lo; j < hi; ++j)
+      values[(o * call.kept + j) * call.inner + i] = row[static_cast<uint32_t>(a[j]) * call.stride_n];
+  }
+  void store_parallel(int64_t r, const Item* a, int64_t chunks) const {
+    rt::parallel_for(chunks, [&](int64_t c) { store(r, a, call.kept * c / chunks, call.kept * (c + 1) / chunks); });
   }
 
   // topk by threshold: the k smallest items so far in a max-heap at a[0, k), the rest of the row
@@ -202,7 +212,7 @@ struct Sorter {
       std::sort(best.begin(), best.begin() + k);
       return store(r, best.data());
     }
-    store(r, radix_sort(a, b, n, chunks));
+    store_parallel(r, radix_sort(a, b, n, chunks), chunks);
   }
 
   void run() const {
@@ -234,13 +244,14 @@ void run_sort(backend::SortCall& call) {
     using S = typename decltype(tag)::storage_t;
     const S* x = static_cast<const S*>(call.data);
     int64_t* o = static_cast<int64_t*>(out->data());
+    S* v = call.values ? static_cast<S*>(call.values->data()) : nullptr;
     wide = sizeof(S) == 8;
-    if constexpr (sizeof(S) == 8) Sorter<S, u128>{call, x, o}.run();
-    else Sorter<S, uint64_t>{call, x, o}.run();
+    if constexpr (sizeof(S) == 8) Sorter<S, u128>{call, x, o, v}.run();
+    else Sorter<S, uint64_t>{call, x, o, v}.run();
   });
   ++call.run.stats.kernels_launched;
   call.run.stats.bytes_moved += static_cast<uint64_t>(call.rows() * call.n) * dtype_size(call.dtype) +
-                                static_cast<uint64_t>(y->numel()) * sizeof(int64_t);
+                                static_cast<uint64_t>(y->numel()) * (sizeof(int64_t) + (call.values ? dtype_size(call.dtype) : 0));
   backend::materialize(*y, out, ir::Layout{ir::contiguous_strides(y->shape), 0});
   const bool long_rows = call.n >= kParallelRow && call.rows() < rt::num_cpu_threads() && rt::num_cpu_threads() > 1;
   std::string how = !selects(call.kept, call.n) ? "LSD radix sort on order-preserving keys per row"

@@ -22,7 +22,6 @@ namespace cu = rt::cu;
 
 constexpr int64_t kBlockSortMax = 4096;  // shared memory: 4096 x (8 + 4) bytes = 48 KiB at most
 constexpr int64_t kSelectMaxK = 64;
-constexpr int64_t kTile = 4096;  // LF_TILE
 
 // The kernels' Row, with the same layout.
 struct Row {
@@ -31,8 +30,7 @@ struct Row {
 };
 
 struct Module {
-  cu::CUfunction block = nullptr, select = nullptr, init = nullptr, hist = nullptr, scan = nullptr,
-                 scatter = nullptr, out = nullptr;
+  cu::CUfunction block = nullptr, select = nullptr, hist = nullptr, pass = nullptr;
 };
 
 // The module for keys of `dtype` on `device`, compiled on first use; an error status when NVRTC or
@@ -52,10 +50,10 @@ lf::StatusOr<Module> module_for(DType dtype, int device) {
   if (cu::CUresult r = api.cuModuleLoadData(&mod, cubin->data()); r != 0)
     return lf::InternalError("cuModuleLoadData(lf_sort): " + cu::error_text(r));
   Module m;
-  std::pair<cu::CUfunction*, const char*> fns[] = {{&m.block, "lf_sort_block"},  {&m.select, "lf_select_block"},
-                                                   {&m.init, "lf_radix_init"},   {&m.hist, "lf_radix_hist"},
-                                                   {&m.scan, "lf_radix_scan"},   {&m.scatter, "lf_radix_scatter"},
-                                                   {&m.out, "lf_radix_out"}};
+  std::pair<cu::CUfunction*, const char*> fns[] = {{&m.block, "lf_sort_block"},
+                                                   {&m.select, "lf_select_block"},
+                                                   {&m.hist, "lf_onesweep_hist"},
+                                                   {&m.pass, "lf_onesweep_pass"}};
   for (auto& [fn, name] : fns)
     if (cu::CUresult r = api.cuModuleGetFunction(fn, mod, name); r != 0)
       return lf::InternalError(std::string("cuModuleGetFunction(") + name + "): " + cu::error_text(r));
@@ -98,11 +96,12 @@ void run_sort(backend::SortCall& call) {
         call.descending ? 1 : 0};
   const void* x = call.data;
   void* o = out->data();
+  void* vals = call.values ? call.values->data() : nullptr;
   const int64_t rows = call.rows();
   const bool wide = call.dtype == DType::Int64 || call.dtype == DType::Float64;
   std::string how;
   if (call.kept <= kSelectMaxK && call.kept < call.n) {
-    void* params[] = {&x, &r, &o};
+    void* params[] = {&x, &r, &o, &vals};
     launch(m.select, rows, 256, 0, params);
     how = "radix select per row (a block per row), then the k sorted in shared memory";
   } else if (call.n <= kBlockSortMax) {
@@ -110,46 +109,60 @@ void run_sort(backend::SortCall& call) {
     while (p < call.n) p <<= 1;
     unsigned threads = static_cast<unsigned>(std::min(p, 1024));
     unsigned shared = static_cast<unsigned>(p) * ((wide ? 8u : 4u) + 4u);
-    void* params[] = {&x, &r, &p, &o};
+    void* params[] = {&x, &r, &p, &o, &vals};
     launch(m.block, rows, std::max(threads, 32u), shared, params);
     how = "bitonic sort in shared memory (a block per row)";
   } else {
+    // Onesweep (sort_kernels.cpp): every pass's digit counts in one read, then a kernel a pass.
     const int64_t n = call.n;
-    const int tiles = static_cast<int>((n + kTile - 1) / kTile);
+    int first_shift = 0;
+    const int passes = radix_passes(call.dtype, &first_shift);
+    if (rows * passes >= (int64_t{1} << 30))  // the status words' epochs
+      return backend::run_sort_on_reference(call, "2^30 radix passes or more");
+    const int64_t tile = wide ? 2048 : 4096;  // LF_OTILE
+    long long tiles = (n + tile - 1) / tile;
     const size_t key_bytes = wide ? 8 : 4;
     auto keys_a = rt::Storage::allocate(y->device, static_cast<size_t>(n) * key_bytes);
     auto keys_b = rt::Storage::allocate(y->device, static_cast<size_t>(n) * key_bytes);
     auto idx_a = rt::Storage::allocate(y->device, static_cast<size_t>(n) * 4);
     auto idx_b = rt::Storage::allocate(y->device, static_cast<size_t>(n) * 4);
-    auto hist = rt::Storage::allocate(y->device, static_cast<size_t>(tiles) * 256 * 4);
-    // Freed when this returns, before the kernels ran: safe, as every later use of a reused block
-    // is queued on the same stream, after them.
-    auto totals = rt::Storage::allocate(y->device, 256 * 4);
-    int64_t grid = std::min<int64_t>((n + 255) / 256, 65535);
+    // The look-back's status words (a tile and digit each) and the tile counter after them, zeroed
+    // once: each pass's words carry its epoch. Freed when this returns, before the kernels ran: safe,
+    // as every later use of a reused block is queued on the same stream, after them.
+    const size_t status_bytes = static_cast<size_t>(tiles) * 256 * 8;
+    auto status = rt::Storage::allocate(y->device, status_bytes + 8);
+    auto hist = rt::Storage::allocate(y->device, static_cast<size_t>(passes) * 256 * 4);
+    cu::DeviceContext& ctx = cu::device_context(device);
+    const cu::Api& api = cu::api();
+    auto clear = [&](rt::Storage& s, size_t bytes) {
+      cu::check(api.cuMemsetD8Async(reinterpret_cast<cu::CUdeviceptr>(s.data()), 0, bytes, ctx.stream),
+                "cuMemsetD8Async(sort)");
+    };
+    clear(*status, status_bytes + 8);
+    const int64_t hist_grid = std::min<int64_t>((n + 4095) / 4096, 1024);
+    void* st = status->data();
+    void* counter = static_cast<char*>(status->data()) + status_bytes;
+    void* h = hist->data();
     for (long long row = 0; row < rows; ++row) {
-      void *ka = keys_a->data(), *kb = keys_b->data(), *ia = idx_a->data(), *ib = idx_b->data(), *h = hist->data(),
-           *tot = totals->data();
-      void* init[] = {&x, &r, &row, &ka, &ia};
-      launch(m.init, grid, 256, 0, init);
-      long long nn = n;
-      for (int shift = 0; shift < static_cast<int>(key_bytes) * 8; shift += 8) {
-        int t = tiles;
-        void* hp[] = {&ka, &nn, &shift, &h, &t};
-        launch(m.hist, tiles, 256, 0, hp);
-        void* sp[] = {&h, &t, &tot};
-        launch(m.scan, 256, 1024, 0, sp);
-        void* cp[] = {&ka, &ia, &kb, &ib, &nn, &shift, &h, &t, &tot};
-        launch(m.scatter, tiles, 256, 0, cp);
+      clear(*hist, static_cast<size_t>(passes) * 256 * 4);
+      int fs = first_shift, np = passes;
+      void* hp[] = {&x, &r, &row, &fs, &np, &h};
+      launch(m.hist, hist_grid, 256, 0, hp);
+      void *ka = keys_a->data(), *kb = keys_b->data(), *ia = idx_a->data(), *ib = idx_b->data();
+      for (int pass = 0; pass < passes; ++pass) {
+        int shift = first_shift + 8 * pass, last = pass == passes - 1 ? 1 : 0;
+        unsigned epoch = static_cast<unsigned>(row * passes + pass + 1);
+        void* pp[] = {&x, &r, &row, &ka, &ia, &kb, &ib, &o, &vals, &shift, &pass, &last, &epoch, &h, &st, &counter, &tiles};
+        launch(m.pass, tiles, 256, 0, pp);
         std::swap(ka, kb);
         std::swap(ia, ib);
       }
-      void* op[] = {&ia, &r, &row, &o};
-      launch(m.out, std::min<int64_t>((call.kept + 255) / 256, 65535), 256, 0, op);
     }
-    how = "LSD radix sort (8-bit digits: tile histograms, a scan, a stable scatter a pass), row after row";
+    how = "Onesweep LSD radix sort (" + std::to_string(passes) +
+          " passes of 8-bit digits, decoupled look-back per digit), row after row";
   }
   call.run.stats.bytes_moved += static_cast<uint64_t>(rows * call.n) * dtype_size(call.dtype) +
-                                static_cast<uint64_t>(y->numel()) * sizeof(int64_t);
+                                static_cast<uint64_t>(y->numel()) * (sizeof(int64_t) + (vals ? dtype_size(call.dtype) : 0));
   backend::materialize(*y, out, ir::Layout{ir::contiguous_strides(y->shape), 0});
   call.log(how + (wide ? " (64-bit keys)" : " (32-bit keys)"));
 }

@@ -11,4 +11,9 @@ namespace lf::cuda {
 // the radix sort's kernels); tests compile it with NVRTC where there is no GPU.
 std::string sort_source(DType dtype);
 
+// The radix sort's passes for keys of `dtype`: 8-bit digits from bit *first_shift of the
+// order-preserving key up, only where keys can differ (bool's key is 0 or 1; a bfloat16's is its
+// high 16 bits; a float16's, a float widened exactly, has 13 low bits that never differ).
+int radix_passes(DType dtype, int* first_shift);
+
 }  // namespace lf::cuda

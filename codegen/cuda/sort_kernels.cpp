@@ -1,15 +1,22 @@
 // The CUDA C of the GPU sort (sort.h). Keys become order-preserving unsigned integers (NaN above
 // +inf, -0.0 equal to 0.0, inverted for descending), compared together with their position, so
-// every path is stable:
+// every path is stable. Each path also writes sort's values where asked (a null `vals` otherwise):
+// the keys as they were read, bit for bit.
 // - lf_sort_block: one block per row of up to 4096 elements, a bitonic sort of (key, position)
 //   pairs in shared memory;
 // - lf_select_block: topk of k <= 64, one block per row of any length: a radix select finds the
 //   k-th key (8-bit digits, a shared histogram a pass), the keys below it and the first of the
 //   keys equal to it (in position order) are gathered, and the k are sorted in shared memory;
-// - lf_radix_*: a long row's LSD radix sort, 8-bit digits: per-tile digit histograms, one
-//   exclusive scan over them (per digit, tiles in order; then over the digits' totals), a stable
-//   scatter per tile (ranks among equal digits from warp matches, in position order), the tile
-//   ordered by digit in shared memory first so that its digit runs are written coalesced.
+// - lf_onesweep_*: a long row's LSD radix sort in the manner of Adinets & Merrill's Onesweep
+//   (2022): one read of the row counts every pass's 8-bit digits (lf_onesweep_hist), then one
+//   kernel a pass (lf_onesweep_pass). A pass's tiles take their numbers from a counter in launch
+//   order, rank their keys among equal digits (warp matches, in position order: stable), and find
+//   where each digit's run of the tile goes by decoupled look-back over the earlier tiles' counts
+//   of that digit (a thread a digit); the tile is ordered by digit in shared memory so that its
+//   runs are written coalesced. The first pass reads the row itself (any strides), the last writes
+//   the int64 positions and the values: the passes carry the keys' raw bits (the order-preserving
+//   key is recomputed from them), so the values come out exact. Digits that cannot differ are not
+//   passed over (bool: one pass, bfloat16: two, float16: three).
 #include <string>
 
 #include "codegen/cuda/sort.h"
@@ -36,7 +43,6 @@ __device__ __forceinline__ u64 lf_dkey(u64 b) {
 const char* const kSortSource = R"(
 struct Row { i64 off, so, sn, si, inner, n, kept; int desc; };
 #define LF_MAXKEY ((LF_KEY)~(LF_KEY)0)
-#define LF_TILE 4096
 __device__ __forceinline__ i64 lf_at(const Row& r, i64 row, i64 j) {
   return r.off + (row / r.inner) * r.so + (row % r.inner) * r.si + j * r.sn;
 }
@@ -65,7 +71,7 @@ __device__ void lf_bitonic(LF_KEY* key, unsigned* idx, int p) {
     }
 }
 
-extern "C" __global__ void lf_sort_block(const LF_T* x, Row r, int p, i64* out) {
+extern "C" __global__ void lf_sort_block(const LF_T* x, Row r, int p, i64* out, LF_T* vals) {
   extern __shared__ unsigned long long lf_smem[];
   LF_KEY* key = (LF_KEY*)lf_smem;
   unsigned* idx = (unsigned*)(key + p);
@@ -77,11 +83,14 @@ extern "C" __global__ void lf_sort_block(const LF_T* x, Row r, int p, i64* out) 
   }
   __syncthreads();
   lf_bitonic(key, idx, p);
-  for (int j = threadIdx.x; j < r.kept; j += blockDim.x) out[lf_out(r, row, j)] = idx[j];
+  for (int j = threadIdx.x; j < r.kept; j += blockDim.x) {
+    out[lf_out(r, row, j)] = idx[j];
+    if (vals) vals[lf_out(r, row, j)] = x[lf_at(r, row, idx[j])];
+  }
 }
 
 // blockDim.x == 256.
-extern "C" __global__ void lf_select_block(const LF_T* x, Row r, i64* out) {
+extern "C" __global__ void lf_select_block(const LF_T* x, Row r, i64* out, LF_T* vals) {
   __shared__ unsigned hist[256];
   __shared__ LF_KEY prefix_s;
   __shared__ unsigned rem_s, nless, eq_taken;
@@ -145,133 +154,159 @@ extern "C" __global__ void lf_select_block(const LF_T* x, Row r, i64* out) {
     if (i >= r.kept) { ckey[i] = LF_MAXKEY; cidx[i] = 0xffffffffu; }
   __syncthreads();
   lf_bitonic(ckey, cidx, 64);
-  for (int j = tid; j < r.kept; j += blockDim.x) out[lf_out(r, row, j)] = cidx[j];
-}
-
-extern "C" __global__ void lf_radix_init(const LF_T* x, Row r, i64 row, LF_KEY* keys, unsigned* idx) {
-  for (i64 j = (i64)blockIdx.x * blockDim.x + threadIdx.x; j < r.n; j += (i64)gridDim.x * blockDim.x) {
-    keys[j] = lf_sort_key(x, r, row, j);
-    idx[j] = (unsigned)j;
+  for (int j = tid; j < r.kept; j += blockDim.x) {
+    out[lf_out(r, row, j)] = cidx[j];
+    if (vals) vals[lf_out(r, row, j)] = x[lf_at(r, row, cidx[j])];
   }
 }
 
-// One block of 256 threads per tile of LF_TILE keys; hist is digit-major: [256][tiles].
-extern "C" __global__ void lf_radix_hist(const LF_KEY* keys, i64 n, int shift, unsigned* hist, int tiles) {
-  __shared__ unsigned h[256];
-  h[threadIdx.x] = 0;
-  __syncthreads();
-  i64 lo = (i64)blockIdx.x * LF_TILE, hi = lo + LF_TILE < n ? lo + LF_TILE : n;
-  for (i64 j = lo + threadIdx.x; j < hi; j += 256) atomicAdd(&h[(unsigned)(keys[j] >> shift) & 255u], 1u);
-  __syncthreads();
-  hist[(i64)threadIdx.x * tiles + blockIdx.x] = h[threadIdx.x];
+// ---- Onesweep. LF_RAW is LF_KEY's width; lf_to_raw / lf_from_raw (per dtype) keep the bits.
+#define LF_ITEMS (sizeof(LF_KEY) == 8 ? 8 : 16)  // keys a thread: 64-bit tiles are half as long (shared memory)
+#define LF_OTILE (256 * LF_ITEMS)
+// A look-back status word: the count in bits 0-31, the kind (1: this tile's own, 2: inclusive of
+// every tile before it) in bits 32-33, the pass's epoch (row * passes + pass + 1, unique in a call,
+// so that one zeroed array serves every pass) in bits 34-63.
+#define LF_AGG 1ull
+#define LF_INCL 2ull
+__device__ __forceinline__ unsigned lf_digit(LF_KEY raw, int desc, int shift) {
+  LF_KEY k = lf_key(lf_from_raw(raw));
+  return (unsigned)((desc ? (LF_KEY)~k : k) >> shift) & 255u;
 }
+__device__ __forceinline__ i64 lf_row_base(const Row& r, i64 row) { return r.off + (row / r.inner) * r.so + (row % r.inner) * r.si; }
 
-// One block of 1024 threads per digit: hist[digit][0, tiles) exclusive-scanned in place (so each
-// tile learns where its keys of that digit start among the digit's), the digit's total to totals.
-extern "C" __global__ void lf_radix_scan(unsigned* hist, int tiles, unsigned* totals) {
-  __shared__ unsigned s[1024];
-  __shared__ unsigned carry;
-  const int tid = threadIdx.x;
-  unsigned* h = hist + (i64)blockIdx.x * tiles;
-  if (tid == 0) carry = 0;
-  __syncthreads();
-  for (int base = 0; base < tiles; base += 1024) {
-    int i = base + tid;
-    unsigned v = i < tiles ? h[i] : 0;
-    s[tid] = v;
-    __syncthreads();
-    for (int off = 1; off < 1024; off <<= 1) {
-      unsigned t = tid >= off ? s[tid - off] : 0;
-      __syncthreads();
-      s[tid] += t;
-      __syncthreads();
-    }
-    unsigned c = carry;
-    if (i < tiles) h[i] = c + s[tid] - v;
-    __syncthreads();
-    if (tid == 1023) carry = c + s[1023];
-    __syncthreads();
-  }
-  if (tid == 0) totals[blockIdx.x] = carry;
-}
-
-// One block of 256 threads per tile. The tile is first ordered by digit in shared memory, stably
-// (ranks among equal digits from warp matches, 256 keys at a time in position order: each key's
-// place in the tile's digit-ordered sequence; shared memory holds its position in the tile), then
-// written out in that order: consecutive threads write consecutive places of one digit's run,
-// coalesced, where writing each key straight to its digit's place scatters a warp's 32 keys over up
-// to 32 runs. The keys and indices are read again at their positions (the tile's, in L1 / L2).
+// Every pass's digit counts of the row: hist[pass][digit], added up over blocks (zeroed first).
 extern "C" __global__ void __launch_bounds__(256)
-lf_radix_scatter(const LF_KEY* kin, const unsigned* iin, LF_KEY* kout, unsigned* iout, i64 n, int shift,
-                 const unsigned* hist, int tiles, const unsigned* totals) {
-  __shared__ unsigned run[256];    // where the tile's keys of each digit go in the output
-  __shared__ unsigned first[256];  // where they start in the tile's digit order
-  __shared__ unsigned next[256];   // the next free place of each digit in the tile's digit order
-  __shared__ unsigned cnt[8][256];
-  __shared__ unsigned short pos[LF_TILE];
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const i64 lo = (i64)blockIdx.x * LF_TILE;
-  const int count = (int)(lo + LF_TILE < n ? LF_TILE : n - lo);
-  // The digits' output starts: an exclusive scan of the digits' totals plus this tile's exclusive
-  // prefix among the tiles (hist, scanned in place); the tile's own count of each digit is the
-  // next tile's prefix (the digit's total after the last tile) minus its own.
-  const unsigned mine = hist[(i64)tid * tiles + blockIdx.x];
-  const unsigned after = blockIdx.x + 1 < tiles ? hist[(i64)tid * tiles + blockIdx.x + 1] : totals[tid];
-  run[tid] = totals[tid];
-  first[tid] = after - mine;
+lf_onesweep_hist(const LF_T* x, Row r, i64 row, int first_shift, int passes, unsigned* hist) {
+  __shared__ unsigned h[8][256];
+  for (int i = threadIdx.x; i < 8 * 256; i += 256) (&h[0][0])[i] = 0;
   __syncthreads();
-  for (int off = 1; off < 256; off <<= 1) {
-    unsigned t = tid >= off ? run[tid - off] : 0, f = tid >= off ? first[tid - off] : 0;
-    __syncthreads();
-    run[tid] += t;
-    first[tid] += f;
-    __syncthreads();
+  const i64 base = lf_row_base(r, row);
+  for (i64 j = (i64)blockIdx.x * blockDim.x + threadIdx.x; j < r.n; j += (i64)gridDim.x * blockDim.x) {
+    const LF_KEY raw = lf_to_raw(x[base + j * r.sn]);
+    for (int p = 0; p < passes; ++p) atomicAdd(&h[p][lf_digit(raw, r.desc, first_shift + 8 * p)], 1u);
   }
-  run[tid] += mine - totals[tid];
-  first[tid] -= after - mine;
-  next[tid] = first[tid];
-  // The thread's 16 digits loaded at once (coalesced), not one load's latency a round.
-  unsigned digit[LF_TILE / 256];
-#pragma unroll
-  for (int c = 0; c < LF_TILE / 256; ++c) {
-    const int at = c * 256 + tid;
-    digit[c] = at < count ? ((unsigned)(kin[lo + at] >> shift) & 255u) : 0xffffffffu;
-  }
-#pragma unroll
-  for (int c = 0; c < LF_TILE / 256; ++c) {
-    for (int w = 0; w < 8; ++w) cnt[w][tid] = 0;
-    __syncthreads();
-    const int at = c * 256 + tid;
-    const bool in = at < count;
-    const unsigned d = digit[c];
-    const unsigned peers = __match_any_sync(0xffffffffu, d);
-    const unsigned rank = __popc(peers & ((1u << lane) - 1u));
-    if (in && lane == __ffs(peers) - 1) cnt[warp][d] = __popc(peers);
-    __syncthreads();
-    if (in) {
-      unsigned p = next[d] + rank;
-      for (int w = 0; w < warp; ++w) p += cnt[w][d];
-      pos[p] = (unsigned short)at;
-    }
-    __syncthreads();
-    unsigned t = 0;
-    for (int w = 0; w < 8; ++w) t += cnt[w][tid];
-    next[tid] += t;
-    __syncthreads();
-  }
-  for (int i = tid; i < count; i += 256) {
-    const i64 j = lo + pos[i];
-    const LF_KEY k = kin[j];
-    const unsigned d = (unsigned)(k >> shift) & 255u;
-    const unsigned o = run[d] + (unsigned)i - first[d];
-    kout[o] = k;
-    iout[o] = iin[j];
+  __syncthreads();
+  for (int p = 0; p < passes; ++p) {
+    const unsigned c = h[p][threadIdx.x];
+    if (c) atomicAdd(&hist[p * 256 + threadIdx.x], c);
   }
 }
 
-extern "C" __global__ void lf_radix_out(const unsigned* idx, Row r, i64 row, i64* out) {
-  for (i64 j = (i64)blockIdx.x * blockDim.x + threadIdx.x; j < r.kept; j += (i64)gridDim.x * blockDim.x)
-    out[lf_out(r, row, j)] = idx[j];
+// Exclusive scans over the 256 digits of a and b (thread t holds digit t's), by the whole block.
+__device__ __forceinline__ void lf_scan256(unsigned& a, unsigned& b, unsigned (*warp_sums)[2]) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  unsigned ia = a, ib = b;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const unsigned ta = __shfl_up_sync(0xffffffffu, ia, o), tb = __shfl_up_sync(0xffffffffu, ib, o);
+    if (lane >= o) { ia += ta; ib += tb; }
+  }
+  if (lane == 31) { warp_sums[warp][0] = ia; warp_sums[warp][1] = ib; }
+  __syncthreads();
+  unsigned pa = 0, pb = 0;
+  for (int w = 0; w < warp; ++w) { pa += warp_sums[w][0]; pb += warp_sums[w][1]; }
+  a = pa + ia - a;
+  b = pb + ib - b;
+}
+
+// One pass: blocks of 256 threads (at least 3 an SM: with one, as the registers allowed unbounded,
+// the serial steps of ranking and look-back were not hidden; bench/RESULTS.md, 2026-11-27), a tile of LF_OTILE keys each (in the order the tiles' numbers
+// are taken from *counter, which grows by `tiles` a pass). pass 0 reads the row from x, the others
+// kin / iin; the last (`last`) writes out (positions j < r.kept) and vals (when not null), the others
+// kout / iout.
+extern "C" __global__ void __launch_bounds__(256, 3)
+lf_onesweep_pass(const LF_T* x, Row r, i64 row, const LF_KEY* kin, const unsigned* iin, LF_KEY* kout,
+                 unsigned* iout, i64* out, LF_T* vals, int shift, int pass, int last, unsigned epoch,
+                 const unsigned* hist, unsigned long long* status, unsigned long long* counter, i64 tiles) {
+  __shared__ unsigned wcnt[8][256];  // per warp and digit: its keys' count, then where they start in the tile
+  __shared__ LF_KEY skey[LF_OTILE];
+  __shared__ unsigned sidx[LF_OTILE];
+  __shared__ long long sbase[256];   // a digit's place in the output minus its place in the tile
+  __shared__ unsigned sfirst[256];   // where a digit's keys start in the tile's digit order
+  __shared__ unsigned warp_sums[8][2];
+  __shared__ i64 stile;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  for (int i = tid; i < 8 * 256; i += 256) (&wcnt[0][0])[i] = 0;
+  if (tid == 0) stile = (i64)(atomicAdd(counter, 1ull) % (unsigned long long)tiles);
+  __syncthreads();
+  const i64 tile = stile, lo = tile * LF_OTILE;
+  const int count = (int)(lo + LF_OTILE < r.n ? LF_OTILE : r.n - lo);
+  const i64 xbase = pass == 0 ? lf_row_base(r, row) : 0;
+  // The warp's LF_ITEMS x 32 keys, item c of lane l at warp * 32 LF_ITEMS + 32 c + l: loads
+  // coalesced, and items in lane-then-item order are in position order. Only the keys are held
+  // through the ranking (each item's rank among the warp's keys of its digit and the digit in one
+  // word); the positions are read when the tile is ordered: fewer registers, more blocks an SM.
+  LF_KEY raw[LF_ITEMS];
+  unsigned rd[LF_ITEMS];  // rank | digit << 16 (digit 256: past the row's end)
+#pragma unroll
+  for (int c = 0; c < LF_ITEMS; ++c) {
+    const int at = warp * 32 * LF_ITEMS + 32 * c + lane;
+    if (at < count) raw[c] = pass == 0 ? lf_to_raw(x[xbase + (lo + at) * r.sn]) : kin[lo + at];
+  }
+  const unsigned lt = (1u << lane) - 1u;
+#pragma unroll
+  for (int c = 0; c < LF_ITEMS; ++c) {
+    const bool in = warp * 32 * LF_ITEMS + 32 * c + lane < count;
+    const unsigned dg = in ? lf_digit(raw[c], r.desc, shift) : 256u;
+    const unsigned peers = __match_any_sync(0xffffffffu, dg);
+    const unsigned below = __popc(peers & lt);
+    const unsigned before = in ? wcnt[warp][dg] : 0u;
+    __syncwarp();
+    if (in && below == 0) wcnt[warp][dg] = before + __popc(peers);
+    __syncwarp();
+    rd[c] = (before + below) | (dg << 16);
+  }
+  __syncthreads();
+  // Thread d: digit d. The warps' starts among the tile's keys of d, the tile's count of d,
+  // published at once for the later tiles' look-back.
+  const unsigned d = tid;
+  unsigned total = 0;
+  for (int w = 0; w < 8; ++w) {
+    const unsigned t = wcnt[w][d];
+    wcnt[w][d] = total;
+    total += t;
+  }
+  const unsigned long long tag = (unsigned long long)epoch << 34;
+  volatile unsigned long long* st = status + tile * 256 + d;
+  *st = tag | ((tile == 0 ? LF_INCL : LF_AGG) << 32) | total;
+  unsigned digit_start = hist[pass * 256 + d], first = total;
+  lf_scan256(digit_start, first, warp_sums);  // where d's keys start in the output and in the tile
+  sfirst[d] = first;
+  __syncthreads();
+  // The tile in digit order in shared memory, the positions read now.
+#pragma unroll
+  for (int c = 0; c < LF_ITEMS; ++c) {
+    const unsigned dg = rd[c] >> 16;
+    if (dg == 256u) continue;
+    const unsigned p = sfirst[dg] + wcnt[warp][dg] + (rd[c] & 0xffffu);
+    const int at = warp * 32 * LF_ITEMS + 32 * c + lane;
+    skey[p] = raw[c];
+    sidx[p] = pass == 0 ? (unsigned)(lo + at) : iin[lo + at];
+  }
+  // The earlier tiles' counts of d (look-back), then where the tile's run of d goes.
+  unsigned long long before = 0;
+  for (i64 t = tile - 1; t >= 0;) {
+    const unsigned long long w = ((volatile unsigned long long*)status)[t * 256 + d];
+    if ((w >> 34) != epoch || ((w >> 32) & 3ull) == 0) continue;  // not published yet
+    before += w & 0xffffffffull;
+    if (((w >> 32) & 3ull) == LF_INCL) break;
+    --t;
+  }
+  if (tile > 0) *st = tag | (LF_INCL << 32) | (before + total);
+  sbase[d] = (long long)digit_start + (long long)before - (long long)first;
+  __syncthreads();
+  const i64 obase = last ? ((row / r.inner) * r.kept) * r.inner + row % r.inner : 0;
+  for (int i = tid; i < count; i += 256) {
+    const LF_KEY k = skey[i];
+    const i64 o = sbase[lf_digit(k, r.desc, shift)] + i;
+    if (!last) {
+      kout[o] = k;
+      iout[o] = sidx[i];
+    } else if (o < r.kept) {
+      out[obase + o * r.inner] = sidx[i];
+      if (vals) vals[obase + o * r.inner] = lf_from_raw(k);
+    }
+  }
 }
 )";
 
@@ -282,37 +317,58 @@ std::string sort_source(DType dtype) {
   switch (dtype) {
     case DType::Bool:
       head = "#define LF_T unsigned char\n#define LF_KEY unsigned\n"
-             "__device__ __forceinline__ unsigned lf_key(unsigned char v) { return v != 0; }\n";
+             "__device__ __forceinline__ unsigned lf_key(unsigned char v) { return v != 0; }\n"
+             "#define lf_to_raw(v) ((unsigned)(v))\n#define lf_from_raw(r) ((unsigned char)(r))\n";
       break;
     case DType::Int32:
       head = "#define LF_T int\n#define LF_KEY unsigned\n"
-             "__device__ __forceinline__ unsigned lf_key(int v) { return (unsigned)v ^ 0x80000000u; }\n";
+             "__device__ __forceinline__ unsigned lf_key(int v) { return (unsigned)v ^ 0x80000000u; }\n"
+             "#define lf_to_raw(v) ((unsigned)(v))\n#define lf_from_raw(r) ((int)(r))\n";
       break;
     case DType::Int64:
       head = "#define LF_T long long\n#define LF_KEY unsigned long long\n"
              "__device__ __forceinline__ unsigned long long lf_key(long long v) { "
-             "return (unsigned long long)v ^ 0x8000000000000000ull; }\n";
+             "return (unsigned long long)v ^ 0x8000000000000000ull; }\n"
+             "#define lf_to_raw(v) ((unsigned long long)(v))\n#define lf_from_raw(r) ((long long)(r))\n";
       break;
     case DType::Float16:  // the half's float value: every half is exact in float
       head = "#define LF_T unsigned short\n#define LF_KEY unsigned\n"
              "__device__ __forceinline__ unsigned lf_key(unsigned short h) { float f; "
-             "asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return lf_fkey(__float_as_uint(f)); }\n";
+             "asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return lf_fkey(__float_as_uint(f)); }\n"
+             "#define lf_to_raw(v) ((unsigned)(v))\n#define lf_from_raw(r) ((unsigned short)(r))\n";
       break;
     case DType::BFloat16:
       head = "#define LF_T unsigned short\n#define LF_KEY unsigned\n"
-             "__device__ __forceinline__ unsigned lf_key(unsigned short b) { return lf_fkey(((unsigned)b) << 16); }\n";
+             "__device__ __forceinline__ unsigned lf_key(unsigned short b) { return lf_fkey(((unsigned)b) << 16); }\n"
+             "#define lf_to_raw(v) ((unsigned)(v))\n#define lf_from_raw(r) ((unsigned short)(r))\n";
       break;
     case DType::Float32:
       head = "#define LF_T float\n#define LF_KEY unsigned\n"
-             "__device__ __forceinline__ unsigned lf_key(float v) { return lf_fkey(__float_as_uint(v)); }\n";
+             "__device__ __forceinline__ unsigned lf_key(float v) { return lf_fkey(__float_as_uint(v)); }\n"
+             "#define lf_to_raw(v) __float_as_uint(v)\n#define lf_from_raw(r) __uint_as_float(r)\n";
       break;
     case DType::Float64:
       head = "#define LF_T double\n#define LF_KEY unsigned long long\n"
              "__device__ __forceinline__ unsigned long long lf_key(double v) { "
-             "return lf_dkey((unsigned long long)__double_as_longlong(v)); }\n";
+             "return lf_dkey((unsigned long long)__double_as_longlong(v)); }\n"
+             "#define lf_to_raw(v) ((unsigned long long)__double_as_longlong(v))\n#define lf_from_raw(r) __longlong_as_double((long long)(r))\n";
       break;
   }
   return kKeyPrelude + head + kSortSource;
+}
+
+int radix_passes(DType dtype, int* first_shift) {
+  switch (dtype) {
+    case DType::Bool: *first_shift = 0; return 1;
+    case DType::BFloat16: *first_shift = 16; return 2;
+    case DType::Float16: *first_shift = 8; return 3;
+    case DType::Int64:
+    case DType::Float64: *first_shift = 0; return 8;
+    case DType::Int32:
+    case DType::Float32: break;
+  }
+  *first_shift = 0;
+  return 4;
 }
 
 }  // namespace lf::cuda

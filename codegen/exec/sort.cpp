@@ -28,12 +28,16 @@ void run_sort_group(const backend::GroupRun& run) {
   ir::Node* xn = y->inputs[0].get();
   size_t axis = static_cast<size_t>(y->attrs.axis);
   const Shape& shape = xn->shape;
+  ir::Node* values = run.group.nodes.size() > 1 ? run.group.nodes[1] : nullptr;  // sort's values
+  const ir::Layout dense{ir::contiguous_strides(y->shape), 0};
   if (y->numel() == 0) {  // nothing to sort, or k = 0
-    backend::materialize(*y, rt::Storage::allocate(y->device, 0), ir::Layout{ir::contiguous_strides(y->shape), 0});
+    backend::materialize(*y, rt::Storage::allocate(y->device, 0), dense);
+    if (values) backend::materialize(*values, rt::Storage::allocate(y->device, 0), dense);
     return;
   }
   Operand x = operand(xn, y->device);
   backend::SortCall call{run};
+  if (values) call.values = rt::Storage::allocate(y->device, static_cast<size_t>(y->numel()) * dtype_size(xn->dtype));
   call.dtype = xn->dtype;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (d < axis) call.outer *= shape[d];
@@ -61,6 +65,7 @@ void run_sort_group(const backend::GroupRun& run) {
   call.offset = x.view.offset;
   call.storage = x.storage;
   backend::backend_for(y->device).sort(call);
+  if (values) backend::materialize(*values, call.values, dense);
 }
 
 }  // namespace lf::exec

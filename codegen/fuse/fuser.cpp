@@ -357,6 +357,21 @@ struct Builder {
     read_external(g, source);
   }
 
+  // sort's and topk's values, gather(x, axis, argsort(x, axis)) over the keys the sort read: a
+  // second member of the sort's group, which writes them with the positions (Backend::sort has
+  // the keys at hand), instead of a gather reading x again at every position.
+  bool join_sort(Node* n) {
+    if (n->op != ir::Op::Gather) return false;
+    Node* s = n->inputs[1].get();
+    if ((s->op != ir::Op::ArgSort && s->op != ir::Op::TopK) || !computed(s)) return false;
+    const int g = gid[s];
+    if (n->inputs[0].get() != s->inputs[0].get() || n->attrs.axis != s->attrs.axis || n->shape != s->shape ||
+        groups[g].nodes.size() != 1)
+      return false;
+    add(g, n, false);
+    return true;
+  }
+
   void place_host(Node* n) {
     cut(CutReason::kHostOp, n);
     Group::Kind kind = n->op == ir::Op::Matmul   ? Group::Kind::Matmul
@@ -448,7 +463,7 @@ struct Builder {
   void run(const std::vector<Node*>& order) {
     if (fusion) mark_inline(order);
     for (Node* n : order) {
-      if (p.inline_nodes.count(n)) continue;
+      if (p.inline_nodes.count(n) || (fusion && join_sort(n))) continue;
       if (ir::is_view(n->op) || ir::is_generator(n->op)) {
         if (wanted(*n)) place_alone(n);
       } else if (ir::is_reduce(n->op)) {

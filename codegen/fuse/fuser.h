@@ -13,6 +13,8 @@
 // - A conv2d anchors a conv group the same way: elementwise consumers over its output shape
 //   (bias, inference batch norm, relu, residual add, cast) are its epilogue. pool2d is a group of
 //   its own (a library call: its window is not yet index math inside a kernel).
+// - argsort and topk start groups of their own; the gather of their keys at their positions (sort's
+//   and topk's values) joins that group as its second member, written by the sort itself.
 // - Every node still needed outside its group (held by the user, read by another group, or read
 //   through a view the group cannot express) is an output, written once; except an elementwise
 //   node that only other groups read, computed from values in memory anyway: its readers compute

@@ -113,6 +113,56 @@ TEST_P(Sort, RowsMatchReferenceForEveryDtypeDimAndView) {
     }
 }
 
+// sort's and topk's values as the sort group writes them (fuse::Builder::join_sort): the keys at
+// the positions bit for bit (-0.0 keeps its sign, NaN stays NaN), as a gather at the positions
+// gives, for every path (GPU: the block sort, the selection and the radix sort), fused and unfused.
+void expect_values_are_keys_at(const Tensor& x, const Tensor& values, const Tensor& positions, int64_t dim,
+                               const std::string& what) {
+  std::vector<double> got = values.to_vector<double>();
+  std::vector<double> want = lf::gather(x, dim, positions).to_vector<double>();
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const bool same = std::isnan(want[i]) ? std::isnan(got[i]) : got[i] == want[i] && std::signbit(got[i]) == std::signbit(want[i]);
+    ASSERT_TRUE(same) << what << ": element " << i << " is " << got[i] << ", the key there " << want[i];
+  }
+}
+
+TEST_P(Sort, ValuesAreTheKeysAtThePositionsBitForBit) {
+  FusionScope scope(GetParam());
+  uint64_t seed = 300;
+  for (DType dt : kDTypes)
+    for (int64_t n : {int64_t{7}, int64_t{1000}, int64_t{4097}, int64_t{20000}}) {
+      const std::string what = std::string(lf::dtype_name(dt)) + " n=" + std::to_string(n);
+      Tensor x = keys(dt, {2, n}, seed++, /*wide=*/true);
+      lf::sync();
+      for (bool desc : {false, true}) {
+        auto [v, i] = lf::sort(x, 1, desc);
+        expect_values_are_keys_at(x, v, i, 1, what + (desc ? " sort descending" : " sort"));
+        auto [tv, ti] = lf::topk(x.transpose(0, 1), std::min<int64_t>(n, 100), 0, desc);  // the radix sort's kept < n
+        expect_values_are_keys_at(x.transpose(0, 1), tv, ti, 0, what + " topk 100");
+        auto [sv, si] = lf::topk(x, std::min<int64_t>(n, 3), 1, desc);  // the selection
+        expect_values_are_keys_at(x, sv, si, 1, what + " topk 3");
+      }
+    }
+}
+
+// The values and the positions come from one sort, not a sort and a gather kernel.
+TEST(SortFusion, SortsValuesComeFromTheSortItself) {
+  FusionScope scope(true);
+  Tensor x = keys(DType::Float32, {4, 100}, 7);
+  lf::sync();
+  lf::reset_stats();
+  auto [v, i] = lf::sort(x, 1);
+  lf::sync();
+  EXPECT_EQ(lf::cache_stats().kernels_launched, 1u);
+  expect_values_are_keys_at(x, v, i, 1, "sort");
+  lf::reset_stats();
+  Tensor twice = lf::sort(x, 1, true).first * 2;  // the values read by a kernel of their own
+  lf::sync();
+  EXPECT_EQ(lf::cache_stats().kernels_launched, 2u);
+  expect_matches_reference(twice, 1, "sort values * 2");
+}
+
 // One and two rows of 2^20 + 3: the CPU sorts each over the thread pool (radix passes, or a
 // selection per chunk for topk), a GPU runs the radix sort. Fused only: a sort group is the same
 // group with fusion off, and the reference's sorts of 2^20 are slow.
@@ -126,6 +176,9 @@ TEST(SortLong, RowsMatchReference) {
     std::string what = std::string(lf::dtype_name(dt)) + (desc ? " descending" : "");
     Tensor one = keys(dt, {n}, seed++, /*wide=*/true);
     expect_matches_reference(lf::argsort(one, 0, desc), 1, what + " argsort");
+    auto [values, positions] = lf::sort(one, 0, desc);
+    expect_values_are_keys_at(one, values, positions, 0, what + " sort");
+    expect_matches_reference(lf::topk(one, 100, 0, desc).first, 1, what + " topk 100 values");
     expect_matches_reference(lf::topk(one, 16, 0, desc).second, 1, what + " topk 16");
     if (dt == DType::Float32 || dt == DType::Int64)
       expect_matches_reference(lf::argsort(keys(dt, {2, n}, seed++, true), 1, !desc), 1, what + " argsort 2 rows");
