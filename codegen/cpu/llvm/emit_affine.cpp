@@ -213,6 +213,27 @@ void Emitter::emit_affine_plan() {
     aff_val_[static_cast<int>(i)] = v;
     aff_slope_[static_cast<int>(i)] = s;
   }
+  // Which values the interior reads, backwards from the outputs: a where whose condition is
+  // constant there (affine) reads only the branch it picks (null: not read).
+  std::vector<Value*> live(k_.instrs.size(), nullptr);
+  for (const kir::Output& o : k_.outputs) live[static_cast<size_t>(o.instr)] = b_.getTrue();
+  for (size_t i = k_.instrs.size(); i-- > 0;) {
+    if (!live[i]) continue;
+    const Instr& in = k_.instrs[i];
+    const bool picks = in.kind == InstrKind::Op && in.op == Op::Where && affine_[static_cast<size_t>(in.args[0])];
+    for (size_t a = 0; a < in.args.size(); ++a) {
+      Value* edge = live[i];
+      if (picks && a > 0) {
+        Value* c = aff_val_.at(in.args[0]);
+        edge = b_.CreateAnd(edge, a == 1 ? c : b_.CreateNot(c));
+      }
+      Value*& l = live[static_cast<size_t>(in.args[a])];
+      l = l ? b_.CreateOr(l, edge) : edge;
+    }
+  }
+  remap_live_.clear();
+  for (size_t i = 0; i < k_.instrs.size(); ++i)
+    if (fast_remap_[i]) remap_live_[static_cast<int>(i)] = live[i] ? live[i] : b_.getFalse();
   Value* lo = b_.CreateSelect(ok, b_.CreateAdd(p, lo_t), cb);
   Value* hi = b_.CreateSelect(ok, b_.CreateAdd(p, b_.CreateAdd(hi_t, b_.getInt64(1))), cb);
   interior_lo_ = smin(smax(lo, cb), ce);
@@ -248,9 +269,26 @@ Value* Emitter::interior_elem(int i) {
     if (!integer_index(in.dtype)) return v;  // a bool: constant on the interior
     return b_.CreateAdd(v, b_.CreateMul(aff_slope_.at(i), b_.CreateSub(col_, probe_)));
   }
-  if (fast_remap_[static_cast<size_t>(i)])
-    return load(in.slot, b_.CreateAdd(remap_base_.at(i), b_.CreateMul(col_, remap_step_.at(i))), in.dtype);
-  return nullptr;
+  if (!fast_remap_[static_cast<size_t>(i)]) return nullptr;
+  Value* offset = b_.CreateAdd(remap_base_.at(i), b_.CreateMul(col_, remap_step_.at(i)));
+  Value* live = remap_live_.at(i);
+  if (!in_unit_ || live == b_.getTrue()) return load(in.slot, offset, in.dtype);
+  // In the unit version a remap the interior does not read may have another step (0: a cat's
+  // clamped part), so base + c could leave its operand: it is loaded only where live (a branch
+  // on a row constant, which the vectorizer turns into a masked load or LLVM unswitches).
+  llvm::BasicBlock* from = b_.GetInsertBlock();
+  auto* read = llvm::BasicBlock::Create(ctx_, "remap.live", fn_);
+  auto* join = llvm::BasicBlock::Create(ctx_, "remap.join", fn_);
+  b_.CreateCondBr(live, read, join);
+  b_.SetInsertPoint(read);
+  Value* v = load(in.slot, offset, in.dtype);
+  llvm::BasicBlock* read_end = b_.GetInsertBlock();
+  b_.CreateBr(join);
+  b_.SetInsertPoint(join);
+  llvm::PHINode* phi = b_.CreatePHI(v->getType(), 2);
+  phi->addIncoming(v, read_end);
+  phi->addIncoming(llvm::Constant::getNullValue(v->getType()), from);
+  return phi;
 }
 
 // The columns [col_begin, col_end) of the row as border, interior, border (emit_inner's first
@@ -295,35 +333,54 @@ std::vector<Value*> Emitter::emit_affine_columns(std::vector<Value*> off, Value*
     in_interior_ = false;
   };
   part(lo, a, false);
-  // The interior twice: with every remap's step 1 (the usual stencil: contiguous loads, which
-  // LLVM's vectorizer then sees as such; it will not version a loop on several symbolic steps by
-  // itself) and with the steps as they are (flip's -1, a transposed source).
+  // The interior in versions: with every remap's step 1 (the usual stencil: contiguous loads,
+  // which LLVM's vectorizer then sees as such; it will not version a loop on several symbolic
+  // steps by itself); where some remaps may be unread (remap_live_), with every read one's step 1
+  // and the others loaded only where read (a cat along the columns: its other parts' clamped reads
+  // have step 0); and with the steps as they are (flip's -1, a transposed source).
   Value* unit = b_.getTrue();
-  for (size_t i = 0; i < k_.instrs.size(); ++i)  // in instruction order: the same code every time
-    if (fast_remap_[i]) unit = b_.CreateAnd(unit, b_.CreateICmpEQ(remap_step_.at(static_cast<int>(i)), b_.getInt64(1)));
-  auto* fast = llvm::BasicBlock::Create(ctx_, "interior.unit", fn_);
-  auto* other = llvm::BasicBlock::Create(ctx_, "interior.any", fn_);
+  Value* unit_live = b_.getTrue();
+  bool some_unread = false;
+  for (size_t i = 0; i < k_.instrs.size(); ++i) {  // in instruction order: the same code every time
+    if (!fast_remap_[i]) continue;
+    Value* one = b_.CreateICmpEQ(remap_step_.at(static_cast<int>(i)), b_.getInt64(1));
+    Value* live = remap_live_.at(static_cast<int>(i));
+    some_unread = some_unread || live != b_.getTrue();
+    unit = b_.CreateAnd(unit, one);
+    unit_live = b_.CreateAnd(unit_live, b_.CreateOr(b_.CreateNot(live), one));
+  }
   auto* done = llvm::BasicBlock::Create(ctx_, "interior.done", fn_);
-  b_.CreateCondBr(unit, fast, other);
-  b_.SetInsertPoint(fast);
-  std::unordered_map<int, Value*> steps = remap_step_;
-  for (auto& [i, step] : remap_step_) step = b_.getInt64(1);
-  std::vector<Value*> init = carried;
-  part(a, b, true);
-  std::vector<Value*> from_unit = carried;
-  llvm::BasicBlock* unit_end = b_.GetInsertBlock();
-  b_.CreateBr(done);
-  remap_step_ = steps;
-  b_.SetInsertPoint(other);
-  carried = init;
-  part(a, b, true);
-  llvm::BasicBlock* any_end = b_.GetInsertBlock();
-  b_.CreateBr(done);
+  const std::vector<Value*> init = carried;
+  std::vector<std::pair<Value*, llvm::BasicBlock*>> ends;  // per version: its carried values' block
+  std::vector<std::vector<Value*>> results;
+  const std::unordered_map<int, Value*> steps = remap_step_;
+  // One version where `take` holds, else falls through to the next (`unit_steps`: emitted with
+  // every step 1; `guarded`: unread remaps loaded only where read).
+  auto version = [&](Value* take, const char* name, bool unit_steps, bool guarded) {
+    auto* body = llvm::BasicBlock::Create(ctx_, name, fn_);
+    auto* next = take ? llvm::BasicBlock::Create(ctx_, std::string(name) + ".else", fn_) : nullptr;
+    if (take) b_.CreateCondBr(take, body, next);
+    else b_.CreateBr(body);
+    b_.SetInsertPoint(body);
+    if (unit_steps)
+      for (auto& [i, step] : remap_step_) step = b_.getInt64(1);
+    carried = init;
+    in_unit_ = guarded;
+    part(a, b, true);
+    in_unit_ = false;
+    remap_step_ = steps;
+    results.push_back(carried);
+    ends.emplace_back(nullptr, b_.GetInsertBlock());
+    b_.CreateBr(done);
+    if (next) b_.SetInsertPoint(next);
+  };
+  version(unit, "interior.unit", true, false);
+  if (some_unread) version(unit_live, "interior.unit_read", true, true);
+  version(nullptr, "interior.any", false, false);
   b_.SetInsertPoint(done);
-  for (size_t c = 0; c < carried.size(); ++c) {
-    llvm::PHINode* phi = b_.CreatePHI(carried[c]->getType(), 2);
-    phi->addIncoming(from_unit[c], unit_end);
-    phi->addIncoming(carried[c], any_end);
+  for (size_t c = 0; c < init.size(); ++c) {
+    llvm::PHINode* phi = b_.CreatePHI(init[c]->getType(), static_cast<unsigned>(results.size()));
+    for (size_t v = 0; v < results.size(); ++v) phi->addIncoming(results[v][c], ends[v].second);
     carried[c] = phi;
   }
   part(b, hi, false);

@@ -288,6 +288,10 @@ class Emitter {
   Value* interior_lo_ = nullptr;
   Value* interior_hi_ = nullptr;
   std::unordered_map<int, Value*> aff_val_, aff_slope_, remap_base_, remap_step_;
+  // Per fast remap, whether the interior reads it (an i1 per row): a where whose condition is
+  // constant on the interior reads one branch only (a cat's other parts, clamped: step 0 there).
+  std::unordered_map<int, Value*> remap_live_;
+  bool in_unit_ = false;  // emitting the interior version whose live remaps all have step 1
   bool stream_middle_ = false;    // emitting the aligned middle of emit_streaming_columns
   std::vector<int> stream_slots_;  // its element outputs
 };
