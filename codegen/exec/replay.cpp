@@ -254,6 +254,17 @@ std::vector<std::shared_ptr<rt::Storage>>& replay_slots() {
   return slots;
 }
 
+// Drops the replay's references to its buffers, last-allocated first: the buffers no node holds
+// (the flush's intermediates) go back to the caching allocator in that order, and its free lists
+// are last in, first out, so the next replay's allocations get the same blocks in the same order
+// and a loop's intermediates keep their addresses. Dropped in allocation order, a plan's blocks
+// of one size came back permuted, another pointer set every replay: past a few sets a plan with
+// library calls stopped capturing its replays as graphs (the GPU's MLP, fused, then replayed step
+// by step: 1.5x slower than unfused; bench/RESULTS.md, 2026-11-27).
+void release_slots(std::vector<std::shared_ptr<rt::Storage>>& slots) {
+  while (!slots.empty()) slots.pop_back();
+}
+
 void finish_replay(plan::Plan& plan, const std::vector<ir::Node*>& order, CacheStats& stats);
 
 }  // namespace
@@ -339,7 +350,7 @@ void finish_replay(plan::Plan& plan, const std::vector<ir::Node*>& order, CacheS
   try {
     check_errors(plan);  // counted as replayed: it ran
   } catch (...) {
-    slots.clear();
+    release_slots(slots);
     throw;
   }
   size_t slot = 0;
@@ -354,7 +365,7 @@ void finish_replay(plan::Plan& plan, const std::vector<ir::Node*>& order, CacheS
       backend::materialize(*n, slots[slot++], ir::Layout{ir::contiguous_strides(n->shape), 0});
     }
   }
-  slots.clear();  // the nodes hold the buffers now
+  release_slots(slots);  // the nodes hold the buffers now
   stats.nodes_executed += plan.nodes;
 }
 

@@ -347,4 +347,37 @@ TEST(LibraryPlanGraph, EveryMatmulPathReplaysAsOneCapturedGraph) {
   EXPECT_GE(r.replayed, 7u);
 }
 
+// A loop whose intermediates are freed inside its flush and whose result is held into the next
+// iteration (a program assigning its new result over the old one): its replays keep the
+// intermediates' addresses (exec/replay.cpp, release_slots), so the result's alternating buffers
+// are the only pointer sets and every replay launches one captured graph.
+TEST(LibraryPlanGraph, AChainOfMatmulsKeepsItsAddressesAcrossReplays) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  NoTiers no_tiers;
+  auto in = synced({input({256, 128}, 11), input({128, 128}, 12), input({128}, 13), input({128, 64}, 14)});
+  const float c = fresh_number();
+  auto step = [&] {
+    Tensor h1 = lf::relu(lf::matmul(in[0], in[1]) + in[2]);
+    Tensor h2 = lf::relu(lf::matmul(h1, in[1]) * c + in[2]);
+    return lf::softmax(lf::matmul(h2, in[3]), -1);
+  };
+  Tensor held;
+  auto run = [&](int iterations) {
+    for (int it = 0; it < iterations; ++it) {
+      Tensor y = step();
+      lf::sync();
+      held = y;  // the previous result freed only now
+    }
+  };
+  run(3);  // recorded, then replayed
+  lf::finish_compiles();
+  run(2);
+  lf::CacheStats s0 = lf::cache_stats();
+  run(40);
+  lf::CacheStats s1 = lf::cache_stats();
+  EXPECT_EQ(s1.plans_replayed - s0.plans_replayed, 40u);
+  EXPECT_EQ(s1.graph_launches - s0.graph_launches, 40u);
+  lf::test::expect_matches_reference(step(), 128, "the chain after the loop");
+}
+
 }  // namespace
