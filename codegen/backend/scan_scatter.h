@@ -15,20 +15,29 @@ namespace lf::backend {
 // A cumulative op (ir::is_scan: cumsum, cumprod, logcumsumexp, cummax and cummin positions) along
 // one dim: the input seen as [outer, n, inner] through three strides (exec/scan.cpp copies an input
 // whose dims do not merge so). The output is fresh and contiguous, materialized into the node: of
-// the input's dtype (the frontend cast it), Int64 positions for cummax / cummin.
-struct ScanCall {
-  GroupRun run;
+// the input's dtype (the frontend cast it), Int64 positions for cummax / cummin. ScanLines is what
+// the computation reads, which a flush plan's replay keeps (the call's group is gone by then).
+struct ScanLines {
   ir::Op op = ir::Op::CumSum;
   DType dtype = DType::Float32;     // the output's
   DType in_dtype = DType::Float32;  // the input's
   int64_t outer = 1, n = 1, inner = 1;
   const void* data = nullptr;  // the input's storage; elements at offset + o * so + j * sn + k * si
   int64_t offset = 0, so = 0, sn = 0, si = 0;
-  std::shared_ptr<rt::Storage> storage = nullptr;  // kept alive for the call
 
-  ir::Node* node() const { return run.group.nodes[0]; }
   int64_t numel() const { return outer * n * inner; }
   int64_t lines() const { return outer * inner; }
+};
+
+struct ScanCall : ScanLines {
+  GroupRun run;
+  std::shared_ptr<rt::Storage> storage = nullptr;  // kept alive for the call
+  // Set while a flush plan is recorded (the input is the storage's own memory, not a copy made for
+  // the call): the backend fills it, the input's and the output's base addresses in that order.
+  RecordedCall* record = nullptr;
+
+  explicit ScanCall(const GroupRun& r) : run(r) {}
+  ir::Node* node() const { return run.group.nodes[0]; }
   // LAZYFUSE_LOG=1: "group 1: cumsum [1, 4096, 4096] (outer, n, inner) float32: <how>".
   void log(const std::string& how) const;
 };

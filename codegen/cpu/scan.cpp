@@ -68,7 +68,7 @@ struct Extreme {
 };
 
 template <typename Op, typename S>
-void scan_lines(const backend::ScanCall& call, typename Op::Out* out) {
+void scan_lines(const backend::ScanLines& call, typename Op::Out* out) {
   using State = typename Op::State;
   const S* x = static_cast<const S*>(call.data) + call.offset;
   if (call.inner == 1) {
@@ -114,7 +114,7 @@ void scan_lines(const backend::ScanCall& call, typename Op::Out* out) {
 }
 
 template <typename Op, typename S>
-void scan_long_lines(const backend::ScanCall& call, typename Op::Out* out) {
+void scan_long_lines(const backend::ScanLines& call, typename Op::Out* out) {
   using State = typename Op::State;
   const S* x = static_cast<const S*>(call.data) + call.offset;
   int64_t chunks = (call.n + kChunk - 1) / kChunk;
@@ -146,9 +146,35 @@ void scan_long_lines(const backend::ScanCall& call, typename Op::Out* out) {
 }
 
 template <typename Op, typename S>
-void scan_with(const backend::ScanCall& call, void* out, bool long_lines) {
+void scan_with(const backend::ScanLines& call, void* out, bool long_lines) {
   auto* o = static_cast<typename Op::Out*>(out);
   long_lines ? scan_long_lines<Op, S>(call, o) : scan_lines<Op, S>(call, o);
+}
+
+bool takes_long_lines(const backend::ScanLines& call) { return call.lines() <= kLongLinesMax && call.n >= 2 * kChunk; }
+
+// The scan of `call`'s lines into `out` (contiguous, of the output's dtype).
+void scan(const backend::ScanLines& call, void* o) {
+  if (call.numel() == 0) return;
+  const bool long_lines = takes_long_lines(call);
+  dispatch(call.in_dtype, [&](auto tag) {
+    using S = typename decltype(tag)::storage_t;
+    using C = typename decltype(tag)::compute_t;
+    switch (call.op) {
+      case ir::Op::CumMax: return scan_with<Extreme<C, true>, S>(call, o, long_lines);
+      case ir::Op::CumMin: return scan_with<Extreme<C, false>, S>(call, o, long_lines);
+      default: break;
+    }
+    // The frontend records sums and products of bool and integers as int64, logcumsumexp of floats.
+    if constexpr (!std::is_same_v<S, bool>) {
+      if (call.op == ir::Op::CumSum) return scan_with<Sum<S, C>, S>(call, o, long_lines);
+      if (call.op == ir::Op::CumProd) return scan_with<Prod<S, C>, S>(call, o, long_lines);
+      if constexpr (std::is_floating_point_v<C>)
+        if (call.op == ir::Op::LogCumSumExp) return scan_with<LogSumExp<S, C>, S>(call, o, long_lines);
+    }
+    throw Error(std::string("cpu scan: no ") + ir::op_name(call.op) + " of " + dtype_name(call.in_dtype) +
+                " (internal error)");
+  });
 }
 
 }  // namespace
@@ -156,33 +182,20 @@ void scan_with(const backend::ScanCall& call, void* out, bool long_lines) {
 void run_scan(backend::ScanCall& call) {
   ir::Node* y = call.node();
   auto out = rt::Storage::allocate(y->device, static_cast<size_t>(call.numel()) * dtype_size(call.dtype));
-  bool long_lines = call.lines() <= kLongLinesMax && call.n >= 2 * kChunk;
-  if (call.numel() > 0) {
-    dispatch(call.in_dtype, [&](auto tag) {
-      using S = typename decltype(tag)::storage_t;
-      using C = typename decltype(tag)::compute_t;
-      void* o = out->data();
-      switch (call.op) {
-        case ir::Op::CumMax: return scan_with<Extreme<C, true>, S>(call, o, long_lines);
-        case ir::Op::CumMin: return scan_with<Extreme<C, false>, S>(call, o, long_lines);
-        default: break;
-      }
-      // The frontend records sums and products of bool and integers as int64, logcumsumexp of floats.
-      if constexpr (!std::is_same_v<S, bool>) {
-        if (call.op == ir::Op::CumSum) return scan_with<Sum<S, C>, S>(call, o, long_lines);
-        if (call.op == ir::Op::CumProd) return scan_with<Prod<S, C>, S>(call, o, long_lines);
-        if constexpr (std::is_floating_point_v<C>)
-          if (call.op == ir::Op::LogCumSumExp) return scan_with<LogSumExp<S, C>, S>(call, o, long_lines);
-      }
-      throw Error(std::string("cpu scan: no ") + ir::op_name(call.op) + " of " + dtype_name(call.in_dtype) +
-                  " (internal error)");
-    });
-  }
+  scan(call, out->data());
   ++call.run.stats.kernels_launched;
   call.run.stats.bytes_moved += static_cast<uint64_t>(call.numel()) * (dtype_size(call.in_dtype) + dtype_size(call.dtype));
+  if (call.record) {  // for a flush plan: the input's buffer, the output
+    call.record->outputs.emplace_back(y, out);
+    call.record->addresses = {call.data, out->data()};
+    call.record->replay = [lines = static_cast<const backend::ScanLines&>(call)](void* const* p) mutable {
+      lines.data = p[0];
+      scan(lines, p[1]);
+    };
+  }
   backend::materialize(*y, out, ir::Layout{ir::contiguous_strides(y->shape), 0});
-  call.log(long_lines ? "two-pass scan of each line in chunks of 16384 on the thread pool"
-                      : "lines side by side on the thread pool");
+  call.log(takes_long_lines(call) ? "two-pass scan of each line in chunks of 16384 on the thread pool"
+                                  : "lines side by side on the thread pool");
 }
 
 }  // namespace lf::cpu

@@ -111,7 +111,7 @@ constexpr int64_t kThresholdMaxK = 1024;
 
 template <typename S, typename Item>
 struct Sorter {
-  const backend::SortCall& call;
+  const backend::SortRows& call;
   const S* x;
   int64_t* out;
   S* values;  // sort's values, or null (SortCall::values)
@@ -233,26 +233,40 @@ struct Sorter {
   }
 };
 
+// The positions of `rows` into `out` (int64), the values into `values` (the keys' dtype) unless null.
+void sort_rows(const backend::SortRows& rows, void* out, void* values) {
+  dispatch(rows.dtype, [&](auto tag) {
+    using S = typename decltype(tag)::storage_t;
+    const S* x = static_cast<const S*>(rows.data);
+    int64_t* o = static_cast<int64_t*>(out);
+    S* v = static_cast<S*>(values);
+    if constexpr (sizeof(S) == 8) Sorter<S, u128>{rows, x, o, v}.run();
+    else Sorter<S, uint64_t>{rows, x, o, v}.run();
+  });
+}
+
 }  // namespace
 
 void run_sort(backend::SortCall& call) {
   ir::Node* y = call.node();
   if (call.n > int64_t{0xFFFFFFFF}) return backend::run_sort_on_reference(call, "a row of 2^32 elements or more");
   auto out = rt::Storage::allocate(y->device, static_cast<size_t>(y->numel()) * sizeof(int64_t));
-  bool wide = false;
-  dispatch(call.dtype, [&](auto tag) {
-    using S = typename decltype(tag)::storage_t;
-    const S* x = static_cast<const S*>(call.data);
-    int64_t* o = static_cast<int64_t*>(out->data());
-    S* v = call.values ? static_cast<S*>(call.values->data()) : nullptr;
-    wide = sizeof(S) == 8;
-    if constexpr (sizeof(S) == 8) Sorter<S, u128>{call, x, o, v}.run();
-    else Sorter<S, uint64_t>{call, x, o, v}.run();
-  });
+  void* values = call.values ? call.values->data() : nullptr;
+  sort_rows(call, out->data(), values);
   ++call.run.stats.kernels_launched;
   call.run.stats.bytes_moved += static_cast<uint64_t>(call.rows() * call.n) * dtype_size(call.dtype) +
                                 static_cast<uint64_t>(y->numel()) * (sizeof(int64_t) + (call.values ? dtype_size(call.dtype) : 0));
+  if (call.record) {  // for a flush plan: the keys' buffer, the positions, the values (or null)
+    call.record->outputs.emplace_back(y, out);
+    if (call.values) call.record->outputs.emplace_back(call.values_node(), call.values);
+    call.record->addresses = {call.data, out->data(), values};
+    call.record->replay = [rows = static_cast<const backend::SortRows&>(call)](void* const* p) mutable {
+      rows.data = p[0];
+      sort_rows(rows, p[1], p[2]);
+    };
+  }
   backend::materialize(*y, out, ir::Layout{ir::contiguous_strides(y->shape), 0});
+  const bool wide = dtype_size(call.dtype) == 8;
   const bool long_rows = call.n >= kParallelRow && call.rows() < rt::num_cpu_threads() && rt::num_cpu_threads() > 1;
   std::string how = !selects(call.kept, call.n) ? "LSD radix sort on order-preserving keys per row"
                     : !long_rows && call.kept <= kThresholdMaxK

@@ -19,6 +19,7 @@
 // Floats accumulate in their compute type (float for the 16-bit floats), rounded on store; the
 // summation order differs from the reference's (within the reductions' tolerance).
 #include <algorithm>
+#include <functional>
 
 #include "codegen/backend/scan_scatter.h"
 #include "codegen/cuda/backend.h"
@@ -299,49 +300,64 @@ void run_scan(backend::ScanCall& call) {
   // Many lines side by side in memory (a scan along a leading dim): a thread per line reads whole
   // rows coalesced, where tiles along a line would read one element of each row they touch.
   const bool columns = call.n <= kShortLine || (call.si == 1 && call.inner >= 32 && call.lines() >= kManyLines);
-  std::string how;
+  std::string how = "empty";
+  // The launch over the input at `data` (its storage's base) into `yp`; `scratch` holds the tiles'
+  // counter and status words, zeroed first.
+  std::function<void(const void*, void*)> run;
   if (call.numel() > 0) {
     const char* entry = columns ? "lf_scan_columns" : "lf_scan_tiles";
     auto fn = library_function(scan_source(call.in_dtype, call.op), entry, device);
     if (!fn.ok()) return backend::run_scan_on_reference(call, "the scan kernel failed to compile: " + std::string(fn.status().message()));
-    rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
-    const rt::cu::Api& cu = rt::cu::api();
-    const void* x = static_cast<const char*>(call.data) + call.offset * static_cast<int64_t>(dtype_size(call.in_dtype));
-    void* yp = out->data();
+    const auto f = static_cast<rt::cu::CUfunction>(*fn);
+    backend::ScanLines l = call;
+    const int64_t in_offset = call.offset * static_cast<int64_t>(dtype_size(call.in_dtype));
     if (columns) {
-      int64_t lines = call.lines();
-      unsigned blocks = static_cast<unsigned>((lines + kThreads - 1) / kThreads);
-      void* params[] = {&x, &yp, &call.outer, &call.n, &call.inner, &call.so, &call.sn, &call.si};
-      LF_CU_CHECK(cu.cuLaunchKernel(static_cast<rt::cu::CUfunction>(*fn), blocks, 1, 1, kThreads, 1, 1, 0, ctx.stream,
-                                    params, nullptr));
-      how = "a thread per line (" + std::to_string(lines) + " lines)";
+      const unsigned blocks = static_cast<unsigned>((l.lines() + kThreads - 1) / kThreads);
+      run = [f, l, in_offset, blocks, device](const void* data, void* yp) mutable {
+        const void* x = static_cast<const char*>(data) + in_offset;
+        void* params[] = {&x, &yp, &l.outer, &l.n, &l.inner, &l.so, &l.sn, &l.si};
+        LF_CU_CHECK(rt::cu::api().cuLaunchKernel(f, blocks, 1, 1, kThreads, 1, 1, 0, rt::cu::device_context(device).stream,
+                                                 params, nullptr));
+      };
+      how = "a thread per line (" + std::to_string(l.lines()) + " lines)";
     } else {
-      int64_t tiles_per_line = (call.n + kTile - 1) / kTile;
-      int64_t tiles = tiles_per_line * call.lines();
+      int64_t tiles_per_line = (l.n + kTile - 1) / kTile;
+      int64_t tiles = tiles_per_line * l.lines();
       if (tiles > INT32_MAX) return backend::run_scan_on_reference(call, "too many tiles for one grid");
       // counter (16 bytes), a status word a tile (8 bytes, zeroed), aggregates and prefixes (16
       // bytes a tile each, unused by a packed status: a state is a value, or a value and a position).
+      // A plan's replay keeps it (its launches are ordered on the one stream).
       size_t status_at = 16, values_at = status_at + static_cast<size_t>(tiles) * 8;
-      auto scratch = rt::Storage::allocate(y->device, values_at + static_cast<size_t>(tiles) * 32);
-      char* base = static_cast<char*>(scratch->data());
-      LF_CU_CHECK(cu.cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(base), 0, values_at, ctx.stream));
-      void* counter = base;
-      void* status = base + status_at;
-      void* aggregates = base + values_at;
-      void* prefixes = base + values_at + static_cast<size_t>(tiles) * 16;
-      void* params[] = {&x,        &yp,     &call.inner, &call.n,     &call.so,   &call.sn,
-                        &call.si,  &tiles_per_line, &counter, &status, &aggregates, &prefixes};
-      LF_CU_CHECK(cu.cuLaunchKernel(static_cast<rt::cu::CUfunction>(*fn), static_cast<unsigned>(tiles), 1, 1, kThreads,
-                                    1, 1, 0, ctx.stream, params, nullptr));
-      // The scratch goes back to the allocator now: later work on the device is ordered after this
-      // kernel on the one stream.
+      std::shared_ptr<rt::Storage> scratch = rt::Storage::allocate(y->device, values_at + static_cast<size_t>(tiles) * 32);
+      run = [f, l, in_offset, tiles, tiles_per_line, status_at, values_at, scratch, device](const void* data,
+                                                                                              void* yp) mutable {
+        rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
+        char* base = static_cast<char*>(scratch->data());
+        LF_CU_CHECK(rt::cu::api().cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(base), 0, values_at, ctx.stream));
+        const void* x = static_cast<const char*>(data) + in_offset;
+        void* counter = base;
+        void* status = base + status_at;
+        void* aggregates = base + values_at;
+        void* prefixes = base + values_at + static_cast<size_t>(tiles) * 16;
+        void* params[] = {&x,    &yp,     &l.inner,   &l.n,         &l.so,       &l.sn,
+                          &l.si, &tiles_per_line, &counter, &status, &aggregates, &prefixes};
+        LF_CU_CHECK(rt::cu::api().cuLaunchKernel(f, static_cast<unsigned>(tiles), 1, 1, kThreads, 1, 1, 0, ctx.stream,
+                                                 params, nullptr));
+      };
       how = "single-pass decoupled look-back scan, " + std::to_string(tiles) + " tiles of " + std::to_string(kTile);
     }
+    run(call.data, out->data());
   }
   ++call.run.stats.kernels_launched;
   call.run.stats.bytes_moved += bytes + static_cast<uint64_t>(call.numel()) * dtype_size(call.in_dtype);
+  if (call.record) {  // for a flush plan: the input's buffer, the output
+    call.record->outputs.emplace_back(y, out);
+    call.record->addresses = {call.data, out->data()};
+    if (run) call.record->replay = [run](void* const* p) { run(p[0], p[1]); };
+    else call.record->replay = [](void* const*) {};  // nothing to compute: the output is empty
+  }
   backend::materialize(*y, out, ir::Layout{ir::contiguous_strides(y->shape), 0});
-  call.log(how.empty() ? "empty" : how);
+  call.log(how);
 }
 
 }  // namespace lf::cuda

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -61,18 +62,14 @@ lf::StatusOr<Module> module_for(DType dtype, int device) {
   return m;
 }
 
-struct Launcher {
-  cu::DeviceContext& ctx;
-  CacheStats& stats;
-  void operator()(cu::CUfunction fn, int64_t grid, unsigned block, unsigned shared, void** params) const {
-    if (grid <= 0) return;
-    if (grid > INT32_MAX) throw Error("sort: " + std::to_string(grid) + " blocks exceed the GPU's grid");
-    cu::check(cu::api().cuLaunchKernel(fn, static_cast<unsigned>(grid), 1, 1, block, 1, 1, shared, ctx.stream, params,
-                                       nullptr),
-              "cuLaunchKernel(sort)");
-    ++stats.kernels_launched;
-  }
-};
+// One kernel of the sort on `device`'s stream (a grid of 0 launches nothing).
+void launch(int device, cu::CUfunction fn, int64_t grid, unsigned block, unsigned shared, void** params) {
+  if (grid <= 0) return;
+  if (grid > INT32_MAX) throw Error("sort: " + std::to_string(grid) + " blocks exceed the GPU's grid");
+  cu::check(cu::api().cuLaunchKernel(fn, static_cast<unsigned>(grid), 1, 1, block, 1, 1, shared,
+                                     cu::device_context(device).stream, params, nullptr),
+            "cuLaunchKernel(sort)");
+}
 
 }  // namespace
 
@@ -89,28 +86,35 @@ void run_sort(backend::SortCall& call) {
     });
     return backend::run_sort_on_reference(call, "the GPU sort did not compile");
   }
-  const Module& m = *mod;
-  Launcher launch{cu::device_context(device), call.run.stats};
+  const Module m = *mod;
   auto out = rt::Storage::allocate(y->device, static_cast<size_t>(y->numel()) * sizeof(int64_t));
   Row r{call.offset, call.stride_outer, call.stride_n, call.stride_inner, call.inner, call.n, call.kept,
         call.descending ? 1 : 0};
-  const void* x = call.data;
-  void* o = out->data();
-  void* vals = call.values ? call.values->data() : nullptr;
   const int64_t rows = call.rows();
   const bool wide = call.dtype == DType::Int64 || call.dtype == DType::Float64;
+  // The launches over the keys at `x` (their storage's base), the positions to `o` and the values
+  // to `vals` (or null): run once now, and again by a flush plan's replay, which keeps the radix
+  // sort's scratch (its launches are ordered on the one stream).
+  std::function<void(const void*, void*, void*)> run;
+  uint64_t launches = 0;
   std::string how;
   if (call.kept <= kSelectMaxK && call.kept < call.n) {
-    void* params[] = {&x, &r, &o, &vals};
-    launch(m.select, rows, 256, 0, params);
+    run = [m, r, rows, device](const void* x, void* o, void* vals) mutable {
+      void* params[] = {&x, &r, &o, &vals};
+      launch(device, m.select, rows, 256, 0, params);
+    };
+    launches = 1;
     how = "radix select per row (a block per row), then the k sorted in shared memory";
   } else if (call.n <= kBlockSortMax) {
     int p = 1;
     while (p < call.n) p <<= 1;
-    unsigned threads = static_cast<unsigned>(std::min(p, 1024));
+    unsigned threads = std::max(static_cast<unsigned>(std::min(p, 1024)), 32u);
     unsigned shared = static_cast<unsigned>(p) * ((wide ? 8u : 4u) + 4u);
-    void* params[] = {&x, &r, &p, &o, &vals};
-    launch(m.block, rows, std::max(threads, 32u), shared, params);
+    run = [m, r, rows, p, threads, shared, device](const void* x, void* o, void* vals) mutable {
+      void* params[] = {&x, &r, &p, &o, &vals};
+      launch(device, m.block, rows, threads, shared, params);
+    };
+    launches = 1;
     how = "bitonic sort in shared memory (a block per row)";
   } else {
     // Onesweep (sort_kernels.cpp): every pass's digit counts in one read, then a kernel a pass.
@@ -122,44 +126,60 @@ void run_sort(backend::SortCall& call) {
     const int64_t tile = wide ? 2048 : 4096;  // LF_OTILE
     long long tiles = (n + tile - 1) / tile;
     const size_t key_bytes = wide ? 8 : 4;
-    auto keys_a = rt::Storage::allocate(y->device, static_cast<size_t>(n) * key_bytes);
-    auto keys_b = rt::Storage::allocate(y->device, static_cast<size_t>(n) * key_bytes);
-    auto idx_a = rt::Storage::allocate(y->device, static_cast<size_t>(n) * 4);
-    auto idx_b = rt::Storage::allocate(y->device, static_cast<size_t>(n) * 4);
-    // The look-back's status words (a tile and digit each) and the tile counter after them, zeroed
-    // once: each pass's words carry its epoch. Freed when this returns, before the kernels ran: safe,
-    // as every later use of a reused block is queued on the same stream, after them.
-    const size_t status_bytes = static_cast<size_t>(tiles) * 256 * 8;
-    auto status = rt::Storage::allocate(y->device, status_bytes + 8);
-    auto hist = rt::Storage::allocate(y->device, static_cast<size_t>(passes) * 256 * 4);
-    cu::DeviceContext& ctx = cu::device_context(device);
-    const cu::Api& api = cu::api();
-    auto clear = [&](rt::Storage& s, size_t bytes) {
-      cu::check(api.cuMemsetD8Async(reinterpret_cast<cu::CUdeviceptr>(s.data()), 0, bytes, ctx.stream),
-                "cuMemsetD8Async(sort)");
+    // Keys and positions between passes; the look-back's status words (a tile and digit each) and
+    // the tile counter after them, zeroed once a call: each pass's words carry its epoch; the
+    // digit counts, zeroed a row.
+    struct Scratch {
+      std::shared_ptr<rt::Storage> keys_a, keys_b, idx_a, idx_b, status, hist;
     };
-    clear(*status, status_bytes + 8);
+    const size_t status_bytes = static_cast<size_t>(tiles) * 256 * 8, hist_bytes = static_cast<size_t>(passes) * 256 * 4;
+    auto scratch = std::make_shared<Scratch>(Scratch{rt::Storage::allocate(y->device, static_cast<size_t>(n) * key_bytes),
+                                                     rt::Storage::allocate(y->device, static_cast<size_t>(n) * key_bytes),
+                                                     rt::Storage::allocate(y->device, static_cast<size_t>(n) * 4),
+                                                     rt::Storage::allocate(y->device, static_cast<size_t>(n) * 4),
+                                                     rt::Storage::allocate(y->device, status_bytes + 8),
+                                                     rt::Storage::allocate(y->device, hist_bytes)});
     const int64_t hist_grid = std::min<int64_t>((n + 4095) / 4096, 1024);
-    void* st = status->data();
-    void* counter = static_cast<char*>(status->data()) + status_bytes;
-    void* h = hist->data();
-    for (long long row = 0; row < rows; ++row) {
-      clear(*hist, static_cast<size_t>(passes) * 256 * 4);
-      int fs = first_shift, np = passes;
-      void* hp[] = {&x, &r, &row, &fs, &np, &h};
-      launch(m.hist, hist_grid, 256, 0, hp);
-      void *ka = keys_a->data(), *kb = keys_b->data(), *ia = idx_a->data(), *ib = idx_b->data();
-      for (int pass = 0; pass < passes; ++pass) {
-        int shift = first_shift + 8 * pass, last = pass == passes - 1 ? 1 : 0;
-        unsigned epoch = static_cast<unsigned>(row * passes + pass + 1);
-        void* pp[] = {&x, &r, &row, &ka, &ia, &kb, &ib, &o, &vals, &shift, &pass, &last, &epoch, &h, &st, &counter, &tiles};
-        launch(m.pass, tiles, 256, 0, pp);
-        std::swap(ka, kb);
-        std::swap(ia, ib);
+    run = [m, r, rows, passes, first_shift, tiles, status_bytes, hist_bytes, hist_grid, scratch,
+           device](const void* x, void* o, void* vals) mutable {
+      auto clear = [&](rt::Storage& s, size_t bytes) {
+        cu::check(cu::api().cuMemsetD8Async(reinterpret_cast<cu::CUdeviceptr>(s.data()), 0, bytes,
+                                            cu::device_context(device).stream),
+                  "cuMemsetD8Async(sort)");
+      };
+      clear(*scratch->status, status_bytes + 8);
+      void* st = scratch->status->data();
+      void* counter = static_cast<char*>(scratch->status->data()) + status_bytes;
+      void* h = scratch->hist->data();
+      for (long long row = 0; row < rows; ++row) {
+        clear(*scratch->hist, hist_bytes);
+        int fs = first_shift, np = passes;
+        void* hp[] = {&x, &r, &row, &fs, &np, &h};
+        launch(device, m.hist, hist_grid, 256, 0, hp);
+        void *ka = scratch->keys_a->data(), *kb = scratch->keys_b->data(), *ia = scratch->idx_a->data(),
+             *ib = scratch->idx_b->data();
+        for (int pass = 0; pass < passes; ++pass) {
+          int shift = first_shift + 8 * pass, last = pass == passes - 1 ? 1 : 0;
+          unsigned epoch = static_cast<unsigned>(row * passes + pass + 1);
+          void* pp[] = {&x, &r, &row, &ka, &ia, &kb, &ib, &o, &vals, &shift, &pass, &last, &epoch, &h, &st, &counter, &tiles};
+          launch(device, m.pass, tiles, 256, 0, pp);
+          std::swap(ka, kb);
+          std::swap(ia, ib);
+        }
       }
-    }
+    };
+    launches = static_cast<uint64_t>(rows) * static_cast<uint64_t>(passes + 1);
     how = "Onesweep LSD radix sort (" + std::to_string(passes) +
           " passes of 8-bit digits, decoupled look-back per digit), row after row";
+  }
+  void* vals = call.values ? call.values->data() : nullptr;
+  run(call.data, out->data(), vals);
+  call.run.stats.kernels_launched += launches;
+  if (call.record) {  // for a flush plan: the keys' buffer, the positions, the values (or null)
+    call.record->outputs.emplace_back(y, out);
+    if (call.values) call.record->outputs.emplace_back(call.values_node(), call.values);
+    call.record->addresses = {call.data, out->data(), vals};
+    call.record->replay = [run](void* const* p) { run(p[0], p[1], p[2]); };
   }
   call.run.stats.bytes_moved += static_cast<uint64_t>(rows * call.n) * dtype_size(call.dtype) +
                                 static_cast<uint64_t>(y->numel()) * (sizeof(int64_t) + (vals ? dtype_size(call.dtype) : 0));

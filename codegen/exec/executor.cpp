@@ -36,15 +36,20 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
                    run.index, cat_inputs);
     return;
   }
-  // Library calls (matmul, conv2d, pool2d) are replayed as their backend recorded them.
+  // Library calls (matmul, conv2d, pool2d, attention, scans, sorts) are replayed as their backend
+  // recorded them.
   bool pool = g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Pool2d;
   bool attention = g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Attention;
-  if (pool || attention || g.kind == fuse::Group::Kind::Matmul || g.kind == fuse::Group::Kind::Conv) {
+  bool scan = g.kind == fuse::Group::Kind::Host && ir::is_scan(g.nodes[0]->op);
+  bool sort = g.kind == fuse::Group::Kind::Host && (g.nodes[0]->op == ir::Op::ArgSort || g.nodes[0]->op == ir::Op::TopK);
+  if (pool || attention || scan || sort || g.kind == fuse::Group::Kind::Matmul || g.kind == fuse::Group::Kind::Conv) {
     backend::RecordedCall call;
     backend::RecordedCall* record = rec && rec->ok ? &call : nullptr;
     CacheStats before = run.stats;
     if (pool) run_pool_group(run, record);
     else if (attention) run_attention_group(run, record);
+    else if (scan) run_scan_group(run, record);
+    else if (sort) run_sort_group(run, record);
     else if (g.kind == fuse::Group::Kind::Matmul) run_matmul_group(run, record);
     else run_conv_group(run, record);
     if (record)
@@ -55,11 +60,7 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
   }
   // Fused kernels and cat's copies are replayed; anything else runs through here every time.
   if (rec && g.kind != fuse::Group::Kind::Pointwise && g.kind != fuse::Group::Kind::Row) rec->ok = false;
-  if (g.kind == fuse::Group::Kind::Host && (g.nodes[0]->op == ir::Op::ArgSort || g.nodes[0]->op == ir::Op::TopK))
-    return run_sort_group(run);
-  // Scans and scatters: library calls of their backend (issue 23).
-  if (g.kind == fuse::Group::Kind::Host && ir::is_scan(g.nodes[0]->op))
-    return run_scan_group(run);
+  // Scatters: library calls of their backend (issue 23).
   if (g.kind == fuse::Group::Kind::Host && (g.nodes[0]->op == ir::Op::ScatterAdd || g.nodes[0]->op == ir::Op::Scatter))
     return run_scatter_group(run);
   if (g.kind == fuse::Group::Kind::Host) {

@@ -24,14 +24,14 @@ void run_conv_group(const backend::GroupRun& run, backend::RecordedCall* record)
 void run_pool_group(const backend::GroupRun& run, backend::RecordedCall* record);
 
 // An argsort or topk group: keys resolved, then its backend's sort (sort.cpp).
-void run_sort_group(const backend::GroupRun& run);
+void run_sort_group(const backend::GroupRun& run, backend::RecordedCall* record);
 
 // An attention group (codegen/fuse/attention.h): q, k, v and the mask resolved, then its
 // backend's attention (exec/attention.cpp).
 void run_attention_group(const backend::GroupRun& run, backend::RecordedCall* record);
 
 // cumsum / cumprod: input resolved as [outer, n, inner], then its backend's scan (exec/scan.cpp).
-void run_scan_group(const backend::GroupRun& run);
+void run_scan_group(const backend::GroupRun& run, backend::RecordedCall* record);
 // scatter_add: self, index and src resolved, then its backend's scatter (exec/scan.cpp).
 void run_scatter_group(const backend::GroupRun& run);
 

@@ -49,13 +49,14 @@ bool is_pending_full(const ir::Node* n) { return !n->realized() && n->op == ir::
 
 }  // namespace
 
-void run_scan_group(const backend::GroupRun& run) {
+void run_scan_group(const backend::GroupRun& run, backend::RecordedCall* record) {
   ir::Node* y = run.group.nodes[0];
   ir::Node* in = y->inputs[0].get();
   const Shape& shape = in->shape;
   size_t axis = static_cast<size_t>(y->attrs.axis);
   Operand x = operand(in, y->device);
   backend::ScanCall call{run};
+  if (!x.computed) call.record = record;
   call.op = y->op;
   call.dtype = y->dtype;
   call.in_dtype = in->dtype;
@@ -63,6 +64,7 @@ void run_scan_group(const backend::GroupRun& run) {
             merge(shape, x.view.strides, axis + 1, shape.size(), &call.inner, &call.si);
   if (!ok) {  // a permuted view whose dims do not merge: read a contiguous copy
     x = contiguous_operand(in, y->device);
+    call.record = nullptr;  // made for this call: a replay would read it stale
     merge(shape, x.view.strides, 0, axis, &call.outer, &call.so);
     merge(shape, x.view.strides, axis + 1, shape.size(), &call.inner, &call.si);
   }

@@ -23,7 +23,7 @@ bool collapse(const Shape& shape, const Shape& strides, size_t begin, size_t end
 
 }  // namespace
 
-void run_sort_group(const backend::GroupRun& run) {
+void run_sort_group(const backend::GroupRun& run, backend::RecordedCall* record) {
   ir::Node* y = run.group.nodes[0];
   ir::Node* xn = y->inputs[0].get();
   size_t axis = static_cast<size_t>(y->attrs.axis);
@@ -37,6 +37,7 @@ void run_sort_group(const backend::GroupRun& run) {
   }
   Operand x = operand(xn, y->device);
   backend::SortCall call{run};
+  if (!x.computed) call.record = record;
   if (values) call.values = rt::Storage::allocate(y->device, static_cast<size_t>(y->numel()) * dtype_size(xn->dtype));
   call.dtype = xn->dtype;
   for (size_t d = 0; d < shape.size(); ++d) {
@@ -57,6 +58,7 @@ void run_sort_group(const backend::GroupRun& run) {
       rt::copy(*v.storage, 0, *x.storage, 0, bytes);
     }
     x.view = {x.storage->data(), 0, ir::contiguous_strides(shape)};
+    call.record = nullptr;  // made for this call: a replay would read it stale
     collapse(shape, x.view.strides, 0, axis, &call.stride_outer);
     collapse(shape, x.view.strides, axis + 1, shape.size(), &call.stride_inner);
   }

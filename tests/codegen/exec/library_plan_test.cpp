@@ -261,6 +261,40 @@ TEST(LibraryPlan, ConvAndPoolReplayOnTheCpu) {
   // On a GPU both run on the host for now (not recorded): the results above are what is checked.
 }
 
+// Scans are library calls a plan replays (cuda/scan.cpp, cpu/scan.cpp): short and long lines, lines
+// side by side, a transposed input, a scan of a value the flush computed, the positions of cummax,
+// and a long line (the CPU's chunked two-pass scan, the GPU's tiles with their look-back scratch).
+TEST(LibraryPlan, ScansReplayOnNewData) {
+  NoTiers no_tiers;
+  const float c = fresh_number();
+  uint64_t replayed = check_loop(6, 50000, [&](int it) {
+    auto x = synced({input({3, 200}, it), input({50000}, 100 + it), input({40, 70}, 200 + it)});
+    Tensor a = lf::cumsum(x[0], 1) * c;
+    Tensor b = lf::cumprod(x[0] * 0.125f + 1, 0);
+    Tensor l = lf::logcumsumexp(x[1], 0);
+    Tensor m = lf::cummax(x[2].transpose(0, 1), 1).second;
+    Tensor s = lf::cumsum(x[2], 0);
+    return std::vector<Tensor>{a, b, l, m, s};
+  });
+  EXPECT_EQ(replayed, 4u);
+}
+
+// Sorts are library calls a plan replays with their values (cuda/sort.cpp, cpu/sort.cpp): the
+// GPU's selection, block sort and radix sort (its scratch kept by the plan), a strided row, and a
+// computed key; positions and values checked against the reference every iteration.
+TEST(LibraryPlan, SortsReplayOnNewData) {
+  NoTiers no_tiers;
+  const float c = fresh_number();
+  uint64_t replayed = check_loop(6, 1, [&](int it) {
+    auto x = synced({input({4, 300}, it), input({20000}, 100 + it)});
+    auto [v, i] = lf::sort(x[0] * c, 1, true);
+    auto [tv, ti] = lf::topk(x[0].transpose(0, 1), 5, 0);
+    auto [lv, li] = lf::sort(x[1], 0);
+    return std::vector<Tensor>{v, i, tv, ti, lv, li, lf::argsort(x[1], 0, true)};
+  });
+  EXPECT_EQ(replayed, 4u);
+}
+
 // A replayed flush counts what the recorded one did: the library calls' launches (GEMM and
 // epilogue) and bytes, and every kernel it looked up as a hit.
 TEST(LibraryPlan, ReplayCountersMatchARunThatIsNotReplayed) {
