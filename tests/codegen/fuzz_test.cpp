@@ -784,16 +784,17 @@ class Graph {
         return;
       }
       bool desc = rng_.chance(0.5);
-      int which = static_cast<int>(rng_.range(0, size > 0 ? 4 : 2));
-      int64_t k = which == 2 ? rng_.range(0, size) : which == 3 ? rng_.range(1, size) : 0;
-      if (which == 0) r = lf::sort(a.t, d, desc).first;
+      int which = static_cast<int>(rng_.range(0, size > 0 ? 5 : 2));
+      int64_t k = which == 2 || which == 5 ? rng_.range(0, size) : which == 3 ? rng_.range(1, size) : 0;
+      if (which == 0) r = lf::sort(a.t, d, desc).first;  // the values written by the sort's group
       else if (which == 1) r = lf::argsort(a.t, d, desc);
       else if (which == 2) r = lf::topk(a.t, k, d, desc).second;
       else if (which == 3) r = lf::kthvalue(a.t, k, d, desc).second;  // desc: keepdim
-      else r = lf::median(a.t, d, desc).first;
-      const char* names[] = {"sort(", "argsort(", "topk indices(", "kthvalue indices(", "median("};
+      else if (which == 4) r = lf::median(a.t, d, desc).first;
+      else r = lf::topk(a.t, k, d, desc).first;  // values, as sort's
+      const char* names[] = {"sort(", "argsort(", "topk indices(", "kthvalue indices(", "median(", "topk values("};
       what << names[which] << a.name << ", " << d;
-      if (which >= 2 && which <= 3) what << ", k=" << k;
+      if ((which >= 2 && which <= 3) || which == 5) what << ", k=" << k;
       what << (desc ? ", descending/keepdim" : "") << ")";
       if (which > 0 && which < 4) rel = 0;
     }
