@@ -210,7 +210,7 @@ void launch(const Prepared& k, CacheStats& stats) {
 void materialize_outputs(const Prepared& k) {
   for (size_t i = 0; i < k.low.outputs.size(); ++i) {
     ir::Node* o = k.low.outputs[i];
-    materialize(*o, k.low.out_storage[i], ir::Layout{ir::contiguous_strides(o->shape), 0});
+    materialize(*o, k.low.out_storage[i], ir::Layout{k.low.out_strides[i], 0});
   }
 }
 

@@ -27,6 +27,7 @@ void Recorder::add(const backend::Prepared& k) {
     const void* data = k.low.out_storage[i]->data();
     if (position < 0 || data == nullptr) ok = false;
     else s.outputs.push_back(position);
+    s.out_strides.push_back(k.low.out_strides[i]);
     // An address seen before belonged to a buffer freed during this flush (an intermediate whose
     // last reader ran): from here on it names this output, and when that buffer was an earlier
     // output at least as large, the replay hands its buffer on to this one too.
@@ -46,6 +47,7 @@ void Recorder::add_cat(const ir::Node& cat, const std::vector<backend::Prepared>
     plan::Step s;
     if (c == 0) {  // allocates the cat's buffer; every copy writes a slab of it
       s.outputs.push_back(position);
+      s.out_strides.push_back(cat.layout.strides);
       s.reuse.push_back(reuse);
       s.alloc_bytes.push_back(cat.storage->nbytes());
     }
@@ -61,6 +63,7 @@ void Recorder::add_library(const backend::RecordedCall& call, uint64_t launches,
     const rt::Storage& storage = *call.outputs[i].second;
     if (position < 0 || storage.data() == nullptr) ok = false;
     s.outputs.push_back(position);
+    s.out_strides.push_back(call.outputs[i].first->layout.strides);  // the call has materialized it
     s.reuse.push_back(new_slot(storage.data(), storage.nbytes(), s.outputs.size() - 1));
     s.alloc_bytes.push_back(storage.nbytes());
   }
@@ -355,14 +358,14 @@ void finish_replay(plan::Plan& plan, const std::vector<ir::Node*>& order, CacheS
   }
   size_t slot = 0;
   for (plan::Step& s : plan.steps) {
-    for (int o : s.outputs) {
+    for (size_t i = 0; i < s.outputs.size(); ++i) {
       // Past the order: an intermediate a rewrite made (plan::number_new), read by later steps only.
-      if (static_cast<size_t>(o) >= order.size()) {
+      if (static_cast<size_t>(s.outputs[i]) >= order.size()) {
         ++slot;
         continue;
       }
-      ir::Node* n = order[static_cast<size_t>(o)];
-      backend::materialize(*n, slots[slot++], ir::Layout{ir::contiguous_strides(n->shape), 0});
+      ir::Node* n = order[static_cast<size_t>(s.outputs[i])];
+      backend::materialize(*n, slots[slot++], ir::Layout{s.out_strides[i], 0});
     }
   }
   release_slots(slots);  // the nodes hold the buffers now

@@ -38,9 +38,10 @@ class Lowerer {
       auto storage = place ? place->storage
                            : rt::Storage::allocate(device_, static_cast<size_t>(o->numel()) * dtype_size(o->dtype));
       bool row = is_row(o);
+      Shape strides = place ? place->strides : output_strides(*o, value);
       OperandData od;
       od.meta = Operand{Operand::Kind::Output, o->dtype, row, {}};
-      od.strides = to_full(place ? place->strides : ir::contiguous_strides(o->shape), o->shape, row);
+      od.strides = to_full(strides, o->shape, row);
       od.offset = place ? place->offset : 0;
       od.pointer = storage->data();
       int slot = static_cast<int>(operands_.size());
@@ -48,6 +49,7 @@ class Lowerer {
       out_.kernel.outputs.push_back({value, slot});
       out_.outputs.push_back(o);
       out_.out_storage.push_back(std::move(storage));
+      out_.out_strides.push_back(std::move(strides));
       out_.bytes += o->numel() * static_cast<int64_t>(dtype_size(o->dtype));
     }
     canonicalize();
@@ -60,6 +62,21 @@ class Lowerer {
     auto it = p_.group_of.find(n);
     return it != p_.group_of.end() && it->second == index_;
   }
+  // A fresh output's strides: channels-last when the group is pointwise, the output 4-D and its
+  // expression (instruction `value`) reads a channels-last 4-D buffer; else contiguous. A copy is
+  // always contiguous (copies make contiguous buffers: a reshape that cannot view its input, a
+  // library operand, `contiguous()`), and a matmul epilogue keeps the product's row-major rows.
+  // fuse::insert_reshape_copies assumes no more than this (its ChannelsLastReach).
+  Shape output_strides(const Node& o, int value) const {
+    if (reads_channels_last_[static_cast<size_t>(value)] && !out_.kernel.row && !keep_last_dim_ &&
+        o.shape.size() == 4 && o.op != ir::Op::Copy)
+      return ir::channels_last_strides(o.shape);
+    return ir::contiguous_strides(o.shape);
+  }
+  static bool channels_last(const Node& source) {
+    return source.realized() && ir::is_channels_last(source.shape, source.layout);
+  }
+
   bool is_row(const Node* n) const {
     auto it = p_.row_phase.find(n);
     return it != p_.row_phase.end() && it->second;
@@ -85,8 +102,11 @@ class Lowerer {
     return s;
   }
 
-  int push(Instr in) {
+  // `reads_channels_last`: the instruction loads a channels-last buffer (or its arguments do).
+  int push(Instr in, bool reads_channels_last = false) {
+    for (int a : in.args) reads_channels_last = reads_channels_last || reads_channels_last_[static_cast<size_t>(a)];
     out_.kernel.instrs.push_back(std::move(in));
+    reads_channels_last_.push_back(reads_channels_last);
     return static_cast<int>(out_.kernel.instrs.size()) - 1;
   }
 
@@ -144,7 +164,7 @@ class Lowerer {
     } else {
       out_.bytes += source->numel() * static_cast<int64_t>(dtype_size(source->dtype));
     }
-    return leaves_[key] = push(in);
+    return leaves_[key] = push(in, channels_last(*source));
   }
 
   int instr_of(Node* n) {
@@ -260,7 +280,7 @@ class Lowerer {
     in.args = {index};
     in.params = {param(kir::ParamKind::Int, size), param(kir::ParamKind::Int, stride),
                  param(kir::ParamKind::Int, static_cast<int64_t>(out_.gathers.size()))};
-    return push(std::move(in));
+    return push(std::move(in), channels_last(*source));
   }
 
   // A remap (ir::Op::Remap): like a gather, its source is read from memory through a view whose
@@ -305,7 +325,7 @@ class Lowerer {
     in.args = std::move(indices);
     in.params = std::move(stride_params);
     in.params.push_back(param(kir::ParamKind::Int, reach));
-    return push(std::move(in));
+    return push(std::move(in), channels_last(*source));
   }
 
   static void zero(rt::Storage& s) {
@@ -323,6 +343,13 @@ class Lowerer {
     size_t rank = g_.full.size();
     std::vector<size_t> outer, inner;
     for (size_t d = 0; d < rank; ++d) (out_.kernel.row && reduced(d) ? inner : outer).push_back(d);
+    // A pointwise kernel runs in its first output's memory order (dims by decreasing stride; a
+    // contiguous output keeps the logical order), so that a channels-last output is written, and
+    // channels-last inputs read, as one dense run.
+    if (!out_.kernel.row && !keep_last_dim_ && !out_.kernel.outputs.empty()) {
+      const Shape& os = operands_[static_cast<size_t>(out_.kernel.outputs[0].slot)].strides;
+      std::stable_sort(outer.begin(), outer.end(), [&](size_t a, size_t b) { return os[a] > os[b]; });
+    }
     auto coalesce = [&](const std::vector<size_t>& dims) {
       std::vector<int64_t> sizes;
       std::vector<Shape> strides(operands_.size());
@@ -397,6 +424,7 @@ class Lowerer {
   const std::vector<OutputPlacement>* placement_;
   Lowered out_;
   std::vector<OperandData> operands_;
+  std::vector<bool> reads_channels_last_;  // per instruction (push)
   std::unordered_map<Node*, int> memo_;
   std::map<std::pair<Node*, bool>, int> inline_memo_;
   std::map<std::tuple<Node*, Shape, int64_t, bool>, int> leaves_;

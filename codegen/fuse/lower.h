@@ -17,7 +17,11 @@ struct Lowered {
   kir::Kernel kernel;
   kir::LaunchArgs args;
   std::vector<ir::Node*> outputs;                         // in kernel output order
-  std::vector<std::shared_ptr<rt::Storage>> out_storage;  // freshly allocated, contiguous
+  std::vector<std::shared_ptr<rt::Storage>> out_storage;  // freshly allocated (or the placement's)
+  // Each output's strides in its buffer: contiguous, the placement's, or channels-last where a
+  // pointwise output of rank 4 reads a channels-last input (memory format propagation, as
+  // PyTorch's: a GPU convolution writes NHWC, and the ops after it keep that layout).
+  std::vector<Shape> out_strides;
   int64_t bytes = 0;                                      // bytes read and written, at least once each
   // Gathers: the kernel's error operand ({tag, index}, zero before the launch: check_gathers()
   // reads it after) and the gather node of each tag (tag t is gathers[t - 1]).

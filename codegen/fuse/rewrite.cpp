@@ -424,6 +424,45 @@ int inline_cats(const std::vector<ir::Node*>& order) {
   return rewritten;
 }
 
+namespace {
+
+// Whether a pending value may be stored channels-last once computed: it reads, at any depth within
+// the flush, a channels-last buffer or a convolution (whose output a GPU writes NHWC, and the
+// pointwise kernels after it keep: lower.h's out_strides). A superset of what the lowering and the
+// backends decide, for the reshape check below, which otherwise takes a computed value to be
+// contiguous.
+class ChannelsLastReach {
+ public:
+  bool operator()(ir::Node* root) {
+    std::vector<std::pair<ir::Node*, size_t>> stack{{root, 0}};
+    while (!stack.empty()) {
+      ir::Node* n = stack.back().first;
+      size_t i = stack.back().second;
+      if (memo_.count(n)) {
+        stack.pop_back();
+      } else if (n->realized() || n->op == ir::Op::Conv2d || n->op == ir::Op::Copy) {
+        // A copy is always contiguous (lower.h): copies exist to make contiguous buffers.
+        memo_[n] = n->op == ir::Op::Conv2d || (n->realized() && ir::is_channels_last(n->shape, n->layout));
+        stack.pop_back();
+      } else if (i < n->inputs.size()) {
+        ++stack.back().second;
+        stack.emplace_back(n->inputs[i].get(), 0);
+      } else {
+        bool any = false;
+        for (const ir::NodePtr& in : n->inputs) any = any || memo_[in.get()];
+        memo_[n] = any;
+        stack.pop_back();
+      }
+    }
+    return memo_[root];
+  }
+
+ private:
+  std::unordered_map<const ir::Node*, bool> memo_;
+};
+
+}  // namespace
+
 int insert_reshape_copies(const std::vector<ir::Node*>& order, std::vector<ir::NodePtr>* unlinked) {
   std::vector<ir::NodePtr> made, keep;
   std::vector<ir::Node*> all = order;
@@ -440,6 +479,7 @@ int insert_reshape_copies(const std::vector<ir::Node*>& order, std::vector<ir::N
     inserted += n;
     if (n == 0) break;
   }
+  ChannelsLastReach channels_last;
   for (ir::Node* n : all) {
     if (reads_source_from_memory(*n)) {
       // A gather reads its source from memory at data-dependent places: a generator (arange,
@@ -455,9 +495,16 @@ int insert_reshape_copies(const std::vector<ir::Node*>& order, std::vector<ir::N
     if (n->op != ir::Op::Reshape) continue;
     ir::Node* in = n->inputs[0].get();
     auto [source, chain] = ir::resolve_views(in);
-    if (!is_view(in->op) && !in->realized()) continue;  // a computed value is contiguous
-    auto s = ir::view_of_chain(*source, chain);
-    if (s && ir::reshape_strides(*s, n->shape)) continue;
+    auto s = ir::view_of_chain(*source, chain);  // a computed source taken to be contiguous
+    bool viewable = s && ir::reshape_strides(*s, n->shape);
+    if (viewable && !source->realized() && source->shape.size() == 4 && channels_last(source)) {
+      // ... unless it may be computed channels-last: then the reshape must view that layout too.
+      std::optional<ir::Strided> cl = ir::Strided{source->shape, ir::channels_last_strides(source->shape), 0};
+      for (const ir::Node* v : chain)
+        if (cl) cl = ir::apply_view(*cl, *v);
+      viewable = cl && ir::reshape_strides(*cl, n->shape);
+    }
+    if (viewable) continue;
     n->inputs[0] = ir::make_node(ir::Op::Copy, in->dtype, in->device, Shape(in->shape), {n->inputs[0]});
     ++inserted;
   }

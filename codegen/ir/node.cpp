@@ -25,6 +25,19 @@ bool is_contiguous(const Shape& shape, const Layout& layout) {
   return true;
 }
 
+Shape channels_last_strides(const Shape& shape) {
+  if (shape.size() != 4) return contiguous_strides(shape);
+  return {shape[1] * shape[2] * shape[3], 1, shape[3] * shape[1], shape[1]};
+}
+
+bool is_channels_last(const Shape& shape, const Layout& layout) {
+  if (shape.size() != 4 || shape[1] <= 1 || shape[2] * shape[3] <= 1) return false;
+  Shape want = channels_last_strides(shape);
+  for (size_t d = 0; d < 4; ++d)
+    if (shape[d] != 1 && layout.strides[d] != want[d]) return false;
+  return true;
+}
+
 namespace {
 
 // Node memory and shape buffers come from per-thread free lists: a flush frees thousands of nodes

@@ -101,6 +101,11 @@ struct Layout {
 
 Shape contiguous_strides(const Shape& shape);
 bool is_contiguous(const Shape& shape, const Layout& layout);
+// The strides of a dense [N, C, H, W] array stored as [N, H, W, C] (PyTorch's channels_last).
+Shape channels_last_strides(const Shape& shape);
+// Whether a 4-D value is stored channels-last and not also contiguous (C > 1 and H * W > 1: a
+// layout that only channels-last strides describe), the offset aside.
+bool is_channels_last(const Shape& shape, const Layout& layout);
 
 struct Node {
   Op op;
