@@ -35,6 +35,9 @@ struct Config {
   // one it runs and times (cudnnFindConvolutionForwardAlgorithm; PyTorch's
   // torch.backends.cudnn.benchmark, off by default there too) instead of its heuristic's first.
   bool conv_benchmark = false;
+  // LAZYFUSE_CONV_NHWC=0: cuDNN convolutions take and write NCHW (cuDNN then transposes around its
+  // kernels); 1 (default): NHWC, the layout its tensor-core kernels run on (codegen/cuda/cudnn.h).
+  bool conv_nhwc = true;
   int attention_rows = 0;  // LAZYFUSE_ATTENTION_ROWS: query rows a block of the GPU's tensor-core attention (0: auto)
   // LAZYFUSE_TIERED_COMPILE=0: a new GPU kernel is compiled fully optimized before its first
   // launch, instead of a quick build first and the optimized build on a background thread.

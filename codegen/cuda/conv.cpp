@@ -70,37 +70,46 @@ Buffer buffer(ir::Node* n, const Shape& strides) {
 // The group as one cuDNN convolution + bias + activation, when its epilogue is that form and its
 // operands are buffers cuDNN reads; the output goes to the epilogue's node. False (and *why) when
 // not: the caller runs the convolution and the epilogue kernel.
-bool run_fused(backend::ConvCall& call, const std::shared_ptr<rt::Storage>& out, std::string* how, std::string* why) {
+bool run_fused(backend::ConvCall& call, const std::shared_ptr<rt::Storage>& out, const Shape& y_strides, std::string* how,
+               std::string* why) {
   backend::BiasActivation e;
   if (!backend::bias_activation(call.run.group, &e, why)) return false;
   ir::Node* y = call.product();
   Buffer bias = buffer(e.bias, {0, 1, 0, 0});
-  Buffer z = e.z ? buffer(e.z, ir::contiguous_strides(y->shape)) : Buffer{};
+  // The residual in the output's layout, or (for an NHWC output) a contiguous NCHW one that cuDNN
+  // transforms first: the block's input in a network's first residual.
+  const Shape dense = ir::contiguous_strides(y->shape);
+  Buffer z = e.z ? buffer(e.z, y_strides) : Buffer{};
+  bool z_nchw = false;
+  if (e.z && !z.storage && y_strides != dense) {
+    z = buffer(e.z, dense);
+    z_nchw = z.storage != nullptr;
+  }
   if (!bias.storage || (e.z && !z.storage)) {
-    *why = !bias.storage ? "the bias is not a contiguous buffer" : "the residual is not a contiguous NCHW buffer";
+    *why = !bias.storage ? "the bias is not a contiguous buffer" : "the residual is not an NCHW or NHWC buffer";
     return false;
   }
   int device = y->device.index();
   bool relu = e.relu;
-  lf::Status s = cudnn_conv2d_bias_act(call, out->data(), bias.at(), z.at(), relu, device, how);
+  lf::Status s = cudnn_conv2d_bias_act(call, out->data(), bias.at(), z.at(), z_nchw, relu, device, how);
   if (!s.ok()) {
     *why = std::string(s.message());
     return false;
   }
   ++call.run.stats.kernels_launched;
   call.run.stats.bytes_moved += call.bytes + (z.storage ? call.y_bytes : 0);
-  backend::materialize(*e.out, out, ir::Layout{ir::contiguous_strides(y->shape), 0});
+  backend::materialize(*e.out, out, ir::Layout{y_strides, 0});
   if (call.record) {  // for a flush plan: x, w, y, bias, z (null without one)
     backend::RecordedCall& r = *call.record;
     r.outputs.emplace_back(e.out, out);
     r.addresses = {call.x.data, call.w.data, out->data(), bias.storage->data(),
                    z.storage ? z.storage->data() : nullptr};
-    r.replay = [g = geometry_of(call), b = bias.offset, zo = z.offset, relu, device](void* const* p) {
+    r.replay = [g = geometry_of(call), b = bias.offset, zo = z.offset, z_nchw, relu, device](void* const* p) {
       g->x.data = p[0];
       g->w.data = p[1];
       const void* zp = p[4] ? static_cast<const char*>(p[4]) + zo : nullptr;
       std::string unused;
-      check_replay(cudnn_conv2d_bias_act(*g, p[2], static_cast<const char*>(p[3]) + b, zp, relu, device, &unused));
+      check_replay(cudnn_conv2d_bias_act(*g, p[2], static_cast<const char*>(p[3]) + b, zp, z_nchw, relu, device, &unused));
     };
   }
   return true;
@@ -142,17 +151,23 @@ void run_conv(backend::ConvCall& call) {
   const std::string& mode = rt::config().conv;  // LAZYFUSE_CONV
   std::string how, declined, not_fused;
   bool done = call.y_bytes == 0, cudnn = false;
+  // cuDNN writes NHWC where it runs the problem so (cudnn.h), and the pointwise kernels after it
+  // keep that layout (lower.h); the generated kernel writes NCHW.
+  bool nhwc = false;
+  lf::Status usable = done || mode == "generated" ? lf::OkStatus() : cudnn_output_nhwc(call, device, &nhwc);
+  Shape y_strides = nhwc ? ir::channels_last_strides(y->shape) : ir::contiguous_strides(y->shape);
   if (done) {
     how = "nothing to compute (an empty output)";
-  } else if (mode != "generated" && call.has_epilogue() && run_fused(call, out, &how, &not_fused)) {
+  } else if (mode != "generated" && usable.ok() && call.has_epilogue() && run_fused(call, out, y_strides, &how, &not_fused)) {
     return call.log(how);
   } else if (mode != "generated") {
-    lf::Status s = cudnn_conv2d(call, out->data(), device, &how);
+    lf::Status s = usable.ok() ? cudnn_conv2d(call, out->data(), device, &how) : usable;
     done = cudnn = s.ok();
     if (!done) declined = "cuDNN declined: " + std::string(s.message());
   } else {
     declined = "LAZYFUSE_CONV=generated";
   }
+  if (!cudnn) y_strides = ir::contiguous_strides(y->shape);
   if (!done) {
     lf::Status s = generated_conv2d(call, out->data(), device, &how);
     if (!s.ok())
@@ -162,7 +177,7 @@ void run_conv(backend::ConvCall& call) {
   }
   ++call.run.stats.kernels_launched;
   call.run.stats.bytes_moved += call.bytes;
-  backend::materialize(*y, out, ir::Layout{ir::contiguous_strides(y->shape), 0});
+  backend::materialize(*y, out, ir::Layout{y_strides, 0});
   std::optional<backend::Prepared> epilogue = run_epilogue(call, &how);
   if (!not_fused.empty()) how += " (not cuDNN's fused bias + activation: " + not_fused + ")";
   // The generated kernel is not recorded (it is compiled outside the kernel cache): such a flush

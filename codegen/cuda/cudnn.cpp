@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "codegen/cuda/cudnn_abi.h"
+#include "codegen/ir/node.h"
 #include "runtime/config.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/shared_library.h"
@@ -61,6 +62,7 @@ const Loaded& loaded() {
     lib.bind(a.create_activation, "cudnnCreateActivationDescriptor");
     lib.bind(a.set_activation, "cudnnSetActivationDescriptor");
     lib.bind(a.bias_act_forward, "cudnnConvolutionBiasActivationForward");
+    lib.bind(a.transform, "cudnnTransformTensor");
     if (!lib.missing().empty()) l.error = l.name + " lacks entry points: " + lib.missing();
     else if (a.version() < 90000) l.error = l.name + " is cuDNN " + std::to_string(a.version()) + ", not 9";
     return l;
@@ -115,6 +117,24 @@ void x_strides(const backend::ConvCall& c, int64_t out[4]) {
   }
 }
 
+// Whether x is stored NHWC (dense, channels innermost), where its size-1 dims allow any stride.
+bool x_is_nhwc(const backend::ConvCall& c) {
+  Shape sizes{c.batch, c.channels, c.height, c.width};
+  Shape want = ir::channels_last_strides(sizes);
+  for (size_t d = 0; d < 4; ++d)
+    if (sizes[d] != 1 && c.x.strides[d] != want[d]) return false;
+  return true;
+}
+
+bool set_4d(const dnn::Api& a, dnn::TensorDesc* desc, int data, const Shape& sizes, const Shape& strides) {
+  int d[4], st[4];
+  for (size_t i = 0; i < 4; ++i) {
+    d[i] = static_cast<int>(sizes[i]);
+    st[i] = static_cast<int>(strides[i]);
+  }
+  return a.create_tensor(desc) == 0 && a.set_tensor_nd(*desc, data, 4, d, st) == 0;
+}
+
 // Descriptors and the chosen algorithm of one problem shape, made once and kept (a declined
 // problem's descriptors are not destroyed either: one set per declined shape, remembered).
 struct Plan {
@@ -124,6 +144,14 @@ struct Plan {
   int algo = 0, math = 0;
   size_t workspace = 0;
   bool timed = false;  // chosen by timing every algorithm (LAZYFUSE_CONV_BENCHMARK=1)
+  // NHWC (cudnn.h): x, the filter (KRSC) and y channels-last. The filter, OIHW in memory, is
+  // transformed into scratch each call (w_oihw -> w_krsc descriptors), and x too where it is not
+  // NHWC already (x_given -> x); the scratch follows the workspace in one device buffer.
+  bool nhwc = false;
+  dnn::TensorDesc x_given = nullptr;  // x as it is, when it is transformed
+  dnn::TensorDesc w_oihw = nullptr, w_krsc = nullptr;
+  size_t x_bytes = 0, w_bytes = 0;  // scratch for the transformed x (0 when x is NHWC) and filter
+  dnn::TensorDesc z_nchw = nullptr;  // a contiguous NCHW residual, transformed to NHWC (made on first use)
   // The fused convolution + bias + activation: the bias descriptor ([1, O, 1, 1]), made on first
   // use; the identity activation's workspace (it runs implicit precomputed GEMM only), SIZE_MAX
   // until asked; why cuDNN refused the fused call, once it did (not asked again).
@@ -141,26 +169,35 @@ struct PerDevice {
   dnn::ActivationDesc relu = nullptr, identity = nullptr;
 };
 
-lf::Status make_plan(const backend::ConvCall& c, dnn::Handle handle, bool tf32, bool benchmark, Plan* plan) {
+lf::Status make_plan(const backend::ConvCall& c, dnn::Handle handle, bool tf32, bool benchmark, bool nhwc, Plan* plan) {
   const dnn::Api& a = loaded().api;
   int data = 0, compute = 0;
   data_type(c.dtype, &data, &compute);
   int64_t xs[4];
   x_strides(c, xs);
-  int xd[4] = {static_cast<int>(c.batch), static_cast<int>(c.channels), static_cast<int>(c.height), static_cast<int>(c.width)};
-  int xst[4] = {static_cast<int>(xs[0]), static_cast<int>(xs[1]), static_cast<int>(xs[2]), static_cast<int>(xs[3])};
-  int yd[4] = {static_cast<int>(c.batch), static_cast<int>(c.out_channels), static_cast<int>(c.out_h), static_cast<int>(c.out_w)};
-  int yst[4] = {yd[1] * yd[2] * yd[3], yd[2] * yd[3], yd[3], 1};
   const auto& p = c.params;
-  LF_DNN_RETURN_IF_ERROR(a.create_tensor(&plan->x));
-  LF_DNN_RETURN_IF_ERROR(a.create_tensor(&plan->y));
+  Shape xd{c.batch, c.channels, c.height, c.width}, yd{c.batch, c.out_channels, c.out_h, c.out_w};
+  Shape wd{c.out_channels, c.channels / p.groups, c.kernel_h, c.kernel_w};
+  Shape given{xs[0], xs[1], xs[2], xs[3]};
+  size_t esize = dtype_size(c.dtype);
+  plan->nhwc = nhwc;
+  if (nhwc && !x_is_nhwc(c)) {
+    if (!set_4d(a, &plan->x_given, data, xd, given)) return lf::InternalError("cuDNN: x's descriptor");
+    plan->x_bytes = static_cast<size_t>(shape_numel(xd)) * esize;
+  }
+  if (nhwc) {
+    if (!set_4d(a, &plan->w_oihw, data, wd, ir::contiguous_strides(wd)) ||
+        !set_4d(a, &plan->w_krsc, data, wd, ir::channels_last_strides(wd)))
+      return lf::InternalError("cuDNN: the filter's transform descriptors");
+    plan->w_bytes = static_cast<size_t>(shape_numel(wd)) * esize;
+  }
+  if (!set_4d(a, &plan->x, data, xd, nhwc ? ir::channels_last_strides(xd) : given) ||
+      !set_4d(a, &plan->y, data, yd, nhwc ? ir::channels_last_strides(yd) : ir::contiguous_strides(yd)))
+    return lf::InternalError("cuDNN: the tensor descriptors");
   LF_DNN_RETURN_IF_ERROR(a.create_filter(&plan->w));
   LF_DNN_RETURN_IF_ERROR(a.create_conv(&plan->conv));
-  LF_DNN_RETURN_IF_ERROR(a.set_tensor_nd(plan->x, data, 4, xd, xst));
-  LF_DNN_RETURN_IF_ERROR(a.set_tensor_nd(plan->y, data, 4, yd, yst));
-  LF_DNN_RETURN_IF_ERROR(a.set_filter_4d(plan->w, data, dnn::kNchw, static_cast<int>(c.out_channels),
-                                         static_cast<int>(c.channels / p.groups), static_cast<int>(c.kernel_h),
-                                         static_cast<int>(c.kernel_w)));
+  LF_DNN_RETURN_IF_ERROR(a.set_filter_4d(plan->w, data, nhwc ? dnn::kNhwc : dnn::kNchw, static_cast<int>(wd[0]),
+                                         static_cast<int>(wd[1]), static_cast<int>(wd[2]), static_cast<int>(wd[3])));
   LF_DNN_RETURN_IF_ERROR(a.set_conv_2d(plan->conv, static_cast<int>(p.pad_top), static_cast<int>(p.pad_left),
                                        static_cast<int>(p.stride_h), static_cast<int>(p.stride_w),
                                        static_cast<int>(p.dil_h), static_cast<int>(p.dil_w), dnn::kCrossCorrelation, compute));
@@ -248,7 +285,9 @@ std::mutex& plans_mutex() {
 }
 
 // The device's handle (on its current stream) and the plan of the call's problem shape, made on
-// first sight; the caller holds plans_mutex().
+// first sight: NHWC where LAZYFUSE_CONV_NHWC allows it and the type is not float64 (cuDNN's NHWC
+// kernels are the tensor-core ones), else or where cuDNN declines NHWC, NCHW. The caller holds
+// plans_mutex().
 lf::Status find_plan(const backend::ConvCall& c, int device, PerDevice** dev_out, Plan** plan_out) {
   if (lf::Status s = cudnn_supports(c); !s.ok()) return s;
   const dnn::Api& a = loaded().api;
@@ -256,13 +295,6 @@ lf::Status find_plan(const backend::ConvCall& c, int device, PerDevice** dev_out
   int64_t xs[4];
   x_strides(c, xs);
   const auto& p = c.params;
-  char key[512];
-  std::snprintf(key, sizeof key, "%d|%d|%d|%lld,%lld,%lld,%lld|%lld,%lld,%lld,%lld|%lld,%lld,%lld|%lld,%lld,%lld,%lld,%lld,%lld,%lld",
-                static_cast<int>(c.dtype), tf32 ? 1 : 0, benchmark ? 1 : 0, (long long)c.batch, (long long)c.channels, (long long)c.height,
-                (long long)c.width, (long long)xs[0], (long long)xs[1], (long long)xs[2], (long long)xs[3],
-                (long long)c.out_channels, (long long)c.kernel_h, (long long)c.kernel_w, (long long)p.stride_h,
-                (long long)p.stride_w, (long long)p.pad_top, (long long)p.pad_left, (long long)p.dil_h, (long long)p.dil_w,
-                (long long)p.groups);
   static std::map<int, PerDevice> devices;
   rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
   PerDevice& dev = devices[device];
@@ -271,20 +303,37 @@ lf::Status find_plan(const backend::ConvCall& c, int device, PerDevice** dev_out
     LF_DNN_RETURN_IF_ERROR(a.set_stream(dev.handle, stream));
     dev.stream = stream;
   }
-  auto it = dev.plans.find(key);
-  if (it == dev.plans.end()) {
-    if (auto d = dev.declined.find(key); d != dev.declined.end()) return d->second;
-    Plan plan;
-    if (lf::Status s = make_plan(c, dev.handle, tf32, benchmark, &plan); !s.ok()) {
-      dev.declined.emplace(key, s);
-      return s;
+  lf::Status status;
+  for (bool nhwc : {true, false}) {
+    if (nhwc && (!rt::config().conv_nhwc || c.dtype == DType::Float64)) continue;
+    char key[512];
+    std::snprintf(key, sizeof key, "%d|%d|%d|%d|%lld,%lld,%lld,%lld|%lld,%lld,%lld,%lld|%lld,%lld,%lld|%lld,%lld,%lld,%lld,%lld,%lld,%lld",
+                  nhwc ? 1 : 0, static_cast<int>(c.dtype), tf32 ? 1 : 0, benchmark ? 1 : 0, (long long)c.batch, (long long)c.channels, (long long)c.height,
+                (long long)c.width, (long long)xs[0], (long long)xs[1], (long long)xs[2], (long long)xs[3],
+                (long long)c.out_channels, (long long)c.kernel_h, (long long)c.kernel_w, (long long)p.stride_h,
+                  (long long)p.stride_w, (long long)p.pad_top, (long long)p.pad_left, (long long)p.dil_h, (long long)p.dil_w,
+                  (long long)p.groups);
+    auto it = dev.plans.find(key);
+    if (it == dev.plans.end()) {
+      if (auto d = dev.declined.find(key); d != dev.declined.end()) {
+        status = d->second;
+        continue;
+      }
+      Plan plan;
+      if (lf::Status s = make_plan(c, dev.handle, tf32, benchmark, nhwc, &plan); !s.ok()) {
+        dev.declined.emplace(key, s);
+        status = s;
+        continue;
+      }
+      it = dev.plans.emplace(key, plan).first;
     }
-    it = dev.plans.emplace(key, plan).first;
+    *dev_out = &dev;
+    *plan_out = &it->second;
+    return lf::OkStatus();
   }
-  *dev_out = &dev;
-  *plan_out = &it->second;
-  return lf::OkStatus();
+  return status;
 }
+
 
 void* grown_workspace(PerDevice& dev, size_t bytes, int device) {
   if (bytes == 0) return nullptr;
@@ -296,8 +345,56 @@ const void* at(const kir::GemmOperand& o, DType d) {
   return static_cast<const char*>(o.data) + o.offset * static_cast<int64_t>(dtype_size(d));
 }
 
+constexpr size_t align_up(size_t n) { return (n + 255) & ~size_t{255}; }
+
+// The plan's operands as its kernels read them: x, or x transformed to NHWC, the filter (KRSC
+// for an NHWC plan), and the workspace.
+struct Operands {
+  const void* x = nullptr;
+  const void* w = nullptr;
+  const void* z = nullptr;  // the residual, transformed to NHWC when it was given NCHW
+  void* workspace = nullptr;
+};
+
+// Transforms the operands an NHWC plan needs into the scratch after `workspace` bytes of it: x
+// where it is not NHWC, the filter, and `z_nchw`, a contiguous NCHW residual, when given.
+lf::Status operands(const backend::ConvCall& c, PerDevice& dev, Plan& plan, size_t workspace, int device,
+                    const void* z_nchw, Operands* out) {
+  const dnn::Api& a = loaded().api;
+  size_t ws = align_up(workspace), xb = align_up(plan.x_bytes), wb = align_up(plan.w_bytes);
+  size_t zb = z_nchw ? c.y_bytes : 0;
+  char* base = static_cast<char*>(grown_workspace(dev, ws + xb + wb + zb, device));
+  out->workspace = workspace ? base : nullptr;
+  out->x = at(c.x, c.dtype);
+  out->w = at(c.w, c.dtype);
+  out->z = z_nchw;
+  if (!plan.nhwc) return lf::OkStatus();
+  float one = 1, zero = 0;  // never float64 (find_plan)
+  if (z_nchw) {
+    if (!plan.z_nchw) {
+      Shape yd{c.batch, c.out_channels, c.out_h, c.out_w};
+      int data = 0, compute = 0;
+      data_type(c.dtype, &data, &compute);
+      if (!set_4d(a, &plan.z_nchw, data, yd, ir::contiguous_strides(yd)))
+        return lf::InternalError("cuDNN: the residual's descriptor");
+    }
+    LF_DNN_RETURN_IF_ERROR(a.transform(dev.handle, &one, plan.z_nchw, z_nchw, &zero, plan.y, base + ws + xb + wb));
+    out->z = base + ws + xb + wb;
+  }
+  if (plan.x_bytes) {
+    LF_DNN_RETURN_IF_ERROR(a.transform(dev.handle, &one, plan.x_given, out->x, &zero, plan.x, base + ws));
+    out->x = base + ws;
+  }
+  if (plan.w_bytes) {
+    LF_DNN_RETURN_IF_ERROR(a.transform(dev.handle, &one, plan.w_oihw, out->w, &zero, plan.w_krsc, base + ws + xb));
+    out->w = base + ws + xb;
+  }
+  return lf::OkStatus();
+}
+
 std::string describe(const Plan& plan, int algo, size_t workspace) {
   return std::string(algo_name(algo)) + ", " + math_name(plan.math) +
+         (plan.nhwc ? plan.x_bytes ? ", NHWC (x transformed)" : ", NHWC" : ", NCHW") +
          (workspace ? ", " + std::to_string(workspace >> 10) + " KiB workspace" : "") +
          (plan.timed && algo == plan.algo ? ", the fastest of every algorithm timed (LAZYFUSE_CONV_BENCHMARK=1)" : "") + " (" +
          cudnn_status() + ")";
@@ -305,26 +402,36 @@ std::string describe(const Plan& plan, int algo, size_t workspace) {
 
 }  // namespace
 
+lf::Status cudnn_output_nhwc(const backend::ConvCall& c, int device, bool* nhwc) {
+  std::lock_guard<std::mutex> lock(plans_mutex());
+  PerDevice* dev = nullptr;
+  Plan* plan = nullptr;
+  if (lf::Status s = find_plan(c, device, &dev, &plan); !s.ok()) return s;
+  *nhwc = plan->nhwc;
+  return lf::OkStatus();
+}
+
 lf::Status cudnn_conv2d(const backend::ConvCall& c, void* y, int device, std::string* how) {
   std::lock_guard<std::mutex> lock(plans_mutex());
   PerDevice* dev = nullptr;
   Plan* plan = nullptr;
   if (lf::Status s = find_plan(c, device, &dev, &plan); !s.ok()) return s;
   const dnn::Api& a = loaded().api;
-  void* ws = grown_workspace(*dev, plan->workspace, device);
+  Operands o;
+  if (lf::Status s = operands(c, *dev, *plan, plan->workspace, device, nullptr, &o); !s.ok()) return s;
   float one32 = 1, zero32 = 0;
   double one64 = 1, zero64 = 0;
   bool f64 = c.dtype == DType::Float64;
   const void* alpha = f64 ? static_cast<const void*>(&one64) : &one32;
   const void* beta = f64 ? static_cast<const void*>(&zero64) : &zero32;
-  LF_DNN_RETURN_IF_ERROR(a.forward(dev->handle, alpha, plan->x, at(c.x, c.dtype), plan->w, at(c.w, c.dtype), plan->conv,
-                                   plan->algo, ws, plan->workspace, beta, plan->y, y));
+  LF_DNN_RETURN_IF_ERROR(a.forward(dev->handle, alpha, plan->x, o.x, plan->w, o.w, plan->conv, plan->algo, o.workspace,
+                                   plan->workspace, beta, plan->y, y));
   *how = "cuDNN " + describe(*plan, plan->algo, plan->workspace);
   return lf::OkStatus();
 }
 
-lf::Status cudnn_conv2d_bias_act(const backend::ConvCall& c, void* y, const void* bias, const void* z, bool relu,
-                                 int device, std::string* how) {
+lf::Status cudnn_conv2d_bias_act(const backend::ConvCall& c, void* y, const void* bias, const void* z, bool z_nchw,
+                                 bool relu, int device, std::string* how) {
   std::lock_guard<std::mutex> lock(plans_mutex());
   PerDevice* dev = nullptr;
   Plan* plan = nullptr;
@@ -371,21 +478,24 @@ lf::Status cudnn_conv2d_bias_act(const backend::ConvCall& c, void* y, const void
     }
     workspace = plan->identity_workspace;
   }
-  void* ws = grown_workspace(*dev, workspace, device);
+  Operands o;
+  if (z_nchw && !plan->nhwc) z_nchw = false;  // z is in y's layout
+  if (lf::Status s = operands(c, *dev, *plan, workspace, device, z_nchw ? z : nullptr, &o); !s.ok()) return s;
+  z = z_nchw ? o.z : z;
   float one32 = 1, zero32 = 0;
   double one64 = 1, zero64 = 0;
   bool f64 = c.dtype == DType::Float64;
   const void* alpha1 = f64 ? static_cast<const void*>(&one64) : &one32;
   const void* alpha2 = z ? alpha1 : f64 ? static_cast<const void*>(&zero64) : &zero32;
   // Without a residual, alpha2 = 0 and z is y (as PyTorch passes them).
-  if (lf::Status s = check(a.bias_act_forward(dev->handle, alpha1, plan->x, at(c.x, c.dtype), plan->w, at(c.w, c.dtype),
-                                              plan->conv, algo, ws, workspace, alpha2, plan->y, z ? z : y, plan->bias,
+  if (lf::Status s = check(a.bias_act_forward(dev->handle, alpha1, plan->x, o.x, plan->w, o.w, plan->conv, algo,
+                                              o.workspace, workspace, alpha2, plan->y, z ? z : y, plan->bias,
                                               bias, act, plan->y, y),
                            "cudnnConvolutionBiasActivationForward");
       !s.ok())
     return declined(s);
   *how = std::string("cuDNN fused convolution + bias") + (z ? " + residual" : "") + (relu ? " + relu" : "") + ", " +
-         describe(*plan, algo, workspace);
+         describe(*plan, algo, workspace) + (z_nchw ? ", the residual transformed from NCHW" : "");
   return lf::OkStatus();
 }
 

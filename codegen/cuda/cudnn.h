@@ -16,8 +16,17 @@ namespace lf::cuda {
 // past int32), kUnavailable when cuDNN is not loaded.
 lf::Status cudnn_supports(const backend::ConvCall& call);
 
-// y = conv2d(call.x, call.w) on `device`'s stream, y a contiguous NCHW device buffer of
-// call.y_bytes. The algorithm (cudnnGetConvolutionForwardAlgorithm_v7, restricted to the GEMM-like
+// The layout cuDNN writes the call's output in, its plan made on first sight: NHWC (*nhwc true:
+// channels-last strides over [N, O, OH, OW]) for float16, bfloat16 and float32 unless
+// LAZYFUSE_CONV_NHWC=0, the filter transformed to KRSC and x to NHWC (where it is not already) in
+// scratch before each call; NCHW for float64 or where cuDNN declines NHWC. With NCHW operands cuDNN
+// transposes x and y around its NHWC tensor-core kernels itself (H100, 2026-11-27: PyTorch's
+// conv3x3 64->64 56x56 B32 bfloat16 0.058 ms NCHW, 0.030 channels-last). A Status when cuDNN
+// cannot run the problem.
+lf::Status cudnn_output_nhwc(const backend::ConvCall& call, int device, bool* nhwc);
+
+// y = conv2d(call.x, call.w) on `device`'s stream, y a device buffer of call.y_bytes in the
+// layout cudnn_output_nhwc says. The algorithm (cudnnGetConvolutionForwardAlgorithm_v7, restricted to the GEMM-like
 // ones so that NaN and inf land where the direct sum puts them) and its workspace are chosen once
 // per problem shape. *how gets the algorithm and math for the log. A Status says why cuDNN did
 // not run it (the caller then runs the generated kernel); y is then untouched or to be rewritten.
@@ -25,11 +34,11 @@ lf::Status cudnn_conv2d(const backend::ConvCall& call, void* y, int device, std:
 
 // y = act(conv2d(call.x, call.w) + z + bias) in one cuDNN call (cudnnConvolutionBiasActivationForward),
 // act relu (NaN propagated) or identity (which cuDNN runs with implicit precomputed GEMM only);
-// bias: O contiguous values of the call's dtype; z: a contiguous NCHW residual of the output's
-// shape, or null. A Status says why not (the caller then runs cudnn_conv2d and the epilogue
+// bias: O contiguous values of the call's dtype; z: a residual of the output's shape in its layout,
+// or (z_nchw) a contiguous NCHW residual that an NHWC plan transforms first, or null. A Status says why not (the caller then runs cudnn_conv2d and the epilogue
 // kernel); a refusal of a problem shape is remembered.
-lf::Status cudnn_conv2d_bias_act(const backend::ConvCall& call, void* y, const void* bias, const void* z, bool relu,
-                                 int device, std::string* how);
+lf::Status cudnn_conv2d_bias_act(const backend::ConvCall& call, void* y, const void* bias, const void* z, bool z_nchw,
+                                 bool relu, int device, std::string* how);
 
 // "cuDNN 91900 (libcudnn.so.9)" when loaded, else why not (logs).
 std::string cudnn_status();

@@ -21,7 +21,7 @@ constexpr int kFloat = 0, kDouble = 1, kHalf = 2, kBFloat16 = 9;
 // cudnnMathType_t
 constexpr int kDefaultMath = 0, kTensorOpMath = 1, kTensorOpMathAllowConversion = 2, kFmaMath = 3;
 // cudnnTensorFormat_t, cudnnConvolutionMode_t
-constexpr int kNchw = 0, kCrossCorrelation = 1;
+constexpr int kNchw = 0, kNhwc = 1, kCrossCorrelation = 1;
 // cudnnConvolutionFwdAlgo_t
 constexpr int kAlgoImplicitGemm = 0, kAlgoImplicitPrecompGemm = 1, kAlgoGemm = 2, kAlgoDirect = 3, kAlgoFft = 4,
               kAlgoFftTiling = 5, kAlgoWinograd = 6, kAlgoWinogradNonfused = 7, kAlgoCount = 8;
@@ -70,6 +70,8 @@ struct Api {
                              int algo, void* workspace, size_t workspace_bytes, const void* alpha2, TensorDesc,
                              const void* z, TensorDesc bias_desc, const void* bias, ActivationDesc, TensorDesc,
                              void* y);
+  // cudnnTransformTensor: y = alpha * x + beta * y between two layouts of one shape (NCHW <-> NHWC).
+  Status (*transform)(Handle, const void* alpha, TensorDesc, const void* x, const void* beta, TensorDesc, void* y);
 };
 
 }  // namespace lf::cuda::dnn

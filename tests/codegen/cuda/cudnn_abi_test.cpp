@@ -16,7 +16,8 @@ static_assert(dnn::kFloat == CUDNN_DATA_FLOAT && dnn::kDouble == CUDNN_DATA_DOUB
               dnn::kBFloat16 == CUDNN_DATA_BFLOAT16);
 static_assert(dnn::kDefaultMath == CUDNN_DEFAULT_MATH && dnn::kTensorOpMath == CUDNN_TENSOR_OP_MATH &&
               dnn::kTensorOpMathAllowConversion == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION && dnn::kFmaMath == CUDNN_FMA_MATH);
-static_assert(dnn::kNchw == CUDNN_TENSOR_NCHW && dnn::kCrossCorrelation == CUDNN_CROSS_CORRELATION);
+static_assert(dnn::kNchw == CUDNN_TENSOR_NCHW && dnn::kNhwc == CUDNN_TENSOR_NHWC &&
+              dnn::kCrossCorrelation == CUDNN_CROSS_CORRELATION);
 static_assert(dnn::kAlgoImplicitGemm == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM &&
               dnn::kAlgoImplicitPrecompGemm == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM &&
               dnn::kAlgoGemm == CUDNN_CONVOLUTION_FWD_ALGO_GEMM && dnn::kAlgoDirect == CUDNN_CONVOLUTION_FWD_ALGO_DIRECT &&

@@ -269,6 +269,54 @@ TEST(ConvGpu, BenchmarkedAlgorithms) {
   lf::rt::mutable_config().conv_benchmark = saved;
 }
 
+// cuDNN writes NHWC (cudnn.h) for float32, float16 and bfloat16, NCHW for float64 and with
+// LAZYFUSE_CONV_NHWC=0; the pointwise ops after it keep the layout (the epilogue, a pooling as
+// index math), reductions and flattens give what they always do, and the next convolution reads
+// NHWC as it is. Every result against the reference, in the same flush and in the next one.
+TEST(ConvGpu, CudnnWritesNhwcAndItsConsumersKeepIt) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  if (lf::cuda::cudnn_status().rfind("cuDNN ", 0) != 0) GTEST_SKIP() << lf::cuda::cudnn_status();
+  bool saved = lf::rt::config().conv_nhwc;
+  for (bool nhwc_on : {true, false}) {
+    lf::rt::mutable_config().conv_nhwc = nhwc_on;
+    for (DType d : {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64}) {
+      std::string what = std::string(nhwc_on ? "NHWC on " : "NHWC off ") + lf::dtype_name(d);
+      Tensor x = random({4, 24, 18, 20}, 1, d, /*specials=*/true), w1 = random({32, 24, 3, 3}, 2, d);
+      Tensor w2 = random({16, 32, 3, 3}, 3, d), b = random({32}, 4, d);
+      lf::sync();
+      PathScope scope("auto");
+      Tensor h = lf::relu(lf::conv2d(x, w1, b, 1, 1));         // cuDNN's fused call
+      Tensor p = lf::max_pool2d(h, 3, 2, 1);                    // pooling after it
+      Tensor y = lf::conv2d(lf::sigmoid(p), w2, {}, 1, 1) * 0.5;  // the next convolution, its epilogue
+      Tensor flat = lf::reshape(h, {h.shape()[0], -1}) + 1.0;                    // a reshape of an NHWC value
+      Tensor pooled = lf::adaptive_avg_pool2d(y, 1);            // a reduction
+      Tensor gn = lf::group_norm(h, 4);                         // a row kernel over an NHWC input
+      std::vector<std::pair<std::string, Tensor>> outs = {{"h", h}, {"p", p}, {"y", y}, {"flat", flat}, {"pooled", pooled}, {"gn", gn}};
+      std::vector<lf::test::Values> refs;
+      for (auto& o : outs) refs.push_back(lf::test::reference_values(o.second));
+      lf::sync();
+      std::string log = scope.log();
+      lf::test::Tolerance tol = lf::test::conv_tolerance(d, 288);
+      tol.atol *= 4;
+      for (size_t i = 0; i < outs.size(); ++i)
+        EXPECT_EQ(lf::test::compare(refs[i], lf::test::fused_values(outs[i].second), tol), "") << what << " " << outs[i].first;
+      bool want = nhwc_on && d != DType::Float64;
+      for (const Tensor& t : {h, p, y}) {
+        Shape s = t.shape();
+        Shape nhwc{s[1] * s[2] * s[3], 1, s[3] * s[1], s[1]};
+        EXPECT_EQ(t.strides() == nhwc, want) << what << " " << lf::shape_str(s) << " strides " << lf::shape_str(t.strides());
+      }
+      EXPECT_TRUE(flat.is_contiguous() && pooled.is_contiguous() && gn.is_contiguous()) << what;
+      EXPECT_EQ(log.find(", NHWC") != std::string::npos, want) << what << "\n" << log;
+      EXPECT_EQ(log.find(", NCHW") != std::string::npos, !want) << what << "\n" << log;
+      // The layout known now: a flatten in a new flush reads it through a copy or a view, rightly.
+      Tensor again = lf::reshape(h, {h.shape()[0], -1}) * 2.0;
+      EXPECT_EQ(lf::test::compare(lf::test::reference_values(again), lf::test::fused_values(again), tol), "") << what;
+    }
+  }
+  lf::rt::mutable_config().conv_nhwc = saved;
+}
+
 TEST(PoolGpu, EveryKindMatchesTheReference) {
   if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
   for (DType d : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {
