@@ -150,11 +150,17 @@ struct ConvCall {
   int64_t out_h = 0, out_w = 0;
   ir::ConvParams params;
   kir::GemmOperand x;  // strides over [N, C, H, W], any
-  kir::GemmOperand w;  // contiguous OIHW (offset allowed)
+  kir::GemmOperand w;  // contiguous OIHW (offset allowed), or KRSC where w_krsc
   std::shared_ptr<rt::Storage> x_storage, w_storage;  // kept alive for the call
   size_t y_bytes = 0;    // the output's size
   uint64_t bytes = 0;    // bytes a convolution moves at least (x and w read, y written)
   RecordedCall* record = nullptr;  // as MatmulCall's
+  // The filter is stored KRSC (channels-last strides over OIHW): on a GPU only, where the
+  // batch-norm fold computes it so for cuDNN's NHWC calls (fuse/conv_fold.cpp).
+  bool w_krsc = false;
+  // cuDNN's layout: -1 as LAZYFUSE_CONV_NHWC says (NCHW where NHWC is declined); 0 NCHW, 1 NHWC:
+  // a flush plan's replay runs the layout it recorded, whatever the configuration is by then.
+  int nhwc = -1;
 
   ir::Node* product() const { return run.group.nodes[0]; }
   bool has_epilogue() const { return run.group.nodes.size() > 1; }

@@ -115,6 +115,29 @@ bool run_fused(backend::ConvCall& call, const std::shared_ptr<rt::Storage>& out,
   return true;
 }
 
+// The generated kernel reads the filter as contiguous OIHW: a KRSC one (the batch-norm fold's, for
+// cuDNN) is copied so first by a copy kernel, its buffer kept in *keep. False when that kernel did
+// not compile.
+bool oihw_filter(backend::ConvCall& call, std::shared_ptr<rt::Storage>* keep) {
+  const ir::NodePtr& w = call.product()->inputs[1];
+  ir::NodePtr copy = ir::make_node(ir::Op::Copy, w->dtype, w->device, Shape(w->shape), {w});
+  fuse::Group g;
+  g.full = w->shape;
+  g.nodes = {copy.get()};
+  g.outputs = {copy.get()};
+  fuse::Partition p;
+  p.group_of[copy.get()] = call.run.index;
+  backend::GroupRun run{g, p, call.run.index, call.run.options, call.run.stats};
+  backend::Prepared k = backend::prepare(run, g);
+  if (!k.entry->kernel) return false;
+  backend::launch(k, call.run.stats);
+  *keep = k.low.out_storage[0];  // a copy is contiguous (lower.h)
+  call.w = {(*keep)->data(), 0, ir::contiguous_strides(w->shape)};
+  call.w_storage = *keep;
+  call.w_krsc = false;
+  return true;
+}
+
 // For a flush plan: cuDNN's convolution, then the epilogue kernel, over new addresses: x, w, y,
 // then the epilogue's operands.
 void record_unfused(backend::ConvCall& call, const std::shared_ptr<rt::Storage>& out,
@@ -156,6 +179,7 @@ void run_conv(backend::ConvCall& call) {
   bool nhwc = false;
   lf::Status usable = done || mode == "generated" ? lf::OkStatus() : cudnn_output_nhwc(call, device, &nhwc);
   Shape y_strides = nhwc ? ir::channels_last_strides(y->shape) : ir::contiguous_strides(y->shape);
+  if (usable.ok()) call.nhwc = nhwc ? 1 : 0;  // a replay keeps it (geometry_of copies the call)
   if (done) {
     how = "nothing to compute (an empty output)";
   } else if (mode != "generated" && usable.ok() && call.has_epilogue() && run_fused(call, out, y_strides, &how, &not_fused)) {
@@ -168,6 +192,9 @@ void run_conv(backend::ConvCall& call) {
     declined = "LAZYFUSE_CONV=generated";
   }
   if (!cudnn) y_strides = ir::contiguous_strides(y->shape);
+  std::shared_ptr<rt::Storage> oihw;
+  if (!done && call.w_krsc && !oihw_filter(call, &oihw))
+    return backend::run_conv_on_reference(call, declined + "; the filter's copy kernel did not compile");
   if (!done) {
     lf::Status s = generated_conv2d(call, out->data(), device, &how);
     if (!s.ok())

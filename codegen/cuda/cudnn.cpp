@@ -144,13 +144,14 @@ struct Plan {
   int algo = 0, math = 0;
   size_t workspace = 0;
   bool timed = false;  // chosen by timing every algorithm (LAZYFUSE_CONV_BENCHMARK=1)
-  // NHWC (cudnn.h): x, the filter (KRSC) and y channels-last. The filter, OIHW in memory, is
-  // transformed into scratch each call (w_oihw -> w_krsc descriptors), and x too where it is not
-  // NHWC already (x_given -> x); the scratch follows the workspace in one device buffer.
+  // NHWC (cudnn.h): x, the filter (KRSC) and y channels-last. A filter given in the other layout
+  // (OIHW for an NHWC plan; KRSC, as the batch-norm fold writes it, for an NCHW one) is transformed
+  // into scratch each call (w_given -> w_read), and x too where an NHWC plan gets another layout
+  // (x_given -> x); the scratch follows the workspace in one device buffer.
   bool nhwc = false;
   dnn::TensorDesc x_given = nullptr;  // x as it is, when it is transformed
-  dnn::TensorDesc w_oihw = nullptr, w_krsc = nullptr;
-  size_t x_bytes = 0, w_bytes = 0;  // scratch for the transformed x (0 when x is NHWC) and filter
+  dnn::TensorDesc w_given = nullptr, w_read = nullptr;
+  size_t x_bytes = 0, w_bytes = 0;  // scratch for the transformed x and filter (0: none)
   dnn::TensorDesc z_nchw = nullptr;  // a contiguous NCHW residual, transformed to NHWC (made on first use)
   // The fused convolution + bias + activation: the bias descriptor ([1, O, 1, 1]), made on first
   // use; the identity activation's workspace (it runs implicit precomputed GEMM only), SIZE_MAX
@@ -185,9 +186,9 @@ lf::Status make_plan(const backend::ConvCall& c, dnn::Handle handle, bool tf32, 
     if (!set_4d(a, &plan->x_given, data, xd, given)) return lf::InternalError("cuDNN: x's descriptor");
     plan->x_bytes = static_cast<size_t>(shape_numel(xd)) * esize;
   }
-  if (nhwc) {
-    if (!set_4d(a, &plan->w_oihw, data, wd, ir::contiguous_strides(wd)) ||
-        !set_4d(a, &plan->w_krsc, data, wd, ir::channels_last_strides(wd)))
+  if (nhwc != c.w_krsc) {
+    auto layout = [&](bool krsc) { return krsc ? ir::channels_last_strides(wd) : ir::contiguous_strides(wd); };
+    if (!set_4d(a, &plan->w_given, data, wd, layout(c.w_krsc)) || !set_4d(a, &plan->w_read, data, wd, layout(nhwc)))
       return lf::InternalError("cuDNN: the filter's transform descriptors");
     plan->w_bytes = static_cast<size_t>(shape_numel(wd)) * esize;
   }
@@ -305,10 +306,10 @@ lf::Status find_plan(const backend::ConvCall& c, int device, PerDevice** dev_out
   }
   lf::Status status;
   for (bool nhwc : {true, false}) {
-    if (nhwc && (!rt::config().conv_nhwc || c.dtype == DType::Float64)) continue;
+    if (c.nhwc >= 0 ? nhwc != (c.nhwc == 1) : nhwc && (!rt::config().conv_nhwc || c.dtype == DType::Float64)) continue;
     char key[512];
-    std::snprintf(key, sizeof key, "%d|%d|%d|%d|%lld,%lld,%lld,%lld|%lld,%lld,%lld,%lld|%lld,%lld,%lld|%lld,%lld,%lld,%lld,%lld,%lld,%lld",
-                  nhwc ? 1 : 0, static_cast<int>(c.dtype), tf32 ? 1 : 0, benchmark ? 1 : 0, (long long)c.batch, (long long)c.channels, (long long)c.height,
+    std::snprintf(key, sizeof key, "%d|%d|%d|%d|%d|%lld,%lld,%lld,%lld|%lld,%lld,%lld,%lld|%lld,%lld,%lld|%lld,%lld,%lld,%lld,%lld,%lld,%lld",
+                  nhwc ? 1 : 0, c.w_krsc ? 1 : 0, static_cast<int>(c.dtype), tf32 ? 1 : 0, benchmark ? 1 : 0, (long long)c.batch, (long long)c.channels, (long long)c.height,
                 (long long)c.width, (long long)xs[0], (long long)xs[1], (long long)xs[2], (long long)xs[3],
                 (long long)c.out_channels, (long long)c.kernel_h, (long long)c.kernel_w, (long long)p.stride_h,
                   (long long)p.stride_w, (long long)p.pad_top, (long long)p.pad_left, (long long)p.dil_h, (long long)p.dil_w,
@@ -356,8 +357,9 @@ struct Operands {
   void* workspace = nullptr;
 };
 
-// Transforms the operands an NHWC plan needs into the scratch after `workspace` bytes of it: x
-// where it is not NHWC, the filter, and `z_nchw`, a contiguous NCHW residual, when given.
+// Transforms the operands the plan needs in another layout into the scratch after `workspace` bytes
+// of it: the filter (Plan::w_bytes), and for an NHWC plan x where it is not NHWC and `z_nchw`, a
+// contiguous NCHW residual, when given.
 lf::Status operands(const backend::ConvCall& c, PerDevice& dev, Plan& plan, size_t workspace, int device,
                     const void* z_nchw, Operands* out) {
   const dnn::Api& a = loaded().api;
@@ -368,8 +370,16 @@ lf::Status operands(const backend::ConvCall& c, PerDevice& dev, Plan& plan, size
   out->x = at(c.x, c.dtype);
   out->w = at(c.w, c.dtype);
   out->z = z_nchw;
+  float one32 = 1, zero32 = 0;
+  double one64 = 1, zero64 = 0;
+  const bool f64 = c.dtype == DType::Float64;
+  const void* one = f64 ? static_cast<const void*>(&one64) : &one32;
+  const void* zero = f64 ? static_cast<const void*>(&zero64) : &zero32;
+  if (plan.w_bytes) {
+    LF_DNN_RETURN_IF_ERROR(a.transform(dev.handle, one, plan.w_given, out->w, zero, plan.w_read, base + ws + xb));
+    out->w = base + ws + xb;
+  }
   if (!plan.nhwc) return lf::OkStatus();
-  float one = 1, zero = 0;  // never float64 (find_plan)
   if (z_nchw) {
     if (!plan.z_nchw) {
       Shape yd{c.batch, c.out_channels, c.out_h, c.out_w};
@@ -378,16 +388,12 @@ lf::Status operands(const backend::ConvCall& c, PerDevice& dev, Plan& plan, size
       if (!set_4d(a, &plan.z_nchw, data, yd, ir::contiguous_strides(yd)))
         return lf::InternalError("cuDNN: the residual's descriptor");
     }
-    LF_DNN_RETURN_IF_ERROR(a.transform(dev.handle, &one, plan.z_nchw, z_nchw, &zero, plan.y, base + ws + xb + wb));
+    LF_DNN_RETURN_IF_ERROR(a.transform(dev.handle, one, plan.z_nchw, z_nchw, zero, plan.y, base + ws + xb + wb));
     out->z = base + ws + xb + wb;
   }
   if (plan.x_bytes) {
-    LF_DNN_RETURN_IF_ERROR(a.transform(dev.handle, &one, plan.x_given, out->x, &zero, plan.x, base + ws));
+    LF_DNN_RETURN_IF_ERROR(a.transform(dev.handle, one, plan.x_given, out->x, zero, plan.x, base + ws));
     out->x = base + ws;
-  }
-  if (plan.w_bytes) {
-    LF_DNN_RETURN_IF_ERROR(a.transform(dev.handle, &one, plan.w_oihw, out->w, &zero, plan.w_krsc, base + ws + xb));
-    out->w = base + ws + xb;
   }
   return lf::OkStatus();
 }
@@ -395,6 +401,7 @@ lf::Status operands(const backend::ConvCall& c, PerDevice& dev, Plan& plan, size
 std::string describe(const Plan& plan, int algo, size_t workspace) {
   return std::string(algo_name(algo)) + ", " + math_name(plan.math) +
          (plan.nhwc ? plan.x_bytes ? ", NHWC (x transformed)" : ", NHWC" : ", NCHW") +
+         (plan.w_bytes ? plan.nhwc ? ", the filter transformed to KRSC" : ", the filter transformed to OIHW" : "") +
          (workspace ? ", " + std::to_string(workspace >> 10) + " KiB workspace" : "") +
          (plan.timed && algo == plan.algo ? ", the fastest of every algorithm timed (LAZYFUSE_CONV_BENCHMARK=1)" : "") + " (" +
          cudnn_status() + ")";

@@ -1,6 +1,7 @@
 // Conv2d groups: the input read through its view (any strides), the weights as a contiguous OIHW
-// array (a non-contiguous view is copied: weights are small), then the group's backend runs the
-// convolution and its epilogue (Backend::conv). Pool2d groups likewise (Backend::pool).
+// array (a non-contiguous view is copied: weights are small) or, on a GPU, a KRSC one (the
+// batch-norm fold writes the folded filter so for cuDNN: conv_fold.cpp), then the group's backend
+// runs the convolution and its epilogue (Backend::conv). Pool2d groups likewise (Backend::pool).
 #include "codegen/exec/groups.h"
 
 #include "codegen/ir/view.h"
@@ -14,11 +15,15 @@ void run_conv_group(const backend::GroupRun& run, backend::RecordedCall* record)
   ir::Node* wn = y->inputs[1].get();
   Operand x = operand(xn, device);
   Operand w = operand(wn, device);
-  Shape dense = ir::contiguous_strides(wn->shape);
-  bool contiguous = true;
-  for (size_t d = 0; d < dense.size(); ++d) contiguous &= wn->shape[d] <= 1 || w.view.strides[d] == dense[d];
-  w.view.strides = dense;  // what the backends assume; equal where it matters when contiguous
-  if (!contiguous) {
+  Shape dense = ir::contiguous_strides(wn->shape), krsc = ir::channels_last_strides(wn->shape);
+  bool contiguous = true, channels_last = !device.is_cpu();
+  for (size_t d = 0; d < dense.size(); ++d) {
+    contiguous &= wn->shape[d] <= 1 || w.view.strides[d] == dense[d];
+    channels_last &= wn->shape[d] <= 1 || w.view.strides[d] == krsc[d];
+  }
+  bool w_krsc = channels_last && !contiguous;
+  w.view.strides = w_krsc ? krsc : dense;  // what the backends assume; equal where it matters
+  if (!contiguous && !w_krsc) {
     // Rows of the weight matrix ([O, C / groups * kh * kw]) must be contiguous for the GEMM's k.
     ir::Value v = ir::to_contiguous(ir::reference_eval(wn), wn->dtype);
     size_t bytes = static_cast<size_t>(wn->numel()) * dtype_size(wn->dtype);
@@ -43,12 +48,13 @@ void run_conv_group(const backend::GroupRun& run, backend::RecordedCall* record)
   call.params = ir::ConvParams::of(*y);
   call.x = x.view;
   call.w = w.view;
+  call.w_krsc = w_krsc;
   call.x_storage = x.storage;
   call.w_storage = w.storage;
   size_t esize = dtype_size(y->dtype);
   call.y_bytes = static_cast<size_t>(y->numel()) * esize;
   call.bytes = call.y_bytes + static_cast<uint64_t>(xn->numel() + wn->numel()) * esize;
-  if (contiguous && !x.computed && !w.computed) call.record = record;  // else a replay would read stale operands
+  if ((contiguous || w_krsc) && !x.computed && !w.computed) call.record = record;  // else a replay would read stale operands
   backend::backend_for(device).conv(call);
 }
 

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "codegen/ir/view.h"
+#include "runtime/config.h"
 
 namespace lf::fuse {
 namespace {
@@ -80,6 +81,21 @@ NodePtr view(Op op, const NodePtr& in, Shape shape) {
 NodePtr binary(Op op, const NodePtr& a, const NodePtr& b) {
   return ir::make_node(op, a->dtype, a->device, Shape(a->shape), {a, b});
 }
+NodePtr permute(const NodePtr& in, std::vector<int64_t> dims) {
+  Shape shape(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) shape[i] = in->shape[static_cast<size_t>(dims[i])];
+  ir::Attrs a;
+  a.dims = std::move(dims);
+  return ir::make_node(Op::Permute, in->dtype, in->device, std::move(shape), {in}, std::move(a));
+}
+
+// Whether the convolution will read its filter as KRSC: cuDNN's NHWC calls on a GPU (cudnn.h),
+// which otherwise transform the OIHW filter before each call.
+bool krsc_filter(const Node& conv) {
+  const rt::Config& c = rt::config();
+  return conv.device.is_cuda() && conv.dtype != DType::Float64 && c.conv_nhwc && c.conv != "generated";
+}
+
 // [O] -> [1, O, 1, 1] (a bias) or [O, 1, 1, 1] (a weights' scale).
 NodePtr as_channels(const NodePtr& v, bool out_dim_first) {
   int64_t o = v->numel();
@@ -123,7 +139,17 @@ struct Folder {
         return false;
       }
       const NodePtr& w = conv->inputs[1];
-      NodePtr w2 = binary(Op::Mul, w, view(Op::Expand, as_channels(s, true), Shape(w->shape)));
+      NodePtr scale = view(Op::Expand, as_channels(s, true), Shape(w->shape));
+      NodePtr w2;
+      if (krsc_filter(*conv)) {
+        // Computed as [O, kh, kw, C] into a copy (always contiguous, and never a view's to push
+        // through: rewrite.cpp), i.e. KRSC memory, and viewed back as OIHW: the GPU's convolution
+        // takes it as it is (exec/conv.cpp), with no transform each call.
+        NodePtr krsc = binary(Op::Mul, permute(w, {0, 2, 3, 1}), permute(scale, {0, 2, 3, 1}));
+        w2 = permute(view(Op::Copy, krsc, Shape(krsc->shape)), {0, 3, 1, 2});
+      } else {
+        w2 = binary(Op::Mul, w, scale);
+      }
       unlink(m);
       if (!bc->bias) {
         // m becomes the convolution itself.

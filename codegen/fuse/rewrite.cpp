@@ -72,7 +72,10 @@ bool feeds_on_anchor(const ir::Node& e, int depth) {
 // inputs have its own shape (the frontend broadcasts them with views first), and which is not a
 // matmul's or conv2d's epilogue (feeds_on_anchor).
 bool pushable_source(const ir::Node& e) {
-  if (e.realized() || !ir::is_elementwise(e.op) || e.user_refs.load(std::memory_order_relaxed) > 0) return false;
+  // A copy makes a contiguous buffer on purpose (`contiguous()`, the batch-norm fold's KRSC
+  // filter): a view of it stays a view of that buffer.
+  if (e.realized() || !ir::is_elementwise(e.op) || e.op == ir::Op::Copy || e.user_refs.load(std::memory_order_relaxed) > 0)
+    return false;
   for (const ir::NodePtr& in : e.inputs)
     if (in->shape != e.shape) return false;
   return !feeds_on_anchor(e, 4);

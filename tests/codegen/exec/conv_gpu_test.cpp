@@ -317,6 +317,50 @@ TEST(ConvGpu, CudnnWritesNhwcAndItsConsumersKeepIt) {
   lf::rt::mutable_config().conv_nhwc = saved;
 }
 
+// The batch-norm fold writes the folded filter as KRSC on a GPU (conv_fold.cpp), so cuDNN's NHWC
+// call takes it as it is, where a user's OIHW filter is transformed each call; a grouped
+// convolution cuDNN declines gets the KRSC filter copied back to OIHW for the generated kernel;
+// with LAZYFUSE_CONV_NHWC=0 the fold writes OIHW. Each against the reference, in flush plans too.
+TEST(ConvGpu, FoldedFiltersAreKrsc) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  if (lf::cuda::cudnn_status().rfind("cuDNN ", 0) != 0) GTEST_SKIP() << lf::cuda::cudnn_status();
+  bool saved = lf::rt::config().conv_nhwc;
+  for (bool nhwc_on : {true, false}) {
+    lf::rt::mutable_config().conv_nhwc = nhwc_on;
+    for (DType d : {DType::Float32, DType::BFloat16}) {
+      Tensor mean = random({32}, 3, d), var = lf::abs(random({32}, 4, d)) + 0.5, g = random({32}, 5, d);
+      Tensor be = random({32}, 6, d), w = random({32, 16, 3, 3}, 7, d), wg = random({32, 4, 3, 3}, 8, d);
+      lf::sync();
+      for (int step = 0; step < 3; ++step) {
+        std::string what = std::string(nhwc_on ? "NHWC " : "NCHW ") + lf::dtype_name(d) + " step " + std::to_string(step);
+        Tensor x = random({2, 16, 15, 17}, 20 + static_cast<uint64_t>(step), d);
+        PathScope scope("auto");
+        Tensor folded = lf::relu(lf::batch_norm(lf::conv2d(x, w, {}, 1, 1), mean, var, g, be));
+        Tensor plain = lf::conv2d(x, w, {}, 1, 1) * 2.0;
+        Tensor grouped = lf::batch_norm(lf::conv2d(x, wg, {}, 1, 1, 1, 4), mean, var, g, be);  // cuDNN declines groups of 4
+        lf::test::Values rf = lf::test::reference_values(folded), rp = lf::test::reference_values(plain);
+        lf::test::Values rg = lf::test::reference_values(grouped);
+        lf::sync();
+        std::string log = scope.log();
+        lf::test::Tolerance tol = lf::test::conv_tolerance(d, 144);
+        tol.atol += 2 * tol.rtol * 24;  // the fold's reassociation
+        EXPECT_EQ(lf::test::compare(rf, lf::test::fused_values(folded), tol), "") << what;
+        EXPECT_EQ(lf::test::compare(rp, lf::test::fused_values(plain), tol), "") << what;
+        EXPECT_EQ(lf::test::compare(rg, lf::test::fused_values(grouped), tol), "") << what;
+        if (step > 0) continue;  // replays log nothing
+        // The fused call's line names no filter transform; the plain call's does (NHWC only).
+        size_t fused_at = log.find("cuDNN fused convolution + bias + relu");
+        ASSERT_NE(fused_at, std::string::npos) << what << "\n" << log;
+        std::string fused_line = log.substr(fused_at, log.find('\n', fused_at) - fused_at);
+        EXPECT_EQ(fused_line.find("the filter transformed"), std::string::npos) << what << "\n" << log;
+        EXPECT_EQ(log.find("the filter transformed to KRSC") != std::string::npos, nhwc_on) << what << "\n" << log;
+        EXPECT_NE(log.find("generated implicit-GEMM kernel"), std::string::npos) << what << "\n" << log;
+      }
+    }
+  }
+  lf::rt::mutable_config().conv_nhwc = saved;
+}
+
 TEST(PoolGpu, EveryKindMatchesTheReference) {
   if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
   for (DType d : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {

@@ -50,9 +50,15 @@ int fold(const std::vector<Tensor>& roots) {
 }
 
 // Whether the pending graph of `t` still multiplies a convolution's output (not folded).
+// The folded filter: w * scale, or on a GPU permute(copy(permute(w) * permute(scale))), the
+// product written KRSC for cuDNN (conv_fold.cpp).
 bool conv_weights_scaled(const Tensor& t) {
-  for (ir::Node* n : ir::topo_order({t.node().get()}))
-    if (n->op == ir::Op::Conv2d && !n->inputs[1]->realized() && n->inputs[1]->op == ir::Op::Mul) return true;
+  for (ir::Node* n : ir::topo_order({t.node().get()})) {
+    if (n->op != ir::Op::Conv2d) continue;
+    ir::Node* w = n->inputs[1].get();
+    if (!w->realized() && w->op == ir::Op::Permute && w->inputs[0]->op == ir::Op::Copy) w = w->inputs[0]->inputs[0].get();
+    if (!w->realized() && w->op == ir::Op::Mul) return true;
+  }
   return false;
 }
 
