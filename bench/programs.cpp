@@ -646,8 +646,9 @@ Program kmeans_step(int64_t N = 65536) {
   };
   p.body = [=](const Vars& in) {
     const lf::Tensor &X = in["X"], &C = in["C"];
-    lf::Tensor d = lf::sum(lf::square(X.unsqueeze(1) - C.unsqueeze(0)), {-1});
-    lf::Tensor a = lf::argmin(d, {1});
+    // The distances are not held by a name: held across the step's sync point (bincount's),
+    // they would have to be written, and the argmin would read them back (README, "Indexing").
+    lf::Tensor a = lf::argmin(lf::sum(lf::square(X.unsqueeze(1) - C.unsqueeze(0)), {-1}), {1});
     lf::Tensor sums = lf::index_add(lf::zeros({K, D}), 0, a, X);
     lf::Tensor counts = lf::bincount(a, {}, K);
     Vars out;

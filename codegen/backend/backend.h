@@ -32,6 +32,7 @@ struct SortCall;
 struct AttentionCall;
 struct ScanCall;     // scan_scatter.h
 struct ScatterCall;  // scan_scatter.h
+struct NearestCall;  // kernel.h
 
 // A backend's code-shaping choices for one kernel at one launch, beyond the kernel IR (CUDA: index
 // width, vector access, rows in registers; CPU: streaming stores). The cache key names them, so
@@ -136,6 +137,8 @@ class Backend {
   // scatter_add (index_add, bincount): a copy of self plus src added at the indices; an index out
   // of range is an lf::Error from here (the group's sync point).
   virtual void scatter(ScatterCall& call) const = 0;
+  // k-means' assignment, argmin over k of |x[n] - c[k]|^2 (ir::Op::Nearest).
+  virtual void nearest(NearestCall& call) const = 0;
 };
 
 // The backend of `device`'s kind.

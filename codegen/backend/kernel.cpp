@@ -252,6 +252,20 @@ void ConvCall::log(const std::string& how) const {
                shape_str(w).c_str(), dtype_name(dtype), how.c_str());
 }
 
+void NearestCall::log(const std::string& how) const {
+  if (run.options.log_level < 1) return;
+  std::fprintf(stderr, "[lazyfuse]   group %d: nearest of %lld rows among %lld centers of %lld %s: %s\n", run.index,
+               static_cast<long long>(n), static_cast<long long>(k), static_cast<long long>(d), dtype_name(dtype),
+               how.c_str());
+}
+
+void run_nearest_on_reference(NearestCall& call, const std::string& why) {
+  ir::Node* y = call.node();
+  materialize_value(*y, ir::reference_eval(y));
+  ++call.run.stats.kernels_launched;
+  call.log("the reference executor on the host (" + why + ")");
+}
+
 void PoolCall::log(const std::string& how) const {
   if (run.options.log_level < 1) return;
   ir::Node* y = node();

@@ -194,4 +194,23 @@ struct PoolCall {
 // The pooling computed by the reference executor (on the host, copied to the group's device).
 void run_pool_on_reference(PoolCall& call, const std::string& why);
 
+// A nearest group (ir::Op::Nearest, made by fuse/nearest.h) handed to its backend: x [N, D] and the
+// centers c [K, D] resolved to storage and strides on the group's device; the backend writes the
+// Int64 indices (the node's shape: [N] or [N, 1]) contiguous and materializes the node.
+struct NearestCall {
+  GroupRun run;
+  DType dtype = DType::Float32;  // x's and c's
+  int64_t n = 0, k = 0, d = 0;
+  kir::GemmOperand x, c;  // strides over [N, D] and [K, D], any
+  std::shared_ptr<rt::Storage> x_storage, c_storage;  // kept alive for the call
+  RecordedCall* record = nullptr;  // as MatmulCall's: x's, c's and the output's base addresses
+
+  ir::Node* node() const { return run.group.nodes[0]; }
+  // LAZYFUSE_LOG=1: "group 3: nearest of 1048576 rows among 64 centers of 16 float32: <how>".
+  void log(const std::string& how) const;
+};
+
+// The reference executor's nearest on the host, copied to the group's device. Logs `why`.
+void run_nearest_on_reference(NearestCall& call, const std::string& why);
+
 }  // namespace lf::backend

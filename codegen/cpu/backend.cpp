@@ -267,6 +267,7 @@ class CpuBackend final : public backend::Backend {
   void attention(backend::AttentionCall& call) const override { run_attention(call); }
   void scan(backend::ScanCall& call) const override { run_scan(call); }
   void scatter(backend::ScatterCall& call) const override { run_scatter(call); }
+  void nearest(backend::NearestCall& call) const override { run_nearest(call); }
 };
 
 }  // namespace

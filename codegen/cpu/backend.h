@@ -49,6 +49,7 @@ void run_pool(backend::PoolCall& call);  // pool.cpp
 void run_sort(backend::SortCall& call);  // sort.cpp
 void run_attention(backend::AttentionCall& call);  // attention.cpp
 void run_scan(backend::ScanCall& call);        // scan.cpp
+void run_nearest(backend::NearestCall& call);  // nearest.cpp
 void run_scatter(backend::ScatterCall& call);  // scatter.cpp
 
 // Generates, optimizes and compiles `kernel` as function `name`.

@@ -66,6 +66,7 @@ void run_pool(backend::PoolCall& call);  // conv.cpp
 void run_sort(backend::SortCall& call);  // sort.cpp
 void run_attention(backend::AttentionCall& call);  // attention.cpp
 void run_scan(backend::ScanCall& call);        // scan.cpp
+void run_nearest(backend::NearestCall& call);  // nearest.cpp
 void run_scatter(backend::ScatterCall& call);  // scatter.cpp
 // The CUDA C of the scan and scatter kernels for a dtype (tests check that NVRTC compiles them).
 std::string scan_source(DType dtype, ir::Op op);

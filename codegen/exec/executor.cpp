@@ -10,6 +10,7 @@
 #include "codegen/exec/groups.h"
 #include "codegen/exec/replay.h"
 #include "codegen/fuse/attention.h"
+#include "codegen/fuse/nearest.h"
 #include "codegen/fuse/conv_fold.h"
 #include "codegen/fuse/fuser.h"
 #include "codegen/reference/reference.h"
@@ -36,13 +37,14 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
                    run.index, cat_inputs);
     return;
   }
-  // Library calls (matmul, conv2d, pool2d, attention, scans, sorts) are replayed as their backend
+  // Library calls (matmul, conv2d, pool2d, attention, scans, sorts, nearest) are replayed as their backend
   // recorded them.
   bool pool = g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Pool2d;
   bool attention = g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Attention;
   bool scan = g.kind == fuse::Group::Kind::Host && ir::is_scan(g.nodes[0]->op);
   bool sort = g.kind == fuse::Group::Kind::Host && (g.nodes[0]->op == ir::Op::ArgSort || g.nodes[0]->op == ir::Op::TopK);
-  if (pool || attention || scan || sort || g.kind == fuse::Group::Kind::Matmul || g.kind == fuse::Group::Kind::Conv) {
+  bool nearest = g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Nearest;
+  if (pool || attention || scan || sort || nearest || g.kind == fuse::Group::Kind::Matmul || g.kind == fuse::Group::Kind::Conv) {
     backend::RecordedCall call;
     backend::RecordedCall* record = rec && rec->ok ? &call : nullptr;
     CacheStats before = run.stats;
@@ -50,6 +52,7 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
     else if (attention) run_attention_group(run, record);
     else if (scan) run_scan_group(run, record);
     else if (sort) run_sort_group(run, record);
+    else if (nearest) run_nearest_group(run, record);
     else if (g.kind == fuse::Group::Kind::Matmul) run_matmul_group(run, record);
     else run_conv_group(run, record);
     if (record)
@@ -137,6 +140,11 @@ int rewrite(std::vector<ir::Node*>& order, const std::vector<ir::Node*>& roots, 
   int made = 0;
   if (opt.fusion) {
     if (int n = fuse::rewrite_attention(order, opt.log_level, &unlinked); n > 0) {
+      ir::flush_order(roots, &order);
+      made += n;
+    }
+    // Issue 23: k-means' distances and argmin as one call (nearest.h).
+    if (int n = fuse::rewrite_nearest(order, opt.log_level, &unlinked); n > 0) {
       ir::flush_order(roots, &order);
       made += n;
     }

@@ -32,6 +32,8 @@ void run_attention_group(const backend::GroupRun& run, backend::RecordedCall* re
 
 // cumsum / cumprod: input resolved as [outer, n, inner], then its backend's scan (exec/scan.cpp).
 void run_scan_group(const backend::GroupRun& run, backend::RecordedCall* record);
+// Nearest groups (fuse/nearest.h): x and the centers as storage + strides (Backend::nearest).
+void run_nearest_group(const backend::GroupRun& run, backend::RecordedCall* record);
 // scatter_add: self, index and src resolved, then its backend's scatter (exec/scan.cpp).
 void run_scatter_group(const backend::GroupRun& run);
 

@@ -10,6 +10,7 @@
 #include "codegen/ir/dtype_dispatch.h"
 #include "codegen/ir/random.h"
 #include "codegen/reference/attention.h"
+#include "codegen/reference/nearest.h"
 #include "codegen/reference/conv.h"
 #include "codegen/reference/indexing.h"
 #include "codegen/reference/math.h"
@@ -485,6 +486,7 @@ Value reference_op(const Node& node, const std::vector<Value>& in) {
     case Op::ArgSort: return argsort_ref(node, in[0]);
     case Op::TopK: return argsort_ref(node, in[0]);
     case Op::Attention: return reference_attention(node, in);
+    case Op::Nearest: return reference_nearest(node, in);
     default: break;
   }
   throw Error(std::string("reference executor: no implementation of op ") + op_name(node.op));

@@ -1,4 +1,5 @@
-// Differential fuzzer: random op graphs (elementwise, views, reductions, normalizations, conv2d,
+// Differential fuzzer: random op graphs (elementwise, views, reductions, normalizations, k-means'
+// nearest centers, conv2d,
 // conv_transpose2d, pooling and interpolate, gathers, scatters, scans, sorts, searches) built
 // through the public API, every kept value read through the fused CPU path and compared with the
 // reference executor (the oracle).
@@ -871,8 +872,26 @@ class Graph {
     add(r, what.str(), std::min(1.0, rel), a.fuzzy || !max, a.nan_fuzzy);
   }
 
+  // k-means' assignment over the value's rows (fuse/nearest.h rewrites it into one nearest call):
+  // the index is checked through the distance it picks, the minimum over the centers, so a tie
+  // that a different summation order breaks the other way changes nothing beyond rounding.
+  void nearest(const Val& a) {
+    if (a.t.numel() == 0 || a.t.dim() == 0 || a.t.shape().back() == 0) return;
+    Tensor x = is_floating(a.t.dtype()) ? a.t : lf::cast(a.t, DType::Float32);
+    const int64_t d = x.shape().back();
+    x = lf::reshape(x, {-1, d});
+    const int64_t k = rng_.range(1, 6);
+    Tensor c = lf::cast(lf::rand({k, d}) * 4 - 2, x.dtype());
+    Tensor idx = lf::argmin(lf::sum(lf::square(x.unsqueeze(1) - c.unsqueeze(0)), {-1}), {1});
+    Tensor r = lf::sum(lf::square(x - lf::index_select(c, 0, idx)), {-1});
+    std::ostringstream what;
+    what << "min distance of " << a.name << "'s rows to " << k << " centers (nearest)";
+    add(r, what.str(), std::min(1.0, a.rel + static_cast<double>(d + 4) * eps_of(x.dtype()) * 4), true, a.nan_fuzzy);
+  }
+
   void nn(const Val& a) {
     int64_t rank = a.t.dim();
+    if (rng_.chance(0.08)) return nearest(a);
     int kind = static_cast<int>(rng_.range(0, 4));
     if (kind == 4) return conv_pool(a);
     Tensor r;
