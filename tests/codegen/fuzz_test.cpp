@@ -184,11 +184,19 @@ class Graph {
     }
     Tensor t = lf::cast(lf::from_vector(data, shape), dtype);
     bool pending = rng_.chance(0.3) && dtype != DType::Float64;
-    if (!pending) {
+    // A realized 4-D input stored channels-last (the memory format a GPU convolution writes): the
+    // ops over it write channels-last too, and reshapes of them are checked against that layout
+    // (fuse/lower.h, out_strides).
+    bool channels_last = !pending && shape.size() == 4 && rng_.chance(0.3);
+    if (channels_last) {
+      auto nhwc = std::make_shared<Tensor>(lf::permute(t, {0, 2, 3, 1}).contiguous());
+      Shape cl{shape[1] * shape[2] * shape[3], 1, shape[3] * shape[1], shape[1]};
+      t = lf::from_blob(const_cast<void*>(nhwc->data_ptr()), shape, cl, dtype, nhwc->device(), nhwc);
+    } else if (!pending) {
       t.to_vector<double>();  // materialized input
     }
-    add(t, std::string(pending ? "pending " : "") + "input(" + lf::shape_str(shape) + (specials ? ", with NaN/inf" : "") +
-               ")",
+    add(t, std::string(pending ? "pending " : channels_last ? "channels-last " : "") + "input(" + lf::shape_str(shape) +
+               (specials ? ", with NaN/inf" : "") + ")",
         0, false, false);
   }
 
