@@ -162,7 +162,14 @@ Tensor unsqueeze(const Tensor& x, int64_t dim) {
 Tensor contiguous(const Tensor& x) {
   detail::check_defined("contiguous", {&x});
   const ir::Node& n = *x.node();
-  if (n.realized() ? ir::is_contiguous(n.shape, n.layout) : !ir::is_view(n.op)) return x;
+  // A pending value is computed contiguous, except a 4-D one that may come out channels-last (a
+  // GPU convolution's, or one over a channels-last buffer: codegen/fuse/lower.h, out_strides): that
+  // one gets a copy, which is always contiguous. A layout that only channels-last strides describe
+  // needs C > 1 and H * W > 1.
+  const bool may_be_channels_last = n.shape.size() == 4 && n.shape[1] > 1 && n.shape[2] * n.shape[3] > 1;
+  if (n.realized() ? ir::is_contiguous(n.shape, n.layout)
+                   : !ir::is_view(n.op) && (n.op == Op::Copy || !may_be_channels_last))
+    return x;
   return record(Op::Copy, x.dtype(), x.device(), x.shape(), {&x});
 }
 

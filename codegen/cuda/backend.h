@@ -67,6 +67,9 @@ void run_sort(backend::SortCall& call);  // sort.cpp
 void run_attention(backend::AttentionCall& call);  // attention.cpp
 void run_scan(backend::ScanCall& call);        // scan.cpp
 void run_nearest(backend::NearestCall& call);  // nearest.cpp
+// The nearest kernel's CUDA C (lf_nearest) for points of `dtype` with rows of `dim` values held in
+// registers (0: rows read from memory); kPrelude is prepended when it is compiled.
+std::string nearest_source(DType dtype, int64_t dim);
 void run_scatter(backend::ScatterCall& call);  // scatter.cpp
 // The CUDA C of the scan and scatter kernels for a dtype (tests check that NVRTC compiles them).
 std::string scan_source(DType dtype, ir::Op op);

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "codegen/cuda/cudnn_abi.h"
 #include "codegen/ir/node.h"
@@ -165,6 +166,7 @@ struct PerDevice {
   dnn::Handle handle = nullptr;
   dnn::Stream stream = nullptr;  // the handle's, followed when the device's stream changes (lf::set_stream)
   std::shared_ptr<rt::Storage> workspace;  // grown to the largest plan's need; one stream orders its uses
+  std::vector<std::shared_ptr<rt::Storage>> retired;  // the smaller workspaces before it (grown_workspace)
   std::map<std::string, Plan> plans;
   std::map<std::string, lf::Status> declined;  // problems make_plan() failed on: asked once
   dnn::ActivationDesc relu = nullptr, identity = nullptr;
@@ -338,7 +340,17 @@ lf::Status find_plan(const backend::ConvCall& c, int device, PerDevice** dev_out
 
 void* grown_workspace(PerDevice& dev, size_t bytes, int device) {
   if (bytes == 0) return nullptr;
-  if (!dev.workspace || dev.workspace->nbytes() < bytes) dev.workspace = rt::Storage::allocate(Device::cuda(device), bytes);
+  if (!dev.workspace || dev.workspace->nbytes() < bytes) {
+    // A flush plan's captured CUDA graph holds the address it was captured with: the smaller
+    // buffer is kept (never handed back to the allocator, where a tensor could get it), and the
+    // new one at least doubles, so the kept ones add up to less than the newest.
+    size_t size = bytes;
+    if (dev.workspace) {
+      size = std::max(bytes, 2 * dev.workspace->nbytes());
+      dev.retired.push_back(std::move(dev.workspace));
+    }
+    dev.workspace = rt::Storage::allocate(Device::cuda(device), size);
+  }
   return dev.workspace->data();
 }
 

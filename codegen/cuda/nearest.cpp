@@ -24,6 +24,13 @@ constexpr int64_t kRegisterRow = 32;         // widest point row held in registe
 
 constexpr const char* kNearestSource = R"(
 #define ROUND(v) LOAD(STORE(v))
+// The square rounded on its own, never contracted into the sum's multiply-add (as the ops it
+// replaces round it).
+#if ACC_DOUBLE
+#define SQUARE(v) __dmul_rn((v), (v))
+#else
+#define SQUARE(v) __fmul_rn((v), (v))
+#endif
 extern "C" __global__ void __launch_bounds__(256)
 lf_nearest(const S* x, const S* c, long long* out, i64 n, i64 k, i64 d, i64 xs0, i64 xs1, i64 cs0, i64 cs1,
            int chunk_rows) {
@@ -54,12 +61,12 @@ lf_nearest(const S* x, const S* c, long long* out, i64 n, i64 k, i64 d, i64 xs0,
 #pragma unroll
       for (int e = 0; e < DIM; ++e) {
         const C diff = ROUND(xr[e] - sc[r * DIM + e]);
-        acc += (ACC)ROUND(diff * diff);
+        acc += (ACC)ROUND(SQUARE(diff));
       }
 #else
       for (i64 e = 0; e < d; ++e) {
         const C diff = ROUND(LOAD(x[i * xs0 + e * xs1]) - sc[r * d + e]);
-        acc += (ACC)ROUND(diff * diff);
+        acc += (ACC)ROUND(SQUARE(diff));
       }
 #endif
       const C v = ROUND((C)acc);
@@ -80,6 +87,12 @@ lf_nearest(const S* x, const S* c, long long* out, i64 n, i64 k, i64 d, i64 xs0,
 
 }  // namespace
 
+std::string nearest_source(DType dtype, int64_t dim) {
+  const bool f64 = dtype == DType::Float64;
+  return dtype_macros(dtype) + "#define ACC " + (f64 ? "double\n#define ACC_DOUBLE 1" : "float\n#define ACC_DOUBLE 0") +
+         "\n#define DIM " + std::to_string(dim) + "\n" + kNearestSource;
+}
+
 void run_nearest(backend::NearestCall& call) {
   ir::Node* y = call.node();
   const int device = y->device.index();
@@ -88,14 +101,14 @@ void run_nearest(backend::NearestCall& call) {
   const int64_t csize = f64 ? 8 : 4;  // the compute type's size
   if (call.d * csize > kSharedBytes) return backend::run_nearest_on_reference(call, "a center's row exceeds 48 KiB");
   const int64_t dim = call.d <= kRegisterRow ? call.d : 0;
-  std::string source = dtype_macros(call.dtype) + "#define ACC " + (f64 ? "double" : "float") + "\n#define DIM " +
-                       std::to_string(dim) + "\n" + kNearestSource;
-  auto fn = library_function(source, "lf_nearest", device);
+  auto fn = library_function(nearest_source(call.dtype, dim), "lf_nearest", device);
   if (!fn.ok()) return backend::run_nearest_on_reference(call, "the kernel failed to compile: " + std::string(fn.status().message()));
   const auto f = static_cast<rt::cu::CUfunction>(*fn);
   auto out = rt::Storage::allocate(y->device, static_cast<size_t>(y->numel()) * sizeof(int64_t));
   // The launch over x's and c's storage bases into o (a flush plan's replay runs it again).
-  int chunk_rows = static_cast<int>(std::clamp<int64_t>(call.d > 0 ? kSharedBytes / (call.d * csize) : call.k, 1, std::max<int64_t>(call.k, 1)));
+  // Centers a shared-memory chunk holds (all of them for rows of 0 values: nothing is staged).
+  int chunk_rows = static_cast<int>(std::clamp<int64_t>(call.d > 0 ? kSharedBytes / (call.d * csize) : call.k, 1,
+                                                        std::clamp<int64_t>(call.k, 1, int64_t{1} << 30)));
   const unsigned shared = static_cast<unsigned>(std::max<int64_t>(chunk_rows * call.d * csize, 16));
   const int64_t blocks = (call.n + kThreads - 1) / kThreads;
   if (blocks > INT32_MAX) return backend::run_nearest_on_reference(call, "too many points for one grid");

@@ -309,6 +309,14 @@ TEST(ConvGpu, CudnnWritesNhwcAndItsConsumersKeepIt) {
       EXPECT_TRUE(flat.is_contiguous() && pooled.is_contiguous() && gn.is_contiguous()) << what;
       EXPECT_EQ(log.find(", NHWC") != std::string::npos, want) << what << "\n" << log;
       EXPECT_EQ(log.find(", NCHW") != std::string::npos, !want) << what << "\n" << log;
+      // Moved to the host (contiguous() first: a copy where the value is NHWC), and the row-major
+      // pointer of a pending NHWC value.
+      Tensor on_host = lf::relu(lf::conv2d(x, w1, b, 1, 1)).to(lf::Device::cpu());
+      EXPECT_EQ(lf::test::compare(refs[0], lf::test::fused_values(on_host), tol), "") << what << " to(cpu)";
+      Tensor rows = (lf::relu(lf::conv2d(x, w1, b, 1, 1)) * 1.0).contiguous();
+      EXPECT_EQ(lf::test::compare(refs[0], lf::test::fused_values(rows), tol), "") << what << " contiguous()";
+      rows.data_ptr();
+      EXPECT_TRUE(rows.is_contiguous()) << what;
       // The layout known now: a flatten in a new flush reads it through a copy or a view, rightly.
       Tensor again = lf::reshape(h, {h.shape()[0], -1}) * 2.0;
       EXPECT_EQ(lf::test::compare(lf::test::reference_values(again), lf::test::fused_values(again), tol), "") << what;

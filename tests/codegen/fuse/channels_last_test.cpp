@@ -96,6 +96,25 @@ TEST(ChannelsLast, ReshapesOfChannelsLastValuesAreRight) {
   expect_same(lf::reshape(r, {4, -1}) + 0.0f, "flatten of a realized channels-last value");
 }
 
+// contiguous() of a pending value that will be computed channels-last copies it: its data_ptr is
+// row-major, as documented (a pending value of another shape is returned as it is).
+TEST(ChannelsLast, ContiguousOfAPendingValueIsRowMajor) {
+  const Shape s{2, 3, 4, 5};
+  NhwcInput x(s, 9);
+  Tensor y = lf::relu(x.t) + 1.0f;
+  lf::test::Values ref = lf::test::reference_values(y);
+  Tensor c = y.contiguous();
+  const float* p = c.data_ptr<float>();  // a sync point
+  EXPECT_EQ(c.strides(), contiguous(s));
+  std::vector<double> got(p, p + lf::shape_numel(s));
+  lf::test::Values v = ref;
+  v.f = got;
+  EXPECT_EQ(lf::test::compare(ref, v, lf::test::Tolerance{1e-6, 1e-6}), "");
+  EXPECT_EQ(y.strides(), channels_last(s));  // the value itself, realized by the same flush
+  Tensor flat = lf::exp(lf::reshape(x.t, {2, 60}));  // 2-D: no copy made
+  EXPECT_EQ(flat.contiguous().node(), flat.node());
+}
+
 // A flush replayed from its plan hands its outputs the layout they were recorded with.
 TEST(ChannelsLast, ReplayedPlansKeepTheLayout) {
   const Shape s{3, 8, 6, 5};
