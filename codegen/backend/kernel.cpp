@@ -314,7 +314,10 @@ void MatmulCall::log(const std::string& how) const {
 namespace lf::backend {
 
 void RecordedCall::add_outputs(const Prepared& k) {
-  for (size_t i = 0; i < k.low.outputs.size(); ++i) outputs.emplace_back(k.low.outputs[i], k.low.out_storage[i]);
+  for (size_t i = 0; i < k.low.outputs.size(); ++i) {
+    outputs.emplace_back(k.low.outputs[i], k.low.out_storage[i]);
+    set_strides(outputs.size() - 1, k.low.out_strides[i]);
+  }
 }
 
 void RecordedCall::add_operands(const Prepared& k) {

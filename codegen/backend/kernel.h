@@ -91,6 +91,14 @@ void materialize_value(ir::Node& n, const ir::Value& v);
 struct RecordedCall {
   // The buffers the call allocated and handed to nodes, in allocation order.
   std::vector<std::pair<ir::Node*, std::shared_ptr<rt::Storage>>> outputs;
+  // Per output, its strides where they are not contiguous (an NHWC convolution's, a channels-last
+  // epilogue's); missing or empty: contiguous. Taken when the output is made: a node may be freed
+  // before the plan is stored (an intermediate whose last reader ran).
+  std::vector<Shape> out_strides;
+  void set_strides(size_t output, Shape strides) {
+    if (out_strides.size() <= output) out_strides.resize(output + 1);
+    out_strides[output] = std::move(strides);
+  }
   // Every address replay() takes, in its order: base addresses (Storage::data()) of the call's
   // inputs and outputs; null for an operand with no memory (an Index operand).
   std::vector<const void*> addresses;

@@ -102,6 +102,7 @@ bool run_fused(backend::ConvCall& call, const std::shared_ptr<rt::Storage>& out,
   if (call.record) {  // for a flush plan: x, w, y, bias, z (null without one)
     backend::RecordedCall& r = *call.record;
     r.outputs.emplace_back(e.out, out);
+    r.set_strides(0, y_strides);
     r.addresses = {call.x.data, call.w.data, out->data(), bias.storage->data(),
                    z.storage ? z.storage->data() : nullptr};
     r.replay = [g = geometry_of(call), b = bias.offset, zo = z.offset, z_nchw, relu, device](void* const* p) {
@@ -140,11 +141,12 @@ bool oihw_filter(backend::ConvCall& call, std::shared_ptr<rt::Storage>* keep) {
 
 // For a flush plan: cuDNN's convolution, then the epilogue kernel, over new addresses: x, w, y,
 // then the epilogue's operands.
-void record_unfused(backend::ConvCall& call, const std::shared_ptr<rt::Storage>& out,
+void record_unfused(backend::ConvCall& call, const std::shared_ptr<rt::Storage>& out, const Shape& y_strides,
                     const std::optional<backend::Prepared>& epilogue) {
   if (epilogue && epilogue->low.error_storage) return;  // not replayable
   backend::RecordedCall& r = *call.record;
   r.outputs.emplace_back(call.product(), out);
+  r.set_strides(0, y_strides);
   r.addresses = {call.x.data, call.w.data, out->data()};
   std::shared_ptr<backend::KernelReplay> kr;
   if (epilogue) {
@@ -209,7 +211,7 @@ void run_conv(backend::ConvCall& call) {
   if (!not_fused.empty()) how += " (not cuDNN's fused bias + activation: " + not_fused + ")";
   // The generated kernel is not recorded (it is compiled outside the kernel cache): such a flush
   // is fused afresh each time.
-  if (call.record && (cudnn || call.y_bytes == 0)) record_unfused(call, out, epilogue);
+  if (call.record && (cudnn || call.y_bytes == 0)) record_unfused(call, out, y_strides, epilogue);
   call.log(how);
 }
 

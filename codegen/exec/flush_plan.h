@@ -73,7 +73,7 @@ struct Step {
   Device device;
   std::vector<int64_t> pointer_from;  // per operand: kNoPointer, a leaf, or from_output(slot)
   std::vector<int> outputs;           // order positions of the nodes it writes; slots in sequence
-  std::vector<Shape> out_strides;     // per output: its strides in its buffer (offset 0)
+  std::vector<Shape> out_strides;     // per output: its strides in its buffer (offset 0); empty: contiguous
   // Per output: the earlier slot whose buffer it takes over (in the recorded flush that buffer was
   // freed before this output got its address), or -1 for a buffer of its own. A replay reuses
   // memory as the recorded flush did, instead of holding every intermediate to its end.

@@ -63,7 +63,7 @@ void Recorder::add_library(const backend::RecordedCall& call, uint64_t launches,
     const rt::Storage& storage = *call.outputs[i].second;
     if (position < 0 || storage.data() == nullptr) ok = false;
     s.outputs.push_back(position);
-    s.out_strides.push_back(call.outputs[i].first->layout.strides);  // the call has materialized it
+    s.out_strides.push_back(i < call.out_strides.size() ? call.out_strides[i] : Shape{});
     s.reuse.push_back(new_slot(storage.data(), storage.nbytes(), s.outputs.size() - 1));
     s.alloc_bytes.push_back(storage.nbytes());
   }
@@ -365,7 +365,8 @@ void finish_replay(plan::Plan& plan, const std::vector<ir::Node*>& order, CacheS
         continue;
       }
       ir::Node* n = order[static_cast<size_t>(s.outputs[i])];
-      backend::materialize(*n, slots[slot++], ir::Layout{s.out_strides[i], 0});
+      const Shape& st = s.out_strides[i];  // empty: contiguous
+      backend::materialize(*n, slots[slot++], ir::Layout{st.empty() ? ir::contiguous_strides(n->shape) : st, 0});
     }
   }
   release_slots(slots);  // the nodes hold the buffers now
