@@ -214,6 +214,21 @@ void materialize_outputs(const Prepared& k) {
   }
 }
 
+std::shared_ptr<rt::Storage> copy_contiguous(const GroupRun& run, const ir::NodePtr& in) {
+  ir::NodePtr copy = ir::make_node(ir::Op::Copy, in->dtype, in->device, Shape(in->shape), {in});
+  fuse::Group g;
+  g.full = in->shape;
+  g.nodes = {copy.get()};
+  g.outputs = {copy.get()};
+  fuse::Partition p;
+  p.group_of[copy.get()] = run.index;
+  GroupRun copy_run{g, p, run.index, run.options, run.stats};
+  Prepared k = prepare(copy_run, g);
+  if (!k.entry->kernel) return nullptr;
+  launch(k, run.stats);
+  return k.low.out_storage[0];  // a copy is contiguous (fuse/lower.h)
+}
+
 void run_fallback(const Prepared& k) {
   for (ir::Node* o : k.low.outputs) materialize_value(*o, ir::reference_eval(o));
 }
@@ -257,6 +272,20 @@ void NearestCall::log(const std::string& how) const {
   std::fprintf(stderr, "[lazyfuse]   group %d: nearest of %lld rows among %lld centers of %lld %s: %s\n", run.index,
                static_cast<long long>(n), static_cast<long long>(k), static_cast<long long>(d), dtype_name(dtype),
                how.c_str());
+}
+
+void NearestCall::finish(const std::shared_ptr<rt::Storage>& out, std::function<void(void* const*)> replay,
+                         const std::string& how) {
+  ir::Node* y = node();
+  ++run.stats.kernels_launched;
+  run.stats.bytes_moved += static_cast<uint64_t>((n + k) * d * dtype_size(dtype) + n * 8);
+  materialize(*y, out, ir::Layout{ir::contiguous_strides(y->shape), 0});
+  if (record) {
+    record->outputs.emplace_back(y, out);
+    record->addresses = {x.data, c.data, out->data()};
+    record->replay = std::move(replay);
+  }
+  log(how);
 }
 
 void run_nearest_on_reference(NearestCall& call, const std::string& why) {

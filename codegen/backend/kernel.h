@@ -75,6 +75,9 @@ Prepared prepare(const GroupRun& run, const fuse::Group& group, const PrepareOpt
 void launch(const Prepared& k, CacheStats& stats);
 // Hands the kernel's freshly written buffers to their nodes.
 void materialize_outputs(const Prepared& k);
+// `in` copied into a fresh contiguous buffer on its device by a generated copy kernel, launched
+// now (a library call's operand in the layout it needs); null when that kernel did not compile.
+std::shared_ptr<rt::Storage> copy_contiguous(const GroupRun& run, const ir::NodePtr& in);
 // The outputs of a kernel that failed to compile, computed by the reference executor.
 void run_fallback(const Prepared& k);
 
@@ -214,6 +217,9 @@ struct NearestCall {
   RecordedCall* record = nullptr;  // as MatmulCall's: x's, c's and the output's base addresses
 
   ir::Node* node() const { return run.group.nodes[0]; }
+  // After the backend's computation into `out`: counts it, hands `out` to the node, records
+  // `replay` (over x's, c's and out's base addresses) for a flush plan, logs `how`.
+  void finish(const std::shared_ptr<rt::Storage>& out, std::function<void(void* const*)> replay, const std::string& how);
   // LAZYFUSE_LOG=1: "group 3: nearest of 1048576 rows among 64 centers of 16 float32: <how>".
   void log(const std::string& how) const;
 };

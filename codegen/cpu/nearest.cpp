@@ -98,15 +98,8 @@ void run_nearest(backend::NearestCall& call) {
   auto out = rt::Storage::allocate(y->device, static_cast<size_t>(y->numel()) * sizeof(int64_t));
   const Geometry g(call);
   compute(g, call.x.data, call.c.data, out->data());
-  ++call.run.stats.kernels_launched;
-  call.run.stats.bytes_moved += static_cast<uint64_t>((call.n + call.k) * call.d * dtype_size(call.dtype) + call.n * 8);
-  backend::materialize(*y, out, ir::Layout{ir::contiguous_strides(y->shape), 0});
-  if (call.record) {  // for a flush plan: x, c, out
-    call.record->outputs.emplace_back(y, out);
-    call.record->addresses = {call.x.data, call.c.data, out->data()};
-    call.record->replay = [g](void* const* p) { compute(g, p[0], p[1], p[2]); };
-  }
-  call.log("a thread pool over rows of 256 points, each center's distance summed in double");
+  call.finish(out, [g](void* const* p) { compute(g, p[0], p[1], p[2]); },
+              "a thread pool over rows of 256 points, each center's distance summed in double");
 }
 
 }  // namespace lf::cpu

@@ -121,18 +121,8 @@ bool run_fused(backend::ConvCall& call, const std::shared_ptr<rt::Storage>& out,
 // not compile.
 bool oihw_filter(backend::ConvCall& call, std::shared_ptr<rt::Storage>* keep) {
   const ir::NodePtr& w = call.product()->inputs[1];
-  ir::NodePtr copy = ir::make_node(ir::Op::Copy, w->dtype, w->device, Shape(w->shape), {w});
-  fuse::Group g;
-  g.full = w->shape;
-  g.nodes = {copy.get()};
-  g.outputs = {copy.get()};
-  fuse::Partition p;
-  p.group_of[copy.get()] = call.run.index;
-  backend::GroupRun run{g, p, call.run.index, call.run.options, call.run.stats};
-  backend::Prepared k = backend::prepare(run, g);
-  if (!k.entry->kernel) return false;
-  backend::launch(k, call.run.stats);
-  *keep = k.low.out_storage[0];  // a copy is contiguous (lower.h)
+  *keep = backend::copy_contiguous(call.run, w);
+  if (!*keep) return false;
   call.w = {(*keep)->data(), 0, ir::contiguous_strides(w->shape)};
   call.w_storage = *keep;
   call.w_krsc = false;

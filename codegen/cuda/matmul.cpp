@@ -121,18 +121,8 @@ bool run_generated(backend::MatmulCall& call, const std::string& lt_why, bool re
 // storage kept in *keep); false when that kernel did not compile.
 bool copy_contiguous(backend::MatmulCall& call, int which, kir::GemmOperand* out, std::shared_ptr<rt::Storage>* keep) {
   const ir::NodePtr& in = call.product()->inputs[static_cast<size_t>(which)];
-  ir::NodePtr copy = ir::make_node(ir::Op::Copy, in->dtype, in->device, Shape(in->shape), {in});
-  fuse::Group g;
-  g.full = in->shape;
-  g.nodes = {copy.get()};
-  g.outputs = {copy.get()};
-  fuse::Partition p;
-  p.group_of[copy.get()] = call.run.index;
-  backend::GroupRun run{g, p, call.run.index, call.run.options, call.run.stats};
-  backend::Prepared k = backend::prepare(run, g);
-  if (!k.entry->kernel) return false;
-  backend::launch(k, call.run.stats);
-  *keep = k.low.out_storage[0];
+  *keep = backend::copy_contiguous(call.run, in);
+  if (!*keep) return false;
   // In the problem's dims: batch dims folded into rows (exec's fold_batch_into_rows) are the node's
   // trailing batch dims; a contiguous A runs on across them at its row stride, and a B that was
   // broadcast over them is read at their first index.

@@ -125,16 +125,9 @@ void run_nearest(backend::NearestCall& call) {
                                              rt::cu::device_context(device).stream, params, nullptr));
   };
   run(call.x.data, call.c.data, out->data());
-  ++call.run.stats.kernels_launched;
-  call.run.stats.bytes_moved += static_cast<uint64_t>((call.n + call.k) * call.d * dtype_size(call.dtype) + call.n * 8);
-  backend::materialize(*y, out, ir::Layout{ir::contiguous_strides(y->shape), 0});
-  if (call.record) {  // for a flush plan: x, c, out
-    call.record->outputs.emplace_back(y, out);
-    call.record->addresses = {call.x.data, call.c.data, out->data()};
-    call.record->replay = [run](void* const* p) mutable { run(p[0], p[1], p[2]); };
-  }
-  call.log("a thread a point, the centers staged in shared memory " + std::string(dim ? "and the point's row in registers " : "") +
-           "(" + std::to_string(blocks) + " blocks)");
+  call.finish(out, [run](void* const* p) mutable { run(p[0], p[1], p[2]); },
+              "a thread a point, the centers staged in shared memory " +
+                  std::string(dim ? "and the point's row in registers " : "") + "(" + std::to_string(blocks) + " blocks)");
 }
 
 }  // namespace lf::cuda

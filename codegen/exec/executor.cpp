@@ -96,9 +96,6 @@ const char* kind_name(fuse::Group::Kind k) {
   return "?";
 }
 
-// "mul#12": a node as the log names it (its op and creation number, unique in the process).
-std::string node_name(const ir::Node& n) { return std::string(ir::op_name(n.op)) + "#" + std::to_string(n.id); }
-
 // LAZYFUSE_LOG=1: the cut totals, then each group with its members, then each cut: which node
 // started a new group, which group it would have joined, and why.
 void log_partition(const fuse::Partition& p, size_t nodes) {
@@ -112,13 +109,13 @@ void log_partition(const fuse::Partition& p, size_t nodes) {
   for (size_t g = 0; g < p.groups.size(); ++g) {
     const fuse::Group& group = p.groups[g];
     std::string members;
-    for (size_t i = 0; i < group.nodes.size() && i < kShown; ++i) members += " " + node_name(*group.nodes[i]);
+    for (size_t i = 0; i < group.nodes.size() && i < kShown; ++i) members += " " + ir::node_name(*group.nodes[i]);
     if (group.nodes.size() > kShown) members += " ... (+" + std::to_string(group.nodes.size() - kShown) + ")";
     std::fprintf(stderr, "[lazyfuse]   group %zu (%s, %zu ops):%s\n", g, kind_name(group.kind), group.nodes.size(),
                  members.c_str());
   }
   for (const fuse::Cut& c : p.cut_log) {
-    std::string node = c.node ? node_name(*c.node) : "?";
+    std::string node = c.node ? ir::node_name(*c.node) : "?";
     std::string to = c.group >= 0 ? "group " + std::to_string(c.group) : "a group of its own";
     if (c.would_join >= 0)
       std::fprintf(stderr, "[lazyfuse]   cut: %s not joined to group %d (%s); starts %s\n", node.c_str(), c.would_join,

@@ -24,10 +24,6 @@ using ir::Node;
 using ir::Op;
 using Params = ir::AttentionParams;
 
-std::string name(const Node& n) { return std::string(ir::op_name(n.op)) + "#" + std::to_string(n.id); }
-
-bool pending(const Node* n, Op op) { return !n->realized() && n->op == op; }
-
 // `v` as the dtype holds it (a number operand is a full node of the op's dtype).
 double round_to(DType d, double v) {
   switch (d) {
@@ -45,14 +41,14 @@ double round_to(DType d, double v) {
 // A number operand: a pending full node behind views (the frontend shares one per number).
 std::optional<double> number(Node* n) {
   Node* s = ir::resolve_views(n).first;
-  if (!pending(s, Op::Full) || !is_floating(s->dtype)) return std::nullopt;
+  if (!ir::pending(s, Op::Full) || !is_floating(s->dtype)) return std::nullopt;
   return round_to(s->dtype, s->attrs.value);
 }
 
 // `r` = max or sum of x over its last dim with keepdim, read by the softmax through broadcasts.
 bool row_reduce_of(Node* read, Op op, const Node* x, std::vector<Node*>* internal) {
   auto [s, chain] = ir::resolve_views(read);
-  if (!pending(s, op) || s->inputs[0].get() != x || s->attrs.dims != std::vector<int64_t>{x->rank() - 1} ||
+  if (!ir::pending(s, op) || s->inputs[0].get() != x || s->attrs.dims != std::vector<int64_t>{x->rank() - 1} ||
       !s->attrs.keepdim)
     return false;
   for (Node* v : chain)
@@ -64,11 +60,11 @@ bool row_reduce_of(Node* read, Op op, const Node* x, std::vector<Node*>* interna
 
 // softmax(x, -1) = p: returns x, and the nodes of the softmax in *internal.
 Node* softmax_input(Node* p, std::vector<Node*>* internal) {
-  if (!pending(p, Op::Div) || p->rank() < 2) return nullptr;
+  if (!ir::pending(p, Op::Div) || p->rank() < 2) return nullptr;
   Node* e = p->inputs[0].get();
-  if (!pending(e, Op::Exp)) return nullptr;
+  if (!ir::pending(e, Op::Exp)) return nullptr;
   Node* sub = e->inputs[0].get();
-  if (!pending(sub, Op::Sub)) return nullptr;
+  if (!ir::pending(sub, Op::Sub)) return nullptr;
   Node* x = sub->inputs[0].get();
   if (!row_reduce_of(p->inputs[1].get(), Op::Sum, e, internal) ||
       !row_reduce_of(sub->inputs[1].get(), Op::Max, x, internal))
@@ -93,7 +89,7 @@ struct AxisArange {
 };
 std::optional<AxisArange> arange_axis(Node* in, const std::vector<Node*>& outer, int64_t rank) {
   auto [a, chain] = ir::resolve_views(in);
-  if (!pending(a, Op::Arange)) return std::nullopt;
+  if (!ir::pending(a, Op::Arange)) return std::nullopt;
   auto s = ir::view_of_chain(*a, chain);
   for (size_t i = 0; s && i < outer.size(); ++i) s = ir::apply_view(*s, *outer[i]);
   if (!s || s->offset != 0 || static_cast<int64_t>(s->strides.size()) != rank) return std::nullopt;
@@ -155,7 +151,7 @@ bool parse_scores(Node* cur, bool mask_seen, Match* m) {
           m->internal.push_back(cur);
           return parse_scores(cur->inputs[static_cast<size_t>(1 - side)].get(), mask_seen, m);
         }
-      m->why = name(*cur) + " multiplies the scores by a tensor, not a number";
+      m->why = ir::node_name(*cur) + " multiplies the scores by a tensor, not a number";
       return false;
     case Op::Div:
       if (auto c = number(cur->inputs[1].get())) {
@@ -163,11 +159,11 @@ bool parse_scores(Node* cur, bool mask_seen, Match* m) {
         m->internal.push_back(cur);
         return parse_scores(cur->inputs[0].get(), mask_seen, m);
       }
-      m->why = name(*cur) + " divides the scores by a tensor, not a number";
+      m->why = ir::node_name(*cur) + " divides the scores by a tensor, not a number";
       return false;
     case Op::Add:
       if (mask_seen) {
-        m->why = name(*cur) + " is a second mask";
+        m->why = ir::node_name(*cur) + " is a second mask";
         return false;
       }
       for (int side = 0; side < 2; ++side) {  // either operand may be the scores
@@ -183,14 +179,14 @@ bool parse_scores(Node* cur, bool mask_seen, Match* m) {
       return false;
     case Op::Where: {
       if (mask_seen) {
-        m->why = name(*cur) + " is a second mask";
+        m->why = ir::node_name(*cur) + " is a second mask";
         return false;
       }
       const double ninf = -std::numeric_limits<double>::infinity();
       auto a = number(cur->inputs[1].get()), b = number(cur->inputs[2].get());
       int scores = b && *b == ninf ? 1 : a && *a == ninf ? 2 : 0;
       if (scores == 0) {
-        m->why = name(*cur) + " fills masked scores with something other than -inf";
+        m->why = ir::node_name(*cur) + " fills masked scores with something other than -inf";
         return false;
       }
       bool keep = scores == 1;  // where(mask, scores, -inf): true keeps
@@ -207,7 +203,7 @@ bool parse_scores(Node* cur, bool mask_seen, Match* m) {
     default:
       break;
   }
-  m->why = name(*cur) + " lies between the scores and the softmax";
+  m->why = ir::node_name(*cur) + " lies between the scores and the softmax";
   return false;
 }
 
@@ -220,12 +216,12 @@ std::string kept_elsewhere(const std::vector<Node*>& internal, const Node* out,
     for (const ir::NodePtr& in : n->inputs) ++inside[in.get()];
   for (const ir::NodePtr& in : out->inputs) ++inside[in.get()];
   for (const Node* n : internal) {
-    if (n->user_refs.load(std::memory_order_relaxed) > 0) return name(*n) + " is held by a handle";
+    if (n->user_refs.load(std::memory_order_relaxed) > 0) return ir::node_name(*n) + " is held by a handle";
     if (n == out) continue;
     auto r = readers.find(n);
     auto i = inside.find(n);
     if ((r == readers.end() ? 0 : r->second) != (i == inside.end() ? 0 : i->second))
-      return name(*n) + " is also read by another op";
+      return ir::node_name(*n) + " is also read by another op";
   }
   return "";
 }
@@ -238,10 +234,10 @@ int fold_head_transposes(const std::vector<Node*>& order, const std::unordered_m
                          int log_level, std::vector<ir::NodePtr>* keep) {
   int folded = 0;
   for (Node* t : order) {
-    if (!pending(t, Op::Permute)) continue;
+    if (!ir::pending(t, Op::Permute)) continue;
     Node* a = t->inputs[0].get();
     const int64_t r = a->rank();
-    if (!pending(a, Op::Attention) || r < 3 || a->user_refs.load(std::memory_order_relaxed) > 0) continue;
+    if (!ir::pending(a, Op::Attention) || r < 3 || a->user_refs.load(std::memory_order_relaxed) > 0) continue;
     auto it = readers.find(a);
     if (it == readers.end() || it->second != 1) continue;
     std::vector<int64_t> swap(static_cast<size_t>(r));
@@ -260,7 +256,7 @@ int fold_head_transposes(const std::vector<Node*>& order, const std::unordered_m
     ++folded;
     if (log_level >= 1)
       std::fprintf(stderr, "[lazyfuse] attention at %s writes its heads interleaved (the transpose after it folded)\n",
-                   name(*t).c_str());
+                   ir::node_name(*t).c_str());
   }
   return folded;
 }
@@ -276,7 +272,7 @@ int rewrite_attention(const std::vector<ir::Node*>& order, int log_level, std::v
     for (const ir::NodePtr& in : n->inputs) ++readers[in.get()];
   int rewritten = 0;
   for (Node* mm : order) {
-    if (!pending(mm, Op::Matmul) || !is_floating(mm->dtype)) continue;
+    if (!ir::pending(mm, Op::Matmul) || !is_floating(mm->dtype)) continue;
     std::vector<Node*> softmax;
     Node* x = softmax_input(mm->inputs[0].get(), &softmax);
     if (!x) continue;  // not softmax(...) @ v: nothing to say
@@ -292,10 +288,10 @@ int rewrite_attention(const std::vector<ir::Node*>& order, int log_level, std::v
     }
     if (!why.empty()) {
       if (log_level >= 1)
-        std::fprintf(stderr, "[lazyfuse] attention not rewritten at %s: %s\n", name(*mm).c_str(), why.c_str());
+        std::fprintf(stderr, "[lazyfuse] attention not rewritten at %s: %s\n", ir::node_name(*mm).c_str(), why.c_str());
       continue;
     }
-    const std::string mm_name = name(*mm);
+    const std::string mm_name = ir::node_name(*mm);
     ir::NodePtr q = m.qk->inputs[0], kt = m.qk->inputs[1], v = mm->inputs[1];
     const int64_t rank = kt->rank();
     ir::Attrs perm;

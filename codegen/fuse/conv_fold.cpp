@@ -20,10 +20,6 @@ using ir::Node;
 using ir::NodePtr;
 using ir::Op;
 
-std::string name(const Node& n) { return std::string(ir::op_name(n.op)) + "#" + std::to_string(n.id); }
-
-bool pending(const Node* n, Op op) { return !n->realized() && n->op == op; }
-
 // Whether `target` is reachable from `from` through pending nodes: a scale computed from the
 // convolution's own output (y * mean(y)) cannot move into its weights.
 bool depends_on(Node* from, const Node* target) {
@@ -65,11 +61,11 @@ struct BiasedConv {
   NodePtr bias;  // the per-channel source; null without a bias
 };
 std::optional<BiasedConv> biased_conv(const NodePtr& y) {
-  if (pending(y.get(), Op::Conv2d)) return BiasedConv{y, nullptr};
-  if (!pending(y.get(), Op::Add)) return std::nullopt;
+  if (ir::pending(y.get(), Op::Conv2d)) return BiasedConv{y, nullptr};
+  if (!ir::pending(y.get(), Op::Add)) return std::nullopt;
   for (size_t side = 0; side < 2; ++side) {
     const NodePtr& c = y->inputs[side];
-    if (!pending(c.get(), Op::Conv2d) || c->dtype != y->dtype) continue;
+    if (!ir::pending(c.get(), Op::Conv2d) || c->dtype != y->dtype) continue;
     if (NodePtr b = channel_source(y->inputs[1 - side], c->shape[1], c->dtype, c.get())) return BiasedConv{c, b};
   }
   return std::nullopt;
@@ -110,10 +106,10 @@ struct Folder {
 
   // Why `n` (an intermediate the rewrite removes) must stay, or "".
   std::string kept(const Node* n) const {
-    if (n->user_refs.load(std::memory_order_relaxed) > 0) return name(*n) + " is held by a handle";
-    if (roots.count(n)) return name(*n) + " is realized by this flush";
+    if (n->user_refs.load(std::memory_order_relaxed) > 0) return ir::node_name(*n) + " is held by a handle";
+    if (roots.count(n)) return ir::node_name(*n) + " is realized by this flush";
     auto r = readers.find(n);
-    if (r != readers.end() && r->second > 1) return name(*n) + " is also read by another op";
+    if (r != readers.end() && r->second > 1) return ir::node_name(*n) + " is also read by another op";
     return "";
   }
   void unlink(Node* m) {
@@ -134,8 +130,8 @@ struct Folder {
       if (why.empty() && conv->numel() == 0) why = "its output is empty";
       if (!why.empty()) {
         if (log_level >= 1)
-          std::fprintf(stderr, "[lazyfuse] batch norm not folded into %s at %s: %s\n", name(*conv).c_str(),
-                       name(*m).c_str(), why.c_str());
+          std::fprintf(stderr, "[lazyfuse] batch norm not folded into %s at %s: %s\n", ir::node_name(*conv).c_str(),
+                       ir::node_name(*m).c_str(), why.c_str());
         return false;
       }
       const NodePtr& w = conv->inputs[1];
@@ -168,7 +164,7 @@ struct Folder {
       }
       if (log_level >= 1)
         std::fprintf(stderr, "[lazyfuse] batch norm folded into %s at %s: weights scaled per out-channel%s\n",
-                     name(*conv).c_str(), name(*m).c_str(), bc->bias ? ", bias b * s" : "");
+                     ir::node_name(*conv).c_str(), ir::node_name(*m).c_str(), bc->bias ? ", bias b * s" : "");
       return true;
     }
     return false;
@@ -185,16 +181,16 @@ struct Folder {
       std::string why = kept(y.get());
       if (!why.empty()) {
         if (log_level >= 1)
-          std::fprintf(stderr, "[lazyfuse] bias adds not merged into %s at %s: %s\n", name(*bc->conv).c_str(),
-                       name(*a).c_str(), why.c_str());
+          std::fprintf(stderr, "[lazyfuse] bias adds not merged into %s at %s: %s\n", ir::node_name(*bc->conv).c_str(),
+                       ir::node_name(*a).c_str(), why.c_str());
         return false;
       }
       NodePtr b2 = binary(Op::Add, as_channels(bc->bias, false), as_channels(t, false));
       unlink(a);
       a->inputs = ir::Inputs{bc->conv, view(Op::Expand, b2, Shape(a->shape))};
       if (log_level >= 1)
-        std::fprintf(stderr, "[lazyfuse] batch norm shift merged into %s's bias at %s\n", name(*bc->conv).c_str(),
-                     name(*a).c_str());
+        std::fprintf(stderr, "[lazyfuse] batch norm shift merged into %s's bias at %s\n", ir::node_name(*bc->conv).c_str(),
+                     ir::node_name(*a).c_str());
       return true;
     }
     return false;

@@ -14,10 +14,6 @@ using ir::Node;
 using ir::NodePtr;
 using ir::Op;
 
-std::string name(const Node& n) { return std::string(ir::op_name(n.op)) + "#" + std::to_string(n.id); }
-
-bool pending(const Node* n, Op op) { return !n->realized() && n->op == op; }
-
 // The rank-2 value that `v` ([N, K, D]) reads through its views, element (i, j, e) at row
 // `points ? i : j`, column e; null when it reads anything else.
 NodePtr rows_of(const NodePtr& v, bool points) {
@@ -46,13 +42,13 @@ int rewrite_nearest(const std::vector<ir::Node*>& order, int log_level, std::vec
       for (const NodePtr& in : n->inputs) ++readers[in.get()];
   int rewritten = 0;
   for (Node* a : order) {
-    if (!pending(a, Op::ArgMin) || a->attrs.dims != std::vector<int64_t>{1}) continue;
+    if (!ir::pending(a, Op::ArgMin) || a->attrs.dims != std::vector<int64_t>{1}) continue;
     const NodePtr r = a->inputs[0];  // a copy: a's inputs are replaced below
-    if (!pending(r.get(), Op::Sum) || r->rank() != 2 || r->attrs.keepdim || r->attrs.dims != std::vector<int64_t>{2})
+    if (!ir::pending(r.get(), Op::Sum) || r->rank() != 2 || r->attrs.keepdim || r->attrs.dims != std::vector<int64_t>{2})
       continue;
     Node* e = r->inputs[0].get();
-    const bool square = pending(e, Op::Square) || (pending(e, Op::Mul) && e->inputs[0] == e->inputs[1]);
-    if (!square || !pending(e->inputs[0].get(), Op::Sub)) continue;
+    const bool square = ir::pending(e, Op::Square) || (ir::pending(e, Op::Mul) && e->inputs[0] == e->inputs[1]);
+    if (!square || !ir::pending(e->inputs[0].get(), Op::Sub)) continue;
     Node* s = e->inputs[0].get();
     if (s->rank() != 3 || !is_floating(s->dtype) || e->dtype != s->dtype || r->dtype != s->dtype) continue;
     NodePtr x, c;
@@ -68,18 +64,18 @@ int rewrite_nearest(const std::vector<ir::Node*>& order, int log_level, std::vec
     // value someone reads.
     std::string why;
     for (const Node* n : {r.get(), e, s}) {
-      if (n->user_refs.load(std::memory_order_relaxed) > 0) why = name(*n) + " is held by a handle";
-      else if (readers[n] != (n == s && e->op == Op::Mul ? 2 : 1)) why = name(*n) + " is also read by another op";
+      if (n->user_refs.load(std::memory_order_relaxed) > 0) why = ir::node_name(*n) + " is held by a handle";
+      else if (readers[n] != (n == s && e->op == Op::Mul ? 2 : 1)) why = ir::node_name(*n) + " is also read by another op";
       if (!why.empty()) break;
     }
     if (!why.empty()) {
       if (log_level >= 1)
-        std::fprintf(stderr, "[lazyfuse] nearest not rewritten at %s: %s\n", name(*a).c_str(), why.c_str());
+        std::fprintf(stderr, "[lazyfuse] nearest not rewritten at %s: %s\n", ir::node_name(*a).c_str(), why.c_str());
       continue;
     }
     if (log_level >= 1)
       std::fprintf(stderr, "[lazyfuse] nearest rewritten at %s: argmin over %lld centers of the squared distances (%s)\n",
-                   name(*a).c_str(), static_cast<long long>(c->shape[0]), name(*r).c_str());
+                   ir::node_name(*a).c_str(), static_cast<long long>(c->shape[0]), ir::node_name(*r).c_str());
     keep->push_back(r);  // unlinked: order still points at it and what it reads
     a->op = Op::Nearest;
     a->inputs = ir::Inputs{x, c};

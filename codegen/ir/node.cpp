@@ -30,6 +30,8 @@ Shape channels_last_strides(const Shape& shape) {
   return {shape[1] * shape[2] * shape[3], 1, shape[3] * shape[1], shape[1]};
 }
 
+std::string node_name(const Node& n) { return std::string(op_name(n.op)) + "#" + std::to_string(n.id); }
+
 bool is_channels_last(const Shape& shape, const Layout& layout) {
   if (shape.size() != 4 || shape[1] <= 1 || shape[2] * shape[3] <= 1) return false;
   Shape want = channels_last_strides(shape);

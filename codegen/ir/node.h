@@ -148,6 +148,11 @@ NodePtr make_node(Op op, DType dtype, Device device, Shape&& shape, Inputs&& inp
 // A node with no inputs yet (push them onto node->inputs) and default attributes: the recording
 // fast path, which builds no temporaries.
 NodePtr make_node(Op op, DType dtype, Device device, Shape&& shape);
+
+// "mul#12": a node as logs name it (its op and creation number, unique in the process).
+std::string node_name(const Node& n);
+// Whether `n` is a pending node (not realized) of op `op`: what the graph rewrites match.
+inline bool pending(const Node* n, Op op) { return !n->realized() && n->op == op; }
 // A copy of `like` in a shape buffer a dead node of this thread left (no allocation when one is
 // free); nodes recycle their shapes when they die.
 Shape recycled_shape(const Shape& like);
