@@ -58,6 +58,7 @@ Loaded load() {
   need(d.cuMemcpyDtoD, "cuMemcpyDtoD_v2");
   need(d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
   need(d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+  need(d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
   need(d.cuMemsetD8Async, "cuMemsetD8Async");
   need(d.cuModuleLoadData, "cuModuleLoadData");
   need(d.cuModuleGetFunction, "cuModuleGetFunction");

@@ -4,7 +4,6 @@
 // caching allocator (runtime/cuda_allocator.cpp); copies between devices go through the driver.
 #include "runtime/storage.h"
 
-#include <dlfcn.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -165,18 +164,6 @@ cu::CUdeviceptr Storage::device_ptr() const {
 
 namespace {
 
-using DtoDAsyncFn = cu::CUresult (*)(cu::CUdeviceptr, cu::CUdeviceptr, size_t, cu::CUstream);
-
-// cuMemcpyDtoDAsync is not (yet) among cu::Api's entry points; the driver is loaded by then, so
-// look it up in the same library. TODO: move into cu::Api.
-DtoDAsyncFn dtod_async() {
-  static const DtoDAsyncFn fn = [] {
-    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-    return lib ? reinterpret_cast<DtoDAsyncFn>(dlsym(lib, "cuMemcpyDtoDAsync_v2")) : nullptr;
-  }();
-  return fn;
-}
-
 std::string range_str(const Storage& s, size_t offset, size_t bytes) {
   return s.device().str() + " bytes [" + std::to_string(offset) + ", " + std::to_string(offset + bytes) + ") of " +
          std::to_string(s.nbytes());
@@ -194,15 +181,7 @@ void copy_device_to_device(const Storage& src, size_t src_offset, Storage& dst, 
   }
   cu::DeviceContext& ctx = cu::device_context(dst.device().index());
   cu::CUdeviceptr s = src.device_ptr() + src_offset, t = dst.device_ptr() + dst_offset;
-  if (DtoDAsyncFn fn = dtod_async()) {
-    cu::check(fn(t, s, bytes, ctx.stream), "cuMemcpyDtoDAsync(" + what + ")");
-    return;
-  }
-  // cuMemcpyDtoD runs on the legacy stream, which does not order with our non-blocking stream:
-  // fence on both sides.
-  cu::check(d.cuStreamSynchronize(ctx.stream), "cuStreamSynchronize before " + what);
-  cu::check(d.cuMemcpyDtoD(t, s, bytes), "cuMemcpyDtoD(" + what + ")");
-  cu::check(d.cuCtxSynchronize(), "cuCtxSynchronize after " + what);
+  cu::check(d.cuMemcpyDtoDAsync(t, s, bytes, ctx.stream), "cuMemcpyDtoDAsync(" + what + ")");
 }
 
 }  // namespace

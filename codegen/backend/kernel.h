@@ -107,6 +107,10 @@ struct RecordedCall {
   std::vector<const void*> addresses;
   // The call over new addresses (as many as `addresses`, in its order); on the flushing thread.
   std::function<void(void* const* addresses)> replay;
+  // Where the call finds data-dependent errors on the device (a scatter's index out of range): run
+  // after a replay's launches, on the flushing thread (the flush is the sync point, as outside
+  // plans). It throws the error; empty when there is nothing to check.
+  std::function<void()> check;
 
   // Adds a kernel's outputs (after the call's own) and its operands' addresses.
   void add_outputs(const Prepared& k);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -51,9 +52,8 @@ void run_scan_on_reference(ScanCall& call, const std::string& why);
 // `reduce` (ir::ScatterReduce; codegen/reference/scatter.h defines each mode). self is contiguous
 // (exec/scan.cpp copies it otherwise); index and src are read through their strides over index's
 // shape.
-struct ScatterCall {
+struct ScatterArgs {
   static constexpr int kMaxRank = 8;
-  GroupRun run;
   DType dtype = DType::Float32;      // self's, src's and the output's
   DType index_dtype = DType::Int64;  // Int32 or Int64
   ir::ScatterReduce reduce = ir::ScatterReduce::Sum;  // scatter_add: Sum with self
@@ -71,7 +71,6 @@ struct ScatterCall {
   const void* self = nullptr;  // contiguous, with its offset applied
   const void* index = nullptr;  // with its offset applied
   const void* src = nullptr;
-  std::shared_ptr<rt::Storage> self_storage = nullptr, index_storage = nullptr, src_storage = nullptr;  // kept alive
   // On a GPU, generator operands are not evaluated on the host and copied over (exec/scan.cpp):
   // self_zero: self is zeros (self is null; the backend clears the output); src_full: src is
   // full(src_value) (src is null; src_ivalue is the exact value of an integer dtype).
@@ -79,11 +78,40 @@ struct ScatterCall {
   double src_value = 0;
   int64_t src_ivalue = 0;
 
+  // Throws the op's index error for `raw` (scatter_add's message, as the reference's).
+  [[noreturn]] void index_error(int64_t raw) const;
+  // The operands' addresses with `self`, `index` and `src` moved from their storages' old base
+  // addresses to new ones (a flush plan's replay; a null base keeps a null operand).
+  ScatterArgs rebased(const void* const old_base[3], const void* const new_base[3]) const;
+};
+
+// What the computation reads is ScatterArgs, which a flush plan's replay keeps (the call's group is
+// gone by then).
+struct ScatterCall : ScatterArgs {
+  GroupRun run;
+  std::shared_ptr<rt::Storage> self_storage = nullptr, index_storage = nullptr, src_storage = nullptr;  // kept alive
+  // Set while a flush plan is recorded (no operand is a copy made for the call): the backend fills
+  // it, the base addresses of self, index and src (null where the operand has no memory: a pending
+  // zeros() self, a full() src) and of the output, in that order. An index out of range in a replay
+  // is found by RecordedCall::check, after the replay's launches.
+  RecordedCall* record = nullptr;
+
+  // self or src is a pending full() computed for this call (exec/scan.cpp): the same values in
+  // every replay (its value is part of the flush's signature), so a record keeps its buffer
+  // instead of rebinding it.
+  bool self_kept = false, src_kept = false;
+
+  explicit ScatterCall(const GroupRun& r) : run(r) {}
   ir::Node* node() const { return run.group.nodes[0]; }
   // LAZYFUSE_LOG=1: "group 2: scatter_add [65536] <- 16777216 values float32: <how>".
   void log(const std::string& how) const;
-  // Throws the op's index error for `raw` (scatter_add's message, as the reference's).
-  [[noreturn]] void index_error(int64_t raw) const;
+  // The operands' storages' base addresses (null where there is none), for rebased().
+  void bases(const void* out[3]) const;
+  // Fills `record` (set) for a replay: the addresses of self, index, src and `out`, and replay /
+  // check from `run(args, out)` and `check()` (check may be empty). A kept operand's buffer is
+  // held by the replay and not rebound.
+  void record_call(const std::shared_ptr<rt::Storage>& out, std::function<void(const ScatterArgs&, void*)> run,
+                   std::function<void()> check) const;
 };
 
 void run_scatter_on_reference(ScatterCall& call, const std::string& why);

@@ -31,11 +31,11 @@ constexpr int64_t kBuckets = 64;                 // output ranges of the ordered
 // Walks index elements in row-major order, keeping the index's, src's and output's offsets (the
 // output's without the axis term, which the index value gives).
 struct Walker {
-  const backend::ScatterCall& c;
-  int64_t coord[backend::ScatterCall::kMaxRank] = {};
+  const backend::ScatterArgs& c;
+  int64_t coord[backend::ScatterArgs::kMaxRank] = {};
   int64_t index_off = 0, src_off = 0, out_off = 0;
 
-  Walker(const backend::ScatterCall& call, int64_t e) : c(call) {
+  Walker(const backend::ScatterArgs& call, int64_t e) : c(call) {
     for (int d = c.rank; d-- > 0;) {
       coord[d] = e % c.shape[d];
       e /= c.shape[d];
@@ -70,13 +70,13 @@ struct BadIndex {
   int64_t element = -1, raw = 0;  // element -1: none
 };
 
-void throw_first(const backend::ScatterCall& call, const std::vector<BadIndex>& bad) {
+void throw_first(const backend::ScatterArgs& call, const std::vector<BadIndex>& bad) {
   for (const BadIndex& b : bad)
     if (b.element >= 0) call.index_error(b.raw);
 }
 
 template <typename S, typename C, typename I>
-void scatter_bins(const backend::ScatterCall& call, S* out) {
+void scatter_bins(const backend::ScatterArgs& call, S* out) {
   int64_t sets = std::min(kMaxBins, (call.count + kChunk - 1) / kChunk);
   std::vector<C> bins(static_cast<size_t>(sets * call.out_numel), C(0));
   std::vector<BadIndex> bad(static_cast<size_t>(sets));
@@ -104,7 +104,7 @@ void scatter_bins(const backend::ScatterCall& call, S* out) {
 }
 
 template <typename S, typename C, typename I>
-void scatter_ordered(const backend::ScatterCall& call, S* out) {
+void scatter_ordered(const backend::ScatterArgs& call, S* out) {
   std::memcpy(out, call.self, static_cast<size_t>(call.out_numel) * sizeof(S));
   int64_t chunks = (call.count + kChunk - 1) / kChunk;
   // Ranges of a power-of-two size, so that an output's range is a shift, not a division.
@@ -179,39 +179,48 @@ void scatter_ordered(const backend::ScatterCall& call, S* out) {
   });
 }
 
+// A sum with self into a small output from many values: per-chunk bins.
+bool use_bins(const backend::ScatterArgs& a) {
+  return a.reduce == ir::ScatterReduce::Sum && a.include_self && a.out_numel <= kSmallOut && a.count >= 4 * kChunk;
+}
+
+// The scatter of `a` into `out` (out_numel elements of a.dtype); throws the first index error.
+void scatter_into(const backend::ScatterArgs& a, void* out) {
+  if (a.out_numel > 0) {
+    dispatch(a.dtype, [&](auto tag) {
+      using S = typename decltype(tag)::storage_t;
+      using C = typename decltype(tag)::compute_t;
+      S* o = static_cast<S*>(out);
+      bool bins = use_bins(a);
+      if (a.count == 0) {
+        std::memcpy(o, a.self, static_cast<size_t>(a.out_numel) * sizeof(S));
+      } else if constexpr (std::is_same_v<S, bool>) {  // assign only (the frontend refuses bool sums)
+        a.index_dtype == DType::Int32 ? scatter_ordered<S, C, int32_t>(a, o) : scatter_ordered<S, C, int64_t>(a, o);
+      } else if (a.index_dtype == DType::Int32) {
+        bins ? scatter_bins<S, C, int32_t>(a, o) : scatter_ordered<S, C, int32_t>(a, o);
+      } else {
+        bins ? scatter_bins<S, C, int64_t>(a, o) : scatter_ordered<S, C, int64_t>(a, o);
+      }
+    });
+  } else if (a.count > 0) {
+    // Nothing to write, but every index is still out of range of an empty dim.
+    a.index_error(a.index_dtype == DType::Int32 ? static_cast<const int32_t*>(a.index)[0]
+                                                : static_cast<const int64_t*>(a.index)[0]);
+  }
+}
+
 }  // namespace
 
 void run_scatter(backend::ScatterCall& call) {
   ir::Node* y = call.node();
   auto out = rt::Storage::allocate(y->device, static_cast<size_t>(call.out_numel) * dtype_size(call.dtype));
-  bool bins = call.reduce == ir::ScatterReduce::Sum && call.include_self && call.out_numel <= kSmallOut &&
-              call.count >= 4 * kChunk;
-  if (call.out_numel > 0) {
-    dispatch(call.dtype, [&](auto tag) {
-      using S = typename decltype(tag)::storage_t;
-      using C = typename decltype(tag)::compute_t;
-      S* o = static_cast<S*>(out->data());
-      if (call.count == 0) {
-        std::memcpy(o, call.self, static_cast<size_t>(call.out_numel) * sizeof(S));
-      } else if constexpr (std::is_same_v<S, bool>) {  // assign only (the frontend refuses bool sums)
-        call.index_dtype == DType::Int32 ? scatter_ordered<S, C, int32_t>(call, o)
-                                         : scatter_ordered<S, C, int64_t>(call, o);
-      } else if (call.index_dtype == DType::Int32) {
-        bins ? scatter_bins<S, C, int32_t>(call, o) : scatter_ordered<S, C, int32_t>(call, o);
-      } else {
-        bins ? scatter_bins<S, C, int64_t>(call, o) : scatter_ordered<S, C, int64_t>(call, o);
-      }
-    });
-  } else if (call.count > 0) {
-    // Nothing to write, but every index is still out of range of an empty dim.
-    call.index_error(call.index_dtype == DType::Int32 ? static_cast<const int32_t*>(call.index)[0]
-                                                      : static_cast<const int64_t*>(call.index)[0]);
-  }
+  scatter_into(call, out->data());
   ++call.run.stats.kernels_launched;
   call.run.stats.bytes_moved += static_cast<uint64_t>(2 * call.out_numel + call.count) * dtype_size(call.dtype) +
                                 static_cast<uint64_t>(call.count) * dtype_size(call.index_dtype);
+  if (call.record) call.record_call(out, scatter_into, nullptr);  // an index error throws as it is met
   backend::materialize(*y, out, ir::Layout{ir::contiguous_strides(y->shape), 0});
-  call.log(bins ? "per-chunk bins on the thread pool, added in chunk order"
+  call.log(use_bins(call) ? "per-chunk bins on the thread pool, added in chunk order"
                 : "counting sort into output ranges on the thread pool, each range in index order");
 }
 

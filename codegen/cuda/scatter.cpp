@@ -41,8 +41,8 @@ struct Params {
   long long* winner;             // assign: the last writer's position per destination
   unsigned long long* hits;      // mean: values per destination
   long long count, axis_size, out_numel;
-  long long shape[backend::ScatterCall::kMaxRank], out_strides[backend::ScatterCall::kMaxRank],
-      index_strides[backend::ScatterCall::kMaxRank], src_strides[backend::ScatterCall::kMaxRank];
+  long long shape[backend::ScatterArgs::kMaxRank], out_strides[backend::ScatterArgs::kMaxRank],
+      index_strides[backend::ScatterArgs::kMaxRank], src_strides[backend::ScatterArgs::kMaxRank];
   double src_value;
   long long src_ivalue;
   int rank, axis, phase, include_self, src_full;
@@ -244,7 +244,7 @@ struct Private {
   int shared = 0;
 };
 
-Private private_plan(const backend::ScatterCall& call, int device) {
+Private private_plan(const backend::ScatterArgs& call, int device) {
   Private plan;
   if (call.reduce != ScatterReduce::Sum || !call.include_self || call.dtype == DType::Bool) return plan;
   if (call.rank > 2 || call.count < 65536 || call.count < 8 * call.out_numel) return plan;
@@ -333,6 +333,78 @@ std::string scatter_source(DType dtype, DType index_dtype, ScatterReduce reduce)
   return s + kScatterSource;
 }
 
+namespace {
+
+// A scatter's launches, built once and run by the call and by each replay of a flush plan (which
+// keeps the error word and scratch: its launches are ordered on the one stream). run() queues
+// everything on the stream (a graph capture takes it as it is); check() reads the error word,
+// waiting for the kernels.
+struct Launches {
+  backend::ScatterArgs args;
+  Params p{};
+  rt::cu::CUfunction fn = nullptr;
+  Private priv;
+  int device = 0;
+  size_t bytes = 0;  // the output's
+  std::shared_ptr<rt::Storage> error, winner, hits;
+  size_t scratch = 0;
+  int launches = 0;
+
+  // Into `out` from the operands `a` names (args, or args rebased for a replay).
+  void run(const backend::ScatterArgs& a, void* out) {
+    rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
+    const rt::cu::Api& cu = rt::cu::api();
+    if (bytes && a.self_zero) {
+      LF_CU_CHECK(cu.cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(out), 0, bytes, ctx.stream));
+    } else if (bytes) {
+      LF_CU_CHECK(cu.cuMemcpyDtoDAsync(reinterpret_cast<rt::cu::CUdeviceptr>(out),
+                                       reinterpret_cast<rt::cu::CUdeviceptr>(a.self), bytes, ctx.stream));
+    }
+    launches = 0;
+    if (a.count == 0) return;
+    LF_CU_CHECK(cu.cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(error->data()), 0, 16, ctx.stream));
+    if (winner)
+      LF_CU_CHECK(cu.cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(winner->data()), 0xff, scratch, ctx.stream));
+    if (hits) LF_CU_CHECK(cu.cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(hits->data()), 0, scratch, ctx.stream));
+    p.index = a.index;
+    p.src = a.src;
+    p.out = out;
+    auto launch = [&](int phase, int64_t n) {
+      p.phase = phase;
+      int64_t blocks = std::min<int64_t>((n + kThreads - 1) / kThreads, int64_t{1} << 20);
+      void* params[] = {&p};
+      LF_CU_CHECK(cu.cuLaunchKernel(fn, static_cast<unsigned>(blocks), 1, 1, kThreads, 1, 1, 0, ctx.stream, params,
+                                    nullptr));
+      ++launches;
+    };
+    if (priv.slices) {
+      int64_t out_numel = a.out_numel, slice_bins = priv.slice_bins, chunk = (a.count + priv.chunks - 1) / priv.chunks;
+      void* params[] = {&p, &out_numel, &slice_bins, &chunk};
+      LF_CU_CHECK(cu.cuLaunchKernel(fn, static_cast<unsigned>(priv.chunks), static_cast<unsigned>(priv.slices), 1,
+                                    kPrivateThreads, 1, 1, static_cast<unsigned>(priv.shared), ctx.stream, params,
+                                    nullptr));
+      ++launches;
+      return;
+    }
+    const ScatterReduce mode = a.reduce;
+    if (mode == ScatterReduce::Assign || mode == ScatterReduce::Mean || !a.include_self) launch(0, a.count);
+    launch(1, a.count);
+    if (mode == ScatterReduce::Mean && a.out_numel > 0) launch(2, a.out_numel);
+  }
+
+  // Throws the first index out of range the last run met (indices are data: this waits for it).
+  void check() const {
+    if (args.count == 0) return;
+    long long err[2];
+    auto host = rt::Storage::allocate(Device::cpu(), sizeof err);
+    rt::copy(*error, 0, *host, 0, sizeof err);
+    std::memcpy(err, host->data(), sizeof err);
+    if (err[0] != 0) args.index_error(err[1]);
+  }
+};
+
+}  // namespace
+
 void run_scatter(backend::ScatterCall& call) {
   ir::Node* y = call.node();
   const ScatterReduce mode = call.reduce;
@@ -341,49 +413,34 @@ void run_scatter(backend::ScatterCall& call) {
   const bool ordered = mode == ScatterReduce::Sum || mode == ScatterReduce::Mean || mode == ScatterReduce::Prod;
   if (is_floating(call.dtype) && ordered && rt::config().deterministic)
     return backend::run_scatter_on_reference(call, "LAZYFUSE_DETERMINISTIC=1: float steps in index order");
-  int device = y->device.index();
-  size_t bytes = static_cast<size_t>(call.out_numel) * dtype_size(call.dtype);
+  auto l = std::make_shared<Launches>();
+  l->args = call;
+  l->device = y->device.index();
+  l->bytes = static_cast<size_t>(call.out_numel) * dtype_size(call.dtype);
   // Rounded up to whole 32-bit words: a 16-bit step rewrites the word that holds its element.
-  auto out = rt::Storage::allocate(y->device, std::max<size_t>((bytes + 3) / 4 * 4, 4));
-  rt::cu::DeviceContext& ctx = rt::cu::device_context(device);
-  const rt::cu::Api& cu = rt::cu::api();
-  if (bytes && call.self_zero) {
-    LF_CU_CHECK(cu.cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(out->data()), 0, bytes, ctx.stream));
-  } else if (bytes) {
-    size_t self_at = static_cast<size_t>(static_cast<const char*>(call.self) -
-                                         static_cast<const char*>(call.self_storage->data()));
-    rt::copy(*call.self_storage, self_at, *out, 0, bytes);
-  }
-  int launches = 0;
+  auto out = rt::Storage::allocate(y->device, std::max<size_t>((l->bytes + 3) / 4 * 4, 4));
   std::string how = mode == ScatterReduce::Assign ? "the last writer per destination (atomicMax), then its store"
                                                   : "atomics, a thread per value";
   if (call.count > 0) {
-    const Private priv = private_plan(call, device);
+    l->priv = private_plan(call, l->device);
     auto fn = library_function(scatter_source(call.dtype, call.index_dtype, mode),
-                               priv.slices ? "lf_scatter_add_private" : "lf_scatter", device);
+                               l->priv.slices ? "lf_scatter_add_private" : "lf_scatter", l->device);
     if (!fn.ok())
       return backend::run_scatter_on_reference(call, "the scatter kernel failed to compile: " +
                                                          std::string(fn.status().message()));
-    auto error = rt::Storage::allocate(y->device, 16);
-    LF_CU_CHECK(cu.cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(error->data()), 0, 16, ctx.stream));
+    l->fn = static_cast<rt::cu::CUfunction>(*fn);
+    if (l->priv.shared > (48 << 10))
+      LF_CU_CHECK(rt::cu::api().cuFuncSetAttribute(l->fn, /*CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES=*/8,
+                                                   l->priv.shared));
+    l->error = rt::Storage::allocate(y->device, 16);
     // Per-destination scratch: assign's last writers (-1: none, all bytes 0xff), mean's counts.
-    const size_t scratch = static_cast<size_t>(std::max<int64_t>(call.out_numel, 1)) * 8;
-    std::shared_ptr<rt::Storage> winner, hits;
-    if (mode == ScatterReduce::Assign) {
-      winner = rt::Storage::allocate(y->device, scratch);
-      LF_CU_CHECK(cu.cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(winner->data()), 0xff, scratch, ctx.stream));
-    }
-    if (mode == ScatterReduce::Mean) {
-      hits = rt::Storage::allocate(y->device, scratch);
-      LF_CU_CHECK(cu.cuMemsetD8Async(reinterpret_cast<rt::cu::CUdeviceptr>(hits->data()), 0, scratch, ctx.stream));
-    }
-    Params p{};
-    p.index = call.index;
-    p.src = call.src;
-    p.out = out->data();
-    p.error = static_cast<long long*>(error->data());
-    p.winner = winner ? static_cast<long long*>(winner->data()) : nullptr;
-    p.hits = hits ? static_cast<unsigned long long*>(hits->data()) : nullptr;
+    l->scratch = static_cast<size_t>(std::max<int64_t>(call.out_numel, 1)) * 8;
+    if (mode == ScatterReduce::Assign) l->winner = rt::Storage::allocate(y->device, l->scratch);
+    if (mode == ScatterReduce::Mean) l->hits = rt::Storage::allocate(y->device, l->scratch);
+    Params& p = l->p;
+    p.error = static_cast<long long*>(l->error->data());
+    p.winner = l->winner ? static_cast<long long*>(l->winner->data()) : nullptr;
+    p.hits = l->hits ? static_cast<unsigned long long*>(l->hits->data()) : nullptr;
     p.count = call.count;
     p.axis_size = call.axis_size;
     p.out_numel = call.out_numel;
@@ -399,41 +456,17 @@ void run_scatter(backend::ScatterCall& call) {
     p.rank = call.rank;
     p.axis = static_cast<int>(call.axis);
     p.include_self = call.include_self ? 1 : 0;
-    auto launch = [&](int phase, int64_t n) {
-      p.phase = phase;
-      int64_t blocks = std::min<int64_t>((n + kThreads - 1) / kThreads, int64_t{1} << 20);
-      void* params[] = {&p};
-      LF_CU_CHECK(cu.cuLaunchKernel(static_cast<rt::cu::CUfunction>(*fn), static_cast<unsigned>(blocks), 1, 1,
-                                    kThreads, 1, 1, 0, ctx.stream, params, nullptr));
-      ++launches;
-    };
-    if (priv.slices) {
-      auto f = static_cast<rt::cu::CUfunction>(*fn);
-      int64_t slice_bins = priv.slice_bins, chunk = (call.count + priv.chunks - 1) / priv.chunks;
-      if (priv.shared > (48 << 10))
-        LF_CU_CHECK(cu.cuFuncSetAttribute(f, /*CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES=*/8, priv.shared));
-      int64_t out_numel = call.out_numel;
-      void* params[] = {&p, &out_numel, &slice_bins, &chunk};
-      LF_CU_CHECK(cu.cuLaunchKernel(f, static_cast<unsigned>(priv.chunks), static_cast<unsigned>(priv.slices), 1,
-                                    kPrivateThreads, 1, 1, static_cast<unsigned>(priv.shared), ctx.stream, params,
-                                    nullptr));
-      ++launches;
-      how = "bins in shared memory (" + std::to_string(priv.slices) + " slice(s) of " + std::to_string(slice_bins) +
-            ", " + std::to_string(priv.chunks) + " chunks), then one atomic add a bin and block";
-    } else {
-      if (mode == ScatterReduce::Assign || mode == ScatterReduce::Mean || !call.include_self) launch(0, call.count);
-      launch(1, call.count);
-      if (mode == ScatterReduce::Mean && call.out_numel > 0) launch(2, call.out_numel);
-    }
-    long long err[2];
-    auto host = rt::Storage::allocate(Device::cpu(), sizeof err);
-    rt::copy(*error, 0, *host, 0, sizeof err);  // waits for the kernels: indices are data
-    std::memcpy(err, host->data(), sizeof err);
-    if (err[0] != 0) call.index_error(err[1]);
+    if (l->priv.slices)
+      how = "bins in shared memory (" + std::to_string(l->priv.slices) + " slice(s) of " +
+            std::to_string(l->priv.slice_bins) + ", " + std::to_string(l->priv.chunks) +
+            " chunks), then one atomic add a bin and block";
   }
-  call.run.stats.kernels_launched += static_cast<uint64_t>(std::max(launches, 1));
+  l->run(call, out->data());
+  l->check();
+  call.run.stats.kernels_launched += static_cast<uint64_t>(std::max(l->launches, 1));
   call.run.stats.bytes_moved += static_cast<uint64_t>(2 * call.out_numel + call.count) * dtype_size(call.dtype) +
                                 static_cast<uint64_t>(call.count) * dtype_size(call.index_dtype);
+  if (call.record) call.record_call(out, [l](const backend::ScatterArgs& a, void* o) { l->run(a, o); }, [l] { l->check(); });
   backend::materialize(*y, out, ir::Layout{ir::contiguous_strides(y->shape), 0});
   call.log(how + (call.count == 0 ? " (none)" : ""));
 }

@@ -37,20 +37,24 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
                    run.index, cat_inputs);
     return;
   }
-  // Library calls (matmul, conv2d, pool2d, attention, scans, sorts, nearest) are replayed as their backend
-  // recorded them.
+  // Library calls (matmul, conv2d, pool2d, attention, scans, scatters, sorts, nearest) are replayed as
+  // their backend recorded them.
   bool pool = g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Pool2d;
   bool attention = g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Attention;
   bool scan = g.kind == fuse::Group::Kind::Host && ir::is_scan(g.nodes[0]->op);
   bool sort = g.kind == fuse::Group::Kind::Host && (g.nodes[0]->op == ir::Op::ArgSort || g.nodes[0]->op == ir::Op::TopK);
   bool nearest = g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Nearest;
-  if (pool || attention || scan || sort || nearest || g.kind == fuse::Group::Kind::Matmul || g.kind == fuse::Group::Kind::Conv) {
+  // Scatters (issue 23): scatter_add, and the scatter row as ir::Op::Scatter.
+  bool scatter =
+      g.kind == fuse::Group::Kind::Host && (g.nodes[0]->op == ir::Op::ScatterAdd || g.nodes[0]->op == ir::Op::Scatter);
+  if (pool || attention || scan || scatter || sort || nearest || g.kind == fuse::Group::Kind::Matmul || g.kind == fuse::Group::Kind::Conv) {
     backend::RecordedCall call;
     backend::RecordedCall* record = rec && rec->ok ? &call : nullptr;
     CacheStats before = run.stats;
     if (pool) run_pool_group(run, record);
     else if (attention) run_attention_group(run, record);
     else if (scan) run_scan_group(run, record);
+    else if (scatter) run_scatter_group(run, record);
     else if (sort) run_sort_group(run, record);
     else if (nearest) run_nearest_group(run, record);
     else if (g.kind == fuse::Group::Kind::Matmul) run_matmul_group(run, record);
@@ -63,9 +67,6 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
   }
   // Fused kernels and cat's copies are replayed; anything else runs through here every time.
   if (rec && g.kind != fuse::Group::Kind::Pointwise && g.kind != fuse::Group::Kind::Row) rec->ok = false;
-  // Scatters: library calls of their backend (issue 23).
-  if (g.kind == fuse::Group::Kind::Host && (g.nodes[0]->op == ir::Op::ScatterAdd || g.nodes[0]->op == ir::Op::Scatter))
-    return run_scatter_group(run);
   if (g.kind == fuse::Group::Kind::Host) {
     ir::Op op = g.nodes[0]->op;  // before it becomes a buffer
     run_host(g);

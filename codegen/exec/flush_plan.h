@@ -85,6 +85,9 @@ struct Step {
   // A library call (backend::RecordedCall::replay), run with `args.pointers` as its addresses; null
   // for a kernel launch. Counted as the launches and kernel lookups the recorded call made.
   std::function<void(void* const*)> library;
+  // A library call's data-dependent check (backend::RecordedCall::check: a GPU scatter's index
+  // error word), run after the replay's launches; empty when there is none.
+  std::function<void()> check;
   uint64_t launches = 1, lookups = 1;
   // A kernel with gathers: its error operand ({tag, index}: fuse/lower.h), a buffer of the plan's
   // own that stays zero until a launch meets an index out of range; read after the replay's

@@ -34,8 +34,9 @@ void run_attention_group(const backend::GroupRun& run, backend::RecordedCall* re
 void run_scan_group(const backend::GroupRun& run, backend::RecordedCall* record);
 // Nearest groups (fuse/nearest.h): x and the centers as storage + strides (Backend::nearest).
 void run_nearest_group(const backend::GroupRun& run, backend::RecordedCall* record);
-// scatter_add: self, index and src resolved, then its backend's scatter (exec/scan.cpp).
-void run_scatter_group(const backend::GroupRun& run);
+// scatter_add and the scatter row: self, index and src resolved, then its backend's scatter
+// (exec/scan.cpp).
+void run_scatter_group(const backend::GroupRun& run, backend::RecordedCall* record);
 
 // A matmul group: its operands resolved to storage and strides, then its backend's matmul.
 void run_matmul_group(const backend::GroupRun& run, backend::RecordedCall* record);

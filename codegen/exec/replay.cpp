@@ -77,6 +77,7 @@ void Recorder::add_library(const backend::RecordedCall& call, uint64_t launches,
   if (!ok) return;
   s.args.pointers.assign(call.addresses.size(), nullptr);
   s.library = call.replay;
+  s.check = call.check;
   s.device = call.outputs.empty() ? Device::cpu() : call.outputs[0].first->device;
   s.launches = launches;
   s.lookups = lookups;
@@ -268,7 +269,20 @@ void release_slots(std::vector<std::shared_ptr<rt::Storage>>& slots) {
   while (!slots.empty()) slots.pop_back();
 }
 
-void finish_replay(plan::Plan& plan, const std::vector<ir::Node*>& order, CacheStats& stats);
+void finish_replay(plan::Plan& plan, const std::vector<ir::Node*>& order);
+
+// Counts a replay as it starts: one that then meets a data-dependent error (an index out of
+// range) ran all the same.
+void count_replay(const plan::Plan& plan, CacheStats& stats) {
+  for (const plan::Step& s : plan.steps) {
+    stats.hits += s.lookups;
+    stats.kernels_launched += s.launches;
+    stats.bytes_moved += static_cast<uint64_t>(s.bytes);
+  }
+  ++stats.flushes;
+  ++stats.plans_replayed;
+  stats.nodes_executed += plan.nodes;
+}
 
 }  // namespace
 
@@ -295,33 +309,46 @@ void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::S
                                                         : slots[static_cast<size_t>(plan::output_slot(from))]->data();
     }
   }
+  count_replay(plan, stats);
   // Profiled or traced, a replay launches its steps one by one, each timed (a graph is one launch).
   if (rt::obs::on()) [[unlikely]] {
-    for (plan::Step& s : plan.steps)
-      if (s.library)
-        s.library(s.args.pointers.data());  // not in the profile's table yet, as outside replays
-      else
-        backend::launch_observed(backend::backend_for(s.device), launch_of(s), s.device, s.entry->kernel->name,
-                                 static_cast<uint64_t>(s.bytes));
-    return finish_replay(plan, order, stats);
+    try {
+      for (plan::Step& s : plan.steps)
+        if (s.library)
+          s.library(s.args.pointers.data());  // not in the profile's table yet, as outside replays
+        else
+          backend::launch_observed(backend::backend_for(s.device), launch_of(s), s.device, s.entry->kernel->name,
+                                   static_cast<uint64_t>(s.bytes));
+    } catch (...) {
+      release_slots(slots);
+      throw;
+    }
+    return finish_replay(plan, order);
   }
   bool library = false;
   for (const plan::Step& s : plan.steps) library |= static_cast<bool>(s.library);
   if (library) {
-    if (!launch_captured(plan, stats)) run_steps(plan);
-    return finish_replay(plan, order, stats);
+    try {  // a CPU call throws its data-dependent errors as it meets them (a scatter's bad index)
+      if (!launch_captured(plan, stats)) run_steps(plan);
+    } catch (...) {
+      release_slots(slots);
+      throw;
+    }
+    return finish_replay(plan, order);
   }
   if (!launch_graph(plan, stats)) run_steps(plan);
-  finish_replay(plan, order, stats);
+  finish_replay(plan, order);
 }
 
 namespace {
 
-// The index errors the replay's gathers met (Step::error): the first throws, as check_gathers
-// does outside plans, before any node gets its buffer (the values stay pending). The buffer is
-// zeroed again for the next replay.
+// The index errors the replay's gathers and library calls met (Step::error, Step::check): the
+// first throws, as check_gathers and the calls do outside plans, before any node gets its buffer
+// (the values stay pending). A gather's buffer is zeroed again for the next replay (a library
+// call clears its own as it runs).
 void check_errors(const plan::Plan& plan) {
   for (const plan::Step& s : plan.steps) {
+    if (s.check) s.check();
     if (!s.error) continue;
     int64_t err[2] = {0, 0};
     if (s.error->device().is_cpu()) {
@@ -340,18 +367,11 @@ void check_errors(const plan::Plan& plan) {
   }
 }
 
-// Hands the replay's buffers to their nodes and counts it.
-void finish_replay(plan::Plan& plan, const std::vector<ir::Node*>& order, CacheStats& stats) {
-  for (const plan::Step& s : plan.steps) {
-    stats.hits += s.lookups;
-    stats.kernels_launched += s.launches;
-    stats.bytes_moved += static_cast<uint64_t>(s.bytes);
-  }
-  ++stats.flushes;
-  ++stats.plans_replayed;
+// Hands the replay's buffers to their nodes (count_replay counted it).
+void finish_replay(plan::Plan& plan, const std::vector<ir::Node*>& order) {
   std::vector<std::shared_ptr<rt::Storage>>& slots = replay_slots();
   try {
-    check_errors(plan);  // counted as replayed: it ran
+    check_errors(plan);
   } catch (...) {
     release_slots(slots);
     throw;
@@ -370,7 +390,6 @@ void finish_replay(plan::Plan& plan, const std::vector<ir::Node*>& order, CacheS
     }
   }
   release_slots(slots);  // the nodes hold the buffers now
-  stats.nodes_executed += plan.nodes;
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ Operand contiguous_operand(ir::Node* in, Device device) {
     storage = rt::Storage::allocate(device, bytes);
     if (bytes) rt::copy(*v.storage, 0, *storage, 0, bytes);
   }
-  return {storage, {storage->data(), 0, ir::contiguous_strides(in->shape)}};
+  return {storage, {storage->data(), 0, ir::contiguous_strides(in->shape)}, /*computed=*/true};
 }
 
 bool is_contiguous(const Shape& shape, const Shape& strides) {
@@ -76,7 +76,7 @@ void run_scan_group(const backend::GroupRun& run, backend::RecordedCall* record)
   backend::backend_for(y->device).scan(call);
 }
 
-void run_scatter_group(const backend::GroupRun& run) {
+void run_scatter_group(const backend::GroupRun& run, backend::RecordedCall* record) {
   ir::Node* y = run.group.nodes[0];
   Device device = y->device;
   ir::Node* self_node = y->inputs[0].get();
@@ -117,6 +117,11 @@ void run_scatter_group(const backend::GroupRun& run) {
   } else {
     src = operand(src_node, device);
   }
+  // A replay rebinds the operands' buffers: one computed for this call would be read stale, but
+  // for a full() self or src, the same every time.
+  call.self_kept = self.computed && is_pending_full(self_node);
+  call.src_kept = src.computed && is_pending_full(src_node);
+  if ((!self.computed || call.self_kept) && !index.computed && (!src.computed || call.src_kept)) call.record = record;
   Shape out_strides = ir::contiguous_strides(y->shape);
   for (int d = 0; d < call.rank; ++d) {
     call.shape[d] = index_node->shape[static_cast<size_t>(d)];

@@ -295,6 +295,72 @@ TEST(LibraryPlan, SortsReplayOnNewData) {
   EXPECT_EQ(replayed, 4u);
 }
 
+// An int64 index tensor of n entries in [0, size) that changes with the iteration (negative ones too:
+// -1 is size - 1), on the default device.
+Tensor indices(int64_t n, int64_t size, int iteration) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) {
+    int64_t k = static_cast<int64_t>((i * 7 + 3 * static_cast<size_t>(iteration) + i / 5) % static_cast<size_t>(size));
+    v[i] = (i % 11 == 3) ? k - size : k;
+  }
+  return lf::from_vector(v, {n}).to(lf::default_device());
+}
+
+// Scatters are library calls a plan replays (cuda/scatter.cpp, cpu/scatter.cpp), with indices that
+// change every iteration: bincount (a zeros() self, weights of one: a clear and a constant on a
+// GPU), index_add of rows (k-means' sums; the GPU's shared-memory bins), index_put with
+// accumulate, scatter_reduce's amax and mean (their scratch kept by the plan), and scatter's
+// assignment over a computed self.
+TEST(LibraryPlan, ScattersReplayOnNewData) {
+  NoTiers no_tiers;
+  const float c = fresh_number();
+  uint64_t replayed = check_loop(6, 4096, [&](int it) {
+    Tensor idx = indices(70000, 64, it);
+    Tensor row_idx = indices(300, 16, it + 1);
+    Tensor small_idx = indices(40, 9, it + 2);
+    auto x = synced({input({300, 8}, it), input({40}, 100 + it), input({9}, 200 + it), idx, row_idx, small_idx});
+    Tensor counts = lf::bincount(lf::remainder(x[3], 64), {}, 64);
+    Tensor sums = lf::index_add(lf::zeros({16, 8}), 0, x[4], x[0] * c);
+    Tensor acc = lf::index_put(x[2], {x[5]}, x[1], /*accumulate=*/true);
+    Tensor amax = lf::scatter_reduce(x[2] * c, 0, x[5], x[1], "amax");
+    Tensor mean = lf::scatter_reduce(x[2], 0, x[5], x[1] + 1, "mean", /*include_self=*/false);
+    Tensor assigned = lf::scatter(x[2] + 1, 0, lf::remainder(x[5] * 2, 9), x[1]);
+    return std::vector<Tensor>{counts, sums, acc, amax, mean, assigned};
+  });
+  EXPECT_EQ(replayed, 8u);  // bincount's length is data: the index's max is a flush of its own
+}
+
+// An index out of range in a replayed scatter is the same error at the same sync point as outside
+// plans (a GPU's error word, read after the replay's launches; a CPU's check as it runs), the
+// values stay pending, and the plan replays correctly again after it.
+TEST(LibraryPlan, ScatterIndexErrorsInAReplay) {
+  NoTiers no_tiers;
+  const float c = fresh_number();
+  auto step = [&](int it, int64_t bad) {
+    std::vector<int64_t> v(5000);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int64_t>((i + static_cast<size_t>(it)) % 10);
+    if (bad != 0) v[1234] = bad;
+    auto x = synced({input({5000}, it), lf::from_vector(v, {5000}).to(lf::default_device())});
+    return lf::scatter_add(lf::zeros({10}), 0, x[1], x[0] * c);
+  };
+  // First sighting, recorded, replayed.
+  EXPECT_EQ(check_loop(3, 5000, [&](int it) { return std::vector<Tensor>{step(it, 0)}; }), 1u);
+  uint64_t before = lf::cache_stats().plans_replayed;
+  {
+    Tensor y = step(3, 17);
+    try {
+      lf::sync();
+      ADD_FAILURE() << "no error for index 17";
+    } catch (const lf::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("lf::scatter_add: index 17 is out of range for dim 0 of size 10"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(lf::cache_stats().plans_replayed - before, 1u);  // the error came from a replay
+  }  // y, still pending, goes: the next sync would raise its error again
+  EXPECT_EQ(check_loop(2, 5000, [&](int it) { return std::vector<Tensor>{step(4 + it, 0)}; }), 2u);
+}
+
 // A replayed flush counts what the recorded one did: the library calls' launches (GEMM and
 // epilogue) and bytes, and every kernel it looked up as a hit.
 TEST(LibraryPlan, ReplayCountersMatchARunThatIsNotReplayed) {
