@@ -61,8 +61,9 @@ TEST(CudaAttention, EveryTensorCoreVariantCompilesWithNvrtc) {
   // Shared memory: Q, two K and two V tiles of 16-bit rows padded by 16 bytes.
   EXPECT_EQ(cuda::attention_tc_shared_bytes(64, 64, 128), 2u * (128 * 72 + 2 * 64 * 72 + 2 * 64 * 72));
   EXPECT_LE(cuda::attention_tc_shared_bytes(128, 128, 64), 227u << 10);
-  // 128 rows a block at head dims up to 64 without a mask tensor, unless LAZYFUSE_ATTENTION_ROWS says 64.
-  EXPECT_EQ(cuda::attention_tc_rows(64, 64, 0, 0), 128);
+  // 64 rows a block, 128 where LAZYFUSE_ATTENTION_ROWS asks at head dims up to 64.
+  EXPECT_EQ(cuda::attention_tc_rows(64, 64, 0, 0), 64);
+  EXPECT_EQ(cuda::attention_tc_rows(64, 64, 0, 128), 128);
   EXPECT_EQ(cuda::attention_tc_rows(64, 64, 1, 0), 64);
   EXPECT_EQ(cuda::attention_tc_rows(128, 128, 0, 0), 64);
   EXPECT_EQ(cuda::attention_tc_rows(128, 128, 0, 128), 64);
