@@ -677,6 +677,26 @@ Program cumsum_program() {
   return p;
 }
 
+// A running mean along the middle dim (issue 23: a scan fused with its producer and consumer):
+// 32768 lines of 256, one kernel on either device (fuse::fused_scan).
+Program running_mean_program() {
+  Program p;
+  p.name = "running_mean";
+  p.config = "64x256x512_dim1";
+  p.setup = [] {
+    HostRng r(1);
+    Vars in;
+    in.add("x", r.normal({64, 256, 512}));
+    return in;
+  };
+  p.body = [](const Vars& in) {
+    Vars out;
+    out.add("y", lf::cumsum(lf::relu(in["x"]) * 0.5f, 1) / lf::arange(1, 257).reshape({1, 256, 1}));
+    return out;
+  };
+  return p;
+}
+
 // One long line: on a GPU the single-pass decoupled look-back scan, on the CPU the two-pass
 // chunked scan over the thread pool.
 Program cumsum_long_program(int log2n = 24) {
@@ -919,6 +939,7 @@ std::vector<Program> registry() {
   r.push_back(monte_carlo_pi());
   r.push_back(black_scholes());
   r.push_back(cumsum_program());
+  r.push_back(running_mean_program());
   r.push_back(cumsum_long_program());
   r.push_back(cumsum_long_program(26));  // issue 23's GPU target: 1.1x the copy floor
   r.push_back(scatter_add_program());

@@ -142,7 +142,7 @@ bool transcendental_elements(const kir::Kernel& kernel) {
 
 bool wants_streaming_stores(const kir::Kernel& kernel, const kir::LaunchArgs& args) {
 #if defined(__x86_64__)
-  if (kernel.inner_rank != 1) return false;
+  if (kernel.inner_rank != 1 || kernel.has_scan()) return false;  // a scan's pass is one loop, in order
   size_t size = congruent_outputs(kernel, args);
   if (size == 0 || (kernel.row && !kir::row_plan(kernel).keep.empty()) || transcendental_elements(kernel)) return false;
   int64_t elements = args.rows() * args.inner_numel(), outputs = 0;

@@ -115,6 +115,15 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
     }
     opt.vec4 = vec;
   }
+  // Scans: a thread a row, which visits the row in order (the fuser fuses a scan only over many
+  // lines: fuse::fused_scan).
+  if (kernel.has_scan()) {
+    opt.row_group = 1;
+    opt.row_sweep = 0;
+    opt.row_cache = 0;
+    opt.row_full = false;
+    opt.vec4 = false;
+  }
   // Gathers and remaps read through their element offsets, which the 16-byte paths do not declare.
   for (const kir::Instr& in : kernel.instrs)
     if (in.kind == kir::InstrKind::Gather || in.kind == kir::InstrKind::Remap) opt.vec4 = false;

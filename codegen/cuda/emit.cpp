@@ -322,6 +322,7 @@ std::string Emitter::compute(int i, const std::string& prefix) {
     }
     case InstrKind::Gen: return generate(in, prefix + std::to_string(in.slot));
     case InstrKind::Reduce: throw Error("cuda emitter: reduction used before it was computed (internal error)");
+    case InstrKind::Scan: throw Error("cuda emitter: a scan outside its row's ordered pass (internal error)");
     case InstrKind::Gather: {
       if (prefix == "e" && gather_cached(i)) return "g" + std::to_string(i) + "[k_]";
       // A load at a data-dependent index (kir::InstrKind::Gather): an index out of range stores
@@ -361,6 +362,15 @@ std::string Emitter::compute(int i, const std::string& prefix) {
 }
 
 void Emitter::declare(int i, const std::string& prefix, const std::string& indent) {
+  const Instr& in = k_.instrs[i];
+  if (in.kind == InstrKind::Scan) {  // the running total s<i> (emit_element_outputs declares it)
+    Instr step = in;
+    step.op = in.op == Op::CumSum ? Op::Sum : Op::Prod;
+    os_ << indent << "s" << i << " = " << combine(step, in.dtype, "s" + std::to_string(i), v(in.args[0])) << ";\n";
+    os_ << indent << "const " << ctype(in.dtype) << " " << v(i) << " = "
+        << (is_floating(in.dtype) ? round16("s" + std::to_string(i), in.dtype) : "s" + std::to_string(i)) << ";\n";
+    return;
+  }
   if (narrowed(i)) {
     os_ << indent << "const int " << v(i) << "_ = " << compute_narrow(i, prefix) << ";\n";
     os_ << indent << "const i64 " << v(i) << " = " << v(i) << "_;\n";

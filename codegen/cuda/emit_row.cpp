@@ -191,6 +191,17 @@ std::vector<int> Emitter::emit_element_outputs(const std::string& indent, const 
   for (const kir::Output& o : k_.outputs) (k_.instrs[o.instr].row ? row_roots : elem_roots).push_back(o.instr);
   if (elem_roots.empty()) return row_roots;
   emit_row_values(elem_roots, indent);
+  // Scans: a running total a row (a thread's: the host runs scan kernels a thread a row, whose
+  // pass visits the row in order).
+  for (size_t i = 0; i < k_.instrs.size(); ++i) {
+    const Instr& in = k_.instrs[i];
+    if (in.kind != InstrKind::Scan) continue;
+    const bool fl = is_floating(in.dtype);
+    os_ << indent << ctype(in.dtype) << " s" << i << " = "
+        << (in.op == Op::CumSum ? (fl ? lit(0.0, in.dtype) : "(" + std::string(ctype(in.dtype)) + ")0")
+                                : (fl ? lit(1.0, in.dtype) : "(" + std::string(ctype(in.dtype)) + ")1"))
+        << ";\n";
+  }
   emit_pass("0", "inner", indent, [&](const std::string& ind) {
     emit_element_offsets("j", ind);
     emit_element_values(elem_roots, ind);

@@ -261,7 +261,8 @@ struct Builder {
     if (why == CutReason::kCount &&
         (static_cast<int>(g.nodes.size()) >= kMaxGroupNodes || leaves[best] >= kMaxGroupLeaves))
       why = CutReason::kTooLarge;
-    if (why == CutReason::kCount && g.kind == Group::Kind::Row && !row && wanted(*n) && short_rows(g.full, g.rdims))
+    if (why == CutReason::kCount && g.kind == Group::Kind::Row && !g.scan && !row && wanted(*n) &&
+        short_rows(g.full, g.rdims))
       why = CutReason::kShortRows;
     if (why != CutReason::kCount) {
       cut(why, n, best);
@@ -306,7 +307,7 @@ struct Builder {
     if (fusion && computed(source) && chain.empty() && !p.row_phase[source]) {
       int gi = gid[source];
       Group& g = groups[gi];
-      bool same_rows = g.kind == Group::Kind::Row && g.rdims == n->attrs.dims && g.full == in_shape;
+      bool same_rows = g.kind == Group::Kind::Row && !g.scan && g.rdims == n->attrs.dims && g.full == in_shape;
       bool can_become_row = g.kind == Group::Kind::Pointwise && g.full == in_shape;
       int lv = level_of(source) + 1;
       CutReason why = !(same_rows || can_become_row) || static_cast<int>(g.nodes.size()) >= kMaxGroupNodes
@@ -330,7 +331,7 @@ struct Builder {
       // and std of one x: one pass instead of two). It adds no dependency, so no cycle.
       for (int gi = static_cast<int>(groups.size()) - 1; gi >= 0 && gi >= static_cast<int>(groups.size()) - 8; --gi) {
         Group& g = groups[gi];
-        bool same_rows = g.kind == Group::Kind::Row && g.rdims == n->attrs.dims && g.full == in_shape;
+        bool same_rows = g.kind == Group::Kind::Row && !g.scan && g.rdims == n->attrs.dims && g.full == in_shape;
         bool can_become_row = g.kind == Group::Kind::Pointwise && g.full == in_shape;
         if (!(same_rows || can_become_row) || static_cast<int>(g.nodes.size()) >= kMaxGroupNodes ||
             leaves[gi] >= kMaxGroupLeaves || (can_become_row && short_rows(in_shape, n->attrs.dims) && holds_element_output(gi)))
@@ -355,6 +356,49 @@ struct Builder {
     add(g, n, true);
     level[n] = 1;
     read_external(g, source);
+  }
+
+  // cumsum / cumprod (fused_scan): into the group of its elementwise producer over the same shape
+  // (which becomes a scan group), or a scan group of the same dim; else a scan group of its own,
+  // which the elementwise consumers join (a group left with the scan alone is a library call
+  // again: scan_groups_alone).
+  void place_scan(Node* n) {
+    if (!fusion || !fused_scan(*n)) return place_host(n);
+    auto [source, chain] = ir::resolve_views(n->inputs[0].get());
+    const std::vector<int64_t> dims{n->attrs.axis};
+    if (computed(source) && chain.empty()) {
+      int gi = gid[source];
+      Group& g = groups[gi];
+      bool same = g.kind == Group::Kind::Row && g.scan && g.rdims == dims && g.full == n->shape;
+      bool can_become = g.kind == Group::Kind::Pointwise && g.full == n->shape;
+      if ((same || can_become) && static_cast<int>(g.nodes.size()) < kMaxGroupNodes) {
+        if (can_become) {
+          g.kind = Group::Kind::Row;
+          g.rdims = dims;
+          g.scan = true;
+        }
+        add(gi, n, false);
+        return;
+      }
+      cut(CutReason::kDifferentReduction, n, gi);
+    } else {
+      cut(computed(source) ? CutReason::kViewOfComputed : CutReason::kNoProducerGroup, n);
+    }
+    int g = new_group(Group::Kind::Row, n->shape, dims);
+    groups[g].scan = true;
+    add(g, n, false);
+    read_external(g, source);
+  }
+
+  // A scan group that took nothing but its scan: the library's scan (its kernels are tuned for
+  // every line shape) instead of a generated kernel that visits each line in order.
+  void scan_groups_alone() {
+    for (Group& g : groups)
+      if (g.scan && g.nodes.size() == 1) {
+        g.kind = Group::Kind::Host;
+        g.rdims.clear();
+        g.scan = false;
+      }
   }
 
   // sort's and topk's values, gather(x, axis, argsort(x, axis)) over the keys the sort read: a
@@ -468,6 +512,8 @@ struct Builder {
         if (wanted(*n)) place_alone(n);
       } else if (ir::is_reduce(n->op)) {
         place_reduce(n);
+      } else if (n->op == ir::Op::CumSum || n->op == ir::Op::CumProd) {
+        place_scan(n);
       } else if (n->op == ir::Op::Matmul || n->op == ir::Op::Cat || n->op == ir::Op::Conv2d ||
                  n->op == ir::Op::Pool2d || n->op == ir::Op::ScatterAdd || n->op == ir::Op::Scatter || n->op == ir::Op::CumSum ||
                  n->op == ir::Op::CumProd || n->op == ir::Op::ArgSort || n->op == ir::Op::TopK ||
@@ -478,6 +524,7 @@ struct Builder {
       }
     }
     if (fusion) recompute_cheap_outputs(order);
+    scan_groups_alone();
     finish();
   }
 
@@ -531,6 +578,18 @@ struct Builder {
 };
 
 }  // namespace
+
+bool fused_scan(const ir::Node& n) {
+  if ((n.op != ir::Op::CumSum && n.op != ir::Op::CumProd) || n.dtype == DType::Bool || n.shape.empty()) return false;
+  const int64_t length = n.shape[static_cast<size_t>(n.attrs.axis)];
+  const int64_t lines = length == 0 ? 0 : n.numel() / length;
+  if (n.device.is_cpu()) {
+    for (size_t d = static_cast<size_t>(n.attrs.axis) + 1; d < n.shape.size(); ++d)
+      if (n.shape[d] > 1) return false;  // lines side by side: the library's
+    return lines >= kScanMinLinesCpu || length < kScanLongLineCpu;
+  }
+  return lines >= kScanMinLinesGpu && length <= kScanMaxLengthGpu;
+}
 
 Partition partition(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted,
                     bool fusion, bool record_cuts) {

@@ -198,7 +198,7 @@ class Lowerer {
       bool widen = n->op == ir::Op::Prod && is_floating(n->dtype) && n->dtype != DType::Float64;
       if (widen) args[0] = cast(args[0], DType::Float64, /*row=*/false);  // per element
       Instr in;
-      in.kind = reduce ? InstrKind::Reduce : InstrKind::Op;
+      in.kind = reduce ? InstrKind::Reduce : ir::is_scan(n->op) ? InstrKind::Scan : InstrKind::Op;
       in.op = n->op;
       in.dtype = n->dtype;
       in.row = row;

@@ -70,6 +70,12 @@ std::string Kernel::key() const {
   return s;
 }
 
+bool Kernel::has_scan() const {
+  for (const Instr& in : instrs)
+    if (in.kind == InstrKind::Scan) return true;
+  return false;
+}
+
 std::string Kernel::summary() const {
   std::string s;
   std::string reduces;
@@ -78,6 +84,7 @@ std::string Kernel::summary() const {
     if (in.kind == InstrKind::Gen) s += std::string(s.empty() ? "" : ",") + ir::op_name(in.op);
     if (in.kind == InstrKind::Gather) s += std::string(s.empty() ? "" : ",") + "gather";
     if (in.kind == InstrKind::Remap) s += std::string(s.empty() ? "" : ",") + "remap";
+    if (in.kind == InstrKind::Scan) s += std::string(s.empty() ? "" : ",") + ir::op_name(in.op) + "[scan]";
     if (in.kind == InstrKind::Reduce) reduces += std::string(reduces.empty() ? "" : ",") + ir::op_name(in.op);
   }
   if (s.empty()) s = "copy";

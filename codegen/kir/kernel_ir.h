@@ -35,6 +35,12 @@ enum class InstrKind : uint8_t {
   // view reaches (its offset plus each dim's last index times its stride). The indices are in
   // range by construction: no check.
   Remap,
+  // An inclusive scan (ir::Op::CumSum or CumProd) of args[0] along the row (a row kernel's one
+  // inner dim), in element order: an element value, the running total up to and including the
+  // current element. The total is kept in the compute type (float32 for the 16-bit floats) and the
+  // value is rounded to the dtype, as the reference's scan. A kernel with a scan has no
+  // reductions; its element pass runs each row in order (fuse::Group::scan).
+  Scan,
 };
 
 struct Instr {
@@ -75,6 +81,9 @@ struct Kernel {
   // An Output operand of two Int64s {tag, index}, zero before the launch, that Gather instructions
   // write when an index is out of range; -1 when the kernel has no gather.
   int error_slot = -1;
+
+  // Whether an instruction is a Scan (the row's elements are then visited in order).
+  bool has_scan() const;
 
   // The canonical structural string: equal keys mean identical generated code.
   std::string key() const;

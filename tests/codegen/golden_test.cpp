@@ -117,6 +117,13 @@ Tensor jacobi_index_put() {
   return lf::index_put(u, {lf::slice(1, -1), lf::slice(1, -1)}, 0.25 * (at(0, 1) + at(2, 1) + at(1, 0) + at(1, 2)));
 }
 
+// Issue 23: a scan fused with its producer and consumer (a running total carried in the row's
+// ordered pass; a thread a row on a GPU).
+Tensor scan_fused() {
+  Tensor x = input({64, 24}), y = input({64, 24});
+  return lf::cumsum(lf::exp(x) * 2, 1) + y;
+}
+
 const std::vector<Case>& cases() {
   static const std::vector<Case> c = {
       {"pointwise_broadcast", pointwise_broadcast, {.index32 = true, .vec4 = true}},
@@ -126,6 +133,7 @@ const std::vector<Case>& cases() {
       {"embedding_layer_norm", embedding_layer_norm, {.index32 = true, .row_cache = 1}},
       {"gather_pointwise", gather_pointwise, {.index32 = true}},
       {"jacobi_index_put", jacobi_index_put, {.index32 = true}, true},
+      {"scan_fused", scan_fused, {.index32 = true, .row_group = 1}},
   };
   return c;
 }

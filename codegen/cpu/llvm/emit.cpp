@@ -162,6 +162,10 @@ Value* Emitter::elem(int i) {
     v = fast_row_div(i);
   } else if (Value* a = in_interior_ ? interior_elem(i) : nullptr) {
     v = a;
+  } else if (in.kind == InstrKind::Scan) {  // the running total in the compute type, the value rounded
+    Value* next = elementwise(in.op == Op::CumSum ? Op::Add : Op::Mul, {scan_acc_.at(i), elem(in.args[0])}, in.dtype);
+    scan_next_[i] = next;
+    v = is_floating(in.dtype) ? round16(next, in.dtype) : next;
   } else {
     v = compute(in, elem_off_, /*row=*/false);
   }
@@ -175,6 +179,7 @@ Value* Emitter::compute(const Instr& in, const std::vector<Value*>& off, bool ro
     case InstrKind::Param: return param_value(in);
     case InstrKind::Gen: return generate(in, off[in.slot]);
     case InstrKind::Reduce: throw Error("llvm emitter: reduction used before it was computed (internal error)");
+    case InstrKind::Scan: throw Error("llvm emitter: a scan outside its row's ordered pass (internal error)");
     case InstrKind::Gather: return gather(in, off, row);
     case InstrKind::Remap: {
       // Indices computed in the kernel and in range by construction (kir::InstrKind::Remap).

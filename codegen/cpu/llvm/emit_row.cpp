@@ -75,7 +75,7 @@ std::vector<Value*> Emitter::emit_inner(int d, std::vector<Value*> off, Value* l
 
 void Emitter::emit_row(Value* row) {
   set_row_base(row);
-  if (affine_kernel_) {
+  if (affine_kernel_ && !k_.has_scan()) {  // a scan's pass runs its columns in one loop, in order
     emit_affine_plan();
     affine_columns_ = true;
   }
@@ -99,16 +99,40 @@ void Emitter::emit_row(Value* row) {
   affine_columns_ = false;
 }
 
-// One pass writing every per-element output.
+// One pass writing every per-element output. A kernel with scans carries their running totals
+// through the column loop, which then runs in order, one element at a time.
 void Emitter::emit_output_pass(const std::vector<const kir::Output*>& elem_outs) {
+  std::vector<int> scans;
+  std::vector<Value*> init;
+  for (size_t i = 0; i < k_.instrs.size(); ++i) {
+    const Instr& in = k_.instrs[i];
+    if (in.kind != InstrKind::Scan) continue;
+    scans.push_back(static_cast<int>(i));
+    llvm::Type* t = ctype(in.dtype);
+    const double identity = in.op == Op::CumSum ? 0.0 : 1.0;
+    init.push_back(t->isFloatingPointTy() ? llvm::ConstantFP::get(t, identity)
+                                          : llvm::ConstantInt::get(t, static_cast<uint64_t>(identity)));
+  }
   ElementBody body = [&](std::vector<Value*> c) {
+    for (size_t k = 0; k < scans.size(); ++k) scan_acc_[scans[k]] = c[k];
+    scan_next_.clear();
     // Every value first, then the stores: an output may hold a kept value (row_plan).
     std::vector<Value*> vals;
     for (const kir::Output* o : elem_outs) vals.push_back(elem(o->instr));
     for (size_t j = 0; j < elem_outs.size(); ++j)
       store(elem_outs[j]->slot, elem_off_[elem_outs[j]->slot], k_.operands[elem_outs[j]->slot].dtype, vals[j]);
+    for (size_t k = 0; k < scans.size(); ++k) {
+      elem(scans[k]);  // a scan no output reads still advances
+      c[k] = scan_next_.at(scans[k]);
+    }
     return c;
   };
+  if (!scans.empty()) {
+    scalar_columns_ = true;
+    emit_inner(0, row_base_, b_.getInt64(0), init, body);
+    scalar_columns_ = false;
+    return;
+  }
   if (options_.stream_stores) return emit_streaming_columns(elem_outs, body);
   emit_inner(0, row_base_, b_.getInt64(0), {}, body);
 }

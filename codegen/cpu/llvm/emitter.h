@@ -294,6 +294,9 @@ class Emitter {
   bool in_unit_ = false;  // emitting the interior version whose live remaps all have step 1
   bool stream_middle_ = false;    // emitting the aligned middle of emit_streaming_columns
   std::vector<int> stream_slots_;  // its element outputs
+  // Scans (kir::InstrKind::Scan): the running totals carried through the output pass's column
+  // loop, at the current element before (scan_acc_) and after (scan_next_) it.
+  std::unordered_map<int, Value*> scan_acc_, scan_next_;
 };
 
 }  // namespace lf::cpu

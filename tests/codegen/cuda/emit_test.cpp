@@ -164,6 +164,13 @@ std::vector<Case> cases() {
          return lf::sum(lf::square(X.unsqueeze(1) - C.unsqueeze(0)), {-1});
        }},
       {"pairwise_softmax", [] { return lf::softmax(input({10, 1, 5}) * input({1, 7, 5}), -1); }},
+      // Scans fused with producers and consumers (fuse::Group::scan; options_for runs them a
+      // thread a row): float, 16-bit floats with a float32 running total, int64.
+      {"scan_fused", [] { Tensor x = input({40, 24}); return lf::cumsum(lf::exp(x) * 2, 1) + x; }},
+      {"scan_dtypes", [] {
+         Tensor h = input({40, 8}, DType::BFloat16), i = lf::cast(input({40, 8}) * 10, DType::Int64);
+         return lf::cast(lf::cumprod(h * 0.5 + 1, 1), DType::Float64) + lf::cast(lf::cumsum(i * 3, 1), DType::Float64);
+       }},
       {"bitwise", [] {
          Tensor a = lf::cast(input({40}) * 10, DType::Int32), b = lf::cast(input({40}) * 10, DType::Int64);
          Tensor m = input({40}) > 0;

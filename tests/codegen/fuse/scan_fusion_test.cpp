@@ -1,0 +1,146 @@
+// Scans fused with their elementwise producers and consumers (fuse::Group::scan,
+// kir::InstrKind::Scan; issue 23): cumsum and cumprod along any dim as one kernel with the ops
+// around them, on the default device (the CUDA backend's thread-a-row kernel where a GPU is
+// present, over enough lines that fuse::fused_scan takes them there), checked against the
+// reference executor running one op at a time, fused and unfused.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "codegen/fuse/fuser.h"
+#include "lazyfuse/lazyfuse.h"
+#include "runtime/config.h"
+#include "tests/codegen/test_util.h"
+
+namespace lf {
+namespace {
+
+// Lines enough for the fused path on either device: a GPU fuses scans over at least
+// kScanMinLinesGpu lines.
+constexpr int64_t kLines = fuse::kScanMinLinesGpu;
+
+Tensor data(const Shape& s, uint64_t seed, double lo = -1, double hi = 1) {
+  test::Rng r(seed);
+  std::vector<float> v(static_cast<size_t>(shape_numel(s)));
+  for (float& x : v) x = static_cast<float>(r.uniform(lo, hi));
+  Tensor t = from_vector(v, s).to(default_device());
+  sync();
+  return t;
+}
+
+// The tensors `program` returns, computed fused (one flush), against the reference; and the
+// kernels that flush launched.
+uint64_t expect_fused(const std::function<std::vector<Tensor>()>& program, int64_t line, const std::string& what) {
+  std::vector<Tensor> out = program();
+  std::vector<test::Values> refs;
+  for (const Tensor& t : out) refs.push_back(test::reference_values(t));
+  test::StatsDelta d;
+  sync();
+  uint64_t launched = d.launched();
+  for (size_t k = 0; k < out.size(); ++k) {
+    // A scan's error grows with the line (a sum's rounding): the tolerance of a reduction that long.
+    std::string diff = test::compare(refs[k], test::fused_values(out[k]), test::default_tolerance(out[k].dtype(), line));
+    EXPECT_TRUE(diff.empty()) << what << ", output " << k << " " << dtype_name(out[k].dtype()) << ":\n" << diff;
+  }
+  return launched;
+}
+
+TEST(ScanFusion, ProducersAndConsumersRunAsOneKernel) {
+  Tensor x = data({kLines / 8, 8, 24}, 1);  // lines along dim 2: kLines of 24
+  Tensor y = data({kLines / 8, 8, 24}, 2);
+  uint64_t launched = expect_fused([&] { return std::vector<Tensor>{cumsum(exp(x) * 0.5f, 2) + y}; }, 24, "cumsum(exp(x) * 0.5, 2) + y");
+  EXPECT_EQ(launched, 1u);
+  // Along a leading dim (the lines side by side in memory), a product and a cast after it: one
+  // kernel on a GPU (a thread a line, coalesced); on the CPU the library's scan of 64 lines side by
+  // side between two kernels (fuse::fused_scan).
+  Tensor z = data({24, kLines}, 3, 0.5, 1.5);
+  launched = expect_fused([&] { return std::vector<Tensor>{cumprod(z * 0.9f, 0).to(DType::Float64)}; }, 24, "cumprod(z * 0.9, 0)");
+  EXPECT_EQ(launched, default_device().is_cpu() ? 3u : 1u);
+}
+
+TEST(ScanFusion, EveryDtypeFusedAndUnfused) {
+  for (DType d : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int32, DType::Int64}) {
+    for (bool fused : {true, false}) {
+      test::FusionScope scope(fused);
+      Tensor x = (data({kLines, 16}, 10) * 8).to(d);
+      Tensor w = data({16}, 11).to(d);  // broadcast along the lines
+      std::string what = std::string(fused ? "fused " : "unfused ") + dtype_name(d);
+      auto program = [&] {
+        Tensor s = cumsum(x * 2 + w, 1);  // int32 sums are int64 (PyTorch's promotion)
+        Tensor p = cumprod(is_floating(d) ? x * 0.125 + 1 : remainder(x, 3) - 1, 1);
+        return std::vector<Tensor>{s - 1, p};
+      };
+      expect_fused(program, 16, what);
+    }
+  }
+}
+
+TEST(ScanFusion, SpecialValuesViewsAndEdgeSizes) {
+  // NaN and inf inside lines: everything after them in the line is NaN or inf, as the reference.
+  std::vector<float> v(static_cast<size_t>(kLines * 4));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 7) - 3;
+  v[5] = std::numeric_limits<float>::quiet_NaN();
+  v[10] = std::numeric_limits<float>::infinity();
+  v[17] = -std::numeric_limits<float>::infinity();
+  Tensor x = from_vector(v, {kLines, 4}).to(default_device());
+  sync();
+  expect_fused([&] { return std::vector<Tensor>{cumsum(x * 1.5f, 1) * 2, cumprod(x + 0.5f, 1)}; }, 4, "nan/inf");
+  // A transposed view as the input, the scan along what was dim 0.
+  Tensor t = data({12, kLines}, 20);
+  expect_fused([&] { return std::vector<Tensor>{cumsum(relu(t.transpose(0, 1)), 1) + 1}; }, 12, "transposed");
+  // Lines of 1, and an empty tensor.
+  Tensor one = data({kLines, 1}, 21);
+  expect_fused([&] { return std::vector<Tensor>{cumsum(one * 3, 1) + one}; }, 1, "lines of 1");
+  Tensor empty = data({0, 8}, 22);
+  expect_fused([&] { return std::vector<Tensor>{cumsum(empty * 3, 1) + 1}; }, 8, "empty");
+  // Two scans of one group, the scan's value held with a consumer's.
+  Tensor a = data({kLines, 10}, 23);
+  expect_fused(
+      [&] {
+        Tensor e = a * a;
+        Tensor s = cumsum(e, 1);
+        return std::vector<Tensor>{s, cumprod(e + 1, 1), s / (e + 1)};
+      },
+      10, "two scans");
+}
+
+// What stays a library call: a scan alone, one over few long lines (on a GPU the look-back scan
+// splits them over blocks; on the CPU the two-pass scan over threads), logcumsumexp; and what
+// does not join a scan group: a reduction of it, a scan along another dim.
+TEST(ScanFusion, WhatIsNotFused) {
+  auto groups = [](const Tensor& t) {
+    testing::internal::CaptureStderr();
+    int saved = rt::config().log_level;
+    rt::mutable_config().log_level = 1;
+    Tensor copy = t;
+    sync();
+    rt::mutable_config().log_level = saved;
+    return testing::internal::GetCapturedStderr();
+  };
+  Tensor x = data({kLines, 8}, 30);
+  std::string log = groups(cumsum(x, 1));
+  EXPECT_NE(log.find("cumsum [" + std::to_string(kLines) + ", 8, 1] (outer, n, inner)"), std::string::npos) << log;
+  log = groups(sum(cumsum(x * 2, 1), {1}));
+  EXPECT_NE(log.find("cumsum[scan]"), std::string::npos) << log;
+  EXPECT_NE(log.find("-> sum[inner 1d]"), std::string::npos) << log;  // the sum is a kernel of its own
+  EXPECT_EQ(log.find("mul,cumsum[scan],copy -> sum"), std::string::npos) << log;
+  Tensor few = data({2, 1 << 16}, 31);
+  log = groups(cumsum(few * 2, 1));
+  EXPECT_EQ(log.find("[scan]"), std::string::npos) << log;
+  log = groups(logcumsumexp(x * 2, 1));
+  EXPECT_EQ(log.find("[scan]"), std::string::npos) << log;
+  // The rule itself.
+  Tensor many = data({kLines, 100}, 32);
+  EXPECT_TRUE(fuse::fused_scan(*cumsum(many, 1).node()));
+  EXPECT_FALSE(fuse::fused_scan(*cumsum(few, 1).node()));
+  Tensor wide = data({24, kLines}, 33);
+  EXPECT_EQ(fuse::fused_scan(*cumsum(wide, 0).node()), !default_device().is_cpu());  // lines side by side
+  EXPECT_TRUE(fuse::fused_scan(*cumsum(many.unsqueeze(2), 1).node()));  // a trailing dim of 1 is no dim
+}
+
+}  // namespace
+}  // namespace lf
