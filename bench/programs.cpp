@@ -677,21 +677,24 @@ Program cumsum_program() {
   return p;
 }
 
-// A running mean along the middle dim (issue 23: a scan fused with its producer and consumer):
-// 32768 lines of 256, one kernel on either device (fuse::fused_scan).
-Program running_mean_program() {
+// A running mean (issue 23: a scan fused with its producer and consumer), along the last dim
+// ([32768, 256]: one kernel on either device) or a middle one ([64, 256, 512]: one kernel on a
+// GPU, a thread a line side by side; on the CPU the library's scan between two kernels,
+// fuse::fused_scan).
+Program running_mean_program(bool last) {
   Program p;
   p.name = "running_mean";
-  p.config = "64x256x512_dim1";
-  p.setup = [] {
+  p.config = last ? "32768x256_dim1" : "64x256x512_dim1";
+  p.setup = [=] {
     HostRng r(1);
     Vars in;
-    in.add("x", r.normal({64, 256, 512}));
+    in.add("x", last ? r.normal({32768, 256}) : r.normal({64, 256, 512}));
     return in;
   };
-  p.body = [](const Vars& in) {
+  p.body = [=](const Vars& in) {
     Vars out;
-    out.add("y", lf::cumsum(lf::relu(in["x"]) * 0.5f, 1) / lf::arange(1, 257).reshape({1, 256, 1}));
+    lf::Tensor count = last ? lf::arange(1, 257).reshape({1, 256}) : lf::arange(1, 257).reshape({1, 256, 1});
+    out.add("y", lf::cumsum(lf::relu(in["x"]) * 0.5f, 1) / count);
     return out;
   };
   return p;
@@ -939,7 +942,8 @@ std::vector<Program> registry() {
   r.push_back(monte_carlo_pi());
   r.push_back(black_scholes());
   r.push_back(cumsum_program());
-  r.push_back(running_mean_program());
+  r.push_back(running_mean_program(true));
+  r.push_back(running_mean_program(false));
   r.push_back(cumsum_long_program());
   r.push_back(cumsum_long_program(26));  // issue 23's GPU target: 1.1x the copy floor
   r.push_back(scatter_add_program());

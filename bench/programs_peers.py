@@ -475,12 +475,13 @@ def specs():
     # tol_n: a running sum of 4096 terms accumulates rounding like a sum of that many.
     r.append(Spec("cumsum", "4096x4096_dim1", lambda rng: dict(x=f32(rng, 4096, 4096)),
                   lambda x: (torch.cumsum(x, 1),), lambda x: (np.cumsum(x, 1),), tol_n=4096))
-    # A running mean along the middle dim: a scan with its producer and consumer.
-    r.append(Spec("running_mean", "64x256x512_dim1", lambda rng: dict(x=f32(rng, 64, 256, 512)),
-                  lambda x: (torch.cumsum(torch.relu(x) * 0.5, 1)
-                             / torch.arange(1, 257, device=x.device, dtype=x.dtype).reshape(1, 256, 1),),
-                  lambda x: (np.cumsum(np.maximum(x, 0) * np.float32(0.5), 1)
-                             / np.arange(1, 257, dtype=np.float32).reshape(1, 256, 1),), tol_n=256))
+    # A running mean: a scan with its producer and consumer, along the last dim and a middle one.
+    for cfg, shape, view in (("32768x256_dim1", (32768, 256), (1, 256)), ("64x256x512_dim1", (64, 256, 512), (1, 256, 1))):
+        r.append(Spec("running_mean", cfg, lambda rng, shape=shape: dict(x=f32(rng, *shape)),
+                      lambda x, view=view: (torch.cumsum(torch.relu(x) * 0.5, 1)
+                                            / torch.arange(1, 257, device=x.device, dtype=x.dtype).reshape(view),),
+                      lambda x, view=view: (np.cumsum(np.maximum(x, 0) * np.float32(0.5), 1)
+                                            / np.arange(1, 257, dtype=np.float32).reshape(view),), tol_n=256))
     # One long running sum (float32 accumulation: rounding like a sum of 2^24 terms).
     for lg in (24, 26):
         r.append(Spec("cumsum_1d", f"2^{lg}", lambda rng, lg=lg: dict(x=unif(rng, 0, 1, 1 << lg)),

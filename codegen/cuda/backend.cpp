@@ -115,10 +115,17 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
     }
     opt.vec4 = vec;
   }
-  // Scans: a thread a row, which visits the row in order (the fuser fuses a scan only over many
-  // lines: fuse::fused_scan).
+  // Scans (the fuser fuses one only over many lines: fuse::fused_scan): rows contiguous along the
+  // scanned dim take a lane group a row, each step a run of consecutive elements scanned by
+  // shuffles (coalesced; about 4 elements a lane); rows side by side (a scan along an earlier dim)
+  // a thread a row, whose loads the warp's neighbouring rows coalesce.
   if (kernel.has_scan()) {
-    opt.row_group = 1;
+    bool contiguous = false;
+    for (const kir::Output& o : kernel.outputs)
+      contiguous |= kernel.operands[static_cast<size_t>(o.slot)].strides.back() == kir::StrideClass::Unit;
+    int g = 1;
+    while (contiguous && g < 32 && 4 * g < inner) g *= 2;
+    opt.row_group = g;
     opt.row_sweep = 0;
     opt.row_cache = 0;
     opt.row_full = false;

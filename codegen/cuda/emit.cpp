@@ -154,6 +154,20 @@ void Emitter::emit_pass(const std::string& lo, const std::string& hi, const std:
     os_ << indent << "}\n";
     return;
   }
+  if (opt_.row_group > 0 && k_.has_scan()) {
+    // Scans: every lane of the group takes every step (their shuffles need the whole warp); a lane
+    // past the row's end reads the row's last element, which only later lanes and the carry out of
+    // the row's last step see, and stores nothing (in_).
+    // A thread a row (rows side by side): 16 steps unrolled, so that their loads are in flight
+    // together (a warp's rows are all the parallelism there is).
+    os_ << indent << "#pragma unroll " << (opt_.row_group == 1 ? 16 : 4) << "\n";
+    os_ << indent << "for (i64 jb_ = " << lo << "; jb_ < " << hi << "; jb_ += " << opt_.row_group << ") {\n";
+    os_ << indent << "  const bool in_ = jb_ + lane_ < " << hi << ";\n";
+    os_ << indent << "  const i64 j64 = in_ ? jb_ + lane_ : " << hi << " - 1;\n";
+    element(indent + "  ");
+    os_ << indent << "}\n";
+    return;
+  }
   if (opt_.row_group > 0 && opt_.vec4) return emit_pass_vec4(lo, hi, indent, element);
   if (opt_.row_group > 0) {  // the row's lanes stride over it
     os_ << indent << "for (i64 j64 = " << lo << " + lane_; j64 < " << hi << "; j64 += " << opt_.row_group << ") {\n";
@@ -366,9 +380,27 @@ void Emitter::declare(int i, const std::string& prefix, const std::string& inden
   if (in.kind == InstrKind::Scan) {  // the running total s<i> (emit_element_outputs declares it)
     Instr step = in;
     step.op = in.op == Op::CumSum ? Op::Sum : Op::Prod;
-    os_ << indent << "s" << i << " = " << combine(step, in.dtype, "s" + std::to_string(i), v(in.args[0])) << ";\n";
-    os_ << indent << "const " << ctype(in.dtype) << " " << v(i) << " = "
-        << (is_floating(in.dtype) ? round16("s" + std::to_string(i), in.dtype) : "s" + std::to_string(i)) << ";\n";
+    const std::string acc = "s" + std::to_string(i), t = ctype(in.dtype);
+    if (opt_.row_group > 1) {
+      // The row's lanes hold consecutive elements: an inclusive scan across them (shuffles up
+      // within the lane group), then the running total before them added, and the group's last
+      // lane's total carried to the next step.
+      const std::string g = std::to_string(opt_.row_group), x = "x" + std::to_string(i) + "_";
+      os_ << indent << t << " " << x << " = " << v(in.args[0]) << ";\n";
+      os_ << indent << "#pragma unroll\n";
+      os_ << indent << "for (int d_ = 1; d_ < " << g << "; d_ <<= 1) {\n";
+      os_ << indent << "  const " << t << " y_ = __shfl_up_sync(0xffffffffu, " << x << ", d_, " << g << ");\n";
+      os_ << indent << "  if (lane_ >= d_) " << x << " = " << combine(step, in.dtype, "y_", x) << ";\n";
+      os_ << indent << "}\n";
+      os_ << indent << x << " = " << combine(step, in.dtype, acc, x) << ";\n";
+      os_ << indent << acc << " = __shfl_sync(0xffffffffu, " << x << ", " << opt_.row_group - 1 << ", " << g << ");\n";
+      os_ << indent << "const " << t << " " << v(i) << " = " << (is_floating(in.dtype) ? round16(x, in.dtype) : x)
+          << ";\n";
+      return;
+    }
+    os_ << indent << acc << " = " << combine(step, in.dtype, acc, v(in.args[0])) << ";\n";
+    os_ << indent << "const " << t << " " << v(i) << " = " << (is_floating(in.dtype) ? round16(acc, in.dtype) : acc)
+        << ";\n";
     return;
   }
   if (narrowed(i)) {

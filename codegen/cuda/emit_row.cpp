@@ -191,8 +191,8 @@ std::vector<int> Emitter::emit_element_outputs(const std::string& indent, const 
   for (const kir::Output& o : k_.outputs) (k_.instrs[o.instr].row ? row_roots : elem_roots).push_back(o.instr);
   if (elem_roots.empty()) return row_roots;
   emit_row_values(elem_roots, indent);
-  // Scans: a running total a row (a thread's: the host runs scan kernels a thread a row, whose
-  // pass visits the row in order).
+  // Scans: a running total a row (the host runs scan kernels a thread a row, or a lane group a
+  // row whose steps take consecutive elements: emit_pass visits the row in order).
   for (size_t i = 0; i < k_.instrs.size(); ++i) {
     const Instr& in = k_.instrs[i];
     if (in.kind != InstrKind::Scan) continue;
@@ -301,7 +301,8 @@ void Emitter::emit_row_kernel() {
     }
     emit_reduce_result(static_cast<int>(i), in4);
   }
-  std::vector<int> row_roots = emit_element_outputs(in4, group ? "if (valid_) " : "");
+  std::vector<int> row_roots =
+      emit_element_outputs(in4, group && k_.has_scan() ? "if (valid_ && in_) " : group ? "if (valid_) " : "");
   if (!row_roots.empty()) {
     emit_row_values(row_roots, in4);
     os_ << in4 << (group ? "if (lane_ == 0 && valid_) {\n" : "if (threadIdx.x == 0) {\n");

@@ -54,6 +54,10 @@ TEST(ScanFusion, ProducersAndConsumersRunAsOneKernel) {
   Tensor y = data({kLines / 8, 8, 24}, 2);
   uint64_t launched = expect_fused([&] { return std::vector<Tensor>{cumsum(exp(x) * 0.5f, 2) + y}; }, 24, "cumsum(exp(x) * 0.5, 2) + y");
   EXPECT_EQ(launched, 1u);
+  // Lines of 21: on a GPU lane groups of 8, the last step past the line's end.
+  Tensor u = data({kLines, 21}, 4);
+  launched = expect_fused([&] { return std::vector<Tensor>{cumsum(u * u, 1) - u}; }, 21, "cumsum(u * u, 1) - u");
+  EXPECT_EQ(launched, 1u);
   // Along a leading dim (the lines side by side in memory), a product and a cast after it: one
   // kernel on a GPU (a thread a line, coalesced); on the CPU the library's scan of 64 lines side by
   // side between two kernels (fuse::fused_scan).

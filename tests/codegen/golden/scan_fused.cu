@@ -36,7 +36,10 @@ extern "C" __global__ void __launch_bounds__(256) scan_fused(const Meta meta, co
     int b1 = off1 + o0 * s1_0;
     int b2 = off2 + o0 * s2_0;
     float s4 = 0.0f;
-    for (i64 j64 = 0 + lane_; j64 < inner; j64 += 1) {
+    #pragma unroll 16
+    for (i64 jb_ = 0; jb_ < inner; jb_ += 1) {
+      const bool in_ = jb_ + lane_ < inner;
+      const i64 j64 = in_ ? jb_ + lane_ : inner - 1;
       const int j = (int)j64;
       int e0 = b0 + j;
       int e1 = b1 + j;
@@ -49,7 +52,7 @@ extern "C" __global__ void __launch_bounds__(256) scan_fused(const Meta meta, co
       const float v4 = s4;
       const float v5 = __ldg(&p1[e1]);
       const float v6 = (v4 + v5);
-      if (valid_) p2[e2] = v6;
+      if (valid_ && in_) p2[e2] = v6;
     }
   }
 }
