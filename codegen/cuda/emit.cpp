@@ -158,9 +158,7 @@ void Emitter::emit_pass(const std::string& lo, const std::string& hi, const std:
     // Scans: every lane of the group takes every step (their shuffles need the whole warp); a lane
     // past the row's end reads the row's last element, which only later lanes and the carry out of
     // the row's last step see, and stores nothing (in_).
-    // A thread a row (rows side by side): 16 steps unrolled, so that their loads are in flight
-    // together (a warp's rows are all the parallelism there is).
-    os_ << indent << "#pragma unroll " << (opt_.row_group == 1 ? 16 : 4) << "\n";
+    os_ << indent << "#pragma unroll 4\n";
     os_ << indent << "for (i64 jb_ = " << lo << "; jb_ < " << hi << "; jb_ += " << opt_.row_group << ") {\n";
     os_ << indent << "  const bool in_ = jb_ + lane_ < " << hi << ";\n";
     os_ << indent << "  const i64 j64 = in_ ? jb_ + lane_ : " << hi << " - 1;\n";

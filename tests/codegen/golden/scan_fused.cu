@@ -36,7 +36,7 @@ extern "C" __global__ void __launch_bounds__(256) scan_fused(const Meta meta, co
     int b1 = off1 + o0 * s1_0;
     int b2 = off2 + o0 * s2_0;
     float s4 = 0.0f;
-    #pragma unroll 16
+    #pragma unroll 4
     for (i64 jb_ = 0; jb_ < inner; jb_ += 1) {
       const bool in_ = jb_ + lane_ < inner;
       const i64 j64 = in_ ? jb_ + lane_ : inner - 1;
