@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 
 #include "codegen/ir/indexing.h"
 #include "codegen/ir/view.h"
@@ -209,10 +210,15 @@ bool launch_graph(plan::Plan& plan, CacheStats& stats) {
   return true;
 }
 
-void run_steps(plan::Plan& plan) {
-  for (plan::Step& s : plan.steps)
+// Runs the steps in order; *at is the step running (a CPU library call throws its data-dependent
+// errors as it meets them: the steps before it may have met errors of their own).
+void run_steps(plan::Plan& plan, size_t* at = nullptr) {
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    plan::Step& s = plan.steps[i];
+    if (at) *at = i;
     if (s.library) s.library(s.args.pointers.data());
     else backend::backend_for(s.device).launch(launch_of(s), s.device);
+  }
 }
 
 // A plan with library calls launched as one captured graph (Backend::capture): the one captured
@@ -270,6 +276,21 @@ void release_slots(std::vector<std::shared_ptr<rt::Storage>>& slots) {
 }
 
 void finish_replay(plan::Plan& plan, const std::vector<ir::Node*>& order);
+void check_errors(const plan::Plan& plan, size_t steps);
+
+// A replay's step `at` threw: the error an earlier step met comes first (as outside plans, where
+// each step's check follows it), and every error buffer is cleared for the next replay. Rethrows.
+[[noreturn]] void fail_replay(const plan::Plan& plan, size_t at, std::vector<std::shared_ptr<rt::Storage>>& slots) {
+  std::exception_ptr thrown = std::current_exception();
+  try {
+    check_errors(plan, at);
+  } catch (...) {
+    release_slots(slots);
+    throw;
+  }
+  release_slots(slots);
+  std::rethrow_exception(thrown);
+}
 
 // Counts a replay as it starts: one that then meets a data-dependent error (an index out of
 // range) ran all the same.
@@ -312,27 +333,29 @@ void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::S
   count_replay(plan, stats);
   // Profiled or traced, a replay launches its steps one by one, each timed (a graph is one launch).
   if (rt::obs::on()) [[unlikely]] {
+    size_t at = 0;
     try {
-      for (plan::Step& s : plan.steps)
+      for (; at < plan.steps.size(); ++at) {
+        plan::Step& s = plan.steps[at];
         if (s.library)
           s.library(s.args.pointers.data());  // not in the profile's table yet, as outside replays
         else
           backend::launch_observed(backend::backend_for(s.device), launch_of(s), s.device, s.entry->kernel->name,
                                    static_cast<uint64_t>(s.bytes));
+      }
     } catch (...) {
-      release_slots(slots);
-      throw;
+      fail_replay(plan, at, slots);
     }
     return finish_replay(plan, order);
   }
   bool library = false;
   for (const plan::Step& s : plan.steps) library |= static_cast<bool>(s.library);
   if (library) {
+    size_t at = 0;
     try {  // a CPU call throws its data-dependent errors as it meets them (a scatter's bad index)
-      if (!launch_captured(plan, stats)) run_steps(plan);
+      if (!launch_captured(plan, stats)) run_steps(plan, &at);
     } catch (...) {
-      release_slots(slots);
-      throw;
+      fail_replay(plan, at, slots);
     }
     return finish_replay(plan, order);
   }
@@ -342,13 +365,21 @@ void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::S
 
 namespace {
 
-// The index errors the replay's gathers and library calls met (Step::error, Step::check): the
-// first throws, as check_gathers and the calls do outside plans, before any node gets its buffer
-// (the values stay pending). A gather's buffer is zeroed again for the next replay (a library
-// call clears its own as it runs).
-void check_errors(const plan::Plan& plan) {
-  for (const plan::Step& s : plan.steps) {
-    if (s.check) s.check();
+// The index errors the first `steps` steps of the replay met (Step::error, Step::check): every
+// error buffer read and the set ones zeroed for the next replay (a library call clears its own as
+// it runs), then the first error in step order throws, as check_gathers and the calls do outside
+// plans, before any node gets its buffer (the values stay pending).
+void check_errors(const plan::Plan& plan, size_t steps) {
+  std::exception_ptr first;
+  for (size_t i = 0; i < steps && i < plan.steps.size(); ++i) {
+    const plan::Step& s = plan.steps[i];
+    if (s.check) {
+      try {
+        s.check();
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
+    }
     if (!s.error) continue;
     int64_t err[2] = {0, 0};
     if (s.error->device().is_cpu()) {
@@ -358,20 +389,22 @@ void check_errors(const plan::Plan& plan) {
       rt::copy(*s.error, 0, *host, 0, sizeof err);  // waits for the launches
       std::memcpy(err, host->data(), sizeof err);
     }
-    if (err[0] <= 0 || err[0] > static_cast<int64_t>(s.gathers.size())) continue;
+    if (err[0] == 0 && err[1] == 0) continue;
     auto zero = rt::Storage::allocate(Device::cpu(), sizeof err);
     std::memset(zero->data(), 0, sizeof err);
     rt::copy(*zero, 0, *s.error, 0, sizeof err);
+    if (first || err[0] <= 0 || err[0] > static_cast<int64_t>(s.gathers.size())) continue;
     const plan::Step::Gather& g = s.gathers[static_cast<size_t>(err[0] - 1)];
-    throw Error(ir::gather_index_error(g.op, err[1], g.axis, g.size));
+    first = std::make_exception_ptr(Error(ir::gather_index_error(g.op, err[1], g.axis, g.size)));
   }
+  if (first) std::rethrow_exception(first);
 }
 
 // Hands the replay's buffers to their nodes (count_replay counted it).
 void finish_replay(plan::Plan& plan, const std::vector<ir::Node*>& order) {
   std::vector<std::shared_ptr<rt::Storage>>& slots = replay_slots();
   try {
-    check_errors(plan);
+    check_errors(plan, plan.steps.size());
   } catch (...) {
     release_slots(slots);
     throw;

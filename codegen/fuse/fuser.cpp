@@ -286,7 +286,8 @@ struct Builder {
     constexpr int kLookBack = 8;
     for (int g = static_cast<int>(groups.size()) - 1; g >= 0 && g >= static_cast<int>(groups.size()) - kLookBack; --g) {
       const Group& cand = groups[g];
-      bool takes = cand.kind == Group::Kind::Pointwise || cand.kind == Group::Kind::Row;
+      // (Not a scan group: its element pass runs in order, one element at a time.)
+      bool takes = cand.kind == Group::Kind::Pointwise || (cand.kind == Group::Kind::Row && !cand.scan);
       if (takes && cand.full == shape && static_cast<int>(cand.nodes.size()) < kMaxGroupNodes &&
           leaves[g] < kMaxGroupLeaves)
         return g;

@@ -38,7 +38,9 @@ enum class InstrKind : uint8_t {
   // An inclusive scan (ir::Op::CumSum or CumProd) of args[0] along the row (a row kernel's one
   // inner dim), in element order: an element value, the running total up to and including the
   // current element. The total is kept in the compute type (float32 for the 16-bit floats) and the
-  // value is rounded to the dtype, as the reference's scan. A kernel with a scan has no
+  // value is rounded to the dtype, as the reference's scan (on the CPU in the reference's order;
+  // a GPU lane group adds a step's elements by a shuffle tree: a float total within a sum's
+  // rounding, integers exact). A kernel with a scan has no
   // reductions; its element pass runs each row in order (fuse::Group::scan).
   Scan,
 };

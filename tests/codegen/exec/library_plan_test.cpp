@@ -361,6 +361,39 @@ TEST(LibraryPlan, ScatterIndexErrorsInAReplay) {
   EXPECT_EQ(check_loop(2, 5000, [&](int it) { return std::vector<Tensor>{step(4 + it, 0)}; }), 2u);
 }
 
+// A gather's bad index in a step before a scatter's: the gather's error comes first, as outside
+// plans (where each group's check follows it), and neither error word is left set for the next
+// replay, which then runs clean.
+TEST(LibraryPlan, IndexErrorsOfAGatherAndAScatterInOneReplay) {
+  NoTiers no_tiers;
+  const float c = fresh_number();
+  auto step = [&](int it, int64_t bad_gather, int64_t bad_scatter) {
+    std::vector<int64_t> g(3000), t(3000);
+    for (size_t i = 0; i < g.size(); ++i) {
+      g[i] = static_cast<int64_t>((i * 7 + static_cast<size_t>(it)) % 500);
+      t[i] = static_cast<int64_t>((i + static_cast<size_t>(it)) % 10);
+    }
+    if (bad_gather != 0) g[100] = bad_gather;
+    if (bad_scatter != 0) t[2000] = bad_scatter;
+    auto x = synced({input({500}, it), lf::from_vector(g, {3000}).to(lf::default_device()),
+                     lf::from_vector(t, {3000}).to(lf::default_device())});
+    return lf::scatter_add(lf::zeros({10}), 0, x[2], lf::take(x[0], x[1]) * c);
+  };
+  EXPECT_EQ(check_loop(3, 3000, [&](int it) { return std::vector<Tensor>{step(it, 0, 0)}; }), 1u);
+  {
+    Tensor y = step(3, 777, 55);
+    std::string message = lf::test::error_message([] { lf::sync(); });
+    EXPECT_NE(message.find("lf::take: index 777 is out of range for size 500"), std::string::npos) << message;
+  }
+  {
+    Tensor y = step(4, 0, 55);
+    std::string message = lf::test::error_message([] { lf::sync(); });
+    EXPECT_NE(message.find("lf::scatter_add: index 55 is out of range for dim 0 of size 10"), std::string::npos)
+        << message;
+  }
+  EXPECT_EQ(check_loop(2, 3000, [&](int it) { return std::vector<Tensor>{step(5 + it, 0, 0)}; }), 2u);
+}
+
 // A replayed flush counts what the recorded one did: the library calls' launches (GEMM and
 // epilogue) and bytes, and every kernel it looked up as a hit.
 TEST(LibraryPlan, ReplayCountersMatchARunThatIsNotReplayed) {
