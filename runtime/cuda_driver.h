@@ -99,6 +99,9 @@ struct Api {
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
   CUresult (*cuGraphDestroy)(CUgraph);
+  // Pinned host memory (optional: null where the driver lacks it): the host's reads of a few flag
+  // bytes after launches (rt::read_flags).
+  CUresult (*cuMemHostAlloc)(void**, size_t, unsigned);
   // Stream capture (flush plans with library calls): both or neither (`capture`); only with graphs.
   bool capture;
   CUresult (*cuStreamBeginCapture)(CUstream, int mode);  // mode: kCaptureThreadLocal

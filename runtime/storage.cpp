@@ -219,6 +219,33 @@ void copy(const Storage& src, size_t src_offset, Storage& dst, size_t dst_offset
   cu::check(d.cuStreamSynchronize(ctx.stream), "cuStreamSynchronize after " + what);  // the host reads next
 }
 
+void read_flags(const Storage& src, size_t offset, void* out, size_t bytes) {
+  if (bytes > kFlagBytes || offset > src.nbytes() || bytes > src.nbytes() - offset)
+    throw Error("lf::rt::read_flags: " + std::to_string(bytes) + " bytes at " + std::to_string(offset) + " of " +
+                std::to_string(src.nbytes()) + " (internal error)");
+  if (src.device().is_cpu()) {
+    std::memcpy(out, static_cast<const char*>(src.data()) + offset, bytes);
+    return;
+  }
+  const cu::Api& d = cu::api();
+  cu::DeviceContext& ctx = cu::device_context(src.device().index());  // current on this thread
+  // Never freed: a thread's buffer may be used until the process ends (64 bytes a thread).
+  // Portable (CU_MEMHOSTALLOC_PORTABLE): pinned for every context, so any device's reads use it.
+  thread_local void* pinned = [&d]() -> void* {
+    void* p = nullptr;
+    return d.cuMemHostAlloc && d.cuMemHostAlloc(&p, kFlagBytes, /*CU_MEMHOSTALLOC_PORTABLE=*/1) == 0 ? p : nullptr;
+  }();
+  if (!pinned) {
+    auto host = Storage::allocate(Device::cpu(), bytes);
+    copy(src, offset, *host, 0, bytes);
+    std::memcpy(out, host->data(), bytes);
+    return;
+  }
+  cu::check(d.cuMemcpyDtoHAsync(pinned, src.device_ptr() + offset, bytes, ctx.stream), "cuMemcpyDtoHAsync (flags)");
+  cu::check(d.cuStreamSynchronize(ctx.stream), "cuStreamSynchronize (flags)");
+  std::memcpy(out, pinned, bytes);
+}
+
 void synchronize(Device device) {
   if (!device.is_cuda()) return;
   cu::DeviceContext& ctx = cu::device_context(device.index());

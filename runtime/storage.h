@@ -59,6 +59,13 @@ class Storage {
 // stream runs. Throws lf::Error naming the devices and sizes when a range is out of bounds.
 void copy(const Storage& src, size_t src_offset, Storage& dst, size_t dst_offset, size_t bytes);
 
+// Reads `bytes` (at most kFlagBytes) at `offset` of `src` into `out`; on a GPU after the work
+// queued before it (an error word that kernels set): through a pinned buffer of the calling thread
+// where the driver gives one, whose copy is a DMA the stream orders (from pageable memory the
+// driver stages it), then a wait for the stream.
+inline constexpr size_t kFlagBytes = 64;
+void read_flags(const Storage& src, size_t offset, void* out, size_t bytes);
+
 // Waits until the work queued on `device`'s stream has finished (a no-op for the CPU).
 void synchronize(Device device);
 

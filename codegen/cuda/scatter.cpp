@@ -396,9 +396,7 @@ struct Launches {
   void check() const {
     if (args.count == 0) return;
     long long err[2];
-    auto host = rt::Storage::allocate(Device::cpu(), sizeof err);
-    rt::copy(*error, 0, *host, 0, sizeof err);
-    std::memcpy(err, host->data(), sizeof err);
+    rt::read_flags(*error, 0, err, sizeof err);
     if (err[0] != 0) args.index_error(err[1]);
   }
 };

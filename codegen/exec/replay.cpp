@@ -382,13 +382,7 @@ void check_errors(const plan::Plan& plan, size_t steps) {
     }
     if (!s.error) continue;
     int64_t err[2] = {0, 0};
-    if (s.error->device().is_cpu()) {
-      std::memcpy(err, s.error->data(), sizeof err);
-    } else {
-      auto host = rt::Storage::allocate(Device::cpu(), sizeof err);
-      rt::copy(*s.error, 0, *host, 0, sizeof err);  // waits for the launches
-      std::memcpy(err, host->data(), sizeof err);
-    }
+    rt::read_flags(*s.error, 0, err, sizeof err);  // waits for the launches
     if (err[0] == 0 && err[1] == 0) continue;
     auto zero = rt::Storage::allocate(Device::cpu(), sizeof err);
     std::memset(zero->data(), 0, sizeof err);

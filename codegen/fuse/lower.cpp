@@ -435,14 +435,7 @@ class Lowerer {
 void check_gathers(const Lowered& low) {
   if (!low.error_storage) return;
   int64_t err[2];
-  const rt::Storage& s = *low.error_storage;
-  if (s.device().is_cpu()) {
-    std::memcpy(err, s.data(), sizeof err);
-  } else {
-    auto host = rt::Storage::allocate(Device::cpu(), sizeof err);
-    rt::copy(s, 0, *host, 0, sizeof err);
-    std::memcpy(err, host->data(), sizeof err);
-  }
+  rt::read_flags(*low.error_storage, 0, err, sizeof err);  // waits for the launch
   if (err[0] <= 0 || err[0] > static_cast<int64_t>(low.gathers.size())) return;
   const Node& g = *low.gathers[static_cast<size_t>(err[0] - 1)];
   int64_t axis = g.attrs.axis;
