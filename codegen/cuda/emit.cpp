@@ -379,6 +379,10 @@ void Emitter::declare(int i, const std::string& prefix, const std::string& inden
     Instr step = in;
     step.op = in.op == Op::CumSum ? Op::Sum : Op::Prod;
     const std::string acc = "s" + std::to_string(i), t = ctype(in.dtype);
+    auto combine = [&](const Instr& st, DType d, const std::string& a, const std::string& b) {
+      if (in.op == Op::LogCumSumExp) return "lf_logaddexp<" + t + ">(" + a + ", " + b + ")";
+      return this->combine(st, d, a, b);
+    };
     if (opt_.row_group > 1) {
       // The row's lanes hold consecutive elements: an inclusive scan across them (shuffles up
       // within the lane group), then the running total before them added, and the group's last

@@ -198,8 +198,9 @@ std::vector<int> Emitter::emit_element_outputs(const std::string& indent, const 
     if (in.kind != InstrKind::Scan) continue;
     const bool fl = is_floating(in.dtype);
     os_ << indent << ctype(in.dtype) << " s" << i << " = "
-        << (in.op == Op::CumSum ? (fl ? lit(0.0, in.dtype) : "(" + std::string(ctype(in.dtype)) + ")0")
-                                : (fl ? lit(1.0, in.dtype) : "(" + std::string(ctype(in.dtype)) + ")1"))
+        << (in.op == Op::LogCumSumExp ? "(-(" + std::string(ctype(in.dtype)) + ")INFINITY)"
+            : in.op == Op::CumSum     ? (fl ? lit(0.0, in.dtype) : "(" + std::string(ctype(in.dtype)) + ")0")
+                                      : (fl ? lit(1.0, in.dtype) : "(" + std::string(ctype(in.dtype)) + ")1"))
         << ";\n";
   }
   emit_pass("0", "inner", indent, [&](const std::string& ind) {

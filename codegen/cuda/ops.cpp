@@ -29,6 +29,12 @@ __device__ __forceinline__ unsigned short lf_f2b(float f) {
 __device__ __forceinline__ float lf_r16h(float f) { return lf_h2f(lf_f2h(f)); }
 __device__ __forceinline__ float lf_r16b(float f) { return lf_b2f(lf_f2b(f)); }
 template <class T> __device__ __forceinline__ T lf_max(T a, T b) { return (a != a || b != b) ? (T)NAN : (a < b ? b : a); }
+// log(e^a + e^b) without overflow (a fused logcumsumexp's step; codegen/reference/math.h's).
+template <class T> __device__ __forceinline__ T lf_logaddexp(T a, T b) {
+  if (a != a || b != b) return (T)NAN;
+  const T hi = a < b ? b : a, lo = a < b ? a : b;
+  return isinf(hi) ? hi : hi + log1p(exp(lo - hi));
+}
 template <class T> __device__ __forceinline__ T lf_min(T a, T b) { return (a != a || b != b) ? (T)NAN : (b < a ? b : a); }
 // The low 32 bits of an index known to fit: through asm, so that the compiler does not fold
 // (int)a * (int)b back into a 64-bit multiply and a truncation.

@@ -359,7 +359,7 @@ struct Builder {
     read_external(g, source);
   }
 
-  // cumsum / cumprod (fused_scan): into the group of its elementwise producer over the same shape
+  // cumsum / cumprod / logcumsumexp (fused_scan): into the group of its elementwise producer over the same shape
   // (which becomes a scan group), or a scan group of the same dim; else a scan group of its own,
   // which the elementwise consumers join (a group left with the scan alone is a library call
   // again: scan_groups_alone).
@@ -513,7 +513,7 @@ struct Builder {
         if (wanted(*n)) place_alone(n);
       } else if (ir::is_reduce(n->op)) {
         place_reduce(n);
-      } else if (n->op == ir::Op::CumSum || n->op == ir::Op::CumProd) {
+      } else if (n->op == ir::Op::CumSum || n->op == ir::Op::CumProd || n->op == ir::Op::LogCumSumExp) {
         place_scan(n);
       } else if (n->op == ir::Op::Matmul || n->op == ir::Op::Cat || n->op == ir::Op::Conv2d ||
                  n->op == ir::Op::Pool2d || n->op == ir::Op::ScatterAdd || n->op == ir::Op::Scatter || n->op == ir::Op::CumSum ||
@@ -581,7 +581,10 @@ struct Builder {
 }  // namespace
 
 bool fused_scan(const ir::Node& n) {
-  if ((n.op != ir::Op::CumSum && n.op != ir::Op::CumProd) || n.dtype == DType::Bool || n.shape.empty()) return false;
+  const bool sum_or_prod = n.op == ir::Op::CumSum || n.op == ir::Op::CumProd;
+  if (!(sum_or_prod || (n.op == ir::Op::LogCumSumExp && is_floating(n.dtype))) || n.dtype == DType::Bool ||
+      n.shape.empty())
+    return false;
   const int64_t length = n.shape[static_cast<size_t>(n.attrs.axis)];
   const int64_t lines = length == 0 ? 0 : n.numel() / length;
   if (n.device.is_cpu()) {

@@ -13,7 +13,7 @@
 // - A conv2d anchors a conv group the same way: elementwise consumers over its output shape
 //   (bias, inference batch norm, relu, residual add, cast) are its epilogue. pool2d is a group of
 //   its own (a library call: its window is not yet index math inside a kernel).
-// - cumsum and cumprod along one dim join their elementwise producers' group, and their
+// - cumsum, cumprod and logcumsumexp along one dim join their elementwise producers' group, and their
 //   elementwise consumers over the same shape join them (one kernel: each row along the scanned
 //   dim in order, a thread a row on a GPU), where fused_scan() says the lines suit that kernel;
 //   otherwise, or alone, a scan is a library call (Backend::scan). No reduction joins a scan group.
@@ -118,7 +118,7 @@ inline constexpr int64_t kScanMinLinesGpu = int64_t{1} << 15;
 inline constexpr int64_t kScanMaxLengthGpu = 4096;
 inline constexpr int64_t kScanMinLinesCpu = 16;
 inline constexpr int64_t kScanLongLineCpu = 32768;
-// Whether scan node `n` (cumsum or cumprod) may run fused, by the rule above.
+// Whether scan node `n` (cumsum, cumprod, or logcumsumexp of floats) may run fused, by the rule above.
 bool fused_scan(const ir::Node& n);
 
 // `order`: pending nodes, inputs first (ir::topo_order); `wanted`: nodes that must be materialized.

@@ -35,7 +35,7 @@ enum class InstrKind : uint8_t {
   // view reaches (its offset plus each dim's last index times its stride). The indices are in
   // range by construction: no check.
   Remap,
-  // An inclusive scan (ir::Op::CumSum or CumProd) of args[0] along the row (a row kernel's one
+  // An inclusive scan (ir::Op::CumSum, CumProd or LogCumSumExp) of args[0] along the row (a row kernel's one
   // inner dim), in element order: an element value, the running total up to and including the
   // current element. The total is kept in the compute type (float32 for the 16-bit floats) and the
   // value is rounded to the dtype, as the reference's scan (on the CPU in the reference's order;

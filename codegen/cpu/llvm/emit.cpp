@@ -163,7 +163,9 @@ Value* Emitter::elem(int i) {
   } else if (Value* a = in_interior_ ? interior_elem(i) : nullptr) {
     v = a;
   } else if (in.kind == InstrKind::Scan) {  // the running total in the compute type, the value rounded
-    Value* next = elementwise(in.op == Op::CumSum ? Op::Add : Op::Mul, {scan_acc_.at(i), elem(in.args[0])}, in.dtype);
+    Value* acc = scan_acc_.at(i);
+    Value* next = in.op == Op::LogCumSumExp ? logaddexp(acc, elem(in.args[0]), in.dtype)
+                                            : elementwise(in.op == Op::CumSum ? Op::Add : Op::Mul, {acc, elem(in.args[0])}, in.dtype);
     scan_next_[i] = next;
     v = is_floating(in.dtype) ? round16(next, in.dtype) : next;
   } else {
@@ -171,6 +173,18 @@ Value* Emitter::elem(int i) {
   }
   elem_vals_[i] = v;
   return v;
+}
+
+// log(e^a + e^b) without overflow, as codegen/reference/math.h's (a fused logcumsumexp's step):
+// NaN if either is; the larger when it is infinite; else hi + log1p(exp(lo - hi)), unrounded.
+Value* Emitter::logaddexp(Value* a, Value* b, DType dt) {
+  Value* less = b_.CreateFCmpOLT(a, b);
+  Value* hi = b_.CreateSelect(less, b, a);
+  Value* lo = b_.CreateSelect(less, a, b);
+  Value* sum = b_.CreateFAdd(hi, elementwise(Op::Log1p, {elementwise(Op::Exp, {b_.CreateFSub(lo, hi)}, dt)}, dt));
+  Value* inf = b_.CreateFCmpOEQ(unary_intrinsic(llvm::Intrinsic::fabs, hi), fc(hi, INFINITY));
+  Value* nan = b_.CreateFCmpUNO(a, b);
+  return b_.CreateSelect(nan, fc(a, NAN), b_.CreateSelect(inf, hi, sum));
 }
 
 Value* Emitter::compute(const Instr& in, const std::vector<Value*>& off, bool row) {

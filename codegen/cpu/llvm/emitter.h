@@ -210,6 +210,7 @@ class Emitter {
   Value* fc(Value* like, double v) { return llvm::ConstantFP::get(like->getType(), v); }
   Value* ic(Value* like, int64_t v) { return llvm::ConstantInt::get(like->getType(), static_cast<uint64_t>(v), true); }
   Value* elementwise(Op op, const std::vector<Value*>& a, DType dt) { return ops_.elementwise(op, a, dt); }
+  Value* logaddexp(Value* a, Value* b, DType dt);
 
   // ---- reductions
 

@@ -169,7 +169,8 @@ std::vector<Case> cases() {
       {"scan_fused", [] { Tensor x = input({40, 24}); return lf::cumsum(lf::exp(x) * 2, 1) + x; }},
       {"scan_dtypes", [] {
          Tensor h = input({40, 8}, DType::BFloat16), i = lf::cast(input({40, 8}) * 10, DType::Int64);
-         return lf::cast(lf::cumprod(h * 0.5 + 1, 1), DType::Float64) + lf::cast(lf::cumsum(i * 3, 1), DType::Float64);
+         return lf::cast(lf::cumprod(h * 0.5 + 1, 1), DType::Float64) + lf::cast(lf::cumsum(i * 3, 1), DType::Float64) +
+                lf::cast(lf::logcumsumexp(h * 2, 1), DType::Float64);
        }},
       {"bitwise", [] {
          Tensor a = lf::cast(input({40}) * 10, DType::Int32), b = lf::cast(input({40}) * 10, DType::Int64);

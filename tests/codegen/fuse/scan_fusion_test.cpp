@@ -1,5 +1,5 @@
 // Scans fused with their elementwise producers and consumers (fuse::Group::scan,
-// kir::InstrKind::Scan; issue 23): cumsum and cumprod along any dim as one kernel with the ops
+// kir::InstrKind::Scan; issue 23): cumsum, cumprod and logcumsumexp along any dim as one kernel with the ops
 // around them, on the default device (the CUDA backend's thread-a-row kernel where a GPU is
 // present, over enough lines that fuse::fused_scan takes them there), checked against the
 // reference executor running one op at a time, fused and unfused.
@@ -76,7 +76,8 @@ TEST(ScanFusion, EveryDtypeFusedAndUnfused) {
       auto program = [&] {
         Tensor s = cumsum(x * 2 + w, 1);  // int32 sums are int64 (PyTorch's promotion)
         Tensor p = cumprod(is_floating(d) ? x * 0.125 + 1 : remainder(x, 3) - 1, 1);
-        return std::vector<Tensor>{s - 1, p};
+        if (!is_floating(d)) return std::vector<Tensor>{s - 1, p};
+        return std::vector<Tensor>{s - 1, p, logcumsumexp(x * 0.5 - w, 1) * 2};
       };
       expect_fused(program, 16, what);
     }
@@ -92,7 +93,8 @@ TEST(ScanFusion, SpecialValuesViewsAndEdgeSizes) {
   v[17] = -std::numeric_limits<float>::infinity();
   Tensor x = from_vector(v, {kLines, 4}).to(default_device());
   sync();
-  expect_fused([&] { return std::vector<Tensor>{cumsum(x * 1.5f, 1) * 2, cumprod(x + 0.5f, 1)}; }, 4, "nan/inf");
+  expect_fused([&] { return std::vector<Tensor>{cumsum(x * 1.5f, 1) * 2, cumprod(x + 0.5f, 1), logcumsumexp(x * 2, 1) + 1}; },
+               4, "nan/inf");
   // A transposed view as the input, the scan along what was dim 0.
   Tensor t = data({12, kLines}, 20);
   expect_fused([&] { return std::vector<Tensor>{cumsum(relu(t.transpose(0, 1)), 1) + 1}; }, 12, "transposed");
@@ -113,7 +115,7 @@ TEST(ScanFusion, SpecialValuesViewsAndEdgeSizes) {
 }
 
 // What stays a library call: a scan alone, one over few long lines (on a GPU the look-back scan
-// splits them over blocks; on the CPU the two-pass scan over threads), logcumsumexp; and what
+// splits them over blocks; on the CPU the two-pass scan over threads), cummax; and what
 // does not join a scan group: a reduction of it, a scan along another dim.
 TEST(ScanFusion, WhatIsNotFused) {
   auto groups = [](const Tensor& t) {
@@ -135,8 +137,10 @@ TEST(ScanFusion, WhatIsNotFused) {
   Tensor few = data({2, 1 << 16}, 31);
   log = groups(cumsum(few * 2, 1));
   EXPECT_EQ(log.find("[scan]"), std::string::npos) << log;
-  log = groups(logcumsumexp(x * 2, 1));
+  log = groups(cummax(x * 2, 1).first);
   EXPECT_EQ(log.find("[scan]"), std::string::npos) << log;
+  log = groups(logcumsumexp(x * 2, 1) + 1);
+  EXPECT_NE(log.find("mul,logcumsumexp[scan],add"), std::string::npos) << log;
   // The rule itself.
   Tensor many = data({kLines, 100}, 32);
   EXPECT_TRUE(fuse::fused_scan(*cumsum(many, 1).node()));
