@@ -46,7 +46,7 @@ enum class CutReason : uint8_t {
   kDifferentReduction, // a reduction over other dims, or of a value already reduced
   kWouldCycle,         // joining would make the group depend on itself
   kTooLarge,           // the group reached its instruction or operand cap
-  kHostOp,             // matmul, conv2d, pool2d, cat, scatter_add, scans and argsort start groups of their own
+  kHostOp,             // matmul, conv2d, pool2d, cat, scatters, unfused scans (fused_scan) and argsort start groups of their own
   kGatherSource,       // a gather would join the group that computes its source (read from memory)
   kShortRows,          // cost rule: element outputs of a row group whose rows are too short
   kRecompute,          // cost rule: another reduction level would recompute too much per element
