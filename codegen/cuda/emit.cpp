@@ -376,12 +376,13 @@ std::string Emitter::compute(int i, const std::string& prefix) {
 void Emitter::declare(int i, const std::string& prefix, const std::string& indent) {
   const Instr& in = k_.instrs[i];
   if (in.kind == InstrKind::Scan) {  // the running total s<i> (emit_element_outputs declares it)
-    Instr step = in;
-    step.op = in.op == Op::CumSum ? Op::Sum : Op::Prod;
     const std::string acc = "s" + std::to_string(i), t = ctype(in.dtype);
-    auto combine = [&](const Instr& st, DType d, const std::string& a, const std::string& b) {
+    // The scan's step a (+, *, logaddexp) b: a sum's or a product's as the reductions combine.
+    auto step = [&](const std::string& a, const std::string& b) {
       if (in.op == Op::LogCumSumExp) return "lf_logaddexp<" + t + ">(" + a + ", " + b + ")";
-      return this->combine(st, d, a, b);
+      Instr r = in;
+      r.op = in.op == Op::CumSum ? Op::Sum : Op::Prod;
+      return combine(r, in.dtype, a, b);
     };
     if (opt_.row_group > 1) {
       // The row's lanes hold consecutive elements: an inclusive scan across them (shuffles up
@@ -392,15 +393,15 @@ void Emitter::declare(int i, const std::string& prefix, const std::string& inden
       os_ << indent << "#pragma unroll\n";
       os_ << indent << "for (int d_ = 1; d_ < " << g << "; d_ <<= 1) {\n";
       os_ << indent << "  const " << t << " y_ = __shfl_up_sync(0xffffffffu, " << x << ", d_, " << g << ");\n";
-      os_ << indent << "  if (lane_ >= d_) " << x << " = " << combine(step, in.dtype, "y_", x) << ";\n";
+      os_ << indent << "  if (lane_ >= d_) " << x << " = " << step("y_", x) << ";\n";
       os_ << indent << "}\n";
-      os_ << indent << x << " = " << combine(step, in.dtype, acc, x) << ";\n";
+      os_ << indent << x << " = " << step(acc, x) << ";\n";
       os_ << indent << acc << " = __shfl_sync(0xffffffffu, " << x << ", " << opt_.row_group - 1 << ", " << g << ");\n";
       os_ << indent << "const " << t << " " << v(i) << " = " << (is_floating(in.dtype) ? round16(x, in.dtype) : x)
           << ";\n";
       return;
     }
-    os_ << indent << acc << " = " << combine(step, in.dtype, acc, v(in.args[0])) << ";\n";
+    os_ << indent << acc << " = " << step(acc, v(in.args[0])) << ";\n";
     os_ << indent << "const " << t << " " << v(i) << " = " << (is_floating(in.dtype) ? round16(acc, in.dtype) : acc)
         << ";\n";
     return;

@@ -196,11 +196,12 @@ std::vector<int> Emitter::emit_element_outputs(const std::string& indent, const 
   for (size_t i = 0; i < k_.instrs.size(); ++i) {
     const Instr& in = k_.instrs[i];
     if (in.kind != InstrKind::Scan) continue;
-    const bool fl = is_floating(in.dtype);
-    os_ << indent << ctype(in.dtype) << " s" << i << " = "
-        << (in.op == Op::LogCumSumExp ? "(-(" + std::string(ctype(in.dtype)) + ")INFINITY)"
-            : in.op == Op::CumSum     ? (fl ? lit(0.0, in.dtype) : "(" + std::string(ctype(in.dtype)) + ")0")
-                                      : (fl ? lit(1.0, in.dtype) : "(" + std::string(ctype(in.dtype)) + ")1"))
+    const double identity = kir::scan_identity(in.op);
+    const std::string t = ctype(in.dtype);
+    os_ << indent << t << " s" << i << " = "
+        << (std::isinf(identity)       ? "(-(" + t + ")INFINITY)"
+            : is_floating(in.dtype)    ? lit(identity, in.dtype)
+                                       : "(" + t + ")" + std::to_string(static_cast<int>(identity)))
         << ";\n";
   }
   emit_pass("0", "inner", indent, [&](const std::string& ind) {

@@ -516,8 +516,8 @@ struct Builder {
       } else if (n->op == ir::Op::CumSum || n->op == ir::Op::CumProd || n->op == ir::Op::LogCumSumExp) {
         place_scan(n);
       } else if (n->op == ir::Op::Matmul || n->op == ir::Op::Cat || n->op == ir::Op::Conv2d ||
-                 n->op == ir::Op::Pool2d || n->op == ir::Op::ScatterAdd || n->op == ir::Op::Scatter || n->op == ir::Op::CumSum ||
-                 n->op == ir::Op::CumProd || n->op == ir::Op::ArgSort || n->op == ir::Op::TopK ||
+                 n->op == ir::Op::Pool2d || n->op == ir::Op::ScatterAdd || n->op == ir::Op::Scatter ||
+                 n->op == ir::Op::ArgSort || n->op == ir::Op::TopK ||
                  n->op == ir::Op::Attention || n->op == ir::Op::Nearest || ir::is_scan(n->op)) {
         place_host(n);
       } else {

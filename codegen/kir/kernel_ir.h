@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,11 @@ enum class InstrKind : uint8_t {
   // reductions; its element pass runs each row in order (fuse::Group::scan).
   Scan,
 };
+
+// A Scan's running total before the row's first element: 0, 1, or -inf (logcumsumexp).
+inline double scan_identity(ir::Op op) {
+  return op == ir::Op::LogCumSumExp ? -std::numeric_limits<double>::infinity() : op == ir::Op::CumProd ? 1.0 : 0.0;
+}
 
 struct Instr {
   InstrKind kind = InstrKind::Op;

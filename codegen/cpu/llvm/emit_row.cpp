@@ -109,7 +109,7 @@ void Emitter::emit_output_pass(const std::vector<const kir::Output*>& elem_outs)
     if (in.kind != InstrKind::Scan) continue;
     scans.push_back(static_cast<int>(i));
     llvm::Type* t = ctype(in.dtype);
-    const double identity = in.op == Op::LogCumSumExp ? -INFINITY : in.op == Op::CumSum ? 0.0 : 1.0;
+    const double identity = kir::scan_identity(in.op);
     init.push_back(t->isFloatingPointTy() ? llvm::ConstantFP::get(t, identity)
                                           : llvm::ConstantInt::get(t, static_cast<uint64_t>(identity)));
   }
