@@ -5,9 +5,19 @@
 
 #include "codegen/cuda/attention.h"
 #include "codegen/cuda/nvrtc.h"
+#include "codegen/cuda/nvrtc_batch.h"
 
 namespace lf {
 namespace {
+
+using test::every_variant;
+using test::expect_all_compile;
+using test::NvrtcJob;
+
+// A tensor-core variant takes NVRTC 3 to 4 s on the build machine (its loops unroll fully): the
+// whole product of dtypes, head dims, mask kinds and the causal flag took 5 minutes of every test
+// run. By default these tests compile a covering set, in which every pair of two parameters'
+// values meets; LAZYFUSE_TEST_EVERY_VARIANT=1 compiles the whole product.
 
 TEST(CudaAttention, EveryVariantCompilesWithNvrtc) {
   if (!cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90").ok())
@@ -23,16 +33,17 @@ TEST(CudaAttention, EveryVariantCompilesWithNvrtc) {
     for (int mask = 0; mask < 4; ++mask) variants.push_back({dt, 64, 64, mask, mask == 0});
   for (int64_t d : {16, 32, 128, 256}) variants.push_back({DType::Float32, d, d, 0, true});
   variants.push_back({DType::Float32, 20, 12, 1, false});  // head dims not a multiple of 4 or of each other
-  for (const V& v : variants) {
-    std::string src = cuda::attention_source(v.dtype, v.d, v.dv, v.mask, v.causal);
-    Status s = cuda::check_compiles(src, "lf_attention", "sm_90");
-    EXPECT_TRUE(s.ok()) << dtype_name(v.dtype) << " d " << v.d << " dv " << v.dv << " mask " << v.mask << ":\n"
-                        << s.message();
-  }
+  std::vector<NvrtcJob> jobs;
+  for (const V& v : variants)
+    jobs.push_back({cuda::attention_source(v.dtype, v.d, v.dv, v.mask, v.causal), "lf_attention",
+                    std::string(dtype_name(v.dtype)) + " d " + std::to_string(v.d) + " dv " + std::to_string(v.dv) +
+                        " mask " + std::to_string(v.mask)});
+  expect_all_compile(jobs);
 }
 
 // The tensor-core kernel (codegen/cuda/attention_tc.cpp): every 16-bit dtype, head dims 32, 64,
-// 128 (and d != dv), mask kind and causal flag, with no spills beyond a few bytes is checked by
+// 128 (and d != dv), mask kind, causal flag and row count (every pair of them, or, with
+// LAZYFUSE_TEST_EVERY_VARIANT=1, every combination); no spills beyond a few bytes is checked by
 // hand with ptxas -v (README, "Attention").
 TEST(CudaAttention, EveryTensorCoreVariantCompilesWithNvrtc) {
   if (!cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90").ok())
@@ -41,23 +52,37 @@ TEST(CudaAttention, EveryTensorCoreVariantCompilesWithNvrtc) {
   EXPECT_FALSE(cuda::attention_tc_supports(DType::Float32, 64, 64, &why));
   EXPECT_FALSE(cuda::attention_tc_supports(DType::BFloat16, 48, 48, &why));
   EXPECT_FALSE(cuda::attention_tc_supports(DType::Float16, 64, 256, &why));
-  for (DType dt : {DType::Float16, DType::BFloat16})
-    for (int64_t d : {32, 64, 128})
-      for (int mask = 0; mask < 4; ++mask)
-        for (bool causal : {false, true})
-          for (int requested : {0, 64, 128}) {
-            ASSERT_TRUE(cuda::attention_tc_supports(dt, d, d, &why));
-            const int rows = cuda::attention_tc_rows(d, d, mask, requested);
-            if (requested != 0 && rows == cuda::attention_tc_rows(d, d, mask, 0)) continue;  // compiled already
-            Status s =
-                cuda::check_compiles(cuda::attention_tc_source(dt, d, d, mask, causal, rows), "lf_attention", "sm_90");
-            EXPECT_TRUE(s.ok()) << dtype_name(dt) << " d " << d << " mask " << mask << " causal " << causal << " rows "
-                                << rows << ":\n"
-                                << s.message();
-          }
-  Status s =
-      cuda::check_compiles(cuda::attention_tc_source(DType::BFloat16, 32, 128, 1, true, 64), "lf_attention", "sm_90");
-  EXPECT_TRUE(s.ok()) << "d 32 dv 128:\n" << s.message();
+  std::vector<NvrtcJob> jobs;
+  auto add = [&](DType dt, int64_t d, int64_t dv, int mask, bool causal, int rows) {
+    ASSERT_TRUE(cuda::attention_tc_supports(dt, d, dv, &why));
+    jobs.push_back({cuda::attention_tc_source(dt, d, dv, mask, causal, rows), "lf_attention",
+                    std::string(dtype_name(dt)) + " d " + std::to_string(d) + " dv " + std::to_string(dv) + " mask " +
+                        std::to_string(mask) + " causal " + std::to_string(causal) + " rows " + std::to_string(rows)});
+  };
+  const DType dtypes[] = {DType::Float16, DType::BFloat16};
+  const int64_t dims[] = {32, 64, 128};
+  if (every_variant()) {
+    for (DType dt : dtypes)
+      for (int64_t d : dims)
+        for (int mask = 0; mask < 4; ++mask)
+          for (bool causal : {false, true})
+            for (int requested : {0, 128}) {
+              const int rows = cuda::attention_tc_rows(d, d, mask, requested);
+              if (requested == 0 || rows != cuda::attention_tc_rows(d, d, mask, 0)) add(dt, d, d, mask, causal, rows);
+            }
+  } else {
+    // Each (head dim, mask) once; the causal flag, the dtype and 128 rows (where they apply) vary
+    // with them so that every pair of values meets.
+    for (int di = 0; di < 3; ++di)
+      for (int mask = 0; mask < 4; ++mask) {
+        const bool causal = (mask + di) % 2 == 1;
+        const DType dt = dtypes[(mask / 2 + di) % 2];
+        add(dt, dims[di], dims[di], mask, causal, cuda::attention_tc_rows(dims[di], dims[di], mask, 0));
+        if (dims[di] <= 64 && (mask + di) % 3 == 0) add(dtypes[1 - (mask / 2 + di) % 2], dims[di], dims[di], mask, !causal, 128);
+      }
+  }
+  add(DType::BFloat16, 32, 128, 1, true, 64);
+  expect_all_compile(jobs);
   // Shared memory: Q, two K and two V tiles of 16-bit rows padded by 16 bytes.
   EXPECT_EQ(cuda::attention_tc_shared_bytes(64, 64, 128), 2u * (128 * 72 + 2 * 64 * 72 + 2 * 64 * 72));
   EXPECT_LE(cuda::attention_tc_shared_bytes(128, 128, 64), 227u << 10);
@@ -84,15 +109,20 @@ TEST(CudaAttention, EveryFloat32TensorCoreVariantCompilesWithNvrtc) {
   struct V {
     int64_t d, dv;
   };
-  for (V dims : {V{32, 32}, V{64, 64}, V{128, 128}, V{32, 128}, V{128, 64}})
+  std::vector<NvrtcJob> jobs;
+  const V all_dims[] = {V{32, 32}, V{64, 64}, V{128, 128}, V{32, 128}, V{128, 64}};
+  for (int di = 0; di < 5; ++di)
     for (int mask = 0; mask < 4; ++mask)
       for (bool causal : {false, true}) {
+        // The covering set: each (head dims, mask) once, the causal flag alternating with them.
+        if (!every_variant() && causal != ((mask + di) % 2 == 1)) continue;
+        const V dims = all_dims[di];
         ASSERT_TRUE(cuda::attention_f32_supports(DType::Float32, dims.d, dims.dv, &why));
-        Status s =
-            cuda::check_compiles(cuda::attention_f32_source(dims.d, dims.dv, mask, causal), "lf_attention", "sm_90");
-        EXPECT_TRUE(s.ok()) << "d " << dims.d << " dv " << dims.dv << " mask " << mask << " causal " << causal << ":\n"
-                            << s.message();
+        jobs.push_back({cuda::attention_f32_source(dims.d, dims.dv, mask, causal), "lf_attention",
+                        "d " + std::to_string(dims.d) + " dv " + std::to_string(dims.dv) + " mask " +
+                            std::to_string(mask) + " causal " + std::to_string(causal)});
       }
+  expect_all_compile(jobs);
   // Q, one K and one V tile of (big, small) float pairs, rows padded by 4 and 2 pairs.
   EXPECT_EQ(cuda::attention_f32_shared_bytes(64, 64), 8u * (64 * 68 + 32 * 68 + 32 * 66));
   EXPECT_LE(cuda::attention_f32_shared_bytes(128, 128), 227u << 10);

@@ -11,6 +11,7 @@
 
 #include "codegen/cuda/backend.h"
 #include "codegen/cuda/ops.h"
+#include "codegen/cuda/nvrtc_batch.h"
 #include "codegen/test_util.h"
 #include "lazyfuse/lazyfuse.h"
 
@@ -386,26 +387,21 @@ TEST(ScanScatterCalls, RunAsBackendLaunches) {
   EXPECT_EQ(d.launched(), 2u);
 }
 
-// The GPU kernels' CUDA C compiles with NVRTC for sm_90 for every dtype and op (all a machine
-// without a GPU can check of them).
+// The GPU scan kernels' CUDA C compiles with NVRTC for sm_90 for every dtype and op (all a
+// machine without a GPU can check of them).
 TEST(ScanScatterCuda, KernelsCompile) {
   if (!lf::cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90").ok())
     GTEST_SKIP() << "NVRTC is not available here";
+  std::vector<lf::test::NvrtcJob> jobs;
   for (DType dt : {DType::Int32, DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}) {
     for (lf::ir::Op op : {lf::ir::Op::CumSum, lf::ir::Op::CumProd, lf::ir::Op::LogCumSumExp, lf::ir::Op::CumMax,
                           lf::ir::Op::CumMin}) {
       if (op == lf::ir::Op::LogCumSumExp && !is_floating(dt)) continue;
-      lf::Status s = lf::cuda::check_compiles(std::string(lf::cuda::kPrelude) + lf::cuda::scan_source(dt, op),
-                                              "scan", "sm_90");
-      EXPECT_TRUE(s.ok()) << lf::dtype_name(dt) << " " << lf::ir::op_name(op) << ": " << s.message();
+      jobs.push_back({std::string(lf::cuda::kPrelude) + lf::cuda::scan_source(dt, op), "scan",
+                      std::string(lf::dtype_name(dt)) + " " + lf::ir::op_name(op)});
     }
   }
-  for (DType dt : {DType::Int32, DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64})
-    for (DType it : {DType::Int32, DType::Int64}) {
-      lf::Status s = lf::cuda::check_compiles(std::string(lf::cuda::kPrelude) + lf::cuda::scatter_source(dt, it),
-                                              "scatter", "sm_90");
-      EXPECT_TRUE(s.ok()) << lf::dtype_name(dt) << " " << lf::dtype_name(it) << ": " << s.message();
-    }
+  lf::test::expect_all_compile(jobs);  // the scatter kernels: ScatterFamilyCuda.KernelsCompile
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "codegen/cuda/backend.h"
 #include "codegen/cuda/ops.h"
+#include "codegen/cuda/nvrtc_batch.h"
 #include "codegen/test_util.h"
 #include "lazyfuse/lazyfuse.h"
 
@@ -569,16 +570,17 @@ TEST(ScatterFamilyCuda, KernelsCompile) {
   if (!lf::cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90").ok())
     GTEST_SKIP() << "NVRTC is not available here";
   using lf::ir::ScatterReduce;
+  std::vector<lf::test::NvrtcJob> jobs;
   for (DType dt : kAll)
     for (DType it : {DType::Int32, DType::Int64})
       for (ScatterReduce r : {ScatterReduce::Assign, ScatterReduce::Sum, ScatterReduce::Prod, ScatterReduce::Mean,
                               ScatterReduce::AMax, ScatterReduce::AMin}) {
         if (dt == DType::Bool && r != ScatterReduce::Assign) continue;
-        lf::Status s = lf::cuda::check_compiles(std::string(lf::cuda::kPrelude) + lf::cuda::scatter_source(dt, it, r),
-                                                "lf_scatter", "sm_90");
-        EXPECT_TRUE(s.ok()) << lf::dtype_name(dt) << " " << lf::dtype_name(it) << " " << lf::ir::scatter_reduce_name(r)
-                            << ": " << s.message();
+        jobs.push_back({std::string(lf::cuda::kPrelude) + lf::cuda::scatter_source(dt, it, r), "lf_scatter",
+                        std::string(lf::dtype_name(dt)) + " " + lf::dtype_name(it) + " " +
+                            lf::ir::scatter_reduce_name(r)});
       }
+  lf::test::expect_all_compile(jobs);
 }
 
 }  // namespace
