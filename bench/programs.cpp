@@ -742,14 +742,15 @@ Program scatter_add_program() {
   return p;
 }
 
-Program sort_program() {
+// Many rows, each sorted by a block of its own on a GPU (rows of 4096 and of 256).
+Program sort_program(int64_t rows, int64_t n) {
   Program p;
   p.name = "sort";
-  p.config = "1024x4096_dim1";
-  p.setup = [] {
+  p.config = std::to_string(rows) + "x" + std::to_string(n) + "_dim1";
+  p.setup = [=] {
     HostRng r(1);
     Vars in;
-    in.add("x", r.normal({1024, 4096}));
+    in.add("x", r.normal({rows, n}));
     return in;
   };
   p.body = [](const Vars& in) {
@@ -947,7 +948,8 @@ std::vector<Program> registry() {
   r.push_back(cumsum_long_program());
   r.push_back(cumsum_long_program(26));  // issue 23's GPU target: 1.1x the copy floor
   r.push_back(scatter_add_program());
-  r.push_back(sort_program());
+  r.push_back(sort_program(1024, 4096));
+  r.push_back(sort_program(16384, 256));
   r.push_back(sort_long_program());
   r.push_back(topk_program());
   r.push_back(topk_many_rows_program());

@@ -1,7 +1,8 @@
 // argsort and topk groups on a GPU (Backend::sort): the kernels of sort_kernels.cpp, compiled by
 // NVRTC once per key dtype and device in a process, launched on the device's stream. Paths:
 // topk of k <= 64 selects (lf_select_block, a block per row); rows up to 4096 sort in shared
-// memory (lf_sort_block, a block per row); longer rows run the radix sort, row after row.
+// memory, a block per row (lf_radix_block*, or lf_sort_block's bitonic sort for short rows and for
+// the 64-bit keys of rows over 2048); longer rows run the radix sort, row after row.
 #include <algorithm>
 #include <climits>
 #include <cstdio>
@@ -23,6 +24,9 @@ namespace cu = rt::cu;
 
 constexpr int64_t kBlockSortMax = 4096;  // shared memory: 4096 x (8 + 4) bytes = 48 KiB at most
 constexpr int64_t kSelectMaxK = 64;
+// Rows up to this long sort by the bitonic network: its few stages beat the radix passes' fixed
+// work on a block of 256 threads.
+constexpr int64_t kBitonicMax = 64;
 
 // The kernels' Row, with the same layout.
 struct Row {
@@ -31,7 +35,7 @@ struct Row {
 };
 
 struct Module {
-  cu::CUfunction block = nullptr, select = nullptr, hist = nullptr, pass = nullptr;
+  cu::CUfunction block = nullptr, radix = nullptr, radix_1k = nullptr, select = nullptr, hist = nullptr, pass = nullptr;
 };
 
 // The module for keys of `dtype` on `device`, compiled on first use; an error status when NVRTC or
@@ -52,6 +56,8 @@ lf::StatusOr<Module> module_for(DType dtype, int device) {
     return lf::InternalError("cuModuleLoadData(lf_sort): " + cu::error_text(r));
   Module m;
   std::pair<cu::CUfunction*, const char*> fns[] = {{&m.block, "lf_sort_block"},
+                                                   {&m.radix, "lf_radix_block"},
+                                                   {&m.radix_1k, "lf_radix_block_1k"},
                                                    {&m.select, "lf_select_block"},
                                                    {&m.hist, "lf_onesweep_hist"},
                                                    {&m.pass, "lf_onesweep_pass"}};
@@ -105,6 +111,16 @@ void run_sort(backend::SortCall& call) {
     };
     launches = 1;
     how = "radix select per row (a block per row), then the k sorted in shared memory";
+  } else if (call.n > kBitonicMax && call.n <= (wide ? 2048 : 4096)) {
+    int first_shift = 0;
+    int passes = radix_passes(call.dtype, &first_shift);
+    const cu::CUfunction fn = call.n <= 1024 ? m.radix_1k : m.radix;
+    run = [fn, r, rows, first_shift, passes, device](const void* x, void* o, void* vals) mutable {
+      void* params[] = {&x, &r, &first_shift, &passes, &o, &vals};
+      launch(device, fn, rows, 256, 0, params);
+    };
+    launches = 1;
+    how = "LSD radix sort in shared memory (" + std::to_string(passes) + " passes of 8-bit digits, a block per row)";
   } else if (call.n <= kBlockSortMax) {
     int p = 1;
     while (p < call.n) p <<= 1;

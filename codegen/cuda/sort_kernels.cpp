@@ -2,8 +2,11 @@
 // +inf, -0.0 equal to 0.0, inverted for descending), compared together with their position, so
 // every path is stable. Each path also writes sort's values where asked (a null `vals` otherwise):
 // the keys as they were read, bit for bit.
-// - lf_sort_block: one block per row of up to 4096 elements, a bitonic sort of (key, position)
+// - lf_sort_block: one block per row of up to 4096 elements (the 64-bit keys of rows the radix
+//   blocks cannot hold, and short rows), a bitonic sort of (key, position)
 //   pairs in shared memory;
+// - lf_radix_block, lf_radix_block_1k: one block per row of up to 4096 (2048 for 64-bit keys)
+//   or 1024 elements, an LSD radix sort in shared memory (the Onesweep pass's ranking, below);
 // - lf_select_block: topk of k <= 64, one block per row of any length: a radix select finds the
 //   k-th key (8-bit digits, a shared histogram a pass), the keys below it and the first of the
 //   keys equal to it (in position order) are gathered, and the k are sorted in shared memory;
@@ -207,6 +210,99 @@ __device__ __forceinline__ void lf_scan256(unsigned& a, unsigned& b, unsigned (*
   for (int w = 0; w < warp; ++w) { pa += warp_sums[w][0]; pb += warp_sums[w][1]; }
   a = pa + ia - a;
   b = pb + ib - b;
+}
+
+// A row of up to 256 x ITEMS keys sorted in shared memory, a block of 256 threads per row: the
+// Onesweep pass's ranking (warp matches, stable) without its look-back, a pass per digit with the
+// row kept on chip between passes. Item c of lane l of warp w holds the key at
+// w * 32 ITEMS + 32 c + l, so the items in (warp, item, lane) order are in the row's current order.
+template <int ITEMS>
+__device__ __forceinline__ void lf_radix_row(const LF_T* x, const Row& r, int first_shift, int passes, i64* out,
+                                             LF_T* vals, LF_KEY* skey, unsigned* sidx, unsigned (*wcnt)[256],
+                                             unsigned* sfirst, unsigned (*warp_sums)[2]) {
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const i64 row = blockIdx.x;
+  const int count = (int)r.n;
+  const i64 xbase = lf_row_base(r, row);
+  LF_KEY raw[ITEMS];
+  unsigned pos[ITEMS];
+#pragma unroll
+  for (int c = 0; c < ITEMS; ++c) {
+    const int at = warp * 32 * ITEMS + 32 * c + lane;
+    if (at < count) { raw[c] = lf_to_raw(x[xbase + at * r.sn]); pos[c] = (unsigned)at; }
+  }
+  const unsigned lt = (1u << lane) - 1u;
+  for (int pass = 0; pass < passes; ++pass) {
+    const int shift = first_shift + 8 * pass;
+    for (int i = tid; i < 8 * 256; i += 256) (&wcnt[0][0])[i] = 0;
+    __syncthreads();
+    unsigned rd[ITEMS];  // rank among the warp's keys of the digit | digit << 16 (256: no key)
+#pragma unroll
+    for (int c = 0; c < ITEMS; ++c) {
+      const bool in = warp * 32 * ITEMS + 32 * c + lane < count;
+      const unsigned dg = in ? lf_digit(raw[c], r.desc, shift) : 256u;
+      const unsigned peers = __match_any_sync(0xffffffffu, dg);
+      const unsigned below = __popc(peers & lt);
+      const unsigned before = in ? wcnt[warp][dg] : 0u;
+      __syncwarp();
+      if (in && below == 0) wcnt[warp][dg] = before + __popc(peers);
+      __syncwarp();
+      rd[c] = (before + below) | (dg << 16);
+    }
+    __syncthreads();
+    // Thread d: digit d's start among the row's keys, and each warp's start among them.
+    const unsigned d = tid;
+    unsigned total = 0;
+    for (int w = 0; w < 8; ++w) {
+      const unsigned t = wcnt[w][d];
+      wcnt[w][d] = total;
+      total += t;
+    }
+    unsigned first = total, unused = 0;
+    lf_scan256(first, unused, warp_sums);
+    sfirst[d] = first;
+    __syncthreads();
+#pragma unroll
+    for (int c = 0; c < ITEMS; ++c) {
+      const unsigned dg = rd[c] >> 16;
+      if (dg == 256u) continue;
+      const unsigned p = sfirst[dg] + wcnt[warp][dg] + (rd[c] & 0xffffu);
+      skey[p] = raw[c];
+      sidx[p] = pos[c];
+    }
+    __syncthreads();
+    if (pass + 1 < passes) {
+#pragma unroll
+      for (int c = 0; c < ITEMS; ++c) {
+        const int at = warp * 32 * ITEMS + 32 * c + lane;
+        if (at < count) { raw[c] = skey[at]; pos[c] = sidx[at]; }
+      }
+    }
+  }
+  for (int j = tid; j < r.kept; j += 256) {
+    out[lf_out(r, row, j)] = sidx[j];
+    if (vals) vals[lf_out(r, row, j)] = lf_from_raw(skey[j]);
+  }
+}
+
+// Rows of up to LF_OTILE keys (4096; 2048 for 64-bit keys), and of up to 1024.
+extern "C" __global__ void __launch_bounds__(256)
+lf_radix_block(const LF_T* x, Row r, int first_shift, int passes, i64* out, LF_T* vals) {
+  __shared__ unsigned wcnt[8][256];
+  __shared__ LF_KEY skey[LF_OTILE];
+  __shared__ unsigned sidx[LF_OTILE];
+  __shared__ unsigned sfirst[256];
+  __shared__ unsigned warp_sums[8][2];
+  lf_radix_row<LF_ITEMS>(x, r, first_shift, passes, out, vals, skey, sidx, wcnt, sfirst, warp_sums);
+}
+extern "C" __global__ void __launch_bounds__(256)
+lf_radix_block_1k(const LF_T* x, Row r, int first_shift, int passes, i64* out, LF_T* vals) {
+  __shared__ unsigned wcnt[8][256];
+  __shared__ LF_KEY skey[1024];
+  __shared__ unsigned sidx[1024];
+  __shared__ unsigned sfirst[256];
+  __shared__ unsigned warp_sums[8][2];
+  lf_radix_row<4>(x, r, first_shift, passes, out, vals, skey, sidx, wcnt, sfirst, warp_sums);
 }
 
 // One pass: blocks of 256 threads (at least 3 an SM: with one, as the registers allowed unbounded,
