@@ -54,14 +54,20 @@ struct Params {
   double scale, post;
   long long vec;
 };
+// 2^x flushing a subnormal result to 0 (one MUFU.EX2; exp2f adds the scaling that keeps
+// subnormals, three instructions more). The tensor-core kernels' x is at most 0, so what flushes
+// is below 2^-126 against a row sum of at least 1.
+__device__ __forceinline__ float lf_exp2(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
 // Batch b (the batch dims flattened, the last fastest) as element offsets into q, k, v and the mask.
+// The batch count is a grid dimension's (below 2^31), so the divisions are 32-bit: a 64-bit one is
+// a subroutine of dozens of instructions, and every thread of a block runs these.
 __device__ __forceinline__ void lf_batch_offsets(const Params& P, long long b, long long& qo, long long& ko,
                                                  long long& vo, long long& mo) {
   qo = P.qo, ko = P.ko, vo = P.vo, mo = P.mo;
-  long long rem = b;
+  unsigned rem = (unsigned)b;
   for (int d = (int)P.batch_rank - 1; d >= 0; --d) {
-    const long long idx = rem % P.batch[d];
-    rem /= P.batch[d];
+    const unsigned n = (unsigned)P.batch[d], idx = rem % n;
+    rem /= n;
     qo += idx * P.qb[d]; ko += idx * P.kb[d]; vo += idx * P.vb[d]; mo += idx * P.mb[d];
   }
 }

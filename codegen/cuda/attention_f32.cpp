@@ -148,7 +148,7 @@ __device__ __forceinline__ void lf_pv(float (&o)[NO][4], const float (&s)[NS][4]
     float pb[4], ps[4];
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const float p = exp2f(s[c][e] - sub[e >> 1]);
+      const float p = lf_exp2(s[c][e] - sub[e >> 1]);
       l[e >> 1] += p;
       bool unused = false;
       const float2 x = lf_split(p, unused);  // p is in [0, 1], or NaN
@@ -177,7 +177,7 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
   __shared__ int bad[DV];
   const int t = threadIdx.x, warp = t >> 5, lane = t & 31, g = lane >> 2, tq4 = lane & 3;
   // The heaviest causal blocks (the last query rows) first.
-  const long long nb = (long long)gridDim.x / P.qblocks;
+  const unsigned nb = gridDim.x / (unsigned)P.qblocks;  // 32-bit: the grid is below 2^31 blocks
   const long long b = blockIdx.x % nb, qblk = P.qblocks - 1 - blockIdx.x / nb, q0 = qblk * BR;
   long long qo, ko, vo, mo;
   lf_batch_offsets(P, b, qo, ko, vo, mo);
@@ -281,13 +281,21 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
     const int keys_left = (int)min(P.tk - k0, (long long)BC);
     const int diag = (int)max(min(k0 - q0 - wrow, (long long)(BR + BC)), (long long)(-BR - BC));
     float mx[2] = {m[0], m[1]}, sub[2];
+    if (!edge) {  // the loop twice rather than a branch an element
 #pragma unroll
-    for (int n = 0; n < NS; ++n) {
+      for (int n = 0; n < NS; ++n)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float x = s[n][e];
-        if (edge) {
-          x *= scale;
+        for (int e = 0; e < 4; ++e) {
+          const float x = s[n][e] * scale_post;  // one rounding fewer than the edge path's: within a float32 ulp
+          s[n][e] = x;
+          mx[e >> 1] = nmax(mx[e >> 1], x);
+        }
+    } else {
+#pragma unroll
+      for (int n = 0; n < NS; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          float x = s[n][e] * scale;
 #if MASK == 1
           const long long i = q0 + wrow + g + 8 * (e >> 1), j = k0 + n * 8 + 2 * tq4 + (e & 1);
           if (i < P.tq && j < P.tk) x += ((const float*)P.mask)[mo + i * P.msr + j * P.msc];
@@ -302,12 +310,9 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
           if (CAUSAL && diag + jl > il) x = -inf;  // key j > row i
           x *= post;
           if (jl >= keys_left) x = -inf;  // past the last key: weight 0 (its V row is 0)
-        } else {
-          x *= scale_post;  // one rounding fewer than the edge path's: within a float32 ulp
+          s[n][e] = x;
+          mx[e >> 1] = nmax(mx[e >> 1], x);
         }
-        s[n][e] = x;
-        mx[e >> 1] = nmax(mx[e >> 1], x);
-      }
     }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -316,7 +321,7 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
       // A row all -inf so far weighs its keys 2^-inf = 0; if it stays so, l = 0 and 0 / 0 = NaN,
       // as the unfused softmax gives.
       sub[h] = mx[h] == -inf ? 0.f : mx[h];
-      const float alpha = m[h] == mx[h] ? 1.f : exp2f(m[h] - sub[h]);
+      const float alpha = m[h] == mx[h] ? 1.f : lf_exp2(m[h] - sub[h]);
       m[h] = mx[h];
       l[h] *= alpha;
 #pragma unroll
@@ -367,10 +372,11 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
     lh += __shfl_xor_sync(0xffffffffu, lh, 2);
     const long long i = q0 + wrow + g + 8 * h;
     if (i < P.tq) {
+      const unsigned heads = (unsigned)P.heads;
+      const long long row = ((long long)((unsigned)b / heads) * P.tq + i) * heads + (unsigned)b % heads;
 #pragma unroll
       for (int n = 0; n < NO; ++n)
-        *(float2*)(out + (((b / P.heads) * P.tq + i) * P.heads + b % P.heads) * DV + n * 8 + 2 * tq4) =
-            make_float2(o[n][2 * h] / lh, o[n][2 * h + 1] / lh);
+        *(float2*)(out + row * DV + n * 8 + 2 * tq4) = make_float2(o[n][2 * h] / lh, o[n][2 * h + 1] / lh);
     }
   }
 }

@@ -8,7 +8,7 @@
 // fragments are loaded once and kept in registers, P goes from the S accumulators to A fragments
 // without shared memory. The online softmax lives in registers: a thread holds 2 rows' scores of
 // its quad, the row max is reduced over the quad with shuffles, the row sum stays per thread until
-// the end; exponentials are exp2f of scores pre-multiplied by log2(e). Causal blocks stop at the
+// the end; exponentials are ex2.approx.ftz of scores pre-multiplied by log2(e). Causal blocks stop at the
 // diagonal; masks, the causal triangle and the tails (rows past Tq, keys past Tk, zero-filled, never
 // read out of bounds) are applied to the scores of the tiles that need them. Q, K, V with a unit
 // column stride and 16-byte aligned rows take cp.async; any other strides are read element by
@@ -46,9 +46,12 @@ __device__ __forceinline__ unsigned lf_pack(float lo, float hi) {
 #define LF_MMA_TYPE "bf16"
 #define LF_EXP 0x7f80u
 #endif
-// Two 16-bit values in a word: bit 0 when the low one is inf or NaN (exponent all ones), bit 1 the high one.
+// Two 16-bit values in a word: bit 15 set when the low one is inf or NaN (exponent all ones), bit
+// 31 the high one. Adding the exponent's lowest bit to an all-ones exponent (sign cleared) carries
+// into the sign's place, and into nothing else.
 __device__ __forceinline__ unsigned lf_nonfinite2(unsigned w) {
-  return ((w & LF_EXP) == LF_EXP ? 1u : 0u) | (((w >> 16) & LF_EXP) == LF_EXP ? 2u : 0u);
+  const unsigned e2 = LF_EXP | (LF_EXP << 16), one = (LF_EXP & (0u - LF_EXP)) * 0x10001u;
+  return ((w & e2) + one) & 0x80008000u;
 }
 __device__ __forceinline__ unsigned lf_smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ void lf_ldsm_x4(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3) {
@@ -72,22 +75,35 @@ __device__ __forceinline__ float nmax(float a, float b) { float r; asm("max.NaN.
 // rows [r0, r0 + ROWS) of a [rows, COLS] operand (row stride sr, column stride sc, from element
 // `base`) into shared rows of `stride` elements; rows at or past `nrows` are zero. cp.async
 // (16 bytes, zero-filled past the end: no byte out of bounds is read) when vec, else element loads.
+// A thread's chunks sit at the same place of every tile, so what locates them is the same from one
+// call to the next and the compiler keeps it out of the tile loop: a chunk costs a few
+// instructions (ncu, 2026-11-28: the loads were 28% of the kernel's instructions before).
 template <int ROWS, int COLS>
 __device__ __forceinline__ void lf_load_tile(u16* dst, int stride, const u16* src, long long base, long long r0,
                                              long long nrows, long long sr, long long sc, bool vec) {
-  const int chunks = ROWS * (COLS / 8);
-  for (int e = threadIdx.x; e < chunks; e += NT) {
-    const int rr = e / (COLS / 8), c8 = (e % (COLS / 8)) * 8;
+  constexpr int CPR = COLS / 8, CHUNKS = ROWS * CPR, ITERS = (CHUNKS + NT - 1) / NT;
+  const int left = (int)max(min(nrows - r0, (long long)ROWS), 0LL);  // rows of the tile that exist
+  if (vec) {
+    const u16* first = src + base + r0 * sr;
+    const unsigned sdst = lf_smem(dst);
+#pragma unroll
+    for (int u = 0; u < ITERS; ++u) {
+      const int e = threadIdx.x + u * NT;
+      if (CHUNKS % NT != 0 && e >= CHUNKS) break;
+      const int rr = e / CPR, c8 = (e % CPR) * 8;
+      const bool in = rr < left;
+      const u16* s = in ? first + rr * sr + c8 : src;
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(sdst + 2u * (unsigned)(rr * stride + c8)),
+                   "l"(s), "r"(in ? 16 : 0));
+    }
+    return;
+  }
+  for (int e = threadIdx.x; e < CHUNKS; e += NT) {
+    const int rr = e / CPR, c8 = (e % CPR) * 8;
     const long long row = r0 + rr;
     u16* d = dst + rr * stride + c8;
-    if (vec) {
-      const u16* s = row < nrows ? src + base + row * sr + c8 : src;
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(lf_smem(d)), "l"(s),
-                   "r"(row < nrows ? 16 : 0));
-    } else {
 #pragma unroll
-      for (int u = 0; u < 8; ++u) d[u] = row < nrows ? src[base + row * sr + (c8 + u) * sc] : (u16)0;
-    }
+    for (int u = 0; u < 8; ++u) d[u] = rr < left ? src[base + row * sr + (c8 + u) * sc] : (u16)0;
   }
 }
 __device__ __forceinline__ void lf_commit() { asm volatile("cp.async.commit_group;"); }
@@ -101,7 +117,7 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
   __shared__ int bad[DV];
   const int t = threadIdx.x, warp = t >> 5, lane = t & 31, g = lane >> 2, tq4 = lane & 3;
   // The heaviest causal blocks (the last query rows) first.
-  const long long nb = (long long)gridDim.x / P.qblocks;
+  const unsigned nb = gridDim.x / (unsigned)P.qblocks;  // 32-bit: the grid is below 2^31 blocks
   const long long b = blockIdx.x % nb, qblk = P.qblocks - 1 - blockIdx.x / nb, q0 = qblk * BR;
   long long qo, ko, vo, mo;
   lf_batch_offsets(P, b, qo, ko, vo, mo);
@@ -184,13 +200,21 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
       float mx[2] = {m[mt][0], m[mt][1]};
+      if (!edge) {  // the loop twice rather than a branch an element
 #pragma unroll
-      for (int n = 0; n < NS; ++n) {
+        for (int n = 0; n < NS; ++n)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          float x = s[mt][n][e];
-          if (edge) {
-            x *= scale;
+          for (int e = 0; e < 4; ++e) {
+            const float x = s[mt][n][e] * scale_post;  // one rounding fewer than the edge path's: within a float32 ulp
+            s[mt][n][e] = x;
+            mx[e >> 1] = nmax(mx[e >> 1], x);
+          }
+      } else {
+#pragma unroll
+        for (int n = 0; n < NS; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            float x = s[mt][n][e] * scale;
 #if MASK == 1
             const long long i = q0 + wrow + mt * 16 + g + 8 * (e >> 1), j = k0 + n * 8 + 2 * tq4 + (e & 1);
             if (i < P.tq && j < P.tk) x += lf_to_f(((const u16*)P.mask)[mo + i * P.msr + j * P.msc]);
@@ -205,12 +229,9 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
             if (CAUSAL && diag + jl > il) x = -inf;  // key j > row i
             x *= post;
             if (jl >= keys_left) x = -inf;  // past the last key: weight 0 (its V row is 0)
-          } else {
-            x *= scale_post;  // one rounding fewer than the edge path's: within a float32 ulp
+            s[mt][n][e] = x;
+            mx[e >> 1] = nmax(mx[e >> 1], x);
           }
-          s[mt][n][e] = x;
-          mx[e >> 1] = nmax(mx[e >> 1], x);
-        }
       }
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
@@ -219,7 +240,7 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
         // A row all -inf so far weighs its keys 2^-inf = 0; if it stays so, l = 0 and 0 / 0 = NaN,
         // as the unfused softmax gives.
         sub[mt][h] = mx[h] == -inf ? 0.f : mx[h];
-        const float alpha = m[mt][h] == mx[h] ? 1.f : exp2f(m[mt][h] - sub[mt][h]);
+        const float alpha = m[mt][h] == mx[h] ? 1.f : lf_exp2(m[mt][h] - sub[mt][h]);
         m[mt][h] = mx[h];
         l[mt][h] *= alpha;
 #pragma unroll
@@ -238,7 +259,7 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
         float p[8];
 #pragma unroll
         for (int e = 0; e < 8; ++e) {
-          p[e] = exp2f(s[mt][2 * c + (e >> 2)][e & 3] - sub[mt][(e >> 1) & 1]);
+          p[e] = lf_exp2(s[mt][2 * c + (e >> 2)][e & 3] - sub[mt][(e >> 1) & 1]);
           l[mt][(e >> 1) & 1] += p[e];
         }
         a[mt][0] = lf_pack(p[0], p[1]);  // row g, keys 2t, 2t + 1
@@ -268,32 +289,42 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
     for (int x = t; x < DV; x += NT) bad[x] = 0;
     __syncthreads();
     const int c8 = (t % (DV / 8)) * 8, kstep = NT / (DV / 8);
-    unsigned flags = 0;  // bit u: column c8 + u saw a non-finite value
-    for (long long j0 = kv_end + t / (DV / 8); j0 < P.tk; j0 += 4LL * kstep) {
-      uint4 w[4];
+    uint4 seen = make_uint4(0u, 0u, 0u, 0u);  // bits 15 and 31 of word x: columns c8 + 2x, + 1 saw a non-finite value
+    auto see = [&](const uint4& w) {
+      seen.x |= lf_nonfinite2(w.x);
+      seen.y |= lf_nonfinite2(w.y);
+      seen.z |= lf_nonfinite2(w.z);
+      seen.w |= lf_nonfinite2(w.w);
+    };
+    const long long j_first = kv_end + t / (DV / 8);
+    if (vec) {
+      const u16* col = v + vo + c8;
+      for (long long j0 = j_first; j0 < P.tk; j0 += 4LL * kstep) {
+        uint4 w[4];
 #pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const long long j = j0 + (long long)r * kstep;
-        w[r] = make_uint4(0u, 0u, 0u, 0u);
-        if (j < P.tk && vec) {
-          w[r] = *(const uint4*)(v + vo + j * P.vsr + c8);
-        } else if (j < P.tk) {
-          const u16* row = v + vo + j * P.vsr;
-          const long long sc = P.vsc;
-          w[r].x = row[c8 * sc] | ((unsigned)row[(c8 + 1) * sc] << 16);
-          w[r].y = row[(c8 + 2) * sc] | ((unsigned)row[(c8 + 3) * sc] << 16);
-          w[r].z = row[(c8 + 4) * sc] | ((unsigned)row[(c8 + 5) * sc] << 16);
-          w[r].w = row[(c8 + 6) * sc] | ((unsigned)row[(c8 + 7) * sc] << 16);
+        for (int r = 0; r < 4; ++r) {
+          const long long j = j0 + (long long)r * kstep;
+          w[r] = j < P.tk ? *(const uint4*)(col + j * P.vsr) : make_uint4(0u, 0u, 0u, 0u);
         }
+#pragma unroll
+        for (int r = 0; r < 4; ++r) see(w[r]);
       }
-#pragma unroll
-      for (int r = 0; r < 4; ++r)
-        flags |= lf_nonfinite2(w[r].x) | (lf_nonfinite2(w[r].y) << 2) | (lf_nonfinite2(w[r].z) << 4) |
-                 (lf_nonfinite2(w[r].w) << 6);
+    } else {
+      const long long sc = P.vsc;
+      for (long long j = j_first; j < P.tk; j += kstep) {
+        const u16* row = v + vo + j * P.vsr;
+        see(make_uint4(row[c8 * sc] | ((unsigned)row[(c8 + 1) * sc] << 16),
+                       row[(c8 + 2) * sc] | ((unsigned)row[(c8 + 3) * sc] << 16),
+                       row[(c8 + 4) * sc] | ((unsigned)row[(c8 + 5) * sc] << 16),
+                       row[(c8 + 6) * sc] | ((unsigned)row[(c8 + 7) * sc] << 16)));
+      }
     }
+    const unsigned words[4] = {seen.x, seen.y, seen.z, seen.w};
 #pragma unroll
-    for (int u = 0; u < 8; ++u)
-      if (flags & (1u << u)) bad[c8 + u] = 1;
+    for (int u = 0; u < 4; ++u) {
+      if (words[u] & 0x8000u) bad[c8 + 2 * u] = 1;
+      if (words[u] & 0x80000000u) bad[c8 + 2 * u + 1] = 1;
+    }
     __syncthreads();
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
@@ -313,12 +344,15 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
       float lh = l[mt][h];
       lh += __shfl_xor_sync(0xffffffffu, lh, 1);
       lh += __shfl_xor_sync(0xffffffffu, lh, 2);
+      // One reciprocal a row (0 -> inf, and 0 * inf = NaN as 0 / 0 is), then products.
+      const float inv = __frcp_rn(lh);
       const long long i = q0 + wrow + mt * 16 + g + 8 * h;
       if (i < P.tq) {
+        const unsigned heads = (unsigned)P.heads;
+        const long long row = ((long long)((unsigned)b / heads) * P.tq + i) * heads + (unsigned)b % heads;
 #pragma unroll
         for (int n = 0; n < NO; ++n)
-          out[((((b / P.heads) * P.tq + i) * P.heads + b % P.heads) * DV + n * 8 + 2 * tq4) / 2] =
-              lf_pack(o[mt][n][2 * h] / lh, o[mt][n][2 * h + 1] / lh);
+          out[(row * DV + n * 8 + 2 * tq4) / 2] = lf_pack(o[mt][n][2 * h] * inv, o[mt][n][2 * h + 1] * inv);
       }
     }
   }
