@@ -375,6 +375,7 @@ std::string Emitter::compute(int i, const std::string& prefix) {
 
 void Emitter::declare(int i, const std::string& prefix, const std::string& indent) {
   const Instr& in = k_.instrs[i];
+  if (in.kind == InstrKind::Scan && kir::scan_extreme(in.op)) return declare_extreme_scan(i, indent);
   if (in.kind == InstrKind::Scan) {  // the running total s<i> (emit_element_outputs declares it)
     const std::string acc = "s" + std::to_string(i), t = ctype(in.dtype);
     // The scan's step a (+, *, logaddexp) b: a sum's or a product's as the reductions combine.
@@ -413,6 +414,46 @@ void Emitter::declare(int i, const std::string& prefix, const std::string& inden
   }
   os_ << indent << "const " << ctype(k_.instrs[i].dtype) << " " << v(i) << " = " << compute(i, prefix) << ";\n";
 }
+
+// cummax / cummin (kir::scan_extreme): s<i> is the running extreme's position and sb<i> its value
+// (emit_element_outputs declares both), the element's position j along the scanned dim (the row's
+// only inner dim). A later (value, position) wins over an earlier one where its value is NaN, or
+// at least (most) as large (small) and the earlier one is not NaN: the reference's order, which
+// is associative, so a lane group combines its consecutive elements by shuffles as a sum's.
+void Emitter::declare_extreme_scan(int i, const std::string& indent) {
+  const Instr& in = k_.instrs[i];
+  const DType xt = k_.instrs[in.args[0]].dtype;
+  const std::string t = extreme_type(xt), pos = "s" + std::to_string(i), best = "sb" + std::to_string(i);
+  const std::string cmp = in.op == Op::CumMax ? " >= " : " <= ";
+  // Whether (b, at b) wins over (a, at a), b the later.
+  auto wins = [&](const std::string& a, const std::string& b) {
+    if (!is_floating(xt)) return "(" + b + cmp + a + ")";
+    return "(" + b + " != " + b + " || (" + a + " == " + a + " && " + b + cmp + a + "))";
+  };
+  const std::string xv = "xv" + std::to_string(i) + "_", xi = "xi" + std::to_string(i) + "_";
+  os_ << indent << t << " " << xv << " = (" << t << ")" << v(in.args[0]) << ";\n";
+  os_ << indent << "i64 " << xi << " = (i64)j;\n";
+  if (opt_.row_group > 1) {
+    const std::string g = std::to_string(opt_.row_group);
+    os_ << indent << "#pragma unroll\n";
+    os_ << indent << "for (int d_ = 1; d_ < " << g << "; d_ <<= 1) {\n";
+    os_ << indent << "  const " << t << " yv_ = __shfl_up_sync(0xffffffffu, " << xv << ", d_, " << g << ");\n";
+    os_ << indent << "  const i64 yi_ = __shfl_up_sync(0xffffffffu, " << xi << ", d_, " << g << ");\n";
+    os_ << indent << "  if (lane_ >= d_ && !" << wins("yv_", xv) << ") { " << xv << " = yv_; " << xi << " = yi_; }\n";
+    os_ << indent << "}\n";
+    os_ << indent << "if (!" << wins(best, xv) << ") { " << xv << " = " << best << "; " << xi << " = " << pos << "; }\n";
+    os_ << indent << best << " = __shfl_sync(0xffffffffu, " << xv << ", " << opt_.row_group - 1 << ", " << g << ");\n";
+    os_ << indent << pos << " = __shfl_sync(0xffffffffu, " << xi << ", " << opt_.row_group - 1 << ", " << g << ");\n";
+    os_ << indent << "const i64 " << v(i) << " = " << xi << ";\n";
+    return;
+  }
+  os_ << indent << "if (" << wins(best, xv) << ") { " << best << " = " << xv << "; " << pos << " = " << xi << "; }\n";
+  os_ << indent << "const i64 " << v(i) << " = " << pos << ";\n";
+}
+
+// The type a fused cummax / cummin carries its extreme's value in: the compute type, int for bool
+// (shuffles move 32 or 64 bits).
+std::string Emitter::extreme_type(DType d) { return d == DType::Bool ? "int" : ctype(d); }
 
 // A narrowed instruction (EmitOptions::narrow) in 32-bit math over its arguments' 32-bit values
 // (v<a>_). Adds, subtracts and multiplies wrap (unsigned), so an intermediate beyond int32 (an

@@ -203,6 +203,15 @@ std::vector<int> Emitter::emit_element_outputs(const std::string& indent, const 
             : is_floating(in.dtype)    ? lit(identity, in.dtype)
                                        : "(" + t + ")" + std::to_string(static_cast<int>(identity)))
         << ";\n";
+    if (kir::scan_extreme(in.op)) {  // the extreme's value beside its position: one every element beats
+      const DType xt = k_.instrs[in.args[0]].dtype;
+      const bool max = in.op == Op::CumMax;
+      std::string start = is_floating(xt)         ? std::string(max ? "-" : "") + "(" + extreme_type(xt) + ")INFINITY"
+                          : xt == DType::Bool     ? (max ? "0" : "1")
+                          : xt == DType::Int32    ? (max ? "(-2147483647 - 1)" : "2147483647")
+                                                  : (max ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL");
+      os_ << indent << extreme_type(xt) << " sb" << i << " = " << start << ";\n";
+    }
   }
   emit_pass("0", "inner", indent, [&](const std::string& ind) {
     emit_element_offsets("j", ind);

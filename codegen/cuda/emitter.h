@@ -106,6 +106,8 @@ class Emitter {
 
   // Declares v<i> (and v<i>_, its 32-bit value, when narrowed) = instruction i.
   void declare(int i, const std::string& prefix, const std::string& indent);
+  void declare_extreme_scan(int i, const std::string& indent);  // a fused cummax / cummin step
+  static std::string extreme_type(DType d);
   bool narrowed(int i) const { return i < static_cast<int>(opt_.narrow.size()) && opt_.narrow[static_cast<size_t>(i)]; }
   std::string compute_narrow(int i, const std::string& prefix);
   static bool is_comparison(Op op) {

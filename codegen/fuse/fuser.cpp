@@ -359,7 +359,7 @@ struct Builder {
     read_external(g, source);
   }
 
-  // cumsum / cumprod / logcumsumexp (fused_scan): into the group of its elementwise producer over the same shape
+  // cumsum / cumprod / logcumsumexp / cummax / cummin (fused_scan): into the group of its elementwise producer over the same shape
   // (which becomes a scan group), or a scan group of the same dim; else a scan group of its own,
   // which the elementwise consumers join (a group left with the scan alone is a library call
   // again: scan_groups_alone).
@@ -513,12 +513,12 @@ struct Builder {
         if (wanted(*n)) place_alone(n);
       } else if (ir::is_reduce(n->op)) {
         place_reduce(n);
-      } else if (n->op == ir::Op::CumSum || n->op == ir::Op::CumProd || n->op == ir::Op::LogCumSumExp) {
+      } else if (ir::is_scan(n->op)) {
         place_scan(n);
       } else if (n->op == ir::Op::Matmul || n->op == ir::Op::Cat || n->op == ir::Op::Conv2d ||
                  n->op == ir::Op::Pool2d || n->op == ir::Op::ScatterAdd || n->op == ir::Op::Scatter ||
                  n->op == ir::Op::ArgSort || n->op == ir::Op::TopK ||
-                 n->op == ir::Op::Attention || n->op == ir::Op::Nearest || ir::is_scan(n->op)) {
+                 n->op == ir::Op::Attention || n->op == ir::Op::Nearest) {
         place_host(n);
       } else {
         place_elementwise(n);
@@ -582,8 +582,9 @@ struct Builder {
 
 bool fused_scan(const ir::Node& n) {
   const bool sum_or_prod = n.op == ir::Op::CumSum || n.op == ir::Op::CumProd;
-  if (!(sum_or_prod || (n.op == ir::Op::LogCumSumExp && is_floating(n.dtype))) || n.dtype == DType::Bool ||
-      n.shape.empty())
+  const bool extreme = n.op == ir::Op::CumMax || n.op == ir::Op::CumMin;  // positions (int64) of any dtype's values
+  if (!(sum_or_prod || extreme || (n.op == ir::Op::LogCumSumExp && is_floating(n.dtype))) ||
+      (!extreme && n.dtype == DType::Bool) || n.shape.empty())
     return false;
   const int64_t length = n.shape[static_cast<size_t>(n.attrs.axis)];
   const int64_t lines = length == 0 ? 0 : n.numel() / length;

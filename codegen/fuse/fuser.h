@@ -118,7 +118,8 @@ inline constexpr int64_t kScanMinLinesGpu = int64_t{1} << 15;
 inline constexpr int64_t kScanMaxLengthGpu = 4096;
 inline constexpr int64_t kScanMinLinesCpu = 16;
 inline constexpr int64_t kScanLongLineCpu = 32768;
-// Whether scan node `n` (cumsum, cumprod, or logcumsumexp of floats) may run fused, by the rule above.
+// Whether scan node `n` (cumsum, cumprod, logcumsumexp of floats, the positions of cummax and
+// cummin) may run fused, by the rule above.
 bool fused_scan(const ir::Node& n);
 
 // `order`: pending nodes, inputs first (ir::topo_order); `wanted`: nodes that must be materialized.

@@ -46,10 +46,15 @@ enum class InstrKind : uint8_t {
   Scan,
 };
 
-// A Scan's running total before the row's first element: 0, 1, or -inf (logcumsumexp).
+// A Scan's running total before the row's first element: 0, 1, or -inf (logcumsumexp); for cummax
+// and cummin (scan_extreme) the position's, 0.
 inline double scan_identity(ir::Op op) {
   return op == ir::Op::LogCumSumExp ? -std::numeric_limits<double>::infinity() : op == ir::Op::CumProd ? 1.0 : 0.0;
 }
+// cummax and cummin: the Scan's value is the position (int64) of the running extreme of its
+// argument, which the emitters carry beside it: the later element wins among equals, NaN wins and
+// stays (the latest NaN), as the reference's.
+inline bool scan_extreme(ir::Op op) { return op == ir::Op::CumMax || op == ir::Op::CumMin; }
 
 struct Instr {
   InstrKind kind = InstrKind::Op;

@@ -162,6 +162,18 @@ Value* Emitter::elem(int i) {
     v = fast_row_div(i);
   } else if (Value* a = in_interior_ ? interior_elem(i) : nullptr) {
     v = a;
+  } else if (in.kind == InstrKind::Scan && kir::scan_extreme(in.op)) {
+    // The element's position (lin_: the index along the scanned dim, the row's only inner dim)
+    // replaces the running one where it is NaN, or at least (most) as large (small) as the
+    // extreme so far, which is not NaN; the extreme's value follows it.
+    const DType xt = k_.instrs[in.args[0]].dtype;
+    Value* x = elem(in.args[0]);
+    Value* best = scan_best_.at(i);
+    Value* wins = elementwise(in.op == Op::CumMax ? Op::Ge : Op::Le, {x, best}, xt);
+    if (is_floating(xt))
+      wins = b_.CreateOr(b_.CreateFCmpUNO(x, x), b_.CreateAnd(b_.CreateFCmpORD(best, best), wins));
+    scan_best_next_[i] = b_.CreateSelect(wins, x, best);
+    v = scan_next_[i] = b_.CreateSelect(wins, lin_, scan_acc_.at(i));
   } else if (in.kind == InstrKind::Scan) {  // the running total in the compute type, the value rounded
     Value* acc = scan_acc_.at(i);
     Value* next = in.op == Op::LogCumSumExp ? logaddexp(acc, elem(in.args[0]), in.dtype)
@@ -173,6 +185,18 @@ Value* Emitter::elem(int i) {
   }
   elem_vals_[i] = v;
   return v;
+}
+
+// The extreme's value before a row's first element: one every element beats (-inf for a float
+// cummax, the lowest integer, false; the opposite for cummin). A first NaN beats it too.
+Value* Emitter::extreme_start(const kir::Instr& in) {
+  const DType xt = k_.instrs[in.args[0]].dtype;
+  llvm::Type* t = ctype(xt);
+  const bool max = in.op == Op::CumMax;
+  if (t->isFloatingPointTy()) return llvm::ConstantFP::getInfinity(t, /*Negative=*/max);
+  const unsigned bits = t->getIntegerBitWidth();
+  if (xt == DType::Bool) return llvm::ConstantInt::get(t, max ? 0 : 1);
+  return llvm::ConstantInt::get(t, max ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt::getSignedMaxValue(bits));
 }
 
 // log(e^a + e^b) without overflow, as codegen/reference/math.h's (a fused logcumsumexp's step):

@@ -112,10 +112,21 @@ void Emitter::emit_output_pass(const std::vector<const kir::Output*>& elem_outs)
     const double identity = kir::scan_identity(in.op);
     init.push_back(t->isFloatingPointTy() ? llvm::ConstantFP::get(t, identity)
                                           : llvm::ConstantInt::get(t, static_cast<uint64_t>(identity)));
+    if (kir::scan_extreme(in.op)) init.push_back(extreme_start(in));  // carried right after its position
+  }
+  // The carried values of scan k start at carried[k]: one, or two for cummax and cummin.
+  std::vector<size_t> carried;
+  for (size_t k = 0, at = 0; k < scans.size(); ++k) {
+    carried.push_back(at);
+    at += kir::scan_extreme(k_.instrs[scans[k]].op) ? 2 : 1;
   }
   ElementBody body = [&](std::vector<Value*> c) {
-    for (size_t k = 0; k < scans.size(); ++k) scan_acc_[scans[k]] = c[k];
+    for (size_t k = 0; k < scans.size(); ++k) {
+      scan_acc_[scans[k]] = c[carried[k]];
+      if (kir::scan_extreme(k_.instrs[scans[k]].op)) scan_best_[scans[k]] = c[carried[k] + 1];
+    }
     scan_next_.clear();
+    scan_best_next_.clear();
     // Every value first, then the stores: an output may hold a kept value (row_plan).
     std::vector<Value*> vals;
     for (const kir::Output* o : elem_outs) vals.push_back(elem(o->instr));
@@ -123,7 +134,8 @@ void Emitter::emit_output_pass(const std::vector<const kir::Output*>& elem_outs)
       store(elem_outs[j]->slot, elem_off_[elem_outs[j]->slot], k_.operands[elem_outs[j]->slot].dtype, vals[j]);
     for (size_t k = 0; k < scans.size(); ++k) {
       elem(scans[k]);  // a scan no output reads still advances
-      c[k] = scan_next_.at(scans[k]);
+      c[carried[k]] = scan_next_.at(scans[k]);
+      if (kir::scan_extreme(k_.instrs[scans[k]].op)) c[carried[k] + 1] = scan_best_next_.at(scans[k]);
     }
     return c;
   };

@@ -296,8 +296,11 @@ class Emitter {
   bool stream_middle_ = false;    // emitting the aligned middle of emit_streaming_columns
   std::vector<int> stream_slots_;  // its element outputs
   // Scans (kir::InstrKind::Scan): the running totals carried through the output pass's column
-  // loop, at the current element before (scan_acc_) and after (scan_next_) it.
-  std::unordered_map<int, Value*> scan_acc_, scan_next_;
+  // loop, at the current element before (scan_acc_) and after (scan_next_) it; for cummax and
+  // cummin (kir::scan_extreme) the totals are positions, and the extreme's value is carried
+  // beside them (scan_best_, scan_best_next_).
+  std::unordered_map<int, Value*> scan_acc_, scan_next_, scan_best_, scan_best_next_;
+  Value* extreme_start(const kir::Instr& in);  // the extreme's value before a row's first element
 };
 
 }  // namespace lf::cpu

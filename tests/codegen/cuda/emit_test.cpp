@@ -174,6 +174,14 @@ std::vector<Case> cases() {
          return lf::cast(lf::cumprod(h * 0.5 + 1, 1), DType::Float64) + lf::cast(lf::cumsum(i * 3, 1), DType::Float64) +
                 lf::cast(lf::logcumsumexp(h * 2, 1), DType::Float64);
        }},
+      // cummax / cummin positions (kir::scan_extreme): float, bfloat16, bool and int32 values.
+      {"scan_extreme", [] {
+         Tensor x = input({40, 24}), h = input({40, 24}, DType::BFloat16), m = input({40, 24}) > 0;
+         Tensor k = lf::cast(input({40, 24}) * 10, DType::Int32);
+         return lf::cast(lf::cummax(x * 2, 1).second + lf::cummin(h * 2, 1).second + lf::cummax(m & m, 1).second +
+                             lf::cummin(k + 1, 1).second,
+                         DType::Float64);
+       }},
       {"bitwise", [] {
          Tensor a = lf::cast(input({40}) * 10, DType::Int32), b = lf::cast(input({40}) * 10, DType::Int64);
          Tensor m = input({40}) > 0;
@@ -212,6 +220,22 @@ TEST(CudaEmit, EveryKindOfKernelCompilesWithNvrtc) {
     }
   }
   lf::test::expect_all_compile(jobs);  // a variant that changes nothing in a kernel compiles it once
+}
+
+TEST(CudaEmit, ExtremeScanCarriesItsValueBesideItsPosition) {
+  // A fused cummax: the running extreme's value (sb<i>) beside its position (s<i>); a lane group
+  // combines its elements' (value, position) pairs by shuffles, the later winning ties. Lines
+  // enough that fuse::fused_scan fuses them on either device (the tests' default device is the GPU
+  // where there is one).
+  Tensor x = input({lf::fuse::kScanMinLinesGpu, 24});
+  std::vector<std::string> group = cuda_sources(lf::cummax(x * 2, 1).second + 1, true, 0, false, false, 8);
+  ASSERT_EQ(group.size(), 1u);
+  EXPECT_NE(group[0].find("float sb"), std::string::npos) << group[0];
+  EXPECT_NE(group[0].find("const i64 yi_ = __shfl_up_sync(0xffffffffu, xi"), std::string::npos) << group[0];
+  std::vector<std::string> thread = cuda_sources(lf::cummin(x * 2, 1).second + 1, true);
+  ASSERT_EQ(thread.size(), 1u);
+  EXPECT_EQ(thread[0].find("__shfl_up_sync"), std::string::npos) << thread[0];
+  EXPECT_NE(thread[0].find(" <= sb"), std::string::npos) << thread[0];
 }
 
 TEST(CudaEmit, LongRowsReadSixteenBytesAtATime) {

@@ -1,5 +1,5 @@
 // Scans fused with their elementwise producers and consumers (fuse::Group::scan,
-// kir::InstrKind::Scan; issue 23): cumsum, cumprod and logcumsumexp along any dim as one kernel with the ops
+// kir::InstrKind::Scan; issue 23): cumsum, cumprod, logcumsumexp, cummax and cummin along any dim as one kernel with the ops
 // around them, on the default device (the CUDA backend's thread-a-row kernel where a GPU is
 // present, over enough lines that fuse::fused_scan takes them there), checked against the
 // reference executor running one op at a time, fused and unfused.
@@ -114,9 +114,48 @@ TEST(ScanFusion, SpecialValuesViewsAndEdgeSizes) {
       10, "two scans");
 }
 
+// cummax and cummin fused (kir::scan_extreme): their positions computed in their producers'
+// kernel, with ties (the later position wins), NaN (it wins and stays: the latest NaN), every
+// dtype, lines of 21 (on a GPU a lane group's last step runs past the line's end), along a leading
+// dim, fused and unfused. The values are a gather at the positions: a kernel after the scan's.
+TEST(ScanFusion, CumMaxAndCumMinFused) {
+  std::vector<float> raw(static_cast<size_t>(kLines * 21));
+  test::Rng r(40);
+  for (float& v : raw) v = static_cast<float>(std::floor(r.uniform(-2, 2)));  // four values: many ties
+  for (size_t i = 3; i < raw.size(); i += 97) raw[i] = std::numeric_limits<float>::quiet_NaN();
+  raw[0] = -std::numeric_limits<float>::infinity();  // a line starting at -inf
+  Tensor x = from_vector(raw, {kLines, 21}).to(default_device());
+  Tensor lead = data({12, kLines}, 41);
+  sync();
+  for (DType d : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int32, DType::Int64,
+                  DType::Bool}) {
+    for (bool fused : {true, false}) {
+      test::FusionScope scope(fused);
+      std::string what = std::string(fused ? "fused " : "unfused ") + dtype_name(d);
+      auto values = [&](const Tensor& t) {
+        if (d == DType::Bool) return t > 0.5f;  // NaN > 0.5 is false
+        if (is_floating(d)) return (t * 2).to(d);
+        return where(isnan(t), full_like(t, 7), t * 2).to(d);  // integers: NaN as the largest value
+      };
+      uint64_t launched = expect_fused(
+          [&] {
+            auto [mv, mi] = cummax(values(x), 1);
+            auto [nv, ni] = cummin(values(x), 1);
+            return std::vector<Tensor>{mv, mi * 2 + 1, nv, ni};
+          },
+          21, what);
+      // Three kernels (unfused: eight): cummax with its producer and the positions' consumers;
+      // the gather of cummax's values with cummin's producer and cummin; cummin's gather (a gather
+      // joins no group that computes its source).
+      if (fused) EXPECT_EQ(launched, 3u) << what;
+      expect_fused([&] { return std::vector<Tensor>{cummax(values(lead), 0).second + 1}; }, 12, what + " along dim 0");
+    }
+  }
+}
+
 // What stays a library call: a scan alone, one over few long lines (on a GPU the look-back scan
-// splits them over blocks; on the CPU the two-pass scan over threads), cummax; and what
-// does not join a scan group: a reduction of it, a scan along another dim.
+// splits them over blocks; on the CPU the two-pass scan over threads); and what does not join a
+// scan group: a reduction of it, a scan along another dim.
 TEST(ScanFusion, WhatIsNotFused) {
   auto groups = [](const Tensor& t) {
     testing::internal::CaptureStderr();
@@ -137,8 +176,11 @@ TEST(ScanFusion, WhatIsNotFused) {
   Tensor few = data({2, 1 << 16}, 31);
   log = groups(cumsum(few * 2, 1));
   EXPECT_EQ(log.find("[scan]"), std::string::npos) << log;
-  log = groups(cummax(x * 2, 1).first);
-  EXPECT_EQ(log.find("[scan]"), std::string::npos) << log;
+  // cummax of an input: its values' gather reads the input, so it joins the scan's kernel.
+  log = groups(cummax(x, 1).second);
+  EXPECT_NE(log.find("cummax[scan],gather"), std::string::npos) << log;
+  log = groups(cummin(x * 2, 1).second);
+  EXPECT_NE(log.find("mul,cummin[scan]"), std::string::npos) << log;
   log = groups(logcumsumexp(x * 2, 1) + 1);
   EXPECT_NE(log.find("mul,logcumsumexp[scan],add"), std::string::npos) << log;
   // The rule itself.
