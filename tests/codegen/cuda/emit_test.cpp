@@ -30,6 +30,9 @@ namespace {
 using lf::DType;
 using lf::Tensor;
 
+// Lines enough for fuse::fused_scan to fuse a scan on either device.
+constexpr int64_t kScanLines = lf::fuse::kScanMinLinesGpu;
+
 // Partitions the graph behind `t` (CPU tensors; the kernel IR does not depend on the device) and
 // returns the CUDA source of every kernel group.
 std::vector<std::string> cuda_sources(const Tensor& t, bool index32, int row_cache = 0, bool vec4 = false,
@@ -168,16 +171,18 @@ std::vector<Case> cases() {
       {"pairwise_softmax", [] { return lf::softmax(input({10, 1, 5}) * input({1, 7, 5}), -1); }},
       // Scans fused with producers and consumers (fuse::Group::scan; options_for runs them a
       // thread a row): float, 16-bit floats with a float32 running total, int64.
-      {"scan_fused", [] { Tensor x = input({40, 24}); return lf::cumsum(lf::exp(x) * 2, 1) + x; }},
+      // Lines enough that fuse::fused_scan fuses them on either device (input() is on the default
+      // device, the GPU where there is one).
+      {"scan_fused", [] { Tensor x = input({kScanLines, 24}); return lf::cumsum(lf::exp(x) * 2, 1) + x; }},
       {"scan_dtypes", [] {
-         Tensor h = input({40, 8}, DType::BFloat16), i = lf::cast(input({40, 8}) * 10, DType::Int64);
+         Tensor h = input({kScanLines, 8}, DType::BFloat16), i = lf::cast(input({kScanLines, 8}) * 10, DType::Int64);
          return lf::cast(lf::cumprod(h * 0.5 + 1, 1), DType::Float64) + lf::cast(lf::cumsum(i * 3, 1), DType::Float64) +
                 lf::cast(lf::logcumsumexp(h * 2, 1), DType::Float64);
        }},
       // cummax / cummin positions (kir::scan_extreme): float, bfloat16, bool and int32 values.
       {"scan_extreme", [] {
-         Tensor x = input({40, 24}), h = input({40, 24}, DType::BFloat16), m = input({40, 24}) > 0;
-         Tensor k = lf::cast(input({40, 24}) * 10, DType::Int32);
+         Tensor x = input({kScanLines, 24}), h = input({kScanLines, 24}, DType::BFloat16), m = input({kScanLines, 24}) > 0;
+         Tensor k = lf::cast(input({kScanLines, 24}) * 10, DType::Int32);
          return lf::cast(lf::cummax(x * 2, 1).second + lf::cummin(h * 2, 1).second + lf::cummax(m & m, 1).second +
                              lf::cummin(k + 1, 1).second,
                          DType::Float64);
@@ -224,10 +229,8 @@ TEST(CudaEmit, EveryKindOfKernelCompilesWithNvrtc) {
 
 TEST(CudaEmit, ExtremeScanCarriesItsValueBesideItsPosition) {
   // A fused cummax: the running extreme's value (sb<i>) beside its position (s<i>); a lane group
-  // combines its elements' (value, position) pairs by shuffles, the later winning ties. Lines
-  // enough that fuse::fused_scan fuses them on either device (the tests' default device is the GPU
-  // where there is one).
-  Tensor x = input({lf::fuse::kScanMinLinesGpu, 24});
+  // combines its elements' (value, position) pairs by shuffles, the later winning ties.
+  Tensor x = input({kScanLines, 24});
   std::vector<std::string> group = cuda_sources(lf::cummax(x * 2, 1).second + 1, true, 0, false, false, 8);
   ASSERT_EQ(group.size(), 1u);
   EXPECT_NE(group[0].find("float sb"), std::string::npos) << group[0];

@@ -2,9 +2,10 @@
 // msort and unique against the reference executor's stable sort, fused and unfused, for every
 // dtype, rows of 1 to 2^20 + 3 elements along any dim and through views, with NaN, infinities,
 // -0.0 and ties; hand-computed values check the oracle itself. On a GPU these run the CUDA sort:
-// rows of 1, 2 and 50 the bitonic block sort, 1000 and 3000 the radix sort in shared memory (3000
-// of 64-bit keys the bitonic sort), 4097 and 2^20 + 3 the Onesweep radix sort, topk of k <= 64
-// the selection.
+// rows of 1, 2 and 50 the bitonic block sort, 1000, 2000 and 3000 the radix sort in shared memory
+// (a tile of 1024, 2048 for 64-bit keys, 4096; 3000 of 64-bit keys the bitonic sort), 4097 and
+// 2^20 + 3 the Onesweep radix sort, topk of k <= 64 the selection (1024 threads for rows of
+// 16384 or more).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -92,7 +93,7 @@ TEST_P(Sort, RowsMatchReferenceForEveryDtypeDimAndView) {
   FusionScope scope(GetParam());
   uint64_t seed = 1;
   for (DType dt : kDTypes)
-    for (int64_t n : {1, 2, 50, 1000, 3000, 4097}) {
+    for (int64_t n : {1, 2, 50, 1000, 2000, 3000, 4097}) {
       std::string what = std::string(lf::dtype_name(dt)) + " n=" + std::to_string(n);
       for (bool desc : {false, true}) {
         Tensor rows = keys(dt, {3, n}, seed++);
@@ -133,7 +134,7 @@ TEST_P(Sort, ValuesAreTheKeysAtThePositionsBitForBit) {
   FusionScope scope(GetParam());
   uint64_t seed = 300;
   for (DType dt : kDTypes)
-    for (int64_t n : {int64_t{7}, int64_t{1000}, int64_t{3000}, int64_t{4097}, int64_t{20000}}) {
+    for (int64_t n : {int64_t{7}, int64_t{1000}, int64_t{2000}, int64_t{3000}, int64_t{4097}, int64_t{20000}}) {
       const std::string what = std::string(lf::dtype_name(dt)) + " n=" + std::to_string(n);
       Tensor x = keys(dt, {2, n}, seed++, /*wide=*/true);
       lf::sync();

@@ -122,7 +122,14 @@ TEST(ScanFusion, CumMaxAndCumMinFused) {
   std::vector<float> raw(static_cast<size_t>(kLines * 21));
   test::Rng r(40);
   for (float& v : raw) v = static_cast<float>(std::floor(r.uniform(-2, 2)));  // four values: many ties
-  for (size_t i = 3; i < raw.size(); i += 97) raw[i] = std::numeric_limits<float>::quiet_NaN();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (size_t i = 3; i < raw.size(); i += 97) raw[i] = nan;
+  // Lines with two NaN (the later one's position wins): far apart, and within one step of a GPU
+  // lane group (positions 1 and 3).
+  for (size_t line = 5; line < static_cast<size_t>(kLines); line += 13) {
+    raw[line * 21 + 1] = raw[line * 21 + 3] = nan;
+    raw[line * 21 + 17] = nan;
+  }
   raw[0] = -std::numeric_limits<float>::infinity();  // a line starting at -inf
   Tensor x = from_vector(raw, {kLines, 21}).to(default_device());
   Tensor lead = data({12, kLines}, 41);
