@@ -24,6 +24,7 @@ namespace cu = rt::cu;
 
 constexpr int64_t kBlockSortMax = 4096;  // shared memory: 4096 x (8 + 4) bytes = 48 KiB at most
 constexpr int64_t kSelectMaxK = 64;
+constexpr int64_t kSelectWideRow = 16384;  // rows this long select with 1024 threads a block
 // Rows up to this long sort by the bitonic network: its few stages beat the radix passes' fixed
 // work on a block of 256 threads.
 constexpr int64_t kBitonicMax = 64;
@@ -105,12 +106,16 @@ void run_sort(backend::SortCall& call) {
   uint64_t launches = 0;
   std::string how;
   if (call.kept <= kSelectMaxK && call.kept < call.n) {
-    run = [m, r, rows, device](const void* x, void* o, void* vals) mutable {
+    // Each of the 4 to 8 digit passes reads the row: long rows take 1024 threads, so that a block
+    // has 4x the loads in flight (a row per block, and few rows: topk 50 of 256 rows of 32000).
+    const unsigned threads = call.n >= kSelectWideRow ? 1024u : 256u;
+    run = [m, r, rows, threads, device](const void* x, void* o, void* vals) mutable {
       void* params[] = {&x, &r, &o, &vals};
-      launch(device, m.select, rows, 256, 0, params);
+      launch(device, m.select, rows, threads, 0, params);
     };
     launches = 1;
-    how = "radix select per row (a block per row), then the k sorted in shared memory";
+    how = "radix select per row (a block of " + std::to_string(threads) +
+          " threads per row), then the k sorted in shared memory";
   } else if (call.n > kBitonicMax && call.n <= (wide ? 2048 : 4096)) {
     int first_shift = 0;
     int passes = radix_passes(call.dtype, &first_shift);

@@ -92,12 +92,12 @@ extern "C" __global__ void lf_sort_block(const LF_T* x, Row r, int p, i64* out, 
   }
 }
 
-// blockDim.x == 256.
+// blockDim.x: a multiple of 32 from 64 to 1024 (more threads for longer rows: more loads in flight).
 extern "C" __global__ void lf_select_block(const LF_T* x, Row r, i64* out, LF_T* vals) {
   __shared__ unsigned hist[256];
   __shared__ LF_KEY prefix_s;
   __shared__ unsigned rem_s, nless, eq_taken;
-  __shared__ unsigned wcount[8];
+  __shared__ unsigned wcount[32];
   __shared__ LF_KEY ckey[64];
   __shared__ unsigned cidx[64];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -105,7 +105,7 @@ extern "C" __global__ void lf_select_block(const LF_T* x, Row r, i64* out, LF_T*
   LF_KEY prefix = 0, mask = 0;
   unsigned rem = (unsigned)r.kept;  // the rank (from 1) of the key sought among those under the prefix
   for (int shift = (int)sizeof(LF_KEY) * 8 - 8; shift >= 0; shift -= 8) {
-    hist[tid] = 0;
+    for (int d = tid; d < 256; d += blockDim.x) hist[d] = 0;
     __syncthreads();
     for (i64 j = tid; j < r.n; j += blockDim.x) {
       LF_KEY k = lf_sort_key(x, r, row, j);
