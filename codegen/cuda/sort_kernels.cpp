@@ -212,6 +212,29 @@ __device__ __forceinline__ void lf_scan256(unsigned& a, unsigned& b, unsigned (*
   b = pb + ib - b;
 }
 
+// The ranking step of a radix pass, by one warp over its ITEMS x 32 keys (item c of lane l at
+// warp-relative position 32 c + l; those at or past `count` from the block's first are none):
+// rd[c] = the item's rank among the warp's keys of its digit, in position order (stable), | the
+// digit << 16 (256: no key). wcnt (the warp's row of counts, zeroed) ends with each digit's count.
+template <int ITEMS>
+__device__ __forceinline__ void lf_rank_digits(const LF_KEY (&raw)[ITEMS], int count, int desc, int shift,
+                                               unsigned* wcnt, unsigned (&rd)[ITEMS]) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const unsigned lt = (1u << lane) - 1u;
+#pragma unroll
+  for (int c = 0; c < ITEMS; ++c) {
+    const bool in = warp * 32 * ITEMS + 32 * c + lane < count;
+    const unsigned dg = in ? lf_digit(raw[c], desc, shift) : 256u;
+    const unsigned peers = __match_any_sync(0xffffffffu, dg);
+    const unsigned below = __popc(peers & lt);
+    const unsigned before = in ? wcnt[dg] : 0u;
+    __syncwarp();
+    if (in && below == 0) wcnt[dg] = before + __popc(peers);
+    __syncwarp();
+    rd[c] = (before + below) | (dg << 16);
+  }
+}
+
 // A row of up to 256 x ITEMS keys sorted in shared memory, a block of 256 threads per row: the
 // Onesweep pass's ranking (warp matches, stable) without its look-back, a pass per digit with the
 // row kept on chip between passes. Item c of lane l of warp w holds the key at
@@ -231,24 +254,12 @@ __device__ __forceinline__ void lf_radix_row(const LF_T* x, const Row& r, int fi
     const int at = warp * 32 * ITEMS + 32 * c + lane;
     if (at < count) { raw[c] = lf_to_raw(x[xbase + at * r.sn]); pos[c] = (unsigned)at; }
   }
-  const unsigned lt = (1u << lane) - 1u;
   for (int pass = 0; pass < passes; ++pass) {
     const int shift = first_shift + 8 * pass;
     for (int i = tid; i < 8 * 256; i += 256) (&wcnt[0][0])[i] = 0;
     __syncthreads();
     unsigned rd[ITEMS];  // rank among the warp's keys of the digit | digit << 16 (256: no key)
-#pragma unroll
-    for (int c = 0; c < ITEMS; ++c) {
-      const bool in = warp * 32 * ITEMS + 32 * c + lane < count;
-      const unsigned dg = in ? lf_digit(raw[c], r.desc, shift) : 256u;
-      const unsigned peers = __match_any_sync(0xffffffffu, dg);
-      const unsigned below = __popc(peers & lt);
-      const unsigned before = in ? wcnt[warp][dg] : 0u;
-      __syncwarp();
-      if (in && below == 0) wcnt[warp][dg] = before + __popc(peers);
-      __syncwarp();
-      rd[c] = (before + below) | (dg << 16);
-    }
+    lf_rank_digits<ITEMS>(raw, count, r.desc, shift, wcnt[warp], rd);
     __syncthreads();
     // Thread d: digit d's start among the row's keys, and each warp's start among them.
     const unsigned d = tid;
@@ -339,19 +350,7 @@ lf_onesweep_pass(const LF_T* x, Row r, i64 row, const LF_KEY* kin, const unsigne
     const int at = warp * 32 * LF_ITEMS + 32 * c + lane;
     if (at < count) raw[c] = pass == 0 ? lf_to_raw(x[xbase + (lo + at) * r.sn]) : kin[lo + at];
   }
-  const unsigned lt = (1u << lane) - 1u;
-#pragma unroll
-  for (int c = 0; c < LF_ITEMS; ++c) {
-    const bool in = warp * 32 * LF_ITEMS + 32 * c + lane < count;
-    const unsigned dg = in ? lf_digit(raw[c], r.desc, shift) : 256u;
-    const unsigned peers = __match_any_sync(0xffffffffu, dg);
-    const unsigned below = __popc(peers & lt);
-    const unsigned before = in ? wcnt[warp][dg] : 0u;
-    __syncwarp();
-    if (in && below == 0) wcnt[warp][dg] = before + __popc(peers);
-    __syncwarp();
-    rd[c] = (before + below) | (dg << 16);
-  }
+  lf_rank_digits<LF_ITEMS>(raw, count, r.desc, shift, wcnt[warp], rd);
   __syncthreads();
   // Thread d: digit d. The warps' starts among the tile's keys of d, the tile's count of d,
   // published at once for the later tiles' look-back.

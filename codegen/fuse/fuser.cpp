@@ -582,9 +582,9 @@ struct Builder {
 
 bool fused_scan(const ir::Node& n) {
   const bool sum_or_prod = n.op == ir::Op::CumSum || n.op == ir::Op::CumProd;
-  const bool extreme = n.op == ir::Op::CumMax || n.op == ir::Op::CumMin;  // positions (int64) of any dtype's values
-  if (!(sum_or_prod || extreme || (n.op == ir::Op::LogCumSumExp && is_floating(n.dtype))) ||
-      (!extreme && n.dtype == DType::Bool) || n.shape.empty())
+  const bool extreme = n.op == ir::Op::CumMax || n.op == ir::Op::CumMin;  // int64 positions of any dtype's values
+  if (!(sum_or_prod || extreme || (n.op == ir::Op::LogCumSumExp && is_floating(n.dtype))) || n.dtype == DType::Bool ||
+      n.shape.empty())
     return false;
   const int64_t length = n.shape[static_cast<size_t>(n.attrs.axis)];
   const int64_t lines = length == 0 ? 0 : n.numel() / length;
