@@ -72,7 +72,7 @@ void run_nearest(backend::NearestCall& call);  // nearest.cpp
 std::string nearest_source(DType dtype, int64_t dim);
 void run_scatter(backend::ScatterCall& call);  // scatter.cpp
 // The CUDA C of the scan and scatter kernels for a dtype (tests check that NVRTC compiles them).
-std::string scan_source(DType dtype, ir::Op op);
+std::string scan_source(DType dtype, ir::Op op, int items = 16);  // items a thread: 16 or 32
 // scatter_source: scatter_add's kernel, or the scatter row's for a reduce mode (all three phases).
 std::string scatter_source(DType dtype, DType index_dtype, ir::ScatterReduce reduce = ir::ScatterReduce::Sum);
 

@@ -7,15 +7,17 @@
 //   the same, a thread per line, whatever n.
 // - Otherwise: a single-pass scan with decoupled look-back (Merrill & Garland, "Single-pass
 //   Parallel Prefix Scan with Decoupled Look-back", 2016): each block takes the next tile of 4096
-//   elements (16 a thread; tile numbers handed out by an atomic counter, so a block only ever waits
-//   for tiles that are already running), scans it, publishes its total (flag 1), looks back over
-//   the tiles before it until one has published its inclusive prefix (flag 2), and publishes its
-//   own: the data is read once and written once. The look-back is a warp's: 32 predecessors
-//   inspected at once (a ballot for "all published", the nearest prefix by ballot, the aggregates
-//   after it reduced by shuffles), not one thread spinning on one tile after another. A float state
+//   elements (16 a thread, 32 on long lines; tile numbers handed out by an atomic counter, so a
+//   block only ever waits for tiles that are already running), scans it, publishes its total (flag
+//   1), looks back over the tiles before it until one has published its inclusive prefix (flag 2),
+//   and publishes its own: the data is read once and written once. The look-back is a warp's: 32
+//   predecessors inspected at once (a ballot for "published", the nearest prefix by ballot, the
+//   aggregates after it reduced by shuffles), not one thread spinning on one tile after another.
+//   It waits only for the tiles up to the nearest prefix, not for the whole window. A float state
 //   shares one 64-bit status word with its flag (one load sees both); float32 lines are read and
-//   written with 16-byte accesses. Tiles of several lines follow one another; the look-back stops
-//   at a line's first tile.
+//   written with 16-byte accesses, the tile kept in shared memory from load to store (no items in
+//   registers: 6 blocks an SM at 32 items a thread). Tiles of several lines follow one another; the
+//   look-back stops at a line's first tile.
 // Floats accumulate in their compute type (float for the 16-bit floats), rounded on store; the
 // summation order differs from the reference's (within the reductions' tolerance).
 #include <algorithm>
@@ -30,12 +32,16 @@ namespace lf::cuda {
 namespace {
 
 constexpr int64_t kShortLine = 64, kManyLines = 65536;
-constexpr int kThreads = 256, kItems = 16;
-constexpr int64_t kTile = kThreads * kItems;
+constexpr int kThreads = 256;
+// Items a thread: 16 (tiles of 4096), or 32 for float32 lines of at least kLongLine: half the
+// tiles, so half the look-backs, of a long line, where a tile longer than a short line would only
+// leave the 16-byte path. cumsum of 2^26 float32 on the H100 (2026-11-28): 0.218 ms with 32, 0.250
+// with 16; 2^24: 0.064 and 0.068.
+constexpr int kItems = 16, kLongItems = 32;
+constexpr int64_t kLongLine = 65536;
 
 const char* const kScanSource = R"(
 #define THREADS 256
-#define ITEMS 16
 #define TILE (THREADS * ITEMS)
 #define LF_SWZ(j) ((j) ^ (((j) >> 3) & 7))
 
@@ -68,57 +74,61 @@ __device__ __forceinline__ void lf_publish(u64* status, T* aggregates, T* prefix
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
-lf_scan_tiles(const S* x, O* y, i64 inner, i64 n, i64 so, i64 sn, i64 si, i64 tiles_per_line,
-              unsigned* counter, u64* status, T* aggregates, T* prefixes) {
-  __shared__ unsigned s_tile;
+// The look-back of tile `t` (the first of its line is `first`), by one warp: the combination of
+// every earlier tile of the line, in every lane. Lane l inspects tile w - l of a window of 32
+// predecessors; the warp waits until the tiles it needs have published something (those up to the
+// nearest inclusive prefix, flag 2, or the whole window when it holds none), combines that prefix
+// with the aggregates of the tiles after it, and, when the window has no prefix, goes on 32 tiles
+// further back. Windows reaching before the line's first tile see identities with flag 2.
+__device__ __forceinline__ T lf_look_back(i64 t, i64 first, u64* status, T* aggregates, T* prefixes) {
+  const int lane = threadIdx.x & 31;
+  T exclusive = IDENTITY;
+  for (i64 w = t - 1;; w -= 32) {
+    const i64 p = w - lane;
+    int f;
+    T pv = IDENTITY;
+    unsigned twos;
+    for (;;) {
+      if (p < first) {
+        f = 2;
+      } else {
+#if PACKED
+        u64 word = ((volatile u64*)status)[p];
+        f = (int)(word >> 32);
+        pv = lf_state_from_bits((unsigned)word);
+#else
+        f = ((volatile int*)status)[2 * p];
+#endif
+      }
+      const unsigned seen = __ballot_sync(0xffffffffu, f != 0);
+      twos = __ballot_sync(0xffffffffu, f == 2);
+      const unsigned need = twos ? twos ^ (twos - 1) : 0xffffffffu;  // up to the nearest prefix
+      if ((seen & need) == need) break;
+    }
+#if !PACKED
+    __threadfence();
+    if (p >= first && f != 0) pv = f == 2 ? VLOAD(prefixes, p) : VLOAD(aggregates, p);
+#endif
+    const int stop = twos ? __ffs(twos) - 1 : 31;
+    if (lane > stop) pv = IDENTITY;
+    // In order: the farther tiles (higher lanes) first.
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+      T down = SHFL_DOWN(pv, d);
+      if (lane + d < 32) pv = COMBINE(down, pv);
+    }
+    exclusive = COMBINE(SHFL_IDX(pv, 0), exclusive);
+    if (twos) return exclusive;
+  }
+}
+
+// The start of this thread's items in its line: `acc` is the combination of the thread's items in
+// tile `t` (the `tile`th of its line, whose first tile is `first`). Scans the block's totals,
+// publishes the tile's aggregate, and warp 0 looks back and publishes the inclusive prefix.
+__device__ __forceinline__ T lf_thread_start(T acc, i64 t, i64 tile, i64 first, u64* status, T* aggregates,
+                                             T* prefixes) {
   __shared__ T s_warp[THREADS / 32];
   __shared__ T s_prefix;
-  if (threadIdx.x == 0) s_tile = atomicAdd(counter, 1u);
-  __syncthreads();
-  const i64 t = s_tile;
-  const i64 line = t / tiles_per_line, tile = t % tiles_per_line;
-  const i64 o = line / inner, k = line % inner;
-  const S* src = x + o * so + k * si;
-  O* dst = y + o * n * inner + k;
-  const i64 base = tile * TILE + (i64)threadIdx.x * ITEMS;
-  T v[ITEMS];
-  T acc = IDENTITY;
-#if VEC4
-  // A whole tile of a contiguous line of floats: read as 16-byte loads, consecutive threads at
-  // consecutive addresses (coalesced), through shared memory to each thread's 16 consecutive
-  // items (and back the same way when written). The float4 index is swizzled (its low 3 bits
-  // XOR the next 3) so that neither the striped nor the blocked accesses conflict on banks.
-  __shared__ float4 s_data[TILE / 4];
-  const i64 tile_base = tile * TILE;
-  const bool vec = sn == 1 && inner == 1 && tile_base + TILE <= n &&
-                   (((u64)(src + tile_base) | (u64)(dst + tile_base)) & 15) == 0;  // the same in the block
-  if (vec) {
-    const float4* in4 = (const float4*)(src + tile_base);
-#pragma unroll
-    for (int q = 0; q < ITEMS / 4; ++q) {
-      const int j = threadIdx.x + q * THREADS;
-      s_data[LF_SWZ(j)] = __ldcs(in4 + j);
-    }
-    __syncthreads();
-#pragma unroll
-    for (int q = 0; q < ITEMS / 4; ++q) {
-      float4 f = s_data[LF_SWZ(threadIdx.x * (ITEMS / 4) + q)];
-      acc = COMBINE(acc, f.x); v[4 * q] = acc;
-      acc = COMBINE(acc, f.y); v[4 * q + 1] = acc;
-      acc = COMBINE(acc, f.z); v[4 * q + 2] = acc;
-      acc = COMBINE(acc, f.w); v[4 * q + 3] = acc;
-    }
-  } else
-#endif
-  {
-#pragma unroll
-    for (int i = 0; i < ITEMS; ++i) {
-      i64 j = base + i;
-      if (j < n) acc = COMBINE(acc, LIFT(LOAD(src[j * sn]), j));
-      v[i] = acc;
-    }
-  }
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   T inc = acc;  // inclusive scan of the threads' totals within the warp
 #pragma unroll
@@ -141,70 +151,85 @@ lf_scan_tiles(const S* x, O* y, i64 inner, i64 n, i64 so, i64 sn, i64 si, i64 ti
   }
   __syncthreads();
   const T total = s_warp[THREADS / 32 - 1];
-  const T thread_before = COMBINE(warp > 0 ? s_warp[warp - 1] : IDENTITY, before);
   if (warp == 0) {
-    // The look-back, a warp at a time: lane l inspects tile w - l of a window of 32 predecessors;
-    // the warp waits until all of them have published something, takes the nearest inclusive
-    // prefix (flag 2) and the aggregates of the tiles after it, and, when the window has no
-    // prefix, goes on 32 tiles further back. A line's first tile publishes its prefix at once, and
-    // windows reaching before it see identities with flag 2.
     T exclusive = IDENTITY;
-    const i64 first = line * tiles_per_line;
-    if (tile == 0) {
-      if (lane == 0) lf_publish(status, aggregates, prefixes, t, 2, total);
-    } else {
-      if (lane == 0) lf_publish(status, aggregates, prefixes, t, 1, total);
-      for (i64 w = t - 1;; w -= 32) {
-        const i64 p = w - lane;
-        int f;
-        T pv = IDENTITY;
-        for (;;) {
-          if (p < first) {
-            f = 2;
-          } else {
-#if PACKED
-            u64 word = ((volatile u64*)status)[p];
-            f = (int)(word >> 32);
-            pv = lf_state_from_bits((unsigned)word);
-#else
-            f = ((volatile int*)status)[2 * p];
-#endif
-          }
-          if (__all_sync(0xffffffffu, f != 0)) break;
-        }
-#if !PACKED
-        __threadfence();
-        if (p >= first) pv = f == 2 ? VLOAD(prefixes, p) : VLOAD(aggregates, p);
-#endif
-        const unsigned twos = __ballot_sync(0xffffffffu, f == 2);
-        const int stop = twos ? __ffs(twos) - 1 : 31;
-        if (lane > stop) pv = IDENTITY;
-        // In order: the farther tiles (higher lanes) first.
-#pragma unroll
-        for (int d = 1; d < 32; d *= 2) {
-          T down = SHFL_DOWN(pv, d);
-          if (lane + d < 32) pv = COMBINE(down, pv);
-        }
-        exclusive = COMBINE(SHFL_IDX(pv, 0), exclusive);
-        if (twos) break;
-      }
+    if (lane == 0) lf_publish(status, aggregates, prefixes, t, tile == 0 ? 2 : 1, total);
+    if (tile > 0) {
+      exclusive = lf_look_back(t, first, status, aggregates, prefixes);
       if (lane == 0) lf_publish(status, aggregates, prefixes, t, 2, COMBINE(exclusive, total));
     }
     if (lane == 0) s_prefix = exclusive;
   }
   __syncthreads();
-  const T start = COMBINE(s_prefix, thread_before);
+  return COMBINE(s_prefix, COMBINE(warp > 0 ? s_warp[warp - 1] : IDENTITY, before));
+}
+
 #if VEC4
-  if (vec) {  // every thread read its items from s_data before the block scan's barriers
+// Float32: a tile stays in shared memory from its load to its store, each thread's items scanned
+// in place, so a thread holds no items in registers (tiles of 32 items a thread fit 6 blocks an
+// SM). A whole tile of a contiguous line is read as 16-byte loads, consecutive threads at
+// consecutive addresses (coalesced), and written back the same way; other tiles element by
+// element through the strides. The float4 index is swizzled (its low 3 bits XOR the next 3) so
+// that neither the striped nor the blocked accesses conflict on banks.
+__device__ __forceinline__ float4& lf_quad(float4* s, int q) { return s[LF_SWZ(threadIdx.x * (ITEMS / 4) + q)]; }
+
+// This thread's items of the tile, scanned in place; returns their total.
+__device__ __forceinline__ T lf_scan_quads(float4* s) {
+  T acc = IDENTITY;
+#pragma unroll
+  for (int q = 0; q < ITEMS / 4; ++q) {
+    float4 f = lf_quad(s, q);
+    acc = COMBINE(acc, f.x); f.x = acc;
+    acc = COMBINE(acc, f.y); f.y = acc;
+    acc = COMBINE(acc, f.z); f.z = acc;
+    acc = COMBINE(acc, f.w); f.w = acc;
+    lf_quad(s, q) = f;
+  }
+  return acc;
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 6)  // 6 blocks an SM: at most 40 registers
+lf_scan_tiles(const S* x, O* y, i64 inner, i64 n, i64 so, i64 sn, i64 si, i64 tiles_per_line,
+              unsigned* counter, u64* status, T* aggregates, T* prefixes) {
+  __shared__ unsigned s_tile;
+  __shared__ float4 s_data[TILE / 4];
+  if (threadIdx.x == 0) s_tile = atomicAdd(counter, 1u);
+  __syncthreads();
+  const i64 t = s_tile;
+  const i64 line = t / tiles_per_line, tile = t % tiles_per_line;
+  const i64 o = line / inner, k = line % inner;
+  const S* src = x + o * so + k * si;
+  O* dst = y + o * n * inner + k;
+  const i64 tile_base = tile * TILE, base = tile_base + (i64)threadIdx.x * ITEMS;
+  const bool vec = sn == 1 && inner == 1 && tile_base + TILE <= n &&
+                   (((u64)(src + tile_base) | (u64)(dst + tile_base)) & 15) == 0;  // the same in the block
+  if (vec) {
+    const float4* in4 = (const float4*)(src + tile_base);
 #pragma unroll
     for (int q = 0; q < ITEMS / 4; ++q) {
-      float4 f;
-      f.x = COMBINE(start, v[4 * q]);
-      f.y = COMBINE(start, v[4 * q + 1]);
-      f.z = COMBINE(start, v[4 * q + 2]);
-      f.w = COMBINE(start, v[4 * q + 3]);
-      s_data[LF_SWZ(threadIdx.x * (ITEMS / 4) + q)] = f;
+      const int j = threadIdx.x + q * THREADS;
+      s_data[LF_SWZ(j)] = __ldcs(in4 + j);
     }
+    __syncthreads();
+  } else {
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+      const i64 j = base + i;
+      ((float*)&lf_quad(s_data, i / 4))[i & 3] = j < n ? LOAD(src[j * sn]) : IDENTITY;
+    }
+  }
+  const T acc = lf_scan_quads(s_data);
+  const T start = lf_thread_start(acc, t, tile, line * tiles_per_line, status, aggregates, prefixes);
+#pragma unroll
+  for (int q = 0; q < ITEMS / 4; ++q) {
+    float4 f = lf_quad(s_data, q);
+    f.x = COMBINE(start, f.x);
+    f.y = COMBINE(start, f.y);
+    f.z = COMBINE(start, f.z);
+    f.w = COMBINE(start, f.w);
+    lf_quad(s_data, q) = f;
+  }
+  if (vec) {
     __syncthreads();
     float4* out4 = (float4*)(dst + tile_base);
 #pragma unroll
@@ -212,22 +237,51 @@ lf_scan_tiles(const S* x, O* y, i64 inner, i64 n, i64 so, i64 sn, i64 si, i64 ti
       const int j = threadIdx.x + q * THREADS;
       __stcs(out4 + j, s_data[LF_SWZ(j)]);
     }
-    return;
+  } else {
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+      const i64 j = base + i;
+      if (j < n) dst[j * inner] = EMIT(((float*)&lf_quad(s_data, i / 4))[i & 3]);
+    }
   }
-#endif
+}
+#else
+// Other states: a thread's items in registers, read and written element by element.
+extern "C" __global__ void __launch_bounds__(THREADS)
+lf_scan_tiles(const S* x, O* y, i64 inner, i64 n, i64 so, i64 sn, i64 si, i64 tiles_per_line,
+              unsigned* counter, u64* status, T* aggregates, T* prefixes) {
+  __shared__ unsigned s_tile;
+  if (threadIdx.x == 0) s_tile = atomicAdd(counter, 1u);
+  __syncthreads();
+  const i64 t = s_tile;
+  const i64 line = t / tiles_per_line, tile = t % tiles_per_line;
+  const i64 o = line / inner, k = line % inner;
+  const S* src = x + o * so + k * si;
+  O* dst = y + o * n * inner + k;
+  const i64 base = tile * TILE + (i64)threadIdx.x * ITEMS;
+  T v[ITEMS];
+  T acc = IDENTITY;
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {
+    i64 j = base + i;
+    if (j < n) acc = COMBINE(acc, LIFT(LOAD(src[j * sn]), j));
+    v[i] = acc;
+  }
+  const T start = lf_thread_start(acc, t, tile, line * tiles_per_line, status, aggregates, prefixes);
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     i64 j = base + i;
     if (j < n) dst[j * inner] = EMIT(COMBINE(start, v[i]));
   }
 }
+#endif
 )";
 
 }  // namespace
 
 // The state type T of a scan and its operations, as CUDA C macros (see kScanSource).
-std::string scan_source(DType dtype, ir::Op op) {
-  std::string s = dtype_macros(dtype);
+std::string scan_source(DType dtype, ir::Op op, int items) {
+  std::string s = dtype_macros(dtype) + "#define ITEMS " + std::to_string(items) + "\n";
   const bool integer = !is_floating(dtype);
   if (op == ir::Op::CumMax || op == ir::Op::CumMin) {
     // {value, position}: the later one wins among equals; NaN wins and stays (the latest NaN).
@@ -306,9 +360,13 @@ void run_scan(backend::ScanCall& call) {
   std::function<void(const void*, void*)> run;
   if (call.numel() > 0) {
     const char* entry = columns ? "lf_scan_columns" : "lf_scan_tiles";
-    auto fn = library_function(scan_source(call.in_dtype, call.op), entry, device);
+    const int items = !columns && !extreme && call.in_dtype == DType::Float32 && call.n >= kLongLine ? kLongItems : kItems;
+    const int64_t tile = int64_t{kThreads} * items;
+    auto fn = library_function(scan_source(call.in_dtype, call.op, items), entry, device);
     if (!fn.ok()) return backend::run_scan_on_reference(call, "the scan kernel failed to compile: " + std::string(fn.status().message()));
     const auto f = static_cast<rt::cu::CUfunction>(*fn);
+    // Shared memory before L1: 6 float32 tiles of 32 KB an SM. A preference, not checked.
+    if (items == kLongItems) (void)rt::cu::api().cuFuncSetAttribute(f, /*CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT=*/9, 100);
     backend::ScanLines l = call;
     const int64_t in_offset = call.offset * static_cast<int64_t>(dtype_size(call.in_dtype));
     if (columns) {
@@ -321,7 +379,7 @@ void run_scan(backend::ScanCall& call) {
       };
       how = "a thread per line (" + std::to_string(l.lines()) + " lines)";
     } else {
-      int64_t tiles_per_line = (l.n + kTile - 1) / kTile;
+      int64_t tiles_per_line = (l.n + tile - 1) / tile;
       int64_t tiles = tiles_per_line * l.lines();
       if (tiles > INT32_MAX) return backend::run_scan_on_reference(call, "too many tiles for one grid");
       // counter (16 bytes), a status word a tile (8 bytes, zeroed), aggregates and prefixes (16
@@ -344,7 +402,7 @@ void run_scan(backend::ScanCall& call) {
         LF_CU_CHECK(rt::cu::api().cuLaunchKernel(f, static_cast<unsigned>(tiles), 1, 1, kThreads, 1, 1, 0, ctx.stream,
                                                  params, nullptr));
       };
-      how = "single-pass decoupled look-back scan, " + std::to_string(tiles) + " tiles of " + std::to_string(kTile);
+      how = "single-pass decoupled look-back scan, " + std::to_string(tiles) + " tiles of " + std::to_string(tile);
     }
     run(call.data, out->data());
   }

@@ -100,6 +100,29 @@ TEST_P(ScanScatter, ScansMatchReferenceOnGpuPathShapes) {
   }
 }
 
+// Lines on either side of the GPU's long-line threshold (65536: tiles of 8192, 32 items a thread,
+// for the 4-byte states), every float dtype: 65535 and 65536 elements, and 3 lines of 2^20 + 5
+// (2 unaligned, partial last tiles) with an inf and a NaN. Positive values: no cancellation, so the
+// tolerance of a sum of n values applies.
+TEST_P(ScanScatter, ScansMatchReferenceAroundLongLineTiles) {
+  FusionScope scope(GetParam());
+  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}) {
+    for (int64_t n : {int64_t{65535}, int64_t{65536}}) {
+      Tensor x = data({2, n}, dt, 0, 1.0 / 64);
+      lf::test::expect_matches_reference(lf::cumsum(x, 1), n, "cumsum lines at the threshold");
+    }
+    const int64_t m = (int64_t{1} << 20) + 5;
+    Tensor i = lf::arange(0, static_cast<double>(3 * m), 1, DType::Int64).reshape({3, m});
+    Tensor lines = lf::where(i == m + 77, std::numeric_limits<float>::infinity(),
+                             lf::where(i == 2 * m + 8193, std::numeric_limits<float>::quiet_NaN(),
+                                       lf::cast(data({3, m}, dt, 0, 1.0 / 64), DType::Float32)));
+    lines = lf::cast(lines, dt);
+    lf::sync();
+    lf::test::expect_matches_reference(lf::cumsum(lines, 1), m, "cumsum 3 long lines");
+    lf::test::expect_matches_reference(lf::logcumsumexp(lines, 1), m, "logcumsumexp 3 long lines");
+  }
+}
+
 TEST_P(ScanScatter, ScansPropagateNanAndInf) {
   FusionScope scope(GetParam());
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
@@ -387,8 +410,9 @@ TEST(ScanScatterCalls, RunAsBackendLaunches) {
   EXPECT_EQ(d.launched(), 2u);
 }
 
-// The GPU scan kernels' CUDA C compiles with NVRTC for sm_90 for every dtype and op (all a
-// machine without a GPU can check of them).
+// The GPU scan kernels' CUDA C compiles with NVRTC for sm_90 for every dtype and op, and with 32
+// items a thread for the 4-byte states that long lines use (all a machine without a GPU can check
+// of them).
 TEST(ScanScatterCuda, KernelsCompile) {
   if (!lf::cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90").ok())
     GTEST_SKIP() << "NVRTC is not available here";
@@ -399,6 +423,10 @@ TEST(ScanScatterCuda, KernelsCompile) {
       if (op == lf::ir::Op::LogCumSumExp && !is_floating(dt)) continue;
       jobs.push_back({std::string(lf::cuda::kPrelude) + lf::cuda::scan_source(dt, op), "scan",
                       std::string(lf::dtype_name(dt)) + " " + lf::ir::op_name(op)});
+      const bool extreme = op == lf::ir::Op::CumMax || op == lf::ir::Op::CumMin;
+      if (!extreme && is_floating(dt) && dt != DType::Float64)
+        jobs.push_back({std::string(lf::cuda::kPrelude) + lf::cuda::scan_source(dt, op, 32), "scan",
+                        std::string(lf::dtype_name(dt)) + " " + lf::ir::op_name(op) + " 32 items"});
     }
   }
   lf::test::expect_all_compile(jobs);  // the scatter kernels: ScatterFamilyCuda.KernelsCompile
