@@ -31,11 +31,14 @@ Tensor from_host(const std::vector<T>& data, Shape shape, DType dtype) {
   // Filled on the host, then (on a GPU) copied up; the host block goes back to its cache.
   auto storage = rt::Storage::allocate(Device::cpu(), bytes);
   T* dst = static_cast<T*>(storage->data());
-  for (int64_t i = 0; i < n; ++i) dst[i] = data[i];  // std::vector<bool> has no data()
+  for (int64_t i = 0; i < n; ++i) dst[i] = data[static_cast<size_t>(i)];  // std::vector<bool> has no data()
+  rt::note_value_range(*storage, dtype, n);  // for gathers that index with these values
   if (!device.is_cpu()) {
     try {
       auto on_device = rt::Storage::allocate(device, bytes);
       rt::copy(*storage, 0, *on_device, 0, bytes);
+      rt::Storage::ValueRange r;
+      if (storage->value_range(&r)) on_device->set_value_range(r);
       storage = std::move(on_device);
     } catch (const Error& e) {
       fail("from_vector", "cannot copy " + std::string(dtype_name(dtype)) + shape_str(shape) + " (" +

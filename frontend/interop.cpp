@@ -154,6 +154,7 @@ const ir::Node& computed(const Tensor& t, const char* op) {
 
 const void* Tensor::data_ptr() const {
   const ir::Node& n = computed(*this, "data_ptr");
+  n.storage->forget_value_range();  // the memory is handed out: a consumer could write there
   return static_cast<const char*>(n.storage->data()) + n.layout.offset * static_cast<int64_t>(dtype_size(n.dtype));
 }
 

@@ -250,6 +250,7 @@ Tensor tensor_from_npy(const char* op, const std::string& path, const char* data
   auto storage = rt::Storage::allocate(Device::cpu(), bytes);
   if (bytes) std::memcpy(storage->data(), data + h.data_offset, bytes);
   if (h.swap) byte_swap(static_cast<char*>(storage->data()), bytes, dtype_size(h.dtype));
+  rt::note_value_range(*storage, h.dtype, static_cast<int64_t>(bytes / dtype_size(h.dtype)));
   return make_tensor(std::move(storage), h);
 }
 

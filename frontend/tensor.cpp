@@ -159,6 +159,8 @@ Tensor Tensor::to(Device device) const {
   try {
     storage = rt::Storage::allocate(device, bytes);
     rt::copy(*n.storage, static_cast<size_t>(n.layout.offset) * esize, *storage, 0, bytes);
+    rt::Storage::ValueRange r;  // a bound on the source storage's values bounds any view's
+    if (n.storage->value_range(&r)) storage->set_value_range(r);
   } catch (const Error& e) {
     detail::fail("to", "moving a tensor from " + move + " failed: " + e.what());
   }

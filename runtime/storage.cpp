@@ -5,9 +5,11 @@
 #include "runtime/storage.h"
 
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <new>
@@ -217,6 +219,24 @@ void copy(const Storage& src, size_t src_offset, Storage& dst, size_t dst_offset
                                 ctx.stream),
             "cuMemcpyDtoHAsync(" + what + ")");
   cu::check(d.cuStreamSynchronize(ctx.stream), "cuStreamSynchronize after " + what);  // the host reads next
+}
+
+namespace {
+template <typename T>
+Storage::ValueRange bound(const T* p, int64_t count) {
+  Storage::ValueRange r{std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
+  for (int64_t i = 0; i < count; ++i) {
+    r.lo = std::min<int64_t>(r.lo, p[i]);
+    r.hi = std::max<int64_t>(r.hi, p[i]);
+  }
+  return r;
+}
+}  // namespace
+
+void note_value_range(Storage& s, DType dtype, int64_t count) {
+  if (!s.device().is_cpu() || count <= 0) return;
+  if (dtype == DType::Int64) s.set_value_range(bound(static_cast<const int64_t*>(s.data()), count));
+  if (dtype == DType::Int32) s.set_value_range(bound(static_cast<const int32_t*>(s.data()), count));
 }
 
 void read_flags(const Storage& src, size_t offset, void* out, size_t bytes) {

@@ -41,6 +41,29 @@ class Storage {
   Device device() const { return device_; }
   bool borrowed() const { return borrowed_; }
 
+  // A bound on an integer storage's values that the host knows because it wrote them itself
+  // (lf::from_vector, a .npy file, a copy of such a storage to another device): every element lies
+  // in [lo, hi]. A gather whose indices are known in range needs no device check, so its flush
+  // does not wait for the device to read an error word. Storages are written once (values are
+  // immutable), so the bound holds for the storage's life; handing the memory out
+  // (Tensor::data_ptr, DLPack export) forgets it, since a consumer could write there. Never set on
+  // borrowed memory.
+  struct ValueRange {
+    int64_t lo = 0, hi = -1;
+  };
+  bool value_range(ValueRange* out) const {
+    if (!range_known_.load(std::memory_order_acquire)) return false;
+    *out = range_;
+    return true;
+  }
+  // Before the storage is shared with another thread (it is published through a tensor after).
+  void set_value_range(ValueRange r) {
+    if (borrowed_) return;
+    range_ = r;
+    range_known_.store(true, std::memory_order_release);
+  }
+  void forget_value_range() { range_known_.store(false, std::memory_order_release); }
+
  private:
   Storage(Device device, void* data, size_t nbytes, bool borrowed = false)
       : device_(device), data_(data), nbytes_(nbytes), borrowed_(borrowed) {}
@@ -48,9 +71,15 @@ class Storage {
   void* data_;
   std::atomic<size_t> nbytes_;  // grows only: a second borrow of the same address may cover more
   bool borrowed_;
+  ValueRange range_;
+  std::atomic<bool> range_known_{false};
   std::mutex owners_mu_;
   std::vector<std::shared_ptr<void>> owners_;  // borrowed: what keeps the memory alive
 };
+
+// Sets a host storage's value range (Storage::set_value_range) from its first `count` elements of
+// `dtype` when they are Int32 or Int64; nothing for other dtypes or a device storage.
+void note_value_range(Storage& s, DType dtype, int64_t count);
 
 // Copies `bytes` from src[src_offset...] to dst[dst_offset...] (offsets in bytes), between any two
 // devices. Work on a CUDA device is ordered on its stream (cu::device_context(i).stream), after

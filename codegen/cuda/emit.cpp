@@ -341,9 +341,12 @@ std::string Emitter::compute(int i, const std::string& prefix) {
       // {tag, index} into the error operand, which the executor reads after the launch, and reads
       // element 0 instead.
       std::string q = [&](int p) { return "q" + std::to_string(in.params[p]); }(0);
-      std::string stride = "q" + std::to_string(in.params[1]), tag = "q" + std::to_string(in.params[2]);
-      std::string err = "p" + std::to_string(k_.error_slot);
+      std::string stride = "q" + std::to_string(in.params[1]);
       std::string off = "(" + prefix + std::to_string(in.slot) + " + i_ * " + stride + ")";
+      if (in.params.size() < 3)  // indices known in range: no check (kir::InstrKind::Gather)
+        return "([&]{ const i64 r_ = (i64)(" + v(in.args[0]) + "); const i64 i_ = r_ < 0 ? r_ + " + q +
+               " : r_; return " + load(in.slot, off, in.dtype) + "; }())";
+      std::string tag = "q" + std::to_string(in.params[2]), err = "p" + std::to_string(k_.error_slot);
       return "([&]{ const i64 r_ = (i64)(" + v(in.args[0]) + "); i64 i_ = r_ < 0 ? r_ + " + q + " : r_;"
              " if ((unsigned long long)i_ >= (unsigned long long)" + q + ") { " + err + "[0] = " + tag + "; " +
              err + "[1] = r_; i_ = 0; } return " + load(in.slot, off, in.dtype) + "; }())";

@@ -460,6 +460,7 @@ void run_scatter(backend::ScatterCall& call) {
             " chunks), then one atomic add a bin and block";
   }
   l->run(call, out->data());
+  if (call.count > 0) ++call.run.stats.index_checks;
   l->check();
   call.run.stats.kernels_launched += static_cast<uint64_t>(std::max(l->launches, 1));
   call.run.stats.bytes_moved += static_cast<uint64_t>(2 * call.out_numel + call.count) * dtype_size(call.dtype) +

@@ -3,6 +3,8 @@
 #include <bit>
 #include <cstring>
 
+#include "codegen/ir/view.h"
+
 namespace lf::plan {
 namespace {
 
@@ -64,6 +66,9 @@ void describe(const std::vector<ir::Node*>& order, const std::function<bool(cons
     for (int64_t x : {bits(a.value), bits(a.value2), a.ivalue, a.axis, a.start, a.step, int64_t{a.keepdim},
                       static_cast<int64_t>(a.seed), static_cast<int64_t>(a.counter)})
       *w++ = x;
+    // A gather's kernel checks its indices unless they are known in range (lower.cpp), a fact of
+    // the index's storage that the leaf words below do not hold.
+    if (n->op == ir::Op::Gather) *w++ = ir::gather_indices_known_in_range(*n);
     *w++ = static_cast<int64_t>(n->inputs.size());
     for (const ir::NodePtr& in : n->inputs) {
       // Pending inputs are all in the order; a realized one is a leaf, numbered below the nodes

@@ -299,6 +299,7 @@ void count_replay(const plan::Plan& plan, CacheStats& stats) {
     stats.hits += s.lookups;
     stats.kernels_launched += s.launches;
     stats.bytes_moved += static_cast<uint64_t>(s.bytes);
+    stats.index_checks += (s.error ? 1 : 0) + (s.check ? 1 : 0);
   }
   ++stats.flushes;
   ++stats.plans_replayed;

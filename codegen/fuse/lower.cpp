@@ -242,6 +242,7 @@ class Lowerer {
 
   // A gather (ir::Op::Gather): its source is read from memory (the fuser makes sure it is written
   // first) through a view whose stride along the gathered dim is 0; the index picks the element.
+  // Checked against the error operand unless its indices are known in range (no tag param then).
   int gather(Node* n, bool row) {
     auto [isrc, ichain] = ir::resolve_views(n->inputs[1].get());
     int index = member(isrc) ? instr_of(isrc) : p_.inline_nodes.count(isrc) ? inline_instr(isrc, row) : leaf(isrc, ichain, row);
@@ -261,6 +262,14 @@ class Lowerer {
     int slot = static_cast<int>(operands_.size());
     operands_.push_back(std::move(od));
     out_.bytes += n->numel() * static_cast<int64_t>(dtype_size(source->dtype));
+    Instr in;
+    in.kind = InstrKind::Gather;
+    in.dtype = n->dtype;
+    in.row = row;
+    in.slot = slot;
+    in.args = {index};
+    in.params = {param(kir::ParamKind::Int, size), param(kir::ParamKind::Int, stride)};
+    if (ir::gather_indices_known_in_range(*n)) return push(std::move(in), channels_last(*source));  // no check
     if (out_.kernel.error_slot < 0) {
       out_.error_storage = rt::Storage::allocate(device_, 2 * sizeof(int64_t));
       zero(*out_.error_storage);
@@ -272,14 +281,7 @@ class Lowerer {
       operands_.push_back(std::move(err));
     }
     out_.gathers.push_back(n);
-    Instr in;
-    in.kind = InstrKind::Gather;
-    in.dtype = n->dtype;
-    in.row = row;
-    in.slot = slot;
-    in.args = {index};
-    in.params = {param(kir::ParamKind::Int, size), param(kir::ParamKind::Int, stride),
-                 param(kir::ParamKind::Int, static_cast<int64_t>(out_.gathers.size()))};
+    in.params.push_back(param(kir::ParamKind::Int, static_cast<int64_t>(out_.gathers.size())));
     return push(std::move(in), channels_last(*source));
   }
 

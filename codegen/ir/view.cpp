@@ -1,5 +1,7 @@
 #include "codegen/ir/view.h"
 
+#include "runtime/storage.h"
+
 namespace lf::ir {
 
 Strided contiguous_view(const Shape& shape) { return Strided{shape, contiguous_strides(shape), 0}; }
@@ -88,6 +90,18 @@ std::optional<Strided> view_of_chain(const Node& source, const std::vector<Node*
     s = std::move(*next);
   }
   return s;
+}
+
+bool gather_indices_known_in_range(const Node& gather) {
+  if (gather.op != Op::Gather || gather.inputs.size() < 2) return false;
+  const Node* index = resolve_views(const_cast<Node*>(gather.inputs[1].get())).first;
+  rt::Storage::ValueRange r;
+  if (!index->realized() || !index->storage->value_range(&r)) return false;
+  const size_t axis = static_cast<size_t>(gather.attrs.axis);
+  const Shape& source = gather.inputs[0]->shape;
+  if (axis >= source.size()) return false;
+  const int64_t size = source[axis];
+  return r.lo >= -size && r.hi < size;
 }
 
 }  // namespace lf::ir

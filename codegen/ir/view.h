@@ -33,4 +33,12 @@ std::pair<Node*, std::vector<Node*>> resolve_views(Node* node);
 // materialized), then each view of `chain` applied. nullopt when a reshape does not fit.
 std::optional<Strided> view_of_chain(const Node& source, const std::vector<Node*>& chain);
 
+// Whether a gather's indices (ir::Op::Gather, inputs[1]) are known to lie in [-size, size) of the
+// gathered dim without looking at them: they are a view of a realized storage whose value range
+// the host knows (rt::Storage::value_range: values it wrote itself) and that range fits. Such a
+// gather's kernel checks nothing, so its flush does not wait for the device to read an error word.
+// Flush plans keep this in their signature (plan::describe), so a replay never binds indices that
+// are not known in range to a kernel that does not check them.
+bool gather_indices_known_in_range(const Node& gather);
+
 }  // namespace lf::ir

@@ -28,7 +28,8 @@ enum class InstrKind : uint8_t {
   // the current element (its stride along the gathered dim is 0) plus i * stride, where i is
   // args[0] (an integer) taken modulo size when negative; params: {size, stride, tag}. An i out of
   // [-size, size) stores tag and i into the kernel's error operand (Kernel::error_slot) and reads
-  // element 0 instead, so the executor can report it after the launch.
+  // element 0 instead, so the executor can report it after the launch. Without the tag (params
+  // {size, stride}) the indices are known in range (ir::gather_indices_known_in_range): no check.
   Gather,
   // A load of operand `slot` at indices computed in the kernel (ir::Op::Remap): the operand's
   // offset at the current element (its strides along the remapped dims are 0) plus the sum of

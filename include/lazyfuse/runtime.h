@@ -51,6 +51,10 @@ struct CacheStats {
   uint64_t quick_builds = 0;      // of kernels_compiled, quick builds (GPU tiered compiling)
   uint64_t kernels_upgraded = 0;  // quick builds replaced by their optimized build (background thread)
   double upgrade_ms = 0;          // the optimized builds' compile time, on the background thread
+  // Index-error words read at sync points: one per kernel or GPU scatter whose indices are data
+  // (a gather's indices the host wrote itself and knows in range need none). On a GPU each read
+  // waits for the device's queued work, so a flush with one returns when the device is done.
+  uint64_t index_checks = 0;
 };
 CacheStats cache_stats();
 void reset_stats();

@@ -131,7 +131,8 @@ TEST(FlushPlan, AHeldIntermediateIsStored) {
 
 // Flushes with a gather replay too, and still check their indices at the sync: an index out of
 // range in a replayed flush is the same lf::Error as outside plans, and the plan goes on replaying
-// (its error buffer zeroed again) once the indices are good.
+// (its error buffer zeroed again) once the indices are good. The indices are computed (a product),
+// so the host does not know them.
 TEST(FlushPlan, GathersReplayAndStillCheckTheirIndices) {
   struct Restore {
     bool saved = lf::rt::config().tiered_compile;
@@ -150,13 +151,15 @@ TEST(FlushPlan, GathersReplayAndStillCheckTheirIndices) {
     std::vector<int64_t> v(6);
     for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int64_t>((i * 7 + static_cast<size_t>(it)) % 50) - 25;
     if (bad) v[3] = 50;  // one past the table
-    return lf::from_vector(v, {2, 3}).to(lf::default_device());
+    return lf::from_vector(v, {2, 3}).to(lf::default_device()) * 1;
   };
   auto body = [&](int it, bool bad) {
     return lf::layer_norm(lf::embedding(table, ids_for(it, bad)), 1) * scale;
   };
+  const uint64_t checks = lf::cache_stats().index_checks;
   uint64_t replayed = check_loop(4, [&](int it) { return std::vector<Tensor>{body(it, false)}; });
   EXPECT_EQ(replayed, 2u) << "first sighting, recorded, then replayed";
+  EXPECT_EQ(lf::cache_stats().index_checks - checks, 4u) << "a check a flush";
   uint64_t before = lf::cache_stats().plans_replayed;
   Tensor y = body(9, true);
   std::string what;
@@ -170,6 +173,62 @@ TEST(FlushPlan, GathersReplayAndStillCheckTheirIndices) {
   EXPECT_NE(what.find("index 50"), std::string::npos) << what;
   y = Tensor();
   EXPECT_EQ(check_loop(2, [&](int it) { return std::vector<Tensor>{body(it + 20, false)}; }), 2u);
+}
+
+// Indices the host wrote itself (from_vector, and a copy to the device) carry their bound
+// (rt::Storage::value_range): a gather whose indices are known in range checks nothing, so its
+// flush reads no error word (on a GPU: does not wait for the device). The fact is part of the plan's
+// signature: indices out of range, or indices the host does not know (computed, or handed out by
+// data_ptr, after which a consumer could have written them), get the checked kernel, and their
+// error at the sync, never a replay of the unchecked one.
+TEST(FlushPlan, GathersOfIndicesKnownInRangeCheckNothing) {
+  struct Restore {
+    bool saved = lf::rt::config().tiered_compile;
+    ~Restore() { lf::rt::mutable_config().tiered_compile = saved; }
+  } restore;
+  lf::rt::mutable_config().tiered_compile = false;
+  lf::finish_compiles();  // see GathersReplayAndStillCheckTheirIndices
+  static int runs = 0;
+  const float scale = 3.0f + static_cast<float>(runs++);
+  Tensor table = lf::from_vector(data(40 * 16, 1), {40, 16}).to(lf::default_device());
+  lf::sync();
+  auto ids_for = [](int it, int64_t bad) {
+    std::vector<int64_t> v(8);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int64_t>((i * 5 + static_cast<size_t>(it)) % 80) - 40;
+    if (bad != 0) v[5] = bad;
+    return lf::from_vector(v, {2, 4}).to(lf::default_device());
+  };
+  auto body = [&](const Tensor& ids) { return lf::layer_norm(lf::embedding(table, ids), 1) * scale; };
+  uint64_t checks = lf::cache_stats().index_checks;
+  EXPECT_EQ(check_loop(4, [&](int it) { return std::vector<Tensor>{body(ids_for(it, 0))}; }), 2u);
+  EXPECT_EQ(lf::cache_stats().index_checks - checks, 0u) << "indices from the host, in [-40, 40): no check";
+  for (int64_t bad : {int64_t{40}, int64_t{-41}}) {
+    Tensor y = body(ids_for(7, bad));
+    std::string what;
+    try {
+      lf::sync();
+    } catch (const lf::Error& e) {
+      what = e.what();
+    }
+    EXPECT_NE(what.find("embedding"), std::string::npos) << bad << ": " << what;
+    EXPECT_NE(what.find("index " + std::to_string(bad)), std::string::npos) << what;
+  }
+  // Known in range again: the unchecked plan replays.
+  EXPECT_EQ(check_loop(2, [&](int it) { return std::vector<Tensor>{body(ids_for(it + 10, 0))}; }), 2u);
+  checks = lf::cache_stats().index_checks;
+  EXPECT_EQ(check_loop(2, [&](int it) {
+              Tensor ids = ids_for(it + 20, 0);
+              ids.data_ptr();  // handed out: no longer known
+              return std::vector<Tensor>{body(ids)};
+            }), 1u);
+  EXPECT_EQ(lf::cache_stats().index_checks - checks, 2u) << "handed-out indices are checked";
+  // A view of known indices (a slice, a reshape) is known too; a cast or any other op is not.
+  checks = lf::cache_stats().index_checks;
+  Tensor ids = ids_for(3, 0);
+  check_loop(1, [&](int) { return std::vector<Tensor>{body(lf::slice(ids.reshape({8}), 0, 2, 7))}; });
+  EXPECT_EQ(lf::cache_stats().index_checks - checks, 0u);
+  check_loop(1, [&](int) { return std::vector<Tensor>{body(lf::cast(ids, lf::DType::Int32))}; });
+  EXPECT_EQ(lf::cache_stats().index_checks - checks, 1u);
 }
 
 TEST(FlushPlan, AHeldViewOfADroppedBufferReplays) {

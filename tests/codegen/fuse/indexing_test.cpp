@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <limits>
 
@@ -250,6 +251,34 @@ TEST_P(Indexing, IndexOutOfRangeIsAnErrorAtTheSyncPoint) {
   expect_error(lf::index_add(x, 0, ints({2}, {1}), lf::ones({1, 3})), "lf::scatter_add: index 2");
   // The trace stays usable after the error.
   EXPECT_EQ(lf::index_select(x, 1, ints({2}, {1})).to_vector<float>(), (std::vector<float>{2, 5}));
+}
+
+// Indices the host wrote itself carry their bound (rt::Storage::value_range): int32 and int64
+// from_vector, a copy to another device, a .npy file. A gather of such indices in range reads no
+// error word at the sync (cache_stats().index_checks); borrowed memory (from_blob), computed
+// indices and host indices out of range are checked. Values match the reference either way.
+TEST_P(Indexing, HostIndicesKnownInRangeAreNotChecked) {
+  FusionScope scope(GetParam());
+  const lf::Device device = lf::default_device();
+  Tensor table = lf::arange(0, 24).reshape({6, 4}) * 1.5f;
+  auto checks_of = [&](const Tensor& ids, const std::string& what) {
+    const uint64_t before = lf::cache_stats().index_checks;
+    lf::test::expect_matches_reference(lf::embedding(table, ids) + 1, 1, what);
+    return lf::cache_stats().index_checks - before;
+  };
+  std::vector<int64_t> v{5, 0, -6, 2, -1};
+  EXPECT_EQ(checks_of(ints(v, {5}), "int64"), 0u);
+  EXPECT_EQ(checks_of(lf::from_vector(std::vector<int32_t>{5, 0, -6, 2}, {2, 2}), "int32"), 0u);
+  EXPECT_EQ(checks_of(ints(v, {5}).to(lf::Device::cpu()).to(device), "copied"), 0u);
+  const std::string path = ::testing::TempDir() + "lazyfuse_ids.npy";
+  lf::save(path, ints(v, {5}));
+  EXPECT_EQ(checks_of(lf::load(path).to(device), "npy"), 0u);
+  std::remove(path.c_str());
+  EXPECT_EQ(checks_of(lf::from_blob(v.data(), {5}, DType::Int64).to(device), "borrowed"), 1u);
+  EXPECT_EQ(checks_of(ints(v, {5}) * 1, "computed"), 1u);
+  const uint64_t before = lf::cache_stats().index_checks;
+  EXPECT_THROW((lf::embedding(table, ints({1, 6}, {2})) + 1).to_vector<float>(), lf::Error);
+  EXPECT_EQ(lf::cache_stats().index_checks - before, 1u);
 }
 
 TEST(IndexingErrors, BadArgumentsFailAtTheCall) {

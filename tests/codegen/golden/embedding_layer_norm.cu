@@ -1,5 +1,5 @@
-struct Meta { i64 v[21]; };
-struct Ptrs { void* p[4]; };
+struct Meta { i64 v[17]; };
+struct Ptrs { void* p[3]; };
 struct Scratch { void* partial; void* partial_index; unsigned* counters; };
 extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Meta meta, const Ptrs ptrs, const Scratch scratch) {
   const int n0 = (int)meta.v[0];
@@ -9,15 +9,12 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
   const int off1 = (int)meta.v[5];
   const float* __restrict__ p1 = (const float*)ptrs.p[1];
   const int off2 = (int)meta.v[8];
-  i64* __restrict__ p2 = (i64*)ptrs.p[2];
-  const int off3 = (int)meta.v[11];
-  const int s3_0 = (int)meta.v[12];
-  float* __restrict__ p3 = (float*)ptrs.p[3];
-  const i64 q0 = meta.v[14];
-  const i64 q1 = meta.v[15];
-  const i64 q2 = meta.v[16];
-  const i64 q3 = meta.v[17];
-  const i64 q4 = meta.v[18];
+  const int s2_0 = (int)meta.v[9];
+  float* __restrict__ p2 = (float*)ptrs.p[2];
+  const i64 q0 = meta.v[11];
+  const i64 q1 = meta.v[12];
+  const i64 q2 = meta.v[13];
+  const i64 q3 = meta.v[14];
   __shared__ double red_v[8];
   __shared__ i64 red_i[8];
   __shared__ bool last_block;
@@ -31,8 +28,7 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
     (void)rest_;
     int b0 = off0 + o0 * 1;
     int b1 = off1;
-    int b2 = off2;
-    int b3 = off3 + o0 * s3_0;
+    int b2 = off2 + o0 * s2_0;
     i64 c0[1];
     float g1[1];
     #pragma unroll
@@ -42,12 +38,11 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
       const int j = (int)j64;
       int e0 = b0;
       int e1 = b1 + j;
-      int e2 = b2;
-      int e3 = b3 + j;
+      int e2 = b2 + j;
       c0[k_] = __ldg(&p0[e0]);
       {
         const i64 v0 = c0[k_];
-        g1[k_] = ([&]{ const i64 r_ = (i64)(v0); i64 i_ = r_ < 0 ? r_ + q0 : r_; if ((unsigned long long)i_ >= (unsigned long long)q0) { p2[0] = q2; p2[1] = r_; i_ = 0; } return __ldg(&p1[(e1 + i_ * q1)]); }());
+        g1[k_] = ([&]{ const i64 r_ = (i64)(v0); const i64 i_ = r_ < 0 ? r_ + q0 : r_; return __ldg(&p1[(e1 + i_ * q1)]); }());
       }
     }
     float acc2 = 0.0f;
@@ -58,8 +53,7 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
       const int j = (int)j64;
       int e0 = b0;
       int e1 = b1 + j;
-      int e2 = b2;
-      int e3 = b3 + j;
+      int e2 = b2 + j;
       const i64 v0 = c0[k_];
       const float v1 = g1[k_];
       acc2 = acc2 + v1;
@@ -82,7 +76,7 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
     acc2 = ((float*)red_v)[0];
     __syncthreads();
     const float v2 = acc2;
-    const float v3 = ((float)(__longlong_as_double(q3)));
+    const float v3 = ((float)(__longlong_as_double(q2)));
     const float v4 = (v2 / v3);
     float acc7 = 0.0f;
     #pragma unroll
@@ -92,8 +86,7 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
       const int j = (int)j64;
       int e0 = b0;
       int e1 = b1 + j;
-      int e2 = b2;
-      int e3 = b3 + j;
+      int e2 = b2 + j;
       const i64 v0 = c0[k_];
       const float v1 = g1[k_];
       const float v5 = (v1 - v4);
@@ -119,7 +112,7 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
     __syncthreads();
     const float v7 = acc7;
     const float v8 = (v7 / v3);
-    const float v9 = ((float)(__longlong_as_double(q4)));
+    const float v9 = ((float)(__longlong_as_double(q3)));
     const float v10 = (v8 + v9);
     const float v11 = (1.0f / sqrtf(v10));
     #pragma unroll
@@ -129,13 +122,12 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
       const int j = (int)j64;
       int e0 = b0;
       int e1 = b1 + j;
-      int e2 = b2;
-      int e3 = b3 + j;
+      int e2 = b2 + j;
       const i64 v0 = c0[k_];
       const float v1 = g1[k_];
       const float v5 = (v1 - v4);
       const float v12 = (v5 * v11);
-      p3[e3] = v12;
+      p2[e2] = v12;
     }
     __syncthreads();
   }

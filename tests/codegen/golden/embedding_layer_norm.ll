@@ -34,163 +34,118 @@ entry:
   %37 = load i64, ptr %36, align 4
   %38 = getelementptr inbounds i64, ptr %0, i64 13
   %39 = load i64, ptr %38, align 4
-  %40 = getelementptr inbounds ptr, ptr %1, i64 3
-  %41 = load ptr, ptr %40, align 8
-  %42 = getelementptr inbounds i64, ptr %0, i64 14
-  %43 = load i64, ptr %42, align 4
-  %44 = getelementptr inbounds i64, ptr %0, i64 15
-  %45 = load i64, ptr %44, align 4
-  %46 = getelementptr inbounds i64, ptr %0, i64 16
-  %47 = load i64, ptr %46, align 4
-  %48 = getelementptr inbounds i64, ptr %0, i64 17
-  %49 = load i64, ptr %48, align 4
-  %50 = getelementptr inbounds i64, ptr %0, i64 18
-  %51 = load i64, ptr %50, align 4
-  %52 = icmp slt i64 %2, %3
-  br i1 %52, label %row, label %row.exit
-row:                                              ; preds = %col.exit7, %entry
-  %row.i = phi i64 [ %2, %entry ], [ %145, %col.exit7 ]
-  %53 = mul i64 %row.i, 1
-  %54 = add i64 %11, %53
-  %55 = mul i64 %row.i, 0
-  %56 = add i64 %19, %55
-  %57 = mul i64 %row.i, 0
-  %58 = add i64 %27, %57
-  %59 = mul i64 %row.i, %37
-  %60 = add i64 %35, %59
-  %61 = icmp slt i64 %4, %5
-  br i1 %61, label %col, label %col.exit
-row.exit:                                         ; preds = %col.exit7, %entry
+  %40 = getelementptr inbounds i64, ptr %0, i64 14
+  %41 = load i64, ptr %40, align 4
+  %42 = icmp slt i64 %2, %3
+  br i1 %42, label %row, label %row.exit
+row:                                              ; preds = %col.exit5, %entry
+  %row.i = phi i64 [ %2, %entry ], [ %129, %col.exit5 ]
+  %43 = mul i64 %row.i, 1
+  %44 = add i64 %11, %43
+  %45 = mul i64 %row.i, 0
+  %46 = add i64 %19, %45
+  %47 = mul i64 %row.i, %29
+  %48 = add i64 %27, %47
+  %49 = icmp slt i64 %4, %5
+  br i1 %49, label %col, label %col.exit
+row.exit:                                         ; preds = %col.exit5, %entry
   ret void
-col:                                              ; preds = %gather.ok, %row
-  %col.i = phi i64 [ %4, %row ], [ %91, %gather.ok ]
-  %62 = phi float [ 0.000000e+00, %row ], [ %90, %gather.ok ]
-  %63 = mul i64 %col.i, 0
-  %64 = add i64 %54, %63
-  %65 = mul i64 %col.i, 1
-  %66 = add i64 %56, %65
-  %67 = mul i64 %col.i, 0
-  %68 = add i64 %58, %67
-  %69 = mul i64 %col.i, 1
-  %70 = add i64 %60, %69
-  %71 = mul i64 0, %9
-  %72 = add i64 %71, %col.i
-  %73 = getelementptr i64, ptr %17, i64 %64
-  %74 = load i64, ptr %73, align 4
-  %75 = add i64 %74, %43
-  %76 = icmp slt i64 %74, 0
-  %77 = select i1 %76, i64 %75, i64 %74
-  %78 = icmp uge i64 %77, %43
-  br i1 %78, label %gather.bad, label %gather.ok, !prof !0
-col.exit:                                         ; preds = %gather.ok, %row
-  %79 = phi float [ 0.000000e+00, %row ], [ %90, %gather.ok ]
-  %80 = bitcast i64 %49 to double
-  %81 = fptrunc double %80 to float
-  %82 = fdiv float %79, %81
-  %83 = icmp slt i64 %4, %5
-  br i1 %83, label %col1, label %col.exit2
-gather.bad:                                       ; preds = %col
-  store i64 %47, ptr %33, align 4
-  %84 = getelementptr inbounds i64, ptr %33, i64 1
-  store i64 %74, ptr %84, align 4
-  br label %gather.ok
-gather.ok:                                        ; preds = %gather.bad, %col
-  %85 = select i1 %78, i64 0, i64 %77
-  %86 = mul i64 %85, %45
-  %87 = add i64 %66, %86
-  %88 = getelementptr float, ptr %25, i64 %87
-  %89 = load float, ptr %88, align 4
-  %90 = fadd reassoc float %62, %89
-  %91 = add i64 %col.i, 1
-  %92 = icmp slt i64 %91, %5
-  br i1 %92, label %col, label %col.exit
-col1:                                             ; preds = %gather.ok5, %col.exit
-  %col.i3 = phi i64 [ %4, %col.exit ], [ %127, %gather.ok5 ]
-  %93 = phi float [ 0.000000e+00, %col.exit ], [ %126, %gather.ok5 ]
-  %94 = mul i64 %col.i3, 0
-  %95 = add i64 %54, %94
-  %96 = mul i64 %col.i3, 1
-  %97 = add i64 %56, %96
-  %98 = mul i64 %col.i3, 0
-  %99 = add i64 %58, %98
-  %100 = mul i64 %col.i3, 1
-  %101 = add i64 %60, %100
-  %102 = mul i64 0, %9
-  %103 = add i64 %102, %col.i3
-  %104 = getelementptr i64, ptr %17, i64 %95
-  %105 = load i64, ptr %104, align 4
-  %106 = add i64 %105, %43
-  %107 = icmp slt i64 %105, 0
-  %108 = select i1 %107, i64 %106, i64 %105
-  %109 = icmp uge i64 %108, %43
-  br i1 %109, label %gather.bad4, label %gather.ok5, !prof !0
-col.exit2:                                        ; preds = %gather.ok5, %col.exit
-  %110 = phi float [ 0.000000e+00, %col.exit ], [ %126, %gather.ok5 ]
-  %111 = fdiv float %110, %81
-  %112 = bitcast i64 %51 to double
-  %113 = fptrunc double %112 to float
-  %114 = fadd float %111, %113
-  %115 = call float @llvm.sqrt.f32(float %114)
-  %116 = fdiv float 1.000000e+00, %115
-  %117 = icmp slt i64 %4, %5
-  br i1 %117, label %col6, label %col.exit7
-gather.bad4:                                      ; preds = %col1
-  store i64 %47, ptr %33, align 4
-  %118 = getelementptr inbounds i64, ptr %33, i64 1
-  store i64 %105, ptr %118, align 4
-  br label %gather.ok5
-gather.ok5:                                       ; preds = %gather.bad4, %col1
-  %119 = select i1 %109, i64 0, i64 %108
-  %120 = mul i64 %119, %45
-  %121 = add i64 %97, %120
+col:                                              ; preds = %col, %row
+  %col.i = phi i64 [ %4, %row ], [ %69, %col ]
+  %50 = phi float [ 0.000000e+00, %row ], [ %68, %col ]
+  %51 = mul i64 %col.i, 0
+  %52 = add i64 %44, %51
+  %53 = mul i64 %col.i, 1
+  %54 = add i64 %46, %53
+  %55 = mul i64 %col.i, 1
+  %56 = add i64 %48, %55
+  %57 = mul i64 0, %9
+  %58 = add i64 %57, %col.i
+  %59 = getelementptr i64, ptr %17, i64 %52
+  %60 = load i64, ptr %59, align 4
+  %61 = add i64 %60, %35
+  %62 = icmp slt i64 %60, 0
+  %63 = select i1 %62, i64 %61, i64 %60
+  %64 = mul i64 %63, %37
+  %65 = add i64 %54, %64
+  %66 = getelementptr float, ptr %25, i64 %65
+  %67 = load float, ptr %66, align 4
+  %68 = fadd reassoc float %50, %67
+  %69 = add i64 %col.i, 1
+  %70 = icmp slt i64 %69, %5
+  br i1 %70, label %col, label %col.exit
+col.exit:                                         ; preds = %col, %row
+  %71 = phi float [ 0.000000e+00, %row ], [ %68, %col ]
+  %72 = bitcast i64 %39 to double
+  %73 = fptrunc double %72 to float
+  %74 = fdiv float %71, %73
+  %75 = icmp slt i64 %4, %5
+  br i1 %75, label %col1, label %col.exit2
+col1:                                             ; preds = %col1, %col.exit
+  %col.i3 = phi i64 [ %4, %col.exit ], [ %97, %col1 ]
+  %76 = phi float [ 0.000000e+00, %col.exit ], [ %96, %col1 ]
+  %77 = mul i64 %col.i3, 0
+  %78 = add i64 %44, %77
+  %79 = mul i64 %col.i3, 1
+  %80 = add i64 %46, %79
+  %81 = mul i64 %col.i3, 1
+  %82 = add i64 %48, %81
+  %83 = mul i64 0, %9
+  %84 = add i64 %83, %col.i3
+  %85 = getelementptr i64, ptr %17, i64 %78
+  %86 = load i64, ptr %85, align 4
+  %87 = add i64 %86, %35
+  %88 = icmp slt i64 %86, 0
+  %89 = select i1 %88, i64 %87, i64 %86
+  %90 = mul i64 %89, %37
+  %91 = add i64 %80, %90
+  %92 = getelementptr float, ptr %25, i64 %91
+  %93 = load float, ptr %92, align 4
+  %94 = fsub float %93, %74
+  %95 = fmul float %94, %94
+  %96 = fadd reassoc float %76, %95
+  %97 = add i64 %col.i3, 1
+  %98 = icmp slt i64 %97, %5
+  br i1 %98, label %col1, label %col.exit2
+col.exit2:                                        ; preds = %col1, %col.exit
+  %99 = phi float [ 0.000000e+00, %col.exit ], [ %96, %col1 ]
+  %100 = fdiv float %99, %73
+  %101 = bitcast i64 %41 to double
+  %102 = fptrunc double %101 to float
+  %103 = fadd float %100, %102
+  %104 = call float @llvm.sqrt.f32(float %103)
+  %105 = fdiv float 1.000000e+00, %104
+  %106 = icmp slt i64 %4, %5
+  br i1 %106, label %col4, label %col.exit5
+col4:                                             ; preds = %col4, %col.exit2
+  %col.i6 = phi i64 [ %4, %col.exit2 ], [ %127, %col4 ]
+  %107 = mul i64 %col.i6, 0
+  %108 = add i64 %44, %107
+  %109 = mul i64 %col.i6, 1
+  %110 = add i64 %46, %109
+  %111 = mul i64 %col.i6, 1
+  %112 = add i64 %48, %111
+  %113 = mul i64 0, %9
+  %114 = add i64 %113, %col.i6
+  %115 = getelementptr i64, ptr %17, i64 %108
+  %116 = load i64, ptr %115, align 4
+  %117 = add i64 %116, %35
+  %118 = icmp slt i64 %116, 0
+  %119 = select i1 %118, i64 %117, i64 %116
+  %120 = mul i64 %119, %37
+  %121 = add i64 %110, %120
   %122 = getelementptr float, ptr %25, i64 %121
   %123 = load float, ptr %122, align 4
-  %124 = fsub float %123, %82
-  %125 = fmul float %124, %124
-  %126 = fadd reassoc float %93, %125
-  %127 = add i64 %col.i3, 1
+  %124 = fsub float %123, %74
+  %125 = fmul float %124, %105
+  %126 = getelementptr float, ptr %33, i64 %112
+  store float %125, ptr %126, align 4
+  %127 = add i64 %col.i6, 1
   %128 = icmp slt i64 %127, %5
-  br i1 %128, label %col1, label %col.exit2
-col6:                                             ; preds = %gather.ok10, %col.exit2
-  %col.i8 = phi i64 [ %4, %col.exit2 ], [ %156, %gather.ok10 ]
-  %129 = mul i64 %col.i8, 0
-  %130 = add i64 %54, %129
-  %131 = mul i64 %col.i8, 1
-  %132 = add i64 %56, %131
-  %133 = mul i64 %col.i8, 0
-  %134 = add i64 %58, %133
-  %135 = mul i64 %col.i8, 1
-  %136 = add i64 %60, %135
-  %137 = mul i64 0, %9
-  %138 = add i64 %137, %col.i8
-  %139 = getelementptr i64, ptr %17, i64 %130
-  %140 = load i64, ptr %139, align 4
-  %141 = add i64 %140, %43
-  %142 = icmp slt i64 %140, 0
-  %143 = select i1 %142, i64 %141, i64 %140
-  %144 = icmp uge i64 %143, %43
-  br i1 %144, label %gather.bad9, label %gather.ok10, !prof !0
-col.exit7:                                        ; preds = %gather.ok10, %col.exit2
-  %145 = add i64 %row.i, 1
-  %146 = icmp slt i64 %145, %3
-  br i1 %146, label %row, label %row.exit
-gather.bad9:                                      ; preds = %col6
-  store i64 %47, ptr %33, align 4
-  %147 = getelementptr inbounds i64, ptr %33, i64 1
-  store i64 %140, ptr %147, align 4
-  br label %gather.ok10
-gather.ok10:                                      ; preds = %gather.bad9, %col6
-  %148 = select i1 %144, i64 0, i64 %143
-  %149 = mul i64 %148, %45
-  %150 = add i64 %132, %149
-  %151 = getelementptr float, ptr %25, i64 %150
-  %152 = load float, ptr %151, align 4
-  %153 = fsub float %152, %82
-  %154 = fmul float %153, %116
-  %155 = getelementptr float, ptr %41, i64 %136
-  store float %154, ptr %155, align 4
-  %156 = add i64 %col.i8, 1
-  %157 = icmp slt i64 %156, %5
-  br i1 %157, label %col6, label %col.exit7
+  br i1 %128, label %col4, label %col.exit5
+col.exit5:                                        ; preds = %col4, %col.exit2
+  %129 = add i64 %row.i, 1
+  %130 = icmp slt i64 %129, %3
+  br i1 %130, label %row, label %row.exit
 }
 declare float @llvm.sqrt.f32(float) #1

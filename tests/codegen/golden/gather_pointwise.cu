@@ -1,4 +1,4 @@
-struct Meta { i64 v[20]; };
+struct Meta { i64 v[21]; };
 struct Ptrs { void* p[4]; };
 struct Scratch { void* partial; void* partial_index; unsigned* counters; };
 extern "C" __global__ void __launch_bounds__(256) gather_pointwise(const Meta meta, const Ptrs ptrs, const Scratch scratch) {
@@ -19,7 +19,8 @@ extern "C" __global__ void __launch_bounds__(256) gather_pointwise(const Meta me
   const i64 q1 = meta.v[15];
   const i64 q2 = meta.v[16];
   const i64 q3 = meta.v[17];
-  const i64 dw1 = meta.v[19];
+  const i64 q4 = meta.v[18];
+  const i64 dw1 = meta.v[20];
   int rows = 1 * n0;
   const int total = rows * n1;
   for (i64 t64 = (i64)blockIdx.x * blockDim.x + threadIdx.x; t64 < total; t64 += (i64)gridDim.x * blockDim.x) {
@@ -37,9 +38,11 @@ extern "C" __global__ void __launch_bounds__(256) gather_pointwise(const Meta me
     int e2 = b2;
     int e3 = b3 + col;
     const int v0 = __ldg(&p0[e0]);
-    const float v1 = ([&]{ const i64 r_ = (i64)(v0); i64 i_ = r_ < 0 ? r_ + q0 : r_; if ((unsigned long long)i_ >= (unsigned long long)q0) { p2[0] = q2; p2[1] = r_; i_ = 0; } return __ldg(&p1[(e1 + i_ * q1)]); }());
-    const float v2 = ((float)(__longlong_as_double(q3)));
-    const float v3 = (v1 * v2);
-    p3[e3] = v3;
+    const int v1 = ((int)(q0));
+    const int v2 = ((int)((unsigned)v0 * (unsigned)v1));
+    const float v3 = ([&]{ const i64 r_ = (i64)(v2); i64 i_ = r_ < 0 ? r_ + q1 : r_; if ((unsigned long long)i_ >= (unsigned long long)q1) { p2[0] = q3; p2[1] = r_; i_ = 0; } return __ldg(&p1[(e1 + i_ * q2)]); }());
+    const float v4 = ((float)(__longlong_as_double(q4)));
+    const float v5 = (v3 * v4);
+    p3[e3] = v5;
   }
 }

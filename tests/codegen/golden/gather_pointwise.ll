@@ -44,63 +44,67 @@ entry:
   %47 = load i64, ptr %46, align 4
   %48 = getelementptr inbounds i64, ptr %0, i64 17
   %49 = load i64, ptr %48, align 4
-  %50 = icmp slt i64 %2, %3
-  br i1 %50, label %row, label %row.exit
+  %50 = getelementptr inbounds i64, ptr %0, i64 18
+  %51 = load i64, ptr %50, align 4
+  %52 = icmp slt i64 %2, %3
+  br i1 %52, label %row, label %row.exit
 row:                                              ; preds = %col.exit, %entry
-  %row.i = phi i64 [ %2, %entry ], [ %77, %col.exit ]
-  %51 = mul i64 %row.i, %13
-  %52 = add i64 %11, %51
-  %53 = mul i64 %row.i, %21
-  %54 = add i64 %19, %53
-  %55 = mul i64 %row.i, 0
-  %56 = add i64 %27, %55
-  %57 = mul i64 %row.i, %37
-  %58 = add i64 %35, %57
-  %59 = icmp slt i64 %4, %5
-  br i1 %59, label %col, label %col.exit
+  %row.i = phi i64 [ %2, %entry ], [ %81, %col.exit ]
+  %53 = mul i64 %row.i, %13
+  %54 = add i64 %11, %53
+  %55 = mul i64 %row.i, %21
+  %56 = add i64 %19, %55
+  %57 = mul i64 %row.i, 0
+  %58 = add i64 %27, %57
+  %59 = mul i64 %row.i, %37
+  %60 = add i64 %35, %59
+  %61 = icmp slt i64 %4, %5
+  br i1 %61, label %col, label %col.exit
 row.exit:                                         ; preds = %col.exit, %entry
   ret void
 col:                                              ; preds = %gather.ok, %row
-  %col.i = phi i64 [ %4, %row ], [ %89, %gather.ok ]
-  %60 = mul i64 %col.i, 1
-  %61 = add i64 %52, %60
-  %62 = mul i64 %col.i, 0
+  %col.i = phi i64 [ %4, %row ], [ %93, %gather.ok ]
+  %62 = mul i64 %col.i, 1
   %63 = add i64 %54, %62
   %64 = mul i64 %col.i, 0
   %65 = add i64 %56, %64
-  %66 = mul i64 %col.i, 1
+  %66 = mul i64 %col.i, 0
   %67 = add i64 %58, %66
-  %68 = mul i64 0, %9
-  %69 = add i64 %68, %col.i
-  %70 = getelementptr i32, ptr %17, i64 %61
-  %71 = load i32, ptr %70, align 4
-  %72 = sext i32 %71 to i64
-  %73 = add i64 %72, %43
-  %74 = icmp slt i64 %72, 0
-  %75 = select i1 %74, i64 %73, i64 %72
-  %76 = icmp uge i64 %75, %43
-  br i1 %76, label %gather.bad, label %gather.ok, !prof !0
+  %68 = mul i64 %col.i, 1
+  %69 = add i64 %60, %68
+  %70 = mul i64 0, %9
+  %71 = add i64 %70, %col.i
+  %72 = getelementptr i32, ptr %17, i64 %63
+  %73 = load i32, ptr %72, align 4
+  %74 = trunc i64 %43 to i32
+  %75 = mul i32 %73, %74
+  %76 = sext i32 %75 to i64
+  %77 = add i64 %76, %45
+  %78 = icmp slt i64 %76, 0
+  %79 = select i1 %78, i64 %77, i64 %76
+  %80 = icmp uge i64 %79, %45
+  br i1 %80, label %gather.bad, label %gather.ok, !prof !0
 col.exit:                                         ; preds = %gather.ok, %row
-  %77 = add i64 %row.i, 1
-  %78 = icmp slt i64 %77, %3
-  br i1 %78, label %row, label %row.exit
+  %81 = add i64 %row.i, 1
+  %82 = icmp slt i64 %81, %3
+  br i1 %82, label %row, label %row.exit
 gather.bad:                                       ; preds = %col
-  store i64 %47, ptr %33, align 4
-  %79 = getelementptr inbounds i64, ptr %33, i64 1
-  store i64 %72, ptr %79, align 4
+  store i64 %49, ptr %33, align 4
+  %83 = getelementptr inbounds i64, ptr %33, i64 1
+  store i64 %76, ptr %83, align 4
   br label %gather.ok
 gather.ok:                                        ; preds = %gather.bad, %col
-  %80 = select i1 %76, i64 0, i64 %75
-  %81 = mul i64 %80, %45
-  %82 = add i64 %63, %81
-  %83 = getelementptr float, ptr %25, i64 %82
-  %84 = load float, ptr %83, align 4
-  %85 = bitcast i64 %49 to double
-  %86 = fptrunc double %85 to float
-  %87 = fmul float %84, %86
-  %88 = getelementptr float, ptr %41, i64 %67
-  store float %87, ptr %88, align 4
-  %89 = add i64 %col.i, 1
-  %90 = icmp slt i64 %89, %5
-  br i1 %90, label %col, label %col.exit
+  %84 = select i1 %80, i64 0, i64 %79
+  %85 = mul i64 %84, %47
+  %86 = add i64 %65, %85
+  %87 = getelementptr float, ptr %25, i64 %86
+  %88 = load float, ptr %87, align 4
+  %89 = bitcast i64 %51 to double
+  %90 = fptrunc double %89 to float
+  %91 = fmul float %88, %90
+  %92 = getelementptr float, ptr %41, i64 %69
+  store float %91, ptr %92, align 4
+  %93 = add i64 %col.i, 1
+  %94 = icmp slt i64 %93, %5
+  br i1 %94, label %col, label %col.exit
 }
