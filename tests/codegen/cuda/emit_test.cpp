@@ -444,9 +444,12 @@ TEST(CudaEmit, IndexMathNarrowsWhereTheLaunchBoundsIt) {
     ASSERT_EQ(narrow.size(), low.kernel.instrs.size()) << heat;
     for (size_t i = 0; i < narrow.size(); ++i) {
       const auto& in = low.kernel.instrs[i];
-      if (in.dtype == DType::Int64) EXPECT_TRUE(narrow[i]) << heat << " instruction " << i;
-      if (in.kind == lf::kir::InstrKind::Remap)
+      if (in.dtype == DType::Int64) {
+        EXPECT_TRUE(narrow[i]) << heat << " instruction " << i;
+      }
+      if (in.kind == lf::kir::InstrKind::Remap) {
         for (int a : in.args) EXPECT_TRUE(narrow[static_cast<size_t>(a)]) << heat << " remap index " << a;
+      }
     }
     lf::cuda::EmitOptions opt;
     opt.int_arange = ia;

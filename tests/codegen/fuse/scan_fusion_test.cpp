@@ -154,7 +154,9 @@ TEST(ScanFusion, CumMaxAndCumMinFused) {
       // Three kernels (unfused: eight): cummax with its producer and the positions' consumers;
       // the gather of cummax's values with cummin's producer and cummin; cummin's gather (a gather
       // joins no group that computes its source).
-      if (fused) EXPECT_EQ(launched, 3u) << what;
+      if (fused) {
+        EXPECT_EQ(launched, 3u) << what;
+      }
       expect_fused([&] { return std::vector<Tensor>{cummax(values(lead), 0).second + 1}; }, 12, what + " along dim 0");
     }
   }
