@@ -24,6 +24,24 @@ namespace {
 bool will_split(const kir::Kernel& kernel, const kir::LaunchArgs& args, int64_t sms) {
   return can_split_rows(kernel) && args.rows() < 2 * sms && args.inner_numel() >= 32 * kBlockThreads;
 }
+
+// Whether a scan kernel's only row work is its scans (EmitOptions::scan_chunks): no reductions, no
+// per-row outputs, and no scan reads another scan's result (a chunk's first pass computes the
+// scans' inputs alone).
+bool only_scans(const kir::Kernel& kernel) {
+  std::vector<bool> after_scan(kernel.instrs.size(), false);
+  for (size_t i = 0; i < kernel.instrs.size(); ++i) {
+    const kir::Instr& in = kernel.instrs[i];
+    if (in.kind == kir::InstrKind::Reduce) return false;
+    bool reads_scan = false;
+    for (int a : in.args) reads_scan |= after_scan[static_cast<size_t>(a)];
+    if (in.kind == kir::InstrKind::Scan && reads_scan) return false;
+    after_scan[i] = reads_scan || in.kind == kir::InstrKind::Scan;
+  }
+  for (const kir::Output& o : kernel.outputs)
+    if (kernel.instrs[static_cast<size_t>(o.instr)].row) return false;
+  return true;
+}
 }  // namespace
 
 EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, int device) {
@@ -126,6 +144,9 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
     int g = 1;
     while (contiguous && g < 32 && 4 * g < inner) g *= 2;
     opt.row_group = g;
+    // Lines side by side, long enough for chunks of kScanChunkMin: a warp a chunk
+    // (EmitOptions::scan_chunks), where the kernel's only row work is its scans.
+    if (g == 1 && inner >= kScanChunks * kScanChunkMin && only_scans(kernel)) opt.scan_chunks = kScanChunks;
     opt.row_sweep = 0;
     opt.row_cache = 0;
     opt.row_full = false;
@@ -266,6 +287,10 @@ Grid grid_of(const kir::Kernel& kernel, const kir::LaunchArgs& args, const EmitO
     int64_t cols = args.sizes[static_cast<size_t>(kernel.outer_rank - 1)];
     int64_t chunks = std::clamp<int64_t>(kSweepThreadsPerSm * sms / cols, 1, rows / cols);
     g.x = static_cast<unsigned>((chunks * cols + kBlockThreads - 1) / kBlockThreads);
+    return g;
+  }
+  if (kernel.row && options.scan_chunks > 0) {  // 32 lines a block, a warp a chunk of each
+    g.x = static_cast<unsigned>(std::clamp<int64_t>((rows + 31) / 32, 1, 32 * sms));
     return g;
   }
   if (kernel.row && options.row_group > 0) {  // row_group threads a row
@@ -496,6 +521,7 @@ class CudaBackend final : public backend::Backend {
     std::string key = "cuda|" + std::string(codegen_fingerprint()) + "|" + target_id(device.index()) +
                       (o.index32 ? "|i32" : "|i64") + "|rc" + std::to_string(o.row_cache) + (o.row_full ? "f" : "") +
                       (o.vec4 ? "|v4" : "|v1") + (o.row_group ? "|rg" + std::to_string(o.row_group) : "") +
+                      (o.scan_chunks ? "|sc" + std::to_string(o.scan_chunks) : "") +
                       (o.row_sweep ? "|sw" + std::to_string(o.row_sweep) : "") +
                       (o.int_arange ? "|ia" + std::to_string(o.int_arange) : "") + narrow_key(o.narrow) +
                       (o.rows2d ? "|r2d" + std::to_string(o.rows2d) : "") + mm + "|" +

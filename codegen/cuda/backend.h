@@ -53,6 +53,10 @@ inline constexpr int64_t kRowGroupMaxInner = 64;
 inline constexpr int64_t kSweepMaxInner = 32;
 inline constexpr int64_t kSweepMinRows = 4;
 inline constexpr int64_t kSweepThreadsPerSm = 2048;
+// Scans of lines side by side (EmitOptions::scan_chunks): this many chunks a line, of at least
+// kScanChunkMin elements.
+inline constexpr int kScanChunks = 8;
+inline constexpr int64_t kScanChunkMin = 16;
 // Rows a thread takes at a time in pointwise kernels that run a thread a column (EmitOptions::rows2d).
 inline constexpr int kRows2d = 4;
 

@@ -381,13 +381,7 @@ void Emitter::declare(int i, const std::string& prefix, const std::string& inden
   if (in.kind == InstrKind::Scan && kir::scan_extreme(in.op)) return declare_extreme_scan(i, indent);
   if (in.kind == InstrKind::Scan) {  // the running total s<i> (emit_element_outputs declares it)
     const std::string acc = "s" + std::to_string(i), t = ctype(in.dtype);
-    // The scan's step a (+, *, logaddexp) b: a sum's or a product's as the reductions combine.
-    auto step = [&](const std::string& a, const std::string& b) {
-      if (in.op == Op::LogCumSumExp) return "lf_logaddexp<" + t + ">(" + a + ", " + b + ")";
-      Instr r = in;
-      r.op = in.op == Op::CumSum ? Op::Sum : Op::Prod;
-      return combine(r, in.dtype, a, b);
-    };
+    auto step = [&](const std::string& a, const std::string& b) { return scan_step(in, a, b); };
     if (opt_.row_group > 1) {
       // The row's lanes hold consecutive elements: an inclusive scan across them (shuffles up
       // within the lane group), then the running total before them added, and the group's last
@@ -418,6 +412,37 @@ void Emitter::declare(int i, const std::string& prefix, const std::string& inden
   os_ << indent << "const " << ctype(k_.instrs[i].dtype) << " " << v(i) << " = " << compute(i, prefix) << ";\n";
 }
 
+std::string Emitter::scan_step(const Instr& in, const std::string& a, const std::string& b) {
+  if (in.op == Op::LogCumSumExp) return std::string("lf_logaddexp<") + ctype(in.dtype) + ">(" + a + ", " + b + ")";
+  Instr r = in;
+  r.op = in.op == Op::CumSum ? Op::Sum : Op::Prod;
+  return combine(r, in.dtype, a, b);
+}
+
+std::string Emitter::extreme_wins(const Instr& in, DType xt, const std::string& a, const std::string& b) {
+  const std::string cmp = in.op == Op::CumMax ? " >= " : " <= ";
+  if (!is_floating(xt)) return "(" + b + cmp + a + ")";
+  return "(" + b + " != " + b + " || (" + a + " == " + a + " && " + b + cmp + a + "))";
+}
+
+std::string Emitter::scan_identity(const Instr& in) {
+  const double identity = kir::scan_identity(in.op);
+  const std::string t = ctype(in.dtype);
+  return std::isinf(identity)       ? "(-(" + t + ")INFINITY)"
+         : is_floating(in.dtype)    ? lit(identity, in.dtype)
+                                    : "(" + t + ")" + std::to_string(static_cast<int>(identity));
+}
+
+// A value every element beats.
+std::string Emitter::extreme_start(const Instr& in) {
+  const DType xt = k_.instrs[in.args[0]].dtype;
+  const bool max = in.op == Op::CumMax;
+  return is_floating(xt)         ? std::string(max ? "-" : "") + "(" + extreme_type(xt) + ")INFINITY"
+         : xt == DType::Bool     ? (max ? "0" : "1")
+         : xt == DType::Int32    ? (max ? "(-2147483647 - 1)" : "2147483647")
+                                 : (max ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL");
+}
+
 // cummax / cummin (kir::scan_extreme): s<i> is the running extreme's position and sb<i> its value
 // (emit_element_outputs declares both), the element's position j along the scanned dim (the row's
 // only inner dim). A later (value, position) wins over an earlier one where its value is NaN, or
@@ -427,12 +452,8 @@ void Emitter::declare_extreme_scan(int i, const std::string& indent) {
   const Instr& in = k_.instrs[i];
   const DType xt = k_.instrs[in.args[0]].dtype;
   const std::string t = extreme_type(xt), pos = "s" + std::to_string(i), best = "sb" + std::to_string(i);
-  const std::string cmp = in.op == Op::CumMax ? " >= " : " <= ";
   // Whether (b, at b) wins over (a, at a), b the later.
-  auto wins = [&](const std::string& a, const std::string& b) {
-    if (!is_floating(xt)) return "(" + b + cmp + a + ")";
-    return "(" + b + " != " + b + " || (" + a + " == " + a + " && " + b + cmp + a + "))";
-  };
+  auto wins = [&](const std::string& a, const std::string& b) { return extreme_wins(in, xt, a, b); };
   const std::string xv = "xv" + std::to_string(i) + "_", xi = "xi" + std::to_string(i) + "_";
   os_ << indent << t << " " << xv << " = (" << t << ")" << v(in.args[0]) << ";\n";
   os_ << indent << "i64 " << xi << " = (i64)j;\n";

@@ -42,6 +42,13 @@ struct EmitOptions {
   // block holds kBlockThreads / row_group rows: a block per row left 254 of 256 threads idle on
   // rows of 2 elements.
   int row_group = 0;
+  // Scans of lines side by side (row_group 1: a thread a line, a scan along an earlier dim): when
+  // > 0, each line is cut into scan_chunks consecutive chunks, a warp a chunk, the block's 32
+  // lanes 32 neighbouring lines (coalesced). A thread combines its chunk (a pass computing only the
+  // scans' inputs), the chunks' totals meet in shared memory, and a second pass scans the chunk
+  // from the combination of the chunks before it: scan_chunks threads a line instead of one, each
+  // with its chunk's loads in flight. For kernels whose only row work is their scans.
+  int scan_chunks = 0;
   // Row kernels of short rows over at least two outer dims, where some per-element input does not
   // move along the outer dims but the last (k-means' centers in sum((x[:, None] - c[None]) ^ 2,
   // -1)): when > 0 (a power of two, at least the row's length), a thread a row, the threads side by

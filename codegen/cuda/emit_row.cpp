@@ -192,28 +192,21 @@ std::vector<int> Emitter::emit_element_outputs(const std::string& indent, const 
   if (elem_roots.empty()) return row_roots;
   emit_row_values(elem_roots, indent);
   // Scans: a running total a row (the host runs scan kernels a thread a row, or a lane group a
-  // row whose steps take consecutive elements: emit_pass visits the row in order).
-  for (size_t i = 0; i < k_.instrs.size(); ++i) {
-    const Instr& in = k_.instrs[i];
-    if (in.kind != InstrKind::Scan) continue;
-    const double identity = kir::scan_identity(in.op);
-    const std::string t = ctype(in.dtype);
-    os_ << indent << t << " s" << i << " = "
-        << (std::isinf(identity)       ? "(-(" + t + ")INFINITY)"
-            : is_floating(in.dtype)    ? lit(identity, in.dtype)
-                                       : "(" + t + ")" + std::to_string(static_cast<int>(identity)))
-        << ";\n";
-    if (kir::scan_extreme(in.op)) {  // the extreme's value beside its position: one every element beats
-      const DType xt = k_.instrs[in.args[0]].dtype;
-      const bool max = in.op == Op::CumMax;
-      std::string start = is_floating(xt)         ? std::string(max ? "-" : "") + "(" + extreme_type(xt) + ")INFINITY"
-                          : xt == DType::Bool     ? (max ? "0" : "1")
-                          : xt == DType::Int32    ? (max ? "(-2147483647 - 1)" : "2147483647")
-                                                  : (max ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL");
-      os_ << indent << extreme_type(xt) << " sb" << i << " = " << start << ";\n";
+  // row whose steps take consecutive elements: emit_pass visits the row in order), or a chunk of
+  // it that starts from the chunks before it (scan_chunks).
+  const bool chunks = opt_.scan_chunks > 0;
+  if (chunks) {
+    emit_chunk_prefix(indent);
+  } else {
+    for (size_t i = 0; i < k_.instrs.size(); ++i) {
+      const Instr& in = k_.instrs[i];
+      if (in.kind != InstrKind::Scan) continue;
+      os_ << indent << ctype(in.dtype) << " s" << i << " = " << scan_identity(in) << ";\n";
+      if (kir::scan_extreme(in.op))  // the extreme's value beside its position
+        os_ << indent << extreme_type(k_.instrs[in.args[0]].dtype) << " sb" << i << " = " << extreme_start(in) << ";\n";
     }
   }
-  emit_pass("0", "inner", indent, [&](const std::string& ind) {
+  emit_pass(chunks ? "clo_" : "0", chunks ? "chi_" : "inner", indent, [&](const std::string& ind) {
     emit_element_offsets("j", ind);
     emit_element_values(elem_roots, ind);
     for (const kir::Output& o : k_.outputs)
@@ -221,6 +214,78 @@ std::vector<int> Emitter::emit_element_outputs(const std::string& indent, const 
         os_ << ind << guard << store(o.slot, "e" + std::to_string(o.slot), k_.operands[o.slot].dtype, v(o.instr)) << "\n";
   });
   return row_roots;
+}
+
+// EmitOptions::scan_chunks: this thread's chunk [clo_, chi_) of its line combined (a pass that
+// computes only the scans' inputs), the chunk totals of the block's lines through shared memory,
+// and s<i> (sb<i>) declared as the combination of the chunks before this one, in order.
+void Emitter::emit_chunk_prefix(const std::string& indent) {
+  const std::string C = std::to_string(opt_.scan_chunks);
+  std::vector<int> scans, args;
+  for (size_t i = 0; i < k_.instrs.size(); ++i)
+    if (k_.instrs[i].kind == InstrKind::Scan) {
+      scans.push_back(static_cast<int>(i));
+      args.push_back(k_.instrs[i].args[0]);
+    }
+  for (int i : scans) {
+    const Instr& in = k_.instrs[i];
+    const std::string n = std::to_string(i);
+    os_ << indent << ctype(in.dtype) << " c" << n << "_ = " << scan_identity(in) << ";\n";
+    if (kir::scan_extreme(in.op)) {
+      os_ << indent << "i64 ci" << n << "_ = -1;\n";
+      os_ << indent << extreme_type(k_.instrs[in.args[0]].dtype) << " cb" << n << "_ = " << extreme_start(in) << ";\n";
+    }
+  }
+  os_ << indent << "{\n";
+  emit_pass("clo_", "chi_", indent + "  ", [&](const std::string& ind) {
+    emit_element_offsets("j", ind);
+    emit_element_values(args, ind);
+    for (int i : scans) {
+      const Instr& in = k_.instrs[i];
+      const std::string n = std::to_string(i), x = v(in.args[0]);
+      if (kir::scan_extreme(in.op)) {
+        const DType xt = k_.instrs[in.args[0]].dtype;
+        const std::string xv = "(" + extreme_type(xt) + ")" + x;
+        os_ << ind << "if (" << extreme_wins(in, xt, "cb" + n + "_", xv) << ") { cb" << n << "_ = " << xv << "; ci" << n
+            << "_ = (i64)j; }\n";
+      } else {
+        os_ << ind << "c" << n << "_ = " << scan_step(in, "c" + n + "_", x) << ";\n";
+      }
+    }
+  });
+  os_ << indent << "}\n";
+  for (int i : scans) {
+    const Instr& in = k_.instrs[i];
+    const std::string n = std::to_string(i);
+    const bool extreme = kir::scan_extreme(in.op);
+    const std::string xt = extreme ? extreme_type(k_.instrs[in.args[0]].dtype) : ctype(in.dtype);
+    os_ << indent << "__shared__ " << xt << " cs" << n << "_[" << C << "][32];\n";
+    os_ << indent << "cs" << n << "_[threadIdx.x >> 5][threadIdx.x & 31] = " << (extreme ? "cb" : "c") << n << "_;\n";
+    if (extreme) {
+      os_ << indent << "__shared__ i64 csi" << n << "_[" << C << "][32];\n";
+      os_ << indent << "csi" << n << "_[threadIdx.x >> 5][threadIdx.x & 31] = ci" << n << "_;\n";
+    }
+  }
+  os_ << indent << "__syncthreads();\n";
+  for (int i : scans) {
+    const Instr& in = k_.instrs[i];
+    const std::string n = std::to_string(i);
+    os_ << indent << ctype(in.dtype) << " s" << n << " = " << scan_identity(in) << ";\n";
+    if (kir::scan_extreme(in.op)) {
+      const DType xt = k_.instrs[in.args[0]].dtype;
+      const std::string t = extreme_type(xt);
+      os_ << indent << t << " sb" << n << " = " << extreme_start(in) << ";\n";
+      os_ << indent << "for (int c_ = 0; c_ < (int)(threadIdx.x >> 5); ++c_) {\n";
+      os_ << indent << "  const i64 yi_ = csi" << n << "_[c_][threadIdx.x & 31];\n";
+      os_ << indent << "  const " << t << " yv_ = cs" << n << "_[c_][threadIdx.x & 31];\n";
+      os_ << indent << "  if (yi_ >= 0 && (s" << n << " < 0 || " << extreme_wins(in, xt, "sb" + n, "yv_") << ")) { sb" << n
+          << " = yv_; s" << n << " = yi_; }\n";
+      os_ << indent << "}\n";
+    } else {
+      os_ << indent << "for (int c_ = 0; c_ < (int)(threadIdx.x >> 5); ++c_) s" << n << " = "
+          << scan_step(in, "s" + n, "cs" + n + "_[c_][threadIdx.x & 31]") << ";\n";
+    }
+  }
 }
 
 void Emitter::emit_row_kernel() {
@@ -251,10 +316,21 @@ void Emitter::emit_row_kernel() {
     os_ << "  const int lane_ = threadIdx.x & " << g - 1 << ";\n";
     os_ << "  const int leader_ = (threadIdx.x & 31) & ~" << g - 1 << ";\n";
     os_ << "  (void)leader_;\n";
-    os_ << "  const i64 grid_rows_ = (i64)gridDim.x * blockDim.x / " << g << ";\n";
-    os_ << "  for (i64 warp_row_ = ((i64)blockIdx.x * blockDim.x + (threadIdx.x & ~31)) / " << g
-        << "; warp_row_ < rows; warp_row_ += grid_rows_) {\n";
-    os_ << "    const i64 grow_ = warp_row_ + (threadIdx.x & 31) / " << g << ";\n";
+    if (opt_.scan_chunks > 0) {
+      // A thread a line (g is 1) and a chunk: the block's lanes take 32 lines side by side, its
+      // warps the lines' chunks in order (emit_chunk_prefix).
+      const std::string C = std::to_string(opt_.scan_chunks);
+      os_ << "  const i64 clen_ = ((i64)inner + " << C << " - 1) / " << C << ";\n";
+      os_ << "  const i64 clo_ = min((i64)inner, (i64)(threadIdx.x >> 5) * clen_);\n";
+      os_ << "  const i64 chi_ = min((i64)inner, clo_ + clen_);\n";
+      os_ << "  for (i64 warp_row_ = (i64)blockIdx.x * 32; warp_row_ < rows; warp_row_ += (i64)gridDim.x * 32) {\n";
+      os_ << "    const i64 grow_ = warp_row_ + (threadIdx.x & 31);\n";
+    } else {
+      os_ << "  const i64 grid_rows_ = (i64)gridDim.x * blockDim.x / " << g << ";\n";
+      os_ << "  for (i64 warp_row_ = ((i64)blockIdx.x * blockDim.x + (threadIdx.x & ~31)) / " << g
+          << "; warp_row_ < rows; warp_row_ += grid_rows_) {\n";
+      os_ << "    const i64 grow_ = warp_row_ + (threadIdx.x & 31) / " << g << ";\n";
+    }
     os_ << "    const bool valid_ = grow_ < rows;\n";
     os_ << "    const " << idx_ << " row = (" << idx_ << ")(valid_ ? grow_ : rows - 1);\n";
   } else {
@@ -322,7 +398,7 @@ void Emitter::emit_row_kernel() {
         os_ << in4 << "  " << store(o.slot, "b" + std::to_string(o.slot), k_.operands[o.slot].dtype, v(o.instr)) << "\n";
     os_ << in4 << "}\n";
   }
-  if (!group) os_ << in4 << "__syncthreads();\n";
+  if (!group || opt_.scan_chunks > 0) os_ << in4 << "__syncthreads();\n";  // before the next row's shared memory
   os_ << "  }\n";
 }
 

@@ -108,6 +108,15 @@ class Emitter {
   void declare(int i, const std::string& prefix, const std::string& indent);
   void declare_extreme_scan(int i, const std::string& indent);  // a fused cummax / cummin step
   static std::string extreme_type(DType d);
+  // A scan's step a (+, *, logaddexp) b, b the later (sums and products as the reductions combine).
+  std::string scan_step(const Instr& in, const std::string& a, const std::string& b);
+  // Whether the later (value b) wins over the earlier (value a) in a cummax / cummin of xt values.
+  static std::string extreme_wins(const Instr& in, DType xt, const std::string& a, const std::string& b);
+  // The initial value of a scan's state s<i>, and of a cummax / cummin's value sb<i>.
+  std::string scan_identity(const Instr& in);
+  std::string extreme_start(const Instr& in);
+  // EmitOptions::scan_chunks: each thread's chunk combined, then the chunks before it, into s<i>.
+  void emit_chunk_prefix(const std::string& indent);
   bool narrowed(int i) const { return i < static_cast<int>(opt_.narrow.size()) && opt_.narrow[static_cast<size_t>(i)]; }
   std::string compute_narrow(int i, const std::string& prefix);
   static bool is_comparison(Op op) {

@@ -36,7 +36,7 @@ constexpr int64_t kScanLines = lf::fuse::kScanMinLinesGpu;
 // Partitions the graph behind `t` (CPU tensors; the kernel IR does not depend on the device) and
 // returns the CUDA source of every kernel group.
 std::vector<std::string> cuda_sources(const Tensor& t, bool index32, int row_cache = 0, bool vec4 = false,
-                                      bool row_full = false, int row_group = 0, int row_sweep = 0) {
+                                      bool row_full = false, int row_group = 0, int row_sweep = 0, int scan_chunks = 0) {
   std::vector<lf::ir::Node*> roots{t.node().get()};
   auto order = lf::ir::topo_order(roots);
   auto p = lf::fuse::partition(order, [&](const lf::ir::Node& n) { return &n == roots[0]; }, true);
@@ -82,6 +82,12 @@ std::vector<std::string> cuda_sources(const Tensor& t, bool index32, int row_cac
         if (in.kind == lf::kir::InstrKind::Load && !in.row && !held[static_cast<size_t>(in.slot)] &&
             low.kernel.operands[in.slot].strides.back() == lf::kir::StrideClass::Unit)
           opt.vec4 = opt.vec4 && lf::dtype_size(low.kernel.operands[in.slot].dtype) == 4;
+    }
+    if (low.kernel.row && low.kernel.has_scan() && scan_chunks > 0) {  // a thread a chunk of a line
+      opt = lf::cuda::EmitOptions{};
+      opt.index32 = index32;
+      opt.row_group = 1;
+      opt.scan_chunks = scan_chunks;
     }
     out.push_back(lf::cuda::emit_cuda(low.kernel, "k" + std::to_string(i), opt));
   }
@@ -239,6 +245,39 @@ TEST(CudaEmit, ExtremeScanCarriesItsValueBesideItsPosition) {
   ASSERT_EQ(thread.size(), 1u);
   EXPECT_EQ(thread[0].find("__shfl_up_sync"), std::string::npos) << thread[0];
   EXPECT_NE(thread[0].find(" <= sb"), std::string::npos) << thread[0];
+}
+
+// Scans of lines side by side in chunks (EmitOptions::scan_chunks; the host takes them for lines
+// of 128 or more along an earlier dim): a pass over the thread's chunk combining the scan's inputs,
+// the chunks' totals through shared memory, the chunks before this one combined in order, then
+// the scan of the chunk from there. Emitted here for lines along the last dim (the CPU's fuser
+// keeps lines side by side for its library scan); the code does not depend on the lines' strides.
+// Every scan op, with a cast and a broadcast around it, compiles with NVRTC.
+TEST(CudaEmit, ScansOfLinesSideBySideRunInChunks) {
+  Tensor x = input({kScanLines, 40});
+  Tensor w = input({40});
+  std::vector<std::string> sum = cuda_sources(lf::cumsum(lf::relu(x) * w, 1) + 1, true, 0, false, false, 0, 0, 8);
+  ASSERT_EQ(sum.size(), 1u);
+  EXPECT_NE(sum[0].find("const i64 clen_ = ((i64)inner + 8 - 1) / 8;"), std::string::npos) << sum[0];
+  EXPECT_NE(sum[0].find("__shared__ float cs"), std::string::npos) << sum[0];
+  EXPECT_NE(sum[0].find("for (int c_ = 0; c_ < (int)(threadIdx.x >> 5); ++c_)"), std::string::npos) << sum[0];
+  EXPECT_NE(sum[0].find("for (i64 jb_ = clo_; jb_ < chi_; jb_ += 1)"), std::string::npos) << sum[0];
+  std::vector<lf::test::NvrtcJob> jobs{{sum[0], "k0", "cumsum"}};
+  for (DType d : {DType::Float32, DType::Float64, DType::BFloat16, DType::Int64, DType::Bool}) {
+    Tensor v = d == DType::Bool ? x > 0 : (x * 4).to(d);
+    std::vector<std::string> ext = cuda_sources(lf::cummax(v, 1).second * 2, true, 0, false, false, 0, 0, 8);
+    ASSERT_EQ(ext.size(), 1u);
+    EXPECT_NE(ext[0].find("__shared__ i64 csi"), std::string::npos) << ext[0];
+    jobs.push_back({ext[0], "k0", std::string("cummax ") + lf::dtype_name(d)});
+    if (d == DType::Bool) continue;
+    std::vector<std::string> more = cuda_sources(lf::cumprod(v, 1) + lf::cummin(v, 1).second, false, 0, false, false, 0, 0, 8);
+    for (const std::string& s : more) jobs.push_back({s, "k0", std::string("cumprod, cummin ") + lf::dtype_name(d)});
+    if (!is_floating(d)) continue;
+    std::vector<std::string> lse = cuda_sources(lf::logcumsumexp(v, 1) * 2, true, 0, false, false, 0, 0, 8);
+    for (const std::string& s : lse) jobs.push_back({s, "k0", std::string("logcumsumexp ") + lf::dtype_name(d)});
+  }
+  if (lf::cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90").ok())
+    lf::test::expect_all_compile(jobs);
 }
 
 TEST(CudaEmit, LongRowsReadSixteenBytesAtATime) {

@@ -114,6 +114,44 @@ TEST(ScanFusion, SpecialValuesViewsAndEdgeSizes) {
       10, "two scans");
 }
 
+// Lines side by side long enough that a GPU cuts each into chunks, a warp a chunk
+// (EmitOptions::scan_chunks: lines of at least 128): chunks that end short of a full one (lines of
+// 300 and 130), lines that do not fill a block's 32 (kLines + 5), NaN and inf inside a chunk,
+// every scan op; float32 fused and unfused, the other dtypes fused.
+TEST(ScanFusion, LinesSideBySideInChunks) {
+  for (int64_t n : {int64_t{300}, int64_t{130}}) {
+    for (DType d : {DType::Float32, DType::BFloat16, DType::Int64}) {
+      if (d != DType::Float32 && n != 130) continue;
+      for (bool fused : {true, false}) {
+        if (d != DType::Float32 && !fused) continue;
+        test::FusionScope scope(fused);
+        const std::string what =
+            std::string(fused ? "fused " : "unfused ") + dtype_name(d) + " lines of " + std::to_string(n);
+        Tensor x = data({n, kLines + 5}, 50 + static_cast<uint64_t>(n));
+        if (is_floating(d)) {  // one NaN and one inf in the middle of a chunk of line 3, a NaN late in line 40
+          Tensor i = arange(0, static_cast<double>(n * (kLines + 5)), 1, DType::Int64).reshape({n, kLines + 5});
+          x = where(i == 20 * (kLines + 5) + 3, std::numeric_limits<float>::quiet_NaN(),
+                    where(i == 21 * (kLines + 5) + 3, std::numeric_limits<float>::infinity(),
+                          where(i == (n - 3) * (kLines + 5) + 40, std::numeric_limits<float>::quiet_NaN(), x)));
+        }
+        Tensor v = (is_floating(d) ? x : x * 8).to(d);
+        sync();
+        expect_fused(
+            [&] {
+              Tensor mean = cumsum(relu(v) * 0.5, 0) / arange(1, static_cast<double>(n + 1)).reshape({n, 1});
+              std::vector<Tensor> out{mean, cummax(v, 0).second + 1, cummin(v * 3, 0).second};
+              if (is_floating(d)) {
+                out.push_back(logcumsumexp(v * 0.25, 0) - 1);
+                out.push_back(cumprod(v * 0.01 + 1, 0));
+              }
+              return out;
+            },
+            n, what);
+      }
+    }
+  }
+}
+
 // cummax and cummin fused (kir::scan_extreme): their positions computed in their producers'
 // kernel, with ties (the later position wins), NaN (it wins and stays: the latest NaN), every
 // dtype, lines of 21 (on a GPU a lane group's last step runs past the line's end), along a leading
