@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -237,6 +239,58 @@ TEST(ScanFusion, WhatIsNotFused) {
   Tensor wide = data({24, kLines}, 33);
   EXPECT_EQ(fuse::fused_scan(*cumsum(wide, 0).node()), !default_device().is_cpu());  // lines side by side
   EXPECT_TRUE(fuse::fused_scan(*cumsum(many.unsqueeze(2), 1).node()));  // a trailing dim of 1 is no dim
+}
+
+// A fuzz of scan groups over enough lines that a GPU fuses them (the general fuzzer's tensors are
+// too small for that): a random producer, a random scan op along the last or an earlier dim (lines
+// contiguous or side by side, short or long enough for lane groups and chunks), a random consumer,
+// random dtypes, NaN sprinkled in; fused, against the reference. LAZYFUSE_SCAN_FUZZ_ITERS sets the
+// count (default 40), LAZYFUSE_SCAN_FUZZ_SEED the first seed.
+TEST(ScanFusion, RandomProgramsOverManyLines) {
+  auto env = [](const char* name, int fallback) {
+    const char* v = std::getenv(name);
+    return v && *v ? std::atoi(v) : fallback;
+  };
+  const int iters = env("LAZYFUSE_SCAN_FUZZ_ITERS", 40), first = env("LAZYFUSE_SCAN_FUZZ_SEED", 1);
+  const std::vector<DType> dtypes = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16,
+                                     DType::Int32, DType::Int64};
+  const std::vector<int64_t> lengths = {1, 3, 21, 64, 130};
+  for (int k = 0; k < iters; ++k) {
+    const uint64_t seed = static_cast<uint64_t>(first + k);
+    test::Rng r(seed);
+    const DType d = r.pick(dtypes);
+    const int64_t n = r.pick(lengths), lines = kLines + r.range(0, 40);
+    const bool side = r.chance(0.5);  // lines side by side: the scan along dim 0
+    const Shape shape = side ? Shape{n, lines} : Shape{lines, n};
+    const int64_t dim = side ? 0 : 1;
+    std::ostringstream what;
+    what << "seed " << seed << ": " << dtype_name(d) << shape_str(shape) << " along dim " << dim;
+    Tensor x = data(shape, 100 + seed, -2, 2);
+    if (r.chance(0.5)) {  // NaN at every 97th element from a random start
+      Tensor i = arange(0, static_cast<double>(shape_numel(shape)), 1, DType::Int64).reshape(shape);
+      x = where(remainder(i, 97) == r.range(0, 96), std::numeric_limits<float>::quiet_NaN(), x);
+      what << ", NaN";
+    }
+    Tensor bias = data(side ? Shape{1, lines} : Shape{1, n}, 200 + seed);  // broadcast along the scan or across it
+    const int producer = static_cast<int>(r.range(0, 3));
+    Tensor p = producer == 0 ? x * 0.5f + bias : producer == 1 ? exp(x * 0.1f) : producer == 2 ? relu(x) - bias : abs(x);
+    what << ", producer " << producer;
+    Tensor v = is_floating(d) ? p.to(d) : (p * 4).to(d);
+    const int op = static_cast<int>(r.range(0, is_floating(d) ? 4 : 3));
+    Tensor s;
+    switch (op) {
+      case 0: s = cumsum(v, dim); break;
+      case 1: s = cumprod(is_floating(d) ? v * 0.01 + 1 : remainder(v, 3) - 1, dim); break;  // bounded products
+      case 2: s = cummax(v, dim).second; break;
+      case 3: s = cummin(v, dim).second; break;
+      default: s = logcumsumexp(v, dim); break;
+    }
+    const int consumer = static_cast<int>(r.range(0, 2));
+    Tensor out = consumer == 0 ? s : consumer == 1 ? s * 2 + 1 : s.to(DType::Float64) - bias;
+    what << ", op " << op << ", consumer " << consumer;
+    sync();
+    expect_fused([&] { return std::vector<Tensor>{out}; }, n, what.str());
+  }
 }
 
 }  // namespace
