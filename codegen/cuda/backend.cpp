@@ -25,14 +25,21 @@ bool will_split(const kir::Kernel& kernel, const kir::LaunchArgs& args, int64_t 
   return can_split_rows(kernel) && args.rows() < 2 * sms && args.inner_numel() >= 32 * kBlockThreads;
 }
 
+}  // namespace
+
 // Whether a scan kernel's only row work is its scans (EmitOptions::scan_chunks): no reductions, no
-// per-row outputs, and no scan reads another scan's result (a chunk's first pass computes the
-// scans' inputs alone).
-bool only_scans(const kir::Kernel& kernel) {
+// per-row outputs, no scan reads another scan's result (a chunk's first pass computes the scans'
+// inputs alone), and the chunk totals (kScanChunks x 32 of each scan's state, and positions for
+// cummax / cummin) fit kScanChunkShared bytes of shared memory.
+bool scans_can_chunk(const kir::Kernel& kernel) {
+  static_assert(kBlockThreads == 32 * kScanChunks, "emit_chunk_prefix: a warp a chunk, 32 lines a block");
   std::vector<bool> after_scan(kernel.instrs.size(), false);
+  int64_t shared = 0;
   for (size_t i = 0; i < kernel.instrs.size(); ++i) {
     const kir::Instr& in = kernel.instrs[i];
     if (in.kind == kir::InstrKind::Reduce) return false;
+    if (in.kind == kir::InstrKind::Scan)
+      shared += kScanChunks * 32 * (kir::scan_extreme(in.op) ? 16 : 8);  // 8 bytes a state at most, 8 a position
     bool reads_scan = false;
     for (int a : in.args) reads_scan |= after_scan[static_cast<size_t>(a)];
     if (in.kind == kir::InstrKind::Scan && reads_scan) return false;
@@ -40,9 +47,8 @@ bool only_scans(const kir::Kernel& kernel) {
   }
   for (const kir::Output& o : kernel.outputs)
     if (kernel.instrs[static_cast<size_t>(o.instr)].row) return false;
-  return true;
+  return shared <= kScanChunkShared;
 }
-}  // namespace
 
 EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, int device) {
   int64_t sms = rt::cu::context_of(device).info.multiprocessors;
@@ -146,7 +152,7 @@ EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, 
     opt.row_group = g;
     // Lines side by side, long enough for chunks of kScanChunkMin: a warp a chunk
     // (EmitOptions::scan_chunks), where the kernel's only row work is its scans.
-    if (g == 1 && inner >= kScanChunks * kScanChunkMin && only_scans(kernel)) opt.scan_chunks = kScanChunks;
+    if (g == 1 && inner >= kScanChunks * kScanChunkMin && scans_can_chunk(kernel)) opt.scan_chunks = kScanChunks;
     opt.row_sweep = 0;
     opt.row_cache = 0;
     opt.row_full = false;

@@ -57,8 +57,13 @@ inline constexpr int64_t kSweepThreadsPerSm = 2048;
 // kScanChunkMin elements.
 inline constexpr int kScanChunks = 8;
 inline constexpr int64_t kScanChunkMin = 16;
+inline constexpr int64_t kScanChunkShared = 16 << 10;  // the chunk totals' shared memory, at most
 // Rows a thread takes at a time in pointwise kernels that run a thread a column (EmitOptions::rows2d).
 inline constexpr int kRows2d = 4;
+
+// Whether a scan kernel may cut its lines into chunks (EmitOptions::scan_chunks): its only row
+// work is its scans, no scan reads another's result, and the chunk totals fit kScanChunkShared.
+bool scans_can_chunk(const kir::Kernel& kernel);
 
 // Options that change the generated code for these launch arguments (part of the cache key).
 EmitOptions options_for(const kir::Kernel& kernel, const kir::LaunchArgs& args, int device);

@@ -280,6 +280,36 @@ TEST(CudaEmit, ScansOfLinesSideBySideRunInChunks) {
     lf::test::expect_all_compile(jobs);
 }
 
+// Which scan kernels the host may cut into chunks (cuda::scans_can_chunk): scans and elementwise
+// ops around them; not a reduction beside a scan, not a scan of a scan, and not more chunk totals
+// than kScanChunkShared bytes of shared memory (9 cumsums, 5 cummaxes).
+TEST(CudaEmit, WhichScanKernelsRunInChunks) {
+  Tensor x = input({kScanLines, 40});
+  auto kernel = [](const std::vector<Tensor>& outs) {
+    std::vector<lf::ir::Node*> roots;
+    for (const Tensor& t : outs) roots.push_back(t.node().get());
+    auto order = lf::ir::topo_order(roots);
+    auto p = lf::fuse::partition(order, [&](const lf::ir::Node& n) { return std::find(roots.begin(), roots.end(), &n) != roots.end(); }, true);
+    EXPECT_EQ(p.groups.size(), 1u);
+    return lf::lower::lower_group(p.groups.at(0), p, 0, lf::Device::cpu()).kernel;
+  };
+  // Scans join one group through a shared producer (no unrelated node joins a scan group).
+  Tensor e = x * 2;
+  EXPECT_TRUE(lf::cuda::scans_can_chunk(kernel({lf::cumsum(e, 1) + 1, lf::cummax(e, 1).second})));
+  e = Tensor();
+  EXPECT_FALSE(lf::cuda::scans_can_chunk(kernel({lf::cumsum(lf::cumsum(x * 2, 1), 1)})));
+  auto many = [&](int k, bool extreme) {
+    Tensor e = x * 2;
+    std::vector<Tensor> outs;
+    for (int i = 0; i < k; ++i) outs.push_back(extreme ? lf::cummax(e * (i + 1.0f), 1).second : lf::cumsum(e * (i + 1.0f), 1));
+    return outs;
+  };
+  EXPECT_TRUE(lf::cuda::scans_can_chunk(kernel(many(8, false))));
+  EXPECT_FALSE(lf::cuda::scans_can_chunk(kernel(many(9, false))));
+  EXPECT_TRUE(lf::cuda::scans_can_chunk(kernel(many(4, true))));
+  EXPECT_FALSE(lf::cuda::scans_can_chunk(kernel(many(5, true))));
+}
+
 TEST(CudaEmit, LongRowsReadSixteenBytesAtATime) {
   // A row kernel streaming its rows (no register cache) reads each contiguous float or int32
   // input as 16-byte vectors, four in flight a thread, and splits rows at multiples of 4.

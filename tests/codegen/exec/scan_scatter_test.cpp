@@ -100,10 +100,11 @@ TEST_P(ScanScatter, ScansMatchReferenceOnGpuPathShapes) {
   }
 }
 
-// Lines on either side of the GPU's long-line threshold (65536: tiles of 8192, 32 items a thread,
-// for the 4-byte states), every float dtype: 65535 and 65536 elements, and 3 lines of 2^20 + 5
-// (2 unaligned, partial last tiles) with an inf and a NaN. Positive values: no cancellation, so the
-// tolerance of a sum of n values applies.
+// Lines on either side of the GPU's long-line threshold (65536: float32 tiles of 8192, 32 items a
+// thread), every float dtype: 65535 and 65536 elements, and 3 lines of 2^20 + 5 (2 unaligned,
+// partial last tiles) with an inf and a NaN; float32 products, and lines side by side along dim 0
+// (strided: the element-by-element path through shared memory). Positive values: no cancellation,
+// so the tolerance of a sum of n values applies.
 TEST_P(ScanScatter, ScansMatchReferenceAroundLongLineTiles) {
   FusionScope scope(GetParam());
   for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}) {
@@ -121,6 +122,10 @@ TEST_P(ScanScatter, ScansMatchReferenceAroundLongLineTiles) {
     lf::test::expect_matches_reference(lf::cumsum(lines, 1), m, "cumsum 3 long lines");
     lf::test::expect_matches_reference(lf::logcumsumexp(lines, 1), m, "logcumsumexp 3 long lines");
   }
+  Tensor s = lf::cast(lf::where(data({70001}, DType::Float32, 0, 1) > 0.5f, lf::full({70001}, 1.0001), 0.9999), DType::Float32);
+  lf::test::expect_matches_reference(lf::cumprod(s, 0), 70001, "cumprod of a long float32 line");
+  Tensor side = data({70000, 4}, DType::Float32, 0, 1.0 / 64);
+  lf::test::expect_matches_reference(lf::cumsum(side, 0), 70000, "cumsum of 4 long lines side by side");
 }
 
 TEST_P(ScanScatter, ScansPropagateNanAndInf) {
@@ -411,8 +416,7 @@ TEST(ScanScatterCalls, RunAsBackendLaunches) {
 }
 
 // The GPU scan kernels' CUDA C compiles with NVRTC for sm_90 for every dtype and op, and with 32
-// items a thread for the 4-byte states that long lines use (all a machine without a GPU can check
-// of them).
+// items a thread for float32, which long lines use (all a machine without a GPU can check of them).
 TEST(ScanScatterCuda, KernelsCompile) {
   if (!lf::cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90").ok())
     GTEST_SKIP() << "NVRTC is not available here";
@@ -424,7 +428,7 @@ TEST(ScanScatterCuda, KernelsCompile) {
       jobs.push_back({std::string(lf::cuda::kPrelude) + lf::cuda::scan_source(dt, op), "scan",
                       std::string(lf::dtype_name(dt)) + " " + lf::ir::op_name(op)});
       const bool extreme = op == lf::ir::Op::CumMax || op == lf::ir::Op::CumMin;
-      if (!extreme && is_floating(dt) && dt != DType::Float64)
+      if (!extreme && dt == DType::Float32)
         jobs.push_back({std::string(lf::cuda::kPrelude) + lf::cuda::scan_source(dt, op, 32), "scan",
                         std::string(lf::dtype_name(dt)) + " " + lf::ir::op_name(op) + " 32 items"});
     }

@@ -276,9 +276,23 @@ TEST_P(Indexing, HostIndicesKnownInRangeAreNotChecked) {
   std::remove(path.c_str());
   EXPECT_EQ(checks_of(lf::from_blob(v.data(), {5}, DType::Int64).to(device), "borrowed"), 1u);
   EXPECT_EQ(checks_of(ints(v, {5}) * 1, "computed"), 1u);
+  // A pointer handed out into a view of host ids (a slice shares their storage) forgets the bound.
+  Tensor ids = ints(v, {5}).to(device);
+  lf::slice(ids, 0, 1, 3).data_ptr();
+  EXPECT_EQ(checks_of(ids, "a slice handed out"), 1u);
   const uint64_t before = lf::cache_stats().index_checks;
   EXPECT_THROW((lf::embedding(table, ints({1, 6}, {2})) + 1).to_vector<float>(), lf::Error);
   EXPECT_EQ(lf::cache_stats().index_checks - before, 1u);
+  // Host ids (unchecked) and computed ids out of range (checked) in one kernel: the error names
+  // the checked gather, the op the user called.
+  try {
+    (lf::embedding(table, ints(v, {5})) + lf::index_select(table, 0, ints({0, 1, 2, 3, 6}, {5}) * 1)).to_vector<float>();
+    ADD_FAILURE() << "no error for index_select's index 6";
+  } catch (const lf::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("lf::index_select: index 6 is out of range for dim 0 of size 6"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(IndexingErrors, BadArgumentsFailAtTheCall) {
