@@ -164,6 +164,28 @@ __device__ __forceinline__ T lf_thread_start(T acc, i64 t, i64 tile, i64 first, 
   return COMBINE(s_prefix, COMBINE(warp > 0 ? s_warp[warp - 1] : IDENTITY, before));
 }
 
+// The block's tile: the next one from the counter (so a block only waits for tiles already
+// running), its line, and the line's first element in x and y.
+struct LfTile {
+  i64 t, line, tile;
+  const S* src;
+  O* dst;
+};
+__device__ __forceinline__ LfTile lf_take_tile(const S* x, O* y, i64 inner, i64 n, i64 so, i64 si, i64 tiles_per_line,
+                                               unsigned* counter) {
+  __shared__ unsigned s_tile;
+  if (threadIdx.x == 0) s_tile = atomicAdd(counter, 1u);
+  __syncthreads();
+  LfTile r;
+  r.t = s_tile;
+  r.line = r.t / tiles_per_line;
+  r.tile = r.t % tiles_per_line;
+  const i64 o = r.line / inner, k = r.line % inner;
+  r.src = x + o * so + k * si;
+  r.dst = y + o * n * inner + k;
+  return r;
+}
+
 #if VEC4
 // Float32: a tile stays in shared memory from its load to its store, each thread's items scanned
 // in place, so a thread holds no items in registers (tiles of 32 items a thread fit 6 blocks an
@@ -191,15 +213,11 @@ __device__ __forceinline__ T lf_scan_quads(float4* s) {
 extern "C" __global__ void __launch_bounds__(THREADS, 6)  // 6 blocks an SM: at most 40 registers
 lf_scan_tiles(const S* x, O* y, i64 inner, i64 n, i64 so, i64 sn, i64 si, i64 tiles_per_line,
               unsigned* counter, u64* status, T* aggregates, T* prefixes) {
-  __shared__ unsigned s_tile;
   __shared__ float4 s_data[TILE / 4];
-  if (threadIdx.x == 0) s_tile = atomicAdd(counter, 1u);
-  __syncthreads();
-  const i64 t = s_tile;
-  const i64 line = t / tiles_per_line, tile = t % tiles_per_line;
-  const i64 o = line / inner, k = line % inner;
-  const S* src = x + o * so + k * si;
-  O* dst = y + o * n * inner + k;
+  const LfTile b = lf_take_tile(x, y, inner, n, so, si, tiles_per_line, counter);
+  const i64 t = b.t, line = b.line, tile = b.tile;
+  const S* src = b.src;
+  O* dst = b.dst;
   const i64 tile_base = tile * TILE, base = tile_base + (i64)threadIdx.x * ITEMS;
   const bool vec = sn == 1 && inner == 1 && tile_base + TILE <= n &&
                    (((u64)(src + tile_base) | (u64)(dst + tile_base)) & 15) == 0;  // the same in the block
@@ -250,14 +268,10 @@ lf_scan_tiles(const S* x, O* y, i64 inner, i64 n, i64 so, i64 sn, i64 si, i64 ti
 extern "C" __global__ void __launch_bounds__(THREADS)
 lf_scan_tiles(const S* x, O* y, i64 inner, i64 n, i64 so, i64 sn, i64 si, i64 tiles_per_line,
               unsigned* counter, u64* status, T* aggregates, T* prefixes) {
-  __shared__ unsigned s_tile;
-  if (threadIdx.x == 0) s_tile = atomicAdd(counter, 1u);
-  __syncthreads();
-  const i64 t = s_tile;
-  const i64 line = t / tiles_per_line, tile = t % tiles_per_line;
-  const i64 o = line / inner, k = line % inner;
-  const S* src = x + o * so + k * si;
-  O* dst = y + o * n * inner + k;
+  const LfTile b = lf_take_tile(x, y, inner, n, so, si, tiles_per_line, counter);
+  const i64 t = b.t, line = b.line, tile = b.tile;
+  const S* src = b.src;
+  O* dst = b.dst;
   const i64 base = tile * TILE + (i64)threadIdx.x * ITEMS;
   T v[ITEMS];
   T acc = IDENTITY;
