@@ -42,17 +42,23 @@ uint64_t check_loop(int iterations, const std::function<std::vector<Tensor>(int)
   return lf::cache_stats().plans_replayed - before;
 }
 
+// Tiered compiling off for a test's scope, once the optimized builds already queued have landed:
+// on a GPU an optimized build that lands during a loop drops its plan (every upgrade starts a new
+// cache generation), so a loop's replay count would depend on when it lands (on the H100 one
+// landed and a replay was counted short, 2026-11-24).
+struct TieredCompileOff {
+  bool saved = lf::rt::config().tiered_compile;
+  TieredCompileOff() {
+    lf::rt::mutable_config().tiered_compile = false;
+    lf::finish_compiles();
+  }
+  ~TieredCompileOff() { lf::rt::mutable_config().tiered_compile = saved; }
+};
+
 TEST(FlushPlan, ALoopReplaysOnNewData) {
   // A number new to this process (part of the signature), so that the count below starts from a
-  // first sighting however the tests are ordered or repeated. Tiered compiling off: on a GPU an
-  // optimized build that lands during the loop drops the plan, so the count would depend on when
-  // it lands (when this test is the first to compile the chain's kernel).
-  struct Restore {
-    bool saved = lf::rt::config().tiered_compile;
-    ~Restore() { lf::rt::mutable_config().tiered_compile = saved; }
-  } restore;
-  lf::rt::mutable_config().tiered_compile = false;
-  lf::finish_compiles();  // an earlier test's optimized build landing in the loop would drop the plan too
+  // first sighting however the tests are ordered or repeated.
+  TieredCompileOff tiered_off;
   static int runs = 0;
   const float divisor = 3.0f + static_cast<float>(runs++);
   uint64_t replayed = check_loop(6, [&](int it) {
@@ -134,15 +140,7 @@ TEST(FlushPlan, AHeldIntermediateIsStored) {
 // (its error buffer zeroed again) once the indices are good. The indices are computed (a product),
 // so the host does not know them.
 TEST(FlushPlan, GathersReplayAndStillCheckTheirIndices) {
-  struct Restore {
-    bool saved = lf::rt::config().tiered_compile;
-    ~Restore() { lf::rt::mutable_config().tiered_compile = saved; }
-  } restore;
-  lf::rt::mutable_config().tiered_compile = false;
-  // An earlier test's optimized build landing during the loops would drop the plan (every upgrade
-  // starts a new cache generation): on a GPU one did, and a replay was counted short (H100,
-  // 2026-11-24). Let them land first.
-  lf::finish_compiles();
+  TieredCompileOff tiered_off;
   static int runs = 0;
   const float scale = 2.0f + static_cast<float>(runs++);
   Tensor table = lf::from_vector(data(50 * 16, 0), {50, 16}).to(lf::default_device());
@@ -182,12 +180,7 @@ TEST(FlushPlan, GathersReplayAndStillCheckTheirIndices) {
 // data_ptr, after which a consumer could have written them), get the checked kernel, and their
 // error at the sync, never a replay of the unchecked one.
 TEST(FlushPlan, GathersOfIndicesKnownInRangeCheckNothing) {
-  struct Restore {
-    bool saved = lf::rt::config().tiered_compile;
-    ~Restore() { lf::rt::mutable_config().tiered_compile = saved; }
-  } restore;
-  lf::rt::mutable_config().tiered_compile = false;
-  lf::finish_compiles();  // see GathersReplayAndStillCheckTheirIndices
+  TieredCompileOff tiered_off;
   static int runs = 0;
   const float scale = 3.0f + static_cast<float>(runs++);
   Tensor table = lf::from_vector(data(40 * 16, 1), {40, 16}).to(lf::default_device());
