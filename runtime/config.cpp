@@ -72,6 +72,7 @@ Config read_config() {
   c.conv_benchmark = env_int("LAZYFUSE_CONV_BENCHMARK", 0, 0, 1) != 0;
   c.conv_nhwc = env_int("LAZYFUSE_CONV_NHWC", 1, 0, 1) != 0;
   c.attention_rows = static_cast<int>(env_int("LAZYFUSE_ATTENTION_ROWS", 0, 0, 128));
+  c.attention_wgmma = env_int("LAZYFUSE_ATTENTION_WGMMA", 1, 0, 1) != 0;
   return c;
 }
 

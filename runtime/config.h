@@ -39,6 +39,9 @@ struct Config {
   // kernels); 1 (default): NHWC, the layout its tensor-core kernels run on (codegen/cuda/cudnn.h).
   bool conv_nhwc = true;
   int attention_rows = 0;  // LAZYFUSE_ATTENTION_ROWS: query rows a block of the GPU's tensor-core attention (0: auto)
+  // LAZYFUSE_ATTENTION_WGMMA=0: the 16-bit attention kernel takes mma.sync on Hopper too, instead of
+  // warpgroup MMA (wgmma).
+  bool attention_wgmma = true;
   // LAZYFUSE_TIERED_COMPILE=0: a new GPU kernel is compiled fully optimized before its first
   // launch, instead of a quick build first and the optimized build on a background thread.
   bool tiered_compile = true;

@@ -308,19 +308,32 @@ void run_attention(backend::AttentionCall& call) {
     (tc ? not_tc : not_f32) = "the GPU is older than sm_80";
     tc = f32 = false;
   }
+  // On Hopper (sm_90) the 16-bit kernel's products are warpgroup MMA (wgmma) at head dims 64 and
+  // 128, unless LAZYFUSE_ATTENTION_WGMMA=0.
+  std::string not_wg = "LAZYFUSE_ATTENTION_WGMMA=0";
+  const auto& info = rt::cu::context_of(device).info;
+  const bool wg = tc && rt::config().attention_wgmma &&
+                  attention_wgmma_supports(call.dtype, call.d, call.dv, info.sm_major, info.sm_minor, &not_wg);
   const Kind kind = tc ? Kind::kTensor16 : f32 ? Kind::kTensorF32 : Kind::kSimt;
   const int rows =
-      tc    ? attention_tc_rows(call.d, call.dv, call.params.mask, static_cast<int>(rt::config().attention_rows))
+      tc    ? attention_tc_rows(call.d, call.dv, call.params.mask, static_cast<int>(rt::config().attention_rows), wg)
       : f32 ? attention_f32_rows()
             : kBm;
-  const size_t shared = tc    ? attention_tc_shared_bytes(call.d, call.dv, rows)
+  const long long qblocks = (call.tq + rows - 1) / rows;
+  const long long blocks = static_cast<long long>(call.batch_count()) * qblocks;
+  const bool few_blocks = wg && attention_wgmma_few_blocks(blocks, info.multiprocessors);
+  const int keys = tc    ? attention_tc_keys_per_tile(call.d, call.dv, wg, few_blocks)
+                   : f32 ? attention_f32_keys_per_tile(call.d, call.dv)
+                         : kBn;
+  const size_t shared = tc    ? attention_tc_shared_bytes(call.d, call.dv, rows, wg, few_blocks)
                         : f32 ? attention_f32_shared_bytes(call.d, call.dv)
                               : attention_shared_bytes(call.dtype, call.d, call.dv);
   if (shared > static_cast<size_t>(optin))
     return backend::run_attention_on_reference(call, "head dims too large for the kernel's shared memory");
-  const std::string arch = arch_of(device);
-  const char* tag = tc ? "tc" : f32 ? "tf32x3" : "simt";
-  const std::string key = std::string(tag) + std::to_string(rows) + "|" + std::to_string(dtype_code(call.dtype)) + "|" +
+  const std::string arch = wg ? "sm_90a" : arch_of(device);  // wgmma is sm_90a's
+  const char* tag = wg ? "wg" : tc ? "tc" : f32 ? "tf32x3" : "simt";
+  const std::string key = std::string(tag) + std::to_string(rows) + "x" + std::to_string(keys) + "|" +
+                          std::to_string(dtype_code(call.dtype)) + "|" +
                           std::to_string(call.d) + "|" + std::to_string(call.dv) + "|" +
                           std::to_string(call.params.mask) + "|" + (call.params.causal ? "c" : "n") + "|" + arch + "|" +
                           std::to_string(device);
@@ -334,7 +347,8 @@ void run_attention(backend::AttentionCall& call) {
     if (it == kernels.end()) {
       std::string log;
       const std::string src =
-          tc    ? attention_tc_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal, rows)
+          tc    ? attention_tc_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal, rows, wg,
+                                      few_blocks)
           : f32 ? attention_f32_source(call.d, call.dv, call.params.mask, call.params.causal)
                 : attention_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal);
       auto cubin = nvrtc_compile(src, "lf_attention", arch, /*quick=*/false, &log);
@@ -358,8 +372,6 @@ void run_attention(backend::AttentionCall& call) {
   if (!loaded.fn) return backend::run_attention_on_reference(call, "the kernel did not compile: " + loaded.error);
   if (compiled_now) ++call.run.stats.kernels_compiled;
   std::shared_ptr<rt::Storage> out = call.allocate_output();
-  const long long qblocks = (call.tq + rows - 1) / rows;
-  const long long blocks = static_cast<long long>(call.batch_count()) * qblocks;
   bool vec_loads = false;
   if (blocks > 0 && call.dv > 0) {
     if (blocks > INT32_MAX) return backend::run_attention_on_reference(call, "too many blocks for one grid");
@@ -422,15 +434,13 @@ void run_attention(backend::AttentionCall& call) {
     call.record->replay = [](void* const*) {};  // nothing to compute: the output is empty
   }
   call.finish(std::move(out));
-  const std::string what = tc    ? "tensor-core flash attention kernel (mma.sync"
+  const std::string what = wg    ? "tensor-core flash attention kernel (wgmma"
+                           : tc    ? "tensor-core flash attention kernel (mma.sync"
                            : f32 ? "tensor-core flash attention kernel (float32 as three TF32 mma.sync products"
                                  : "flash attention kernel (float32 SIMT";
   const std::string loads = kind == Kind::kSimt ? ""
                             : vec_loads         ? (tc ? ", cp.async loads" : ", 16-byte loads")
                                                 : ", element loads (q, k, v rows not 16-byte aligned)";
-  const int keys = tc    ? attention_tc_keys_per_tile(call.d, call.dv)
-                   : f32 ? attention_f32_keys_per_tile(call.d, call.dv)
-                         : kBn;
   call.log(what + ", CUDA C, NVRTC" + std::string(compiled_now ? ", compiled now" : "") +
            "): " + std::to_string(blocks) + " blocks of " + std::to_string(rows) + " query rows, key tiles of " +
            std::to_string(keys) + loads +
@@ -439,7 +449,8 @@ void run_attention(backend::AttentionCall& call) {
                                        : call.dtype == DType::Float64 ? "float64"
                                                                       : not_tc) +
                                       ")"
-                                : ""));
+                            : tc && !wg ? " (no wgmma: " + not_wg + ")"
+                                        : ""));
 }
 
 }  // namespace lf::cuda

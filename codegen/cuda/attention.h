@@ -24,11 +24,19 @@ size_t attention_shared_bytes(DType dtype, int64_t d, int64_t dv);
 // `lf_attention` entry and parameter block, attention_tc_rows() query rows a block of 128 threads.
 // Whether it runs a call of that dtype and head dims; if not, `why` says why (for the log).
 bool attention_tc_supports(DType dtype, int64_t d, int64_t dv, std::string* why);
-int attention_tc_keys_per_tile(int64_t d, int64_t dv);
-// Query rows a block (64 or 128) for head dims, a mask kind and LAZYFUSE_ATTENTION_ROWS (0: auto).
-int attention_tc_rows(int64_t d, int64_t dv, int mask, int requested);
-std::string attention_tc_source(DType dtype, int64_t d, int64_t dv, int mask, bool causal, int rows);
-size_t attention_tc_shared_bytes(int64_t d, int64_t dv, int rows);
+// Whether the same kernel runs its products as Hopper's warpgroup MMA (wgmma: sm_90, head dims 64
+// and 128), compiled for sm_90a; if not, `why` says why.
+bool attention_wgmma_supports(DType dtype, int64_t d, int64_t dv, int sm_major, int sm_minor, std::string* why);
+// Keys a K/V tile; with wgmma, 64 or (few_blocks: attention_wgmma_few_blocks) 128 at head dims up to 64.
+int attention_tc_keys_per_tile(int64_t d, int64_t dv, bool wgmma = false, bool few_blocks = false);
+// Whether a wgmma grid of `blocks` has fewer than 4 blocks an SM (it then takes 128-key tiles).
+bool attention_wgmma_few_blocks(long long blocks, int multiprocessors);
+// Query rows a block (64 or 128) for head dims, a mask kind and LAZYFUSE_ATTENTION_ROWS (0: auto);
+// 64 with wgmma.
+int attention_tc_rows(int64_t d, int64_t dv, int mask, int requested, bool wgmma = false);
+std::string attention_tc_source(DType dtype, int64_t d, int64_t dv, int mask, bool causal, int rows, bool wgmma = false,
+                                bool few_blocks = false);
+size_t attention_tc_shared_bytes(int64_t d, int64_t dv, int rows, bool wgmma = false, bool few_blocks = false);
 
 // The float32 tensor-core kernel (codegen/cuda/attention_f32.cpp: three TF32 products a product,
 // float32 accuracy): the same entry and parameter block, attention_f32_rows() query rows a block.

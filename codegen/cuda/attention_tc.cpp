@@ -16,6 +16,11 @@
 // NaN wins the max, a fully masked row is 0 / 0 = NaN, and a non-finite value of V at a key past
 // the diagonal makes its column NaN (the tensor cores multiply the masked keys' zero weights by V
 // inside the diagonal tile: 0 * NaN = NaN there, as in the unfused P @ V).
+//
+// WG (sm_90, head dims 64 and 128, compiled for sm_90a): the same kernel with Hopper's warpgroup
+// MMA. The 4 warps are one warpgroup of 64 rows; S = Q K^T is wgmma with Q and K from shared memory,
+// O += P V wgmma with P from registers and V N-major; the tiles are unpadded and 128-byte swizzled
+// (lf_sw), K/V tiles of 64 keys (128 in small grids). Everything between the products is shared.
 #include "codegen/cuda/attention.h"
 
 #include <string>
@@ -78,7 +83,15 @@ __device__ __forceinline__ float nmax(float a, float b) { float r; asm("max.NaN.
 // A thread's chunks sit at the same place of every tile, so what locates them is the same from one
 // call to the next and the compiler keeps it out of the tile loop: a chunk costs a few
 // instructions (ncu, 2026-11-28: the loads were 28% of the kernel's instructions before).
-template <int ROWS, int COLS>
+// With SW (the wgmma kernel's K and V tiles), the rows are 128 bytes of 64 columns, each 64-column
+// block of the tile [ROWS][64] by itself, the 16-byte chunks of row r at chunk ^ (r % 8): the
+// 128-byte swizzle that wgmma's descriptors name (its 8-row atoms at 1024-byte boundaries);
+// `stride` is then unused.
+template <int ROWS>
+__device__ __forceinline__ unsigned lf_sw(int r, int c) {
+  return (unsigned)((c >> 6) * ROWS * 128 + r * 128 + ((((c & 63) >> 3) ^ (r & 7)) << 4));
+}
+template <int ROWS, int COLS, bool SW = false>
 __device__ __forceinline__ void lf_load_tile(u16* dst, int stride, const u16* src, long long base, long long r0,
                                              long long nrows, long long sr, long long sc, bool vec) {
   constexpr int CPR = COLS / 8, CHUNKS = ROWS * CPR, ITERS = (CHUNKS + NT - 1) / NT;
@@ -93,27 +106,80 @@ __device__ __forceinline__ void lf_load_tile(u16* dst, int stride, const u16* sr
       const int rr = e / CPR, c8 = (e % CPR) * 8;
       const bool in = rr < left;
       const u16* s = in ? first + rr * sr + c8 : src;
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(sdst + 2u * (unsigned)(rr * stride + c8)),
-                   "l"(s), "r"(in ? 16 : 0));
+      const unsigned off = SW ? lf_sw<ROWS>(rr, c8) : 2u * (unsigned)(rr * stride + c8);
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(sdst + off), "l"(s), "r"(in ? 16 : 0));
     }
     return;
   }
   for (int e = threadIdx.x; e < CHUNKS; e += NT) {
     const int rr = e / CPR, c8 = (e % CPR) * 8;
     const long long row = r0 + rr;
-    u16* d = dst + rr * stride + c8;
+    u16* d = SW ? (u16*)((unsigned char*)dst + lf_sw<ROWS>(rr, c8)) : dst + rr * stride + c8;
 #pragma unroll
     for (int u = 0; u < 8; ++u) d[u] = rr < left ? src[base + row * sr + (c8 + u) * sc] : (u16)0;
   }
 }
 __device__ __forceinline__ void lf_commit() { asm volatile("cp.async.commit_group;"); }
 __device__ __forceinline__ void lf_wait_all() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+#if WG
+// Hopper's warpgroup products (WG: the 4 warps of the block are one warpgroup of 64 rows). A shared
+// operand's descriptor: its address, the byte offsets between 64-column blocks (LBO; N-major V) and
+// between 8-row groups (SBO), 128-byte swizzle.
+__device__ __forceinline__ unsigned long long lf_desc(unsigned addr, unsigned lbo, unsigned sbo) {
+  return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)((lbo & 0x3FFFF) >> 4) << 16) |
+         ((unsigned long long)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
+}
+__device__ __forceinline__ void lf_wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void lf_wg_wait() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+}
+// cp.async and element stores write shared memory through the generic proxy, wgmma reads it
+// through the async proxy: each thread orders its writes before the barrier that publishes them.
+__device__ __forceinline__ void lf_proxy_fence() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+// wgmma reads its A registers and writes its accumulators asynchronously, until the wait: the
+// compiler must neither reuse the A fragments' registers nor touch the accumulators in between.
+// An empty asm that reads and writes them after the wait (and before the fence, for accumulators
+// that carry over) keeps them in place, as CUTLASS's warpgroup_fence_operand does.
+__device__ __forceinline__ void lf_keep_a(unsigned* a) {
+  asm volatile("" : "+r"(a[0]), "+r"(a[1]), "+r"(a[2]), "+r"(a[3])::"memory");
+}
+#define LF_WGMMA_(n) lf_wgmma##n
+#define LF_WGMMA(n) LF_WGMMA_(n)
+#define LF_WGMMA_SS_(n) lf_wgmma_ss##n
+#define LF_WGMMA_SS(n) LF_WGMMA_SS_(n)
+#define LF_KEEP_(n) lf_keep##n
+#define LF_KEEP(n) LF_KEEP_(n)
+#else
+__device__ __forceinline__ void lf_proxy_fence() {}
+#endif
 
-extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
+// The wgmma kernel with 64-key tiles at head dims up to 64 fits 128 registers without spills
+// (ptxas -v, 2026-11-28): 4 blocks an SM, 16 warps to hide latency.
+#if WG && BC == 64 && D <= 64 && DV <= 64
+#define MINB 4
+#else
+#define MINB 1
+#endif
+extern "C" __global__ void __launch_bounds__(NT, MINB) lf_attention(Params P) {
   extern __shared__ __align__(16) unsigned char smem[];
+#if WG
+  // K and V tiles swizzled (lf_sw) from a 1024-byte boundary (the host adds 1024 bytes for it), then Q.
+  unsigned char* base = smem + ((1024u - (lf_smem(smem) & 1023u)) & 1023u);
+  u16* Ks = (u16*)base;          // 2 x [BC][D], 64-column blocks
+  u16* Vs = Ks + 2 * BC * D;     // 2 x [BC][DV]
+  u16* Qs = Vs + 2 * BC * DV;    // [BR][D], swizzled as K: S's A operand is read from shared memory
+#define KT (BC * D)              // a K tile's and a V tile's elements
+#define VT (BC * DV)
+#define SW 1
+#else
   u16* Qs = (u16*)smem;          // [BR][QS]
   u16* Ks = Qs + BR * QS;        // 2 x [BC][QS]
   u16* Vs = Ks + 2 * BC * QS;    // 2 x [BC][VS]
+#define KT (BC * QS)
+#define VT (BC * VS)
+#define SW 0
+#endif
   __shared__ int bad[DV];
   const int t = threadIdx.x, warp = t >> 5, lane = t & 31, g = lane >> 2, tq4 = lane & 3;
   // The heaviest causal blocks (the last query rows) first.
@@ -127,16 +193,20 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
   const bool vec = P.vec != 0;
   const long long kv_end = CAUSAL ? min(P.tk, q0 + BR) : P.tk;
   const int ntiles = (int)((kv_end + BC - 1) / BC);
-  lf_load_tile<BR, D>(Qs, QS, q, qo, q0, P.tq, P.qsr, P.qsc, vec);
+  lf_load_tile<BR, D, SW>(Qs, QS, q, qo, q0, P.tq, P.qsr, P.qsc, vec);
   if (ntiles > 0) {
-    lf_load_tile<BC, D>(Ks, QS, k, ko, 0, P.tk, P.ksr, P.ksc, vec);
-    lf_load_tile<BC, DV>(Vs, VS, v, vo, 0, P.tk, P.vsr, P.vsc, vec);
+    lf_load_tile<BC, D, SW>(Ks, QS, k, ko, 0, P.tk, P.ksr, P.ksc, vec);
+    lf_load_tile<BC, DV, SW>(Vs, VS, v, vo, 0, P.tk, P.vsr, P.vsc, vec);
   }
   lf_commit();
   lf_wait_all();
+  lf_proxy_fence();
   __syncthreads();
-  // The warp's rows: MT m-tiles of 16 from wrow. Q's A fragments, D / 16 k-steps of 16 each.
+  // The warp's rows: MT m-tiles of 16 from wrow. Q's A fragments, D / 16 k-steps of 16 each (the
+  // wgmma kernel reads Q from shared memory instead: on the H200, ptxas gave the P fragments the
+  // registers of Q's, which the next tile's product still reads, when Q came from registers).
   const int wrow = warp * 16 * MT;
+#if !WG
   unsigned qf[MT][D / 16][4];
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
@@ -144,6 +214,7 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
     for (int kk = 0; kk < D / 16; ++kk)
       lf_ldsm_x4(lf_smem(Qs + (wrow + mt * 16 + (lane & 15)) * QS + kk * 16 + (lane >> 4) * 8), qf[mt][kk][0],
                  qf[mt][kk][1], qf[mt][kk][2], qf[mt][kk][3]);
+#endif
   const float scale = (float)P.scale, post = (float)(P.post * 1.4426950408889634);
   const float scale_post = (float)(P.scale * P.post * 1.4426950408889634);
   const float inf = __int_as_float(0x7f800000), nan = __int_as_float(0x7fc00000);
@@ -160,18 +231,30 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
   }
   for (int tile = 0; tile < ntiles; ++tile) {
     const long long k0 = (long long)tile * BC;
-    const u16* Kt = Ks + (tile & 1) * BC * QS;
-    const u16* Vt = Vs + (tile & 1) * BC * VS;
+    const u16* Kt = Ks + (tile & 1) * KT;
+    const u16* Vt = Vs + (tile & 1) * VT;
     if (tile > 0) {
       lf_wait_all();
+      lf_proxy_fence();
       __syncthreads();  // tile's K and V are in; every warp is done with the other buffer
     }
     if (tile + 1 < ntiles) {  // the next tile streams in while this one is computed
-      lf_load_tile<BC, D>(Ks + ((tile + 1) & 1) * BC * QS, QS, k, ko, k0 + BC, P.tk, P.ksr, P.ksc, vec);
-      lf_load_tile<BC, DV>(Vs + ((tile + 1) & 1) * BC * VS, VS, v, vo, k0 + BC, P.tk, P.vsr, P.vsc, vec);
+      lf_load_tile<BC, D, SW>(Ks + ((tile + 1) & 1) * KT, QS, k, ko, k0 + BC, P.tk, P.ksr, P.ksc, vec);
+      lf_load_tile<BC, DV, SW>(Vs + ((tile + 1) & 1) * VT, VS, v, vo, k0 + BC, P.tk, P.vsr, P.vsc, vec);
       lf_commit();
     }
     float s[MT][NS][4];
+#if WG
+    // S = Q K^T: D / 16 products m64 x BC x k16, Q and K (both K-major) from shared memory: k-step
+    // kk is 32 bytes into a row of its 64-column block.
+    lf_wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+      LF_WGMMA_SS(BC)(&s[0][0][0], lf_desc(lf_smem(Qs) + (kk >> 2) * BR * 128 + (kk & 3) * 32, 16, 1024),
+                      lf_desc(lf_smem(Kt) + (kk >> 2) * BC * 128 + (kk & 3) * 32, 16, 1024), kk > 0);
+    lf_wg_wait();
+    LF_KEEP(BC)(&s[0][0][0]);
+#else
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -190,6 +273,7 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
         }
       }
     }
+#endif
     // Scores in the log2 domain: ((s * scale) `mask`) * post * log2(e), as the unfused order.
     const bool edge = MASK != 0 || k0 + BC > P.tk || (CAUSAL && k0 + BC - 1 > q0 + wrow);
     // The tile's keys past the last one, and the causal diagonal, in 32-bit offsets from the tile's
@@ -251,9 +335,16 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
       }
     }
     // P = 2^(x - max) as A fragments (16 keys a k-step: n-tiles 2c and 2c + 1), then O += P V.
+#if WG
+    unsigned pa[BC / 16][4];
+#endif
 #pragma unroll
     for (int c = 0; c < BC / 16; ++c) {
+#if WG
+      unsigned(&a)[MT][4] = *(unsigned(*)[MT][4])pa[c];
+#else
       unsigned a[MT][4];
+#endif
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
         float p[8];
@@ -267,6 +358,7 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
         a[mt][2] = lf_pack(p[4], p[5]);  // row g, keys 8 + 2t, 8 + 2t + 1
         a[mt][3] = lf_pack(p[6], p[7]);  // row g + 8
       }
+#if !WG
 #pragma unroll
       for (int n = 0; n < NO; n += 2) {  // two n-tiles of 8 columns a ldmatrix.x4.trans
         unsigned b0, b1, b2, b3;
@@ -278,7 +370,21 @@ extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
           lf_mma(o[mt][n + 1], a[mt], b2, b3);
         }
       }
+#endif
     }
+#if WG
+    // O += P V: BC / 16 products m64 x DV x k16, P from registers, V (N-major: trans-b) from shared
+    // memory, 16 keys (two 8-row groups, 2048 bytes) a k-step; the 64-column blocks BC * 128 apart.
+    LF_KEEP(DV)(&o[0][0][0]);
+    lf_wg_fence();
+#pragma unroll
+    for (int c = 0; c < BC / 16; ++c)
+      LF_WGMMA(DV)<1>(&o[0][0][0], pa[c], lf_desc(lf_smem(Vt) + c * 2048, BC * 128, 1024), 1);
+    lf_wg_wait();
+    LF_KEEP(DV)(&o[0][0][0]);
+#pragma unroll
+    for (int c = 0; c < BC / 16; ++c) lf_keep_a(pa[c]);
+#endif
   }
   // Keys past the diagonal have weight 0 for every row of the block; the unfused P @ V still
   // multiplies them, so a non-finite value there makes that column NaN.
@@ -374,28 +480,100 @@ bool attention_tc_supports(DType dtype, int64_t d, int64_t dv, std::string* why)
   return true;
 }
 
-int attention_tc_keys_per_tile(int64_t d, int64_t dv) { return d > 64 || dv > 64 ? 32 : 64; }
+bool attention_wgmma_supports(DType dtype, int64_t d, int64_t dv, int sm_major, int sm_minor, std::string* why) {
+  if (!attention_tc_supports(dtype, d, dv, why)) return false;
+  if (sm_major != 9 || sm_minor != 0) {
+    *why = "not an sm_90 GPU (wgmma is Hopper's)";
+    return false;
+  }
+  if (d == 32 || dv == 32) {
+    *why = "head dim 32 (the mma.sync kernel's)";
+    return false;
+  }
+  return true;
+}
+
+// The wgmma kernel at head dims up to 64: 64 keys a tile where the grid has blocks enough for 4 an
+// SM (128 registers: 4 fit), else 128 (168 registers, 3 an SM; half the tiles, and the SMs are not
+// full anyway). On the H200 (2026-11-28, bfloat16 causal d64, lazyfuse-programs --quick): B8 H16
+// T512 (1024 blocks) 0.031 ms with 64 against 0.037 with 128; B1 H8 T2048 (256 blocks) 0.038
+// against 0.034.
+int attention_tc_keys_per_tile(int64_t d, int64_t dv, bool wgmma, bool few_blocks) {
+  if (wgmma) return d > 64 || dv > 64 || !few_blocks ? 64 : 128;
+  return d > 64 || dv > 64 ? 32 : 64;
+}
+
+bool attention_wgmma_few_blocks(long long blocks, int multiprocessors) {
+  return blocks < 4LL * multiprocessors;
+}
 
 // 64 query rows a block (one m-tile of 16 rows a warp) by default; 128 (two m-tiles a warp, each
 // K and V fragment feeding two mma) where LAZYFUSE_ATTENTION_ROWS=128 asks and it fits (head dims
 // up to 64: at 128, two m-tiles' accumulators spill). On the H100 (2026-11-27,
 // bfloat16 d64 causal, lazyfuse-programs --quick in one call): B8 H16 T512 0.058 ms with 64 rows
 // against 0.060 with 128, B1 H8 T2048 0.074 against 0.096: at 128 rows that grid has 128
-// blocks, one an SM, four warps to hide every latency.
-int attention_tc_rows(int64_t d, int64_t dv, int mask, int requested) {
+// blocks, one an SM, four warps to hide every latency. The wgmma kernel takes 64 (one warpgroup).
+int attention_tc_rows(int64_t d, int64_t dv, int mask, int requested, bool wgmma) {
   (void)mask;
-  return requested == 128 && d <= 64 && dv <= 64 ? 128 : 64;
+  return !wgmma && requested == 128 && d <= 64 && dv <= 64 ? 128 : 64;
 }
 
-std::string attention_tc_source(DType dtype, int64_t d, int64_t dv, int mask, bool causal, int rows) {
+namespace {
+
+// lf_wgmma<n><TRANS>(d, a, desc, acc): d (m64 x n, float32) = A (registers) * B (the descriptor's
+// shared memory; TRANS: N-major) + (acc ? d : 0), one warpgroup's asynchronous product; the
+// caller fences before and waits after (lf_wg_fence, lf_wg_wait). lf_keep<n>(d): d's registers
+// held in place up to that point (lf_keep_a in the kernel).
+std::string wgmma_helper(int n, const char* type) {
+  const int nd = n / 2;
+  std::string outs, ins, regs;
+  for (int i = 0; i < nd; ++i) {
+    outs += (i ? ", %" : "%") + std::to_string(i);
+    regs += std::string(i ? ", " : "") + "\"+f\"(d[" + std::to_string(i) + "])";
+  }
+  for (int i = 0; i < 4; ++i) ins += (i ? ", %" : "%") + std::to_string(nd + i);
+  const std::string ty = type;
+  return "template <int TRANS> __device__ __forceinline__ void lf_wgmma" + std::to_string(n) +
+         "(float* d, const unsigned* a, unsigned long long desc, int acc) {\n"
+         "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(nd + 5) + ", 0;\\n\"\n"
+         "    \"wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + ty + "." + ty + " {" + outs +
+         "}, {" + ins + "}, %" + std::to_string(nd + 4) + ", p, 1, 1, %" + std::to_string(nd + 6) + ";\\n}\\n\"\n"
+         "    : " + regs + "\n"
+         "    : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(desc), \"r\"(acc), \"n\"(TRANS));\n}\n"
+         "__device__ __forceinline__ void lf_keep" + std::to_string(n) + "(float* d) {\n  asm volatile(\"\" : " + regs +
+         " :: \"memory\");\n}\n"
+         "__device__ __forceinline__ void lf_wgmma_ss" + std::to_string(n) +
+         "(float* d, unsigned long long da, unsigned long long db, int acc) {\n"
+         "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(nd + 2) + ", 0;\\n\"\n"
+         "    \"wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + ty + "." + ty + " {" + outs +
+         "}, %" + std::to_string(nd) + ", %" + std::to_string(nd + 1) + ", p, 1, 1, 0, 0;\\n}\\n\"\n"
+         "    : " + regs + "\n    : \"l\"(da), \"l\"(db), \"r\"(acc));\n}\n";
+}
+
+}  // namespace
+
+std::string attention_tc_source(DType dtype, int64_t d, int64_t dv, int mask, bool causal, int rows, bool wgmma,
+                                bool few_blocks) {
+  const int bc = attention_tc_keys_per_tile(d, dv, wgmma, few_blocks);
+  std::string helpers;
+  if (wgmma) {
+    const char* type = dtype == DType::Float16 ? "f16" : "bf16";
+    helpers = wgmma_helper(bc, type);
+    if (dv != bc) helpers += wgmma_helper(static_cast<int>(dv), type);
+  }
   return "#define DTYPE " + std::string(dtype == DType::Float16 ? "2" : "3") + "\n#define D " + std::to_string(d) +
-         "\n#define DV " + std::to_string(dv) + "\n#define BC " + std::to_string(attention_tc_keys_per_tile(d, dv)) +
-         "\n#define MT " + std::to_string(rows / 64) +
-         "\n#define MASK " + std::to_string(mask) + "\n#define CAUSAL " + (causal ? "1" : "0") + "\n" + attention_prelude() + kTcKernel;
+         "\n#define DV " + std::to_string(dv) + "\n#define BC " + std::to_string(bc) +
+         "\n#define MT " + std::to_string(rows / 64) + "\n#define WG " + (wgmma ? "1" : "0") +
+         "\n#define MASK " + std::to_string(mask) + "\n#define CAUSAL " + (causal ? "1" : "0") + "\n" + attention_prelude() +
+         helpers + kTcKernel;
 }
 
-size_t attention_tc_shared_bytes(int64_t d, int64_t dv, int rows) {
-  const size_t bc = static_cast<size_t>(attention_tc_keys_per_tile(d, dv));
+size_t attention_tc_shared_bytes(int64_t d, int64_t dv, int rows, bool wgmma, bool few_blocks) {
+  const size_t bc = static_cast<size_t>(attention_tc_keys_per_tile(d, dv, wgmma, few_blocks));
+  // wgmma: unpadded Q, K and V tiles from a 1024-byte boundary (up to 1024 bytes to get there).
+  if (wgmma)
+    return 2 * (static_cast<size_t>(rows) * static_cast<size_t>(d) + 2 * bc * static_cast<size_t>(d) +
+                2 * bc * static_cast<size_t>(dv)) + 1024;
   return 2 * (static_cast<size_t>(rows) * static_cast<size_t>(d + 8) + 2 * bc * static_cast<size_t>(d + 8) +
               2 * bc * static_cast<size_t>(dv + 8));
 }

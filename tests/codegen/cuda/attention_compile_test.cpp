@@ -97,6 +97,48 @@ TEST(CudaAttention, EveryTensorCoreVariantCompilesWithNvrtc) {
   EXPECT_EQ(cuda::attention_tc_rows(32, 32, 1, 128), 128);
 }
 
+// The same kernel with Hopper's warpgroup products (WG: wgmma, compiled for sm_90a): both 16-bit
+// dtypes, head dims 64 and 128 (and d != dv), every mask kind, causal or not.
+TEST(CudaAttention, EveryWgmmaVariantCompilesWithNvrtc) {
+  if (!cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90a").ok())
+    GTEST_SKIP() << "NVRTC for sm_90a is not available here";
+  std::string why;
+  EXPECT_FALSE(cuda::attention_wgmma_supports(DType::BFloat16, 64, 64, 8, 0, &why));
+  EXPECT_EQ(why, "not an sm_90 GPU (wgmma is Hopper's)");
+  EXPECT_FALSE(cuda::attention_wgmma_supports(DType::BFloat16, 64, 64, 10, 0, &why));
+  EXPECT_FALSE(cuda::attention_wgmma_supports(DType::Float16, 32, 64, 9, 0, &why));
+  EXPECT_FALSE(cuda::attention_wgmma_supports(DType::Float32, 64, 64, 9, 0, &why));
+  std::vector<NvrtcJob> jobs;
+  auto add = [&](DType dt, int64_t d, int64_t dv, int mask, bool causal, bool few_blocks) {
+    ASSERT_TRUE(cuda::attention_wgmma_supports(dt, d, dv, 9, 0, &why)) << why;
+    const int rows = cuda::attention_tc_rows(d, dv, mask, 128, /*wgmma=*/true);
+    ASSERT_EQ(rows, 64);
+    jobs.push_back({cuda::attention_tc_source(dt, d, dv, mask, causal, rows, /*wgmma=*/true, few_blocks), "lf_attention",
+                    "wgmma " + std::string(dtype_name(dt)) + " d " + std::to_string(d) + " dv " + std::to_string(dv) +
+                        " mask " + std::to_string(mask) + " causal " + std::to_string(causal) + " few blocks " +
+                        std::to_string(few_blocks),
+                    "sm_90a"});
+  };
+  for (int mask = 0; mask < 4; ++mask) {
+    add(mask % 2 ? DType::Float16 : DType::BFloat16, 64, 64, mask, mask < 2, mask % 2 == 0);
+    add(mask % 2 ? DType::BFloat16 : DType::Float16, 64, 64, mask, mask >= 2, mask % 2 == 1);
+    add(mask % 2 ? DType::BFloat16 : DType::Float16, 128, 128, mask, mask >= 2, false);
+  }
+  add(DType::BFloat16, 64, 128, 0, true, true);
+  add(DType::Float16, 128, 64, 1, false, true);
+  expect_all_compile(jobs);
+  // Unpadded Q, K and V tiles after up to 1024 bytes of alignment; 64 keys a tile, 128 in a grid
+  // of fewer than 4 blocks an SM at head dims up to 64.
+  EXPECT_EQ(cuda::attention_tc_keys_per_tile(64, 64, true), 64);
+  EXPECT_EQ(cuda::attention_tc_keys_per_tile(64, 64, true, true), 128);
+  EXPECT_EQ(cuda::attention_tc_keys_per_tile(64, 128, true, true), 64);
+  EXPECT_TRUE(cuda::attention_wgmma_few_blocks(527, 132));
+  EXPECT_FALSE(cuda::attention_wgmma_few_blocks(528, 132));
+  EXPECT_EQ(cuda::attention_tc_shared_bytes(64, 64, 64, true), 2u * (64 * 64 + 2 * 64 * 64 + 2 * 64 * 64) + 1024);
+  EXPECT_EQ(cuda::attention_tc_shared_bytes(64, 64, 64, true, true), 2u * (64 * 64 + 2 * 128 * 64 + 2 * 128 * 64) + 1024);
+  EXPECT_LE(cuda::attention_tc_shared_bytes(128, 128, 64, true), 227u << 10);
+}
+
 // The float32 tensor-core kernel (codegen/cuda/attention_f32.cpp): head dims 32, 64, 128 (Q's
 // fragments in registers up to 64, in shared memory at 128), d != dv, every mask kind, causal or not.
 TEST(CudaAttention, EveryFloat32TensorCoreVariantCompilesWithNvrtc) {

@@ -25,18 +25,18 @@ inline bool every_variant() {
   return e != nullptr && std::string(e) == "1";
 }
 
-// A source to compile, the name of its kernel, and what to print when it fails.
+// A source to compile, the name of its kernel, what to print when it fails, and the target.
 struct NvrtcJob {
-  std::string source, kernel, what;
+  std::string source, kernel, what, arch = "sm_90";
 };
 
-// Compiles the jobs for sm_90 and expects each to succeed.
+// Compiles the jobs (each for its arch) and expects each to succeed.
 inline void expect_all_compile(const std::vector<NvrtcJob>& jobs) {
   std::map<std::pair<std::string, std::string>, size_t> first;  // (source, kernel) -> its slot
   std::vector<size_t> slot(jobs.size());
   std::vector<const NvrtcJob*> unique;
   for (size_t i = 0; i < jobs.size(); ++i) {
-    auto [it, added] = first.try_emplace({jobs[i].source, jobs[i].kernel}, unique.size());
+    auto [it, added] = first.try_emplace({jobs[i].source + "\n// " + jobs[i].arch, jobs[i].kernel}, unique.size());
     if (added) unique.push_back(&jobs[i]);
     slot[i] = it->second;
   }
@@ -47,7 +47,7 @@ inline void expect_all_compile(const std::vector<NvrtcJob>& jobs) {
   for (size_t w = 0; w < threads; ++w)
     workers.push_back(std::async(std::launch::async, [&] {
       for (size_t i; (i = next++) < unique.size();)
-        status[i] = cuda::check_compiles(unique[i]->source, unique[i]->kernel, "sm_90");
+        status[i] = cuda::check_compiles(unique[i]->source, unique[i]->kernel, unique[i]->arch);
     }));
   for (auto& f : workers) f.get();
   for (size_t i = 0; i < jobs.size(); ++i) {

@@ -208,6 +208,16 @@ TEST(AttentionTc, StridedHeads) {
   }
 }
 
+// A grid of at least 4 blocks an SM (320 batch-heads of 2 blocks; 132 SMs on the H100 and H200),
+// where the wgmma kernel takes 64-key tiles: two tiles a row, the second of one key.
+TEST(AttentionTc, ManyBlocks) {
+  for (DType dt : {DType::BFloat16, DType::Float16}) {
+    Tensor q = uniform({8, 40, 65, 64}, dt, 11), k = uniform({8, 40, 65, 64}, dt, 12), v = uniform({8, 40, 65, 64}, dt, 13);
+    check(attention(q, k, v, Mask::kCausal), name(dt, 64, "causal, 640 blocks"));
+    check(attention(q, k, v, Mask::kNone), name(dt, 64, "640 blocks"));
+  }
+}
+
 // On a GPU, LAZYFUSE_LOG=1 names the kernel that ran: the tensor-core ones for 16-bit and float32
 // head dims 32-128 (cp.async, 16-byte or element loads), the SIMT one (and why) otherwise.
 TEST(AttentionTc, LogNamesTheKernel) {
@@ -228,6 +238,11 @@ TEST(AttentionTc, LogNamesTheKernel) {
   std::string tc = run(DType::BFloat16, 64);
   EXPECT_NE(tc.find("tensor-core flash attention kernel"), std::string::npos) << tc;
   EXPECT_NE(tc.find("cp.async loads"), std::string::npos) << tc;
+  // wgmma on an sm_90 GPU (its 2 blocks are few: 128-key tiles), else the reason it is not.
+  if (tc.find("(wgmma") != std::string::npos)
+    EXPECT_NE(tc.find("key tiles of 128"), std::string::npos) << tc;
+  else
+    EXPECT_NE(tc.find("(no wgmma: not an sm_90 GPU"), std::string::npos) << tc;
   std::string simt = run(DType::Float16, 48);
   EXPECT_NE(simt.find("no tensor cores: head dims other than 32, 64, 128"), std::string::npos) << simt;
   std::string f32 = run(DType::Float32, 64);
