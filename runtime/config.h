@@ -42,6 +42,9 @@ struct Config {
   // LAZYFUSE_ATTENTION_WGMMA=0: the 16-bit attention kernel takes mma.sync on Hopper too, instead of
   // warpgroup MMA (wgmma).
   bool attention_wgmma = true;
+  // LAZYFUSE_ATTENTION_KEYS: keys a K/V tile of the wgmma attention kernel at head dims up to 64
+  // (64 or 128; 0: by the grid's size).
+  int attention_keys = 0;
   // LAZYFUSE_TIERED_COMPILE=0: a new GPU kernel is compiled fully optimized before its first
   // launch, instead of a quick build first and the optimized build on a background thread.
   bool tiered_compile = true;

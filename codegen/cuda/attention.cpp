@@ -312,46 +312,56 @@ void run_attention(backend::AttentionCall& call) {
   // 128, unless LAZYFUSE_ATTENTION_WGMMA=0.
   std::string not_wg = "LAZYFUSE_ATTENTION_WGMMA=0";
   const auto& info = rt::cu::context_of(device).info;
-  const bool wg = tc && rt::config().attention_wgmma &&
-                  attention_wgmma_supports(call.dtype, call.d, call.dv, info.sm_major, info.sm_minor, &not_wg);
+  const rt::Config& config = rt::config();
   const Kind kind = tc ? Kind::kTensor16 : f32 ? Kind::kTensorF32 : Kind::kSimt;
-  const int rows =
-      tc    ? attention_tc_rows(call.d, call.dv, call.params.mask, static_cast<int>(rt::config().attention_rows), wg)
-      : f32 ? attention_f32_rows()
-            : kBm;
-  const long long qblocks = (call.tq + rows - 1) / rows;
-  const long long blocks = static_cast<long long>(call.batch_count()) * qblocks;
-  const bool few_blocks = wg && attention_wgmma_few_blocks(blocks, info.multiprocessors);
-  const int keys = tc    ? attention_tc_keys_per_tile(call.d, call.dv, wg, few_blocks)
-                   : f32 ? attention_f32_keys_per_tile(call.d, call.dv)
-                         : kBn;
-  const size_t shared = tc    ? attention_tc_shared_bytes(call.d, call.dv, rows, wg, few_blocks)
-                        : f32 ? attention_f32_shared_bytes(call.d, call.dv)
-                              : attention_shared_bytes(call.dtype, call.d, call.dv);
-  if (shared > static_cast<size_t>(optin))
-    return backend::run_attention_on_reference(call, "head dims too large for the kernel's shared memory");
-  const std::string arch = wg ? "sm_90a" : arch_of(device);  // wgmma is sm_90a's
-  const char* tag = wg ? "wg" : tc ? "tc" : f32 ? "tf32x3" : "simt";
-  const std::string key = std::string(tag) + std::to_string(rows) + "x" + std::to_string(keys) + "|" +
-                          std::to_string(dtype_code(call.dtype)) + "|" +
-                          std::to_string(call.d) + "|" + std::to_string(call.dv) + "|" +
-                          std::to_string(call.params.mask) + "|" + (call.params.causal ? "c" : "n") + "|" + arch + "|" +
-                          std::to_string(device);
+  // The kernel's shape for a choice of wgmma: rows a block, the grid, keys a tile, shared memory,
+  // and the cache key of its source.
+  struct Choice {
+    bool wg = false, few_blocks = false;
+    int rows = 0, keys = 0;
+    long long qblocks = 0, blocks = 0;
+    size_t shared = 0;
+    std::string arch, key;
+  };
+  auto choose = [&](bool wg) {
+    Choice c;
+    c.wg = wg;
+    c.rows = tc    ? attention_tc_rows(call.d, call.dv, call.params.mask, config.attention_rows, wg)
+             : f32 ? attention_f32_rows()
+                   : kBm;
+    c.qblocks = (call.tq + c.rows - 1) / c.rows;
+    c.blocks = static_cast<long long>(call.batch_count()) * c.qblocks;
+    // LAZYFUSE_ATTENTION_KEYS picks the wgmma kernel's tile at head dims up to 64, else the grid.
+    c.few_blocks = wg && (config.attention_keys != 0 ? config.attention_keys == 128
+                                                     : attention_wgmma_few_blocks(c.blocks, info.multiprocessors));
+    c.keys = tc    ? attention_tc_keys_per_tile(call.d, call.dv, wg, c.few_blocks)
+             : f32 ? attention_f32_keys_per_tile(call.d, call.dv)
+                   : kBn;
+    c.shared = tc    ? attention_tc_shared_bytes(call.d, call.dv, c.rows, wg, c.few_blocks)
+               : f32 ? attention_f32_shared_bytes(call.d, call.dv)
+                     : attention_shared_bytes(call.dtype, call.d, call.dv);
+    c.arch = wg ? "sm_90a" : arch_of(device);  // wgmma is sm_90a's
+    const char* tag = wg ? "wg" : tc ? "tc" : f32 ? "tf32x3" : "simt";
+    c.key = std::string(tag) + std::to_string(c.rows) + "x" + std::to_string(c.keys) + "|" +
+            std::to_string(dtype_code(call.dtype)) + "|" + std::to_string(call.d) + "|" + std::to_string(call.dv) + "|" +
+            std::to_string(call.params.mask) + "|" + (call.params.causal ? "c" : "n") + "|" + c.arch + "|" +
+            std::to_string(device);
+    return c;
+  };
   static std::mutex mu;
   static std::unordered_map<std::string, Loaded> kernels;  // for the process's lifetime, like modules
-  Loaded loaded;
-  bool compiled_now = false;
-  {
+  // The choice's kernel, compiled and loaded on first sight (a failure is kept too, with its error).
+  auto load = [&](const Choice& c, bool* compiled_now) {
     std::lock_guard<std::mutex> lock(mu);
-    auto it = kernels.find(key);
+    auto it = kernels.find(c.key);
     if (it == kernels.end()) {
       std::string log;
       const std::string src =
-          tc    ? attention_tc_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal, rows, wg,
-                                      few_blocks)
+          tc    ? attention_tc_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal, c.rows, c.wg,
+                                      c.few_blocks)
           : f32 ? attention_f32_source(call.d, call.dv, call.params.mask, call.params.causal)
                 : attention_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal);
-      auto cubin = nvrtc_compile(src, "lf_attention", arch, /*quick=*/false, &log);
+      auto cubin = nvrtc_compile(src, "lf_attention", c.arch, /*quick=*/false, &log);
       Loaded l;
       rt::cu::context_of(device);  // the context current on this thread
       rt::cu::CUmodule module = nullptr;
@@ -361,14 +371,30 @@ void run_attention(backend::AttentionCall& call) {
         l.error = "cuModuleLoadData: " + rt::cu::error_text(r);
       else if (rt::cu::CUresult r2 = cu.cuModuleGetFunction(&l.fn, module, "lf_attention"); r2 != 0)
         l.error = "cuModuleGetFunction: " + rt::cu::error_text(r2);
-      else if (shared > (48u << 10))
+      else if (c.shared > (48u << 10))
         LF_CU_CHECK(cu.cuFuncSetAttribute(l.fn, /*CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES=*/8,
-                                          static_cast<int>(shared)));
-      it = kernels.emplace(key, l).first;
-      compiled_now = true;
+                                          static_cast<int>(c.shared)));
+      it = kernels.emplace(c.key, l).first;
+      *compiled_now = true;
     }
-    loaded = it->second;
+    return it->second;
+  };
+  Choice choice = choose(tc && config.attention_wgmma &&
+                         attention_wgmma_supports(call.dtype, call.d, call.dv, info.sm_major, info.sm_minor, &not_wg));
+  if (choice.shared > static_cast<size_t>(optin))
+    return backend::run_attention_on_reference(call, "head dims too large for the kernel's shared memory");
+  bool compiled_now = false;
+  Loaded loaded = load(choice, &compiled_now);
+  if (!loaded.fn && choice.wg) {
+    // An NVRTC without sm_90a (before CUDA 12), or a driver that cannot load it: mma.sync instead.
+    not_wg = "the sm_90a kernel did not compile: " + loaded.error;
+    choice = choose(false);
+    loaded = load(choice, &compiled_now);
   }
+  const bool wg = choice.wg;
+  const int rows = choice.rows, keys = choice.keys;
+  const long long qblocks = choice.qblocks, blocks = choice.blocks;
+  const size_t shared = choice.shared;
   if (!loaded.fn) return backend::run_attention_on_reference(call, "the kernel did not compile: " + loaded.error);
   if (compiled_now) ++call.run.stats.kernels_compiled;
   std::shared_ptr<rt::Storage> out = call.allocate_output();

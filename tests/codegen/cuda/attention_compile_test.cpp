@@ -136,7 +136,7 @@ TEST(CudaAttention, EveryWgmmaVariantCompilesWithNvrtc) {
   EXPECT_FALSE(cuda::attention_wgmma_few_blocks(528, 132));
   EXPECT_EQ(cuda::attention_tc_shared_bytes(64, 64, 64, true), 2u * (64 * 64 + 2 * 64 * 64 + 2 * 64 * 64) + 1024);
   EXPECT_EQ(cuda::attention_tc_shared_bytes(64, 64, 64, true, true), 2u * (64 * 64 + 2 * 128 * 64 + 2 * 128 * 64) + 1024);
-  EXPECT_LE(cuda::attention_tc_shared_bytes(128, 128, 64, true), 227u << 10);
+  EXPECT_EQ(cuda::attention_tc_shared_bytes(128, 128, 64, true), 2u * (64 * 128 + 2 * 64 * 128 + 2 * 64 * 128) + 1024);
 }
 
 // The float32 tensor-core kernel (codegen/cuda/attention_f32.cpp): head dims 32, 64, 128 (Q's

@@ -80,75 +80,81 @@ std::string name(DType dt, int64_t d, const std::string& what) {
   return std::string(dtype_name(dt)) + " d " + std::to_string(d) + ": " + what;
 }
 
-TEST(AttentionTc, HeadDimsMasksAndTails) {
-  uint32_t seed = 500;
-  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32}) {
-    for (int64_t d : {32, 64, 128}) {
-      auto qkv = [&](int64_t b, int64_t h, int64_t tq, int64_t tk) {
-        seed += 4;
-        return std::array<Tensor, 3>{uniform({b, h, tq, d}, dt, seed), uniform({b, h, tk, d}, dt, seed + 1),
-                                     uniform({b, h, tk, d}, dt, seed + 2)};
-      };
-      {  // 5 blocks of 64 rows, the last one partial; key tiles with a tail
-        auto [q, k, v] = qkv(1, 2, 257, 257);
-        check(attention(q, k, v, Mask::kCausal), name(dt, d, "causal T = 257"));
-      }
-      {
-        auto [q, k, v] = qkv(2, 1, 100, 100);
-        Tensor m = uniform({2, 1, 100, 100}, dt, seed + 3, -3, 0);
-        check(attention(q, k, v, Mask::kAdd, m), name(dt, d, "added [B, 1, T, T] mask T = 100"));
-        Tensor m2 = uniform({100, 100}, dt, seed + 5, -3, 0);
-        check(attention(q, k, v, Mask::kAdd, m2), name(dt, d, "added [T, T] mask T = 100"));
-      }
-      {  // cross attention, Tq != Tk; causal with Tq < Tk and Tq > Tk
-        auto [q, k, v] = qkv(1, 2, 70, 200);
-        check(attention(q, k, v, Mask::kNone), name(dt, d, "Tq 70 Tk 200"));
-        check(attention(q, k, v, Mask::kCausal), name(dt, d, "causal Tq 70 Tk 200"));
-        auto [q2, k2, v2] = qkv(1, 2, 150, 40);
-        check(attention(q2, k2, v2, Mask::kCausal), name(dt, d, "causal Tq 150 Tk 40"));
-      }
-      {
-        auto [q, k, v] = qkv(2, 2, 1, 1);
-        check(attention(q, k, v, Mask::kCausal), name(dt, d, "T = 1 causal"));
-        check(attention(q, k, v, Mask::kNone), name(dt, d, "T = 1"));
-      }
-    }
+// Causal tails, added masks, Tq != Tk and T = 1 at one dtype and head dim.
+void check_masks_and_tails(DType dt, int64_t d, uint32_t& seed) {
+  auto qkv = [&](int64_t b, int64_t h, int64_t tq, int64_t tk) {
+    seed += 4;
+    return std::array<Tensor, 3>{uniform({b, h, tq, d}, dt, seed), uniform({b, h, tk, d}, dt, seed + 1),
+                                 uniform({b, h, tk, d}, dt, seed + 2)};
+  };
+  {  // 5 blocks of 64 rows, the last one partial; key tiles with a tail
+    auto [q, k, v] = qkv(1, 2, 257, 257);
+    check(attention(q, k, v, Mask::kCausal), name(dt, d, "causal T = 257"));
+  }
+  {
+    auto [q, k, v] = qkv(2, 1, 100, 100);
+    Tensor m = uniform({2, 1, 100, 100}, dt, seed + 3, -3, 0);
+    check(attention(q, k, v, Mask::kAdd, m), name(dt, d, "added [B, 1, T, T] mask T = 100"));
+    Tensor m2 = uniform({100, 100}, dt, seed + 5, -3, 0);
+    check(attention(q, k, v, Mask::kAdd, m2), name(dt, d, "added [T, T] mask T = 100"));
+  }
+  {  // cross attention, Tq != Tk; causal with Tq < Tk and Tq > Tk
+    auto [q, k, v] = qkv(1, 2, 70, 200);
+    check(attention(q, k, v, Mask::kNone), name(dt, d, "Tq 70 Tk 200"));
+    check(attention(q, k, v, Mask::kCausal), name(dt, d, "causal Tq 70 Tk 200"));
+    auto [q2, k2, v2] = qkv(1, 2, 150, 40);
+    check(attention(q2, k2, v2, Mask::kCausal), name(dt, d, "causal Tq 150 Tk 40"));
+  }
+  {
+    auto [q, k, v] = qkv(2, 2, 1, 1);
+    check(attention(q, k, v, Mask::kCausal), name(dt, d, "T = 1 causal"));
+    check(attention(q, k, v, Mask::kNone), name(dt, d, "T = 1"));
   }
 }
 
-// Head dims of q/k and v that differ (d 32 / dv 128, d 128 / dv 64): the kernels' Q and K tiles
+TEST(AttentionTc, HeadDimsMasksAndTails) {
+  uint32_t seed = 500;
+  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32})
+    for (int64_t d : {32, 64, 128}) check_masks_and_tails(dt, d, seed);
+}
+
+// Head dims of q/k and v that differ (d 32 / dv 128, d 128 / dv 64, d 64 / dv 128): the kernels' Q and K tiles
 // and their V and O tiles are sized apart.
+void check_head_dims_differ(DType dt, int64_t d, int64_t dv, uint32_t& seed) {
+  seed += 3;
+  Tensor q = uniform({1, 2, 130, d}, dt, seed), k = uniform({1, 2, 130, d}, dt, seed + 1);
+  Tensor v = uniform({1, 2, 130, dv}, dt, seed + 2);
+  check(attention(q, k, v, Mask::kCausal), name(dt, d, "causal, dv " + std::to_string(dv)));
+  check(attention(q, k, v, Mask::kNone), name(dt, d, "dv " + std::to_string(dv)));
+}
+
 TEST(AttentionTc, QueryAndValueHeadDimsDiffer) {
   uint32_t seed = 900;
-  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32}) {
-    for (auto [d, dv] : {std::pair<int64_t, int64_t>{32, 128}, {128, 64}}) {
-      seed += 3;
-      Tensor q = uniform({1, 2, 130, d}, dt, seed), k = uniform({1, 2, 130, d}, dt, seed + 1);
-      Tensor v = uniform({1, 2, 130, dv}, dt, seed + 2);
-      check(attention(q, k, v, Mask::kCausal), name(dt, d, "causal, dv " + std::to_string(dv)));
-      check(attention(q, k, v, Mask::kNone), name(dt, d, "dv " + std::to_string(dv)));
-    }
-  }
+  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32})
+    for (auto [d, dv] : {std::pair<int64_t, int64_t>{32, 128}, {128, 64}, {64, 128}})
+      check_head_dims_differ(dt, d, dv, seed);
+}
+
+void check_bool_masks(DType dt) {
+  const int64_t T = 90, d = 64;
+  Tensor q = uniform({1, 2, T, d}, dt, 1), k = uniform({1, 2, T, d}, dt, 2), v = uniform({1, 2, T, d}, dt, 3);
+  std::mt19937 g(7);
+  std::bernoulli_distribution b(0.7);
+  std::vector<bool> keep(T * T);
+  for (size_t i = 0; i < keep.size(); ++i) keep[i] = b(g);
+  for (int64_t j = 0; j < T; ++j) keep[5 * T + j] = keep[70 * T + j] = false;  // rows 5 and 70 see nothing
+  Tensor m = from_vector(keep, {T, T});
+  Tensor y = attention(q, k, v, Mask::kKeep, m);
+  test::Values ref = test::reference_values(y);
+  ASSERT_TRUE(std::isnan(ref.f[5 * d]));
+  check(y, name(dt, d, "bool mask (true keeps), rows 5 and 70 fully masked"));
+  std::vector<bool> drop(keep.size());
+  for (size_t i = 0; i < keep.size(); ++i) drop[i] = !keep[i];
+  check(attention(q, k, v, Mask::kDrop, from_vector(drop, {T, T})), name(dt, d, "masked_fill (true masks)"));
 }
 
 TEST(AttentionTc, BoolMasksAndFullyMaskedRows) {
-  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32}) {
-    const int64_t T = 90, d = 64;
-    Tensor q = uniform({1, 2, T, d}, dt, 1), k = uniform({1, 2, T, d}, dt, 2), v = uniform({1, 2, T, d}, dt, 3);
-    std::mt19937 g(7);
-    std::bernoulli_distribution b(0.7);
-    std::vector<bool> keep(T * T);
-    for (size_t i = 0; i < keep.size(); ++i) keep[i] = b(g);
-    for (int64_t j = 0; j < T; ++j) keep[5 * T + j] = keep[70 * T + j] = false;  // rows 5 and 70 see nothing
-    Tensor m = from_vector(keep, {T, T});
-    Tensor y = attention(q, k, v, Mask::kKeep, m);
-    test::Values ref = test::reference_values(y);
-    ASSERT_TRUE(std::isnan(ref.f[5 * d]));
-    check(y, name(dt, d, "bool mask (true keeps), rows 5 and 70 fully masked"));
-    std::vector<bool> drop(keep.size());
-    for (size_t i = 0; i < keep.size(); ++i) drop[i] = !keep[i];
-    check(attention(q, k, v, Mask::kDrop, from_vector(drop, {T, T})), name(dt, d, "masked_fill (true masks)"));
-  }
+  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32}) check_bool_masks(dt);
 }
 
 // NaN in q (its row), NaN and inf in v: inside a computed tile at a key masked for some rows (the
@@ -156,55 +162,83 @@ TEST(AttentionTc, BoolMasksAndFullyMaskedRows) {
 // inf in q (a NaN row either way) and in k: the rows whose score of that key is -inf keep finite
 // outputs, which float32's split products must not turn into NaN (inf * 0 of a small part); and inf
 // in v at a key of weight 1 (a single unmasked key: row 0 of a causal head).
-TEST(AttentionTc, NaNAndInfInputs) {
+void check_non_finite(DType dt, int64_t d) {
   const int64_t T = 200;
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32}) {
-    for (int64_t d : {32, 128}) {
-      std::vector<float> qv = uniform_values(2 * T * d, 11), vv = uniform_values(2 * T * d, 12);
-      std::vector<float> kv = uniform_values(2 * T * d, 13);
-      qv[3 * d + 2] = nan;              // head 0, row 3
-      qv[(T + 120) * d + 5] = -inf;     // head 1, row 120
-      vv[100 * d + 4] = nan;            // head 0, key 100
-      vv[(T + 190) * d + 7] = inf;      // head 1, key 190
-      vv[(T + 30) * d + d - 1] = -inf;  // head 1, key 30
-      vv[(T + 0) * d + 3] = inf;        // head 1, key 0
-      kv[(T + 150) * d + 1] = -inf;     // head 1, key 150: -inf scores where q's column 1 > 0
-      Tensor q = from_vector(qv, {1, 2, T, d}).to(dt), v = from_vector(vv, {1, 2, T, d}).to(dt);
-      Tensor k = from_vector(kv, {1, 2, T, d}).to(dt);
-      check(attention(q, k, v, Mask::kCausal), name(dt, d, "non-finite inputs, causal"));
-      check(attention(q, k, v, Mask::kNone), name(dt, d, "non-finite inputs"));
-    }
-  }
+  std::vector<float> qv = uniform_values(2 * T * d, 11), vv = uniform_values(2 * T * d, 12);
+  std::vector<float> kv = uniform_values(2 * T * d, 13);
+  qv[3 * d + 2] = nan;              // head 0, row 3
+  qv[(T + 120) * d + 5] = -inf;     // head 1, row 120
+  vv[100 * d + 4] = nan;            // head 0, key 100
+  vv[(T + 190) * d + 7] = inf;      // head 1, key 190
+  vv[(T + 30) * d + d - 1] = -inf;  // head 1, key 30
+  vv[(T + 0) * d + 3] = inf;        // head 1, key 0
+  kv[(T + 150) * d + 1] = -inf;     // head 1, key 150: -inf scores where q's column 1 > 0
+  Tensor q = from_vector(qv, {1, 2, T, d}).to(dt), v = from_vector(vv, {1, 2, T, d}).to(dt);
+  Tensor k = from_vector(kv, {1, 2, T, d}).to(dt);
+  check(attention(q, k, v, Mask::kCausal), name(dt, d, "non-finite inputs, causal"));
+  check(attention(q, k, v, Mask::kNone), name(dt, d, "non-finite inputs"));
+}
+
+TEST(AttentionTc, NaNAndInfInputs) {
+  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32})
+    for (int64_t d : {32, 128}) check_non_finite(dt, d);
 }
 
 // The heads a transformer makes: permuted slices of one [B, T, 3 D] projection (16-byte aligned
 // rows: the kernel's cp.async loads), of a [B, T, 3 D + 1] one (odd row strides: element loads),
 // and a key read through a transpose of [B, H, Dh, T] (column stride T).
-TEST(AttentionTc, StridedHeads) {
+void check_strided_heads(DType dt, int64_t dh) {
   const int64_t B = 2, T = 130, H = 2;
-  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32}) {
-    for (int64_t dh : {32, 64, 128}) {
-      const int64_t D = H * dh;
-      for (int64_t pad : {0, 1}) {
-        Tensor qkv = uniform({B, T, 3 * D + pad}, dt, 40 + static_cast<uint32_t>(dh + pad));
-        lf::sync();  // realized: the heads are strided views of its buffer
-        auto head = [&](int64_t i) {
-          return qkv.slice(2, pad + i * D, pad + (i + 1) * D).reshape({B, T, H, dh}).transpose(1, 2);
-        };
-        Tensor o = attention(head(0), head(1), head(2), Mask::kCausal).transpose(1, 2).reshape({B, T, D});
-        test::Values ref = test::reference_values(o);
-        std::vector<ir::NodePtr> keep;
-        // The attention, and the heads' transpose folded into it (its output written interleaved).
-        EXPECT_EQ(fuse::rewrite_attention(ir::topo_order({o.node().get()}), 0, &keep), 2);
-        EXPECT_EQ(test::compare(ref, test::fused_values(o), tolerance(dt)), "")
-            << name(dt, dh, pad ? "heads of a [B, T, 3D + 1] projection" : "heads of a [B, T, 3D] projection");
-      }
-      Tensor q = uniform({B, H, T, dh}, dt, 60), v = uniform({B, H, T, dh}, dt, 61);
-      Tensor kt = uniform({B, H, dh, T}, dt, 62);
-      lf::sync();
-      check(attention(q, kt.transpose(2, 3), v, Mask::kNone), name(dt, dh, "k as a transposed view"));
+  const int64_t D = H * dh;
+  for (int64_t pad : {0, 1}) {
+    Tensor qkv = uniform({B, T, 3 * D + pad}, dt, 40 + static_cast<uint32_t>(dh + pad));
+    lf::sync();  // realized: the heads are strided views of its buffer
+    auto head = [&](int64_t i) {
+      return qkv.slice(2, pad + i * D, pad + (i + 1) * D).reshape({B, T, H, dh}).transpose(1, 2);
+    };
+    Tensor o = attention(head(0), head(1), head(2), Mask::kCausal).transpose(1, 2).reshape({B, T, D});
+    test::Values ref = test::reference_values(o);
+    std::vector<ir::NodePtr> keep;
+    // The attention, and the heads' transpose folded into it (its output written interleaved).
+    EXPECT_EQ(fuse::rewrite_attention(ir::topo_order({o.node().get()}), 0, &keep), 2);
+    EXPECT_EQ(test::compare(ref, test::fused_values(o), tolerance(dt)), "")
+        << name(dt, dh, pad ? "heads of a [B, T, 3D + 1] projection" : "heads of a [B, T, 3D] projection");
+  }
+  Tensor q = uniform({B, H, T, dh}, dt, 60), v = uniform({B, H, T, dh}, dt, 61);
+  Tensor kt = uniform({B, H, dh, T}, dt, 62);
+  lf::sync();
+  check(attention(q, kt.transpose(2, 3), v, Mask::kNone), name(dt, dh, "k as a transposed view"));
+}
+
+TEST(AttentionTc, StridedHeads) {
+  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32})
+    for (int64_t dh : {32, 64, 128}) check_strided_heads(dt, dh);
+}
+
+// Every kernel the GPU can pick for 16-bit attention at head dim 64, forced through the config: on
+// an sm_90 GPU the wgmma kernel with 64-key tiles (the large grids' choice, which the other tests'
+// small grids do not take) and with 128-key tiles, and mma.sync (LAZYFUSE_ATTENTION_WGMMA=0, every
+// other GPU's kernel). Elsewhere each pass checks the one kernel again.
+TEST(AttentionTc, EveryKernelChoiceAtHeadDim64) {
+  struct Restore {
+    bool wgmma = rt::config().attention_wgmma;
+    int keys = rt::config().attention_keys;
+    ~Restore() {
+      rt::mutable_config().attention_wgmma = wgmma;
+      rt::mutable_config().attention_keys = keys;
     }
+  } restore;
+  for (auto [wgmma, keys] : {std::pair<bool, int>{true, 64}, {true, 128}, {false, 0}}) {
+    SCOPED_TRACE(wgmma ? "wgmma, " + std::to_string(keys) + "-key tiles" : std::string("mma.sync"));
+    rt::mutable_config().attention_wgmma = wgmma;
+    rt::mutable_config().attention_keys = keys;
+    uint32_t seed = 1300;
+    check_masks_and_tails(DType::BFloat16, 64, seed);
+    check_head_dims_differ(DType::Float16, 64, 128, seed);
+    check_bool_masks(DType::BFloat16);
+    check_non_finite(DType::BFloat16, 64);
+    check_strided_heads(DType::Float16, 64);
   }
 }
 
@@ -212,7 +246,8 @@ TEST(AttentionTc, StridedHeads) {
 // where the wgmma kernel takes 64-key tiles: two tiles a row, the second of one key.
 TEST(AttentionTc, ManyBlocks) {
   for (DType dt : {DType::BFloat16, DType::Float16}) {
-    Tensor q = uniform({8, 40, 65, 64}, dt, 11), k = uniform({8, 40, 65, 64}, dt, 12), v = uniform({8, 40, 65, 64}, dt, 13);
+    Tensor q = uniform({8, 40, 65, 64}, dt, 11), k = uniform({8, 40, 65, 64}, dt, 12),
+           v = uniform({8, 40, 65, 64}, dt, 13);
     check(attention(q, k, v, Mask::kCausal), name(dt, 64, "causal, 640 blocks"));
     check(attention(q, k, v, Mask::kNone), name(dt, 64, "640 blocks"));
   }
@@ -242,7 +277,7 @@ TEST(AttentionTc, LogNamesTheKernel) {
   if (tc.find("(wgmma") != std::string::npos)
     EXPECT_NE(tc.find("key tiles of 128"), std::string::npos) << tc;
   else
-    EXPECT_NE(tc.find("(no wgmma: not an sm_90 GPU"), std::string::npos) << tc;
+    EXPECT_NE(tc.find("(no wgmma: "), std::string::npos) << tc;
   std::string simt = run(DType::Float16, 48);
   EXPECT_NE(simt.find("no tensor cores: head dims other than 32, 64, 128"), std::string::npos) << simt;
   std::string f32 = run(DType::Float32, 64);
