@@ -144,8 +144,8 @@ __device__ __forceinline__ void lf_proxy_fence() { asm volatile("fence.proxy.asy
 __device__ __forceinline__ void lf_keep_a(unsigned* a) {
   asm volatile("" : "+r"(a[0]), "+r"(a[1]), "+r"(a[2]), "+r"(a[3])::"memory");
 }
-#define LF_WGMMA_(n) lf_wgmma##n
-#define LF_WGMMA(n) LF_WGMMA_(n)
+#define LF_WGMMA_RS_(n) lf_wgmma_rs##n
+#define LF_WGMMA_RS(n) LF_WGMMA_RS_(n)
 #define LF_WGMMA_SS_(n) lf_wgmma_ss##n
 #define LF_WGMMA_SS(n) LF_WGMMA_SS_(n)
 #define LF_KEEP_(n) lf_keep##n
@@ -171,14 +171,12 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) lf_attention(Params P) {
   u16* Qs = Vs + 2 * BC * DV;    // [BR][D], swizzled as K: S's A operand is read from shared memory
 #define KT (BC * D)              // a K tile's and a V tile's elements
 #define VT (BC * DV)
-#define SW 1
 #else
   u16* Qs = (u16*)smem;          // [BR][QS]
   u16* Ks = Qs + BR * QS;        // 2 x [BC][QS]
   u16* Vs = Ks + 2 * BC * QS;    // 2 x [BC][VS]
 #define KT (BC * QS)
 #define VT (BC * VS)
-#define SW 0
 #endif
   __shared__ int bad[DV];
   const int t = threadIdx.x, warp = t >> 5, lane = t & 31, g = lane >> 2, tq4 = lane & 3;
@@ -193,10 +191,10 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) lf_attention(Params P) {
   const bool vec = P.vec != 0;
   const long long kv_end = CAUSAL ? min(P.tk, q0 + BR) : P.tk;
   const int ntiles = (int)((kv_end + BC - 1) / BC);
-  lf_load_tile<BR, D, SW>(Qs, QS, q, qo, q0, P.tq, P.qsr, P.qsc, vec);
+  lf_load_tile<BR, D, WG>(Qs, QS, q, qo, q0, P.tq, P.qsr, P.qsc, vec);
   if (ntiles > 0) {
-    lf_load_tile<BC, D, SW>(Ks, QS, k, ko, 0, P.tk, P.ksr, P.ksc, vec);
-    lf_load_tile<BC, DV, SW>(Vs, VS, v, vo, 0, P.tk, P.vsr, P.vsc, vec);
+    lf_load_tile<BC, D, WG>(Ks, QS, k, ko, 0, P.tk, P.ksr, P.ksc, vec);
+    lf_load_tile<BC, DV, WG>(Vs, VS, v, vo, 0, P.tk, P.vsr, P.vsc, vec);
   }
   lf_commit();
   lf_wait_all();
@@ -239,8 +237,8 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) lf_attention(Params P) {
       __syncthreads();  // tile's K and V are in; every warp is done with the other buffer
     }
     if (tile + 1 < ntiles) {  // the next tile streams in while this one is computed
-      lf_load_tile<BC, D, SW>(Ks + ((tile + 1) & 1) * KT, QS, k, ko, k0 + BC, P.tk, P.ksr, P.ksc, vec);
-      lf_load_tile<BC, DV, SW>(Vs + ((tile + 1) & 1) * VT, VS, v, vo, k0 + BC, P.tk, P.vsr, P.vsc, vec);
+      lf_load_tile<BC, D, WG>(Ks + ((tile + 1) & 1) * KT, QS, k, ko, k0 + BC, P.tk, P.ksr, P.ksc, vec);
+      lf_load_tile<BC, DV, WG>(Vs + ((tile + 1) & 1) * VT, VS, v, vo, k0 + BC, P.tk, P.vsr, P.vsc, vec);
       lf_commit();
     }
     float s[MT][NS][4];
@@ -379,7 +377,7 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) lf_attention(Params P) {
     lf_wg_fence();
 #pragma unroll
     for (int c = 0; c < BC / 16; ++c)
-      LF_WGMMA(DV)<1>(&o[0][0][0], pa[c], lf_desc(lf_smem(Vt) + c * 2048, BC * 128, 1024), 1);
+      LF_WGMMA_RS(DV)(&o[0][0][0], pa[c], lf_desc(lf_smem(Vt) + c * 2048, BC * 128, 1024), 1);
     lf_wg_wait();
     LF_KEEP(DV)(&o[0][0][0]);
 #pragma unroll
@@ -520,34 +518,47 @@ int attention_tc_rows(int64_t d, int64_t dv, int mask, int requested, bool wgmma
 
 namespace {
 
-// lf_wgmma<n><TRANS>(d, a, desc, acc): d (m64 x n, float32) = A (registers) * B (the descriptor's
-// shared memory; TRANS: N-major) + (acc ? d : 0), one warpgroup's asynchronous product; the
-// caller fences before and waits after (lf_wg_fence, lf_wg_wait). lf_keep<n>(d): d's registers
-// held in place up to that point (lf_keep_a in the kernel).
-std::string wgmma_helper(int n, const char* type) {
+// The warpgroup products the kernel calls, m64 x n x k16 with float32 accumulators d, one warpgroup's
+// asynchronous product that the caller fences before and waits after (lf_wg_fence, lf_wg_wait):
+// lf_wgmma_ss<n>(d, desc_a, desc_b, acc), both operands K-major in shared memory (S = Q K^T);
+// lf_wgmma_rs<n>(d, a, desc_b, acc), A from registers and B N-major in shared memory (O += P V);
+// d = A B + (acc ? d : 0). lf_keep<n>(d): d's registers held in place up to that point.
+std::string wgmma_asm(int n, const std::string& type, const std::string& operands, int first_in, bool b_n_major) {
+  std::string outs;
+  for (int i = 0; i < n / 2; ++i) outs += (i ? ", %" : "%") + std::to_string(i);
+  return "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(first_in + 2) + ", 0;\\n\"\n"
+         "    \"wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." + type + " {" + outs +
+         "}, " + operands + ", p, 1, 1" + (b_n_major ? ", 1" : ", 0, 0") + ";\\n}\\n\"\n";
+}
+
+std::string accumulators(int n) {
+  std::string regs;
+  for (int i = 0; i < n / 2; ++i) regs += std::string(i ? ", " : "") + "\"+f\"(d[" + std::to_string(i) + "])";
+  return regs;
+}
+
+std::string keep_helper(int n) {
+  return "__device__ __forceinline__ void lf_keep" + std::to_string(n) + "(float* d) {\n  asm volatile(\"\" : " +
+         accumulators(n) + " :: \"memory\");\n}\n";
+}
+
+std::string wgmma_ss_helper(int n, const std::string& type) {
   const int nd = n / 2;
-  std::string outs, ins, regs;
-  for (int i = 0; i < nd; ++i) {
-    outs += (i ? ", %" : "%") + std::to_string(i);
-    regs += std::string(i ? ", " : "") + "\"+f\"(d[" + std::to_string(i) + "])";
-  }
-  for (int i = 0; i < 4; ++i) ins += (i ? ", %" : "%") + std::to_string(nd + i);
-  const std::string ty = type;
-  return "template <int TRANS> __device__ __forceinline__ void lf_wgmma" + std::to_string(n) +
-         "(float* d, const unsigned* a, unsigned long long desc, int acc) {\n"
-         "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(nd + 5) + ", 0;\\n\"\n"
-         "    \"wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + ty + "." + ty + " {" + outs +
-         "}, {" + ins + "}, %" + std::to_string(nd + 4) + ", p, 1, 1, %" + std::to_string(nd + 6) + ";\\n}\\n\"\n"
-         "    : " + regs + "\n"
-         "    : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(desc), \"r\"(acc), \"n\"(TRANS));\n}\n"
-         "__device__ __forceinline__ void lf_keep" + std::to_string(n) + "(float* d) {\n  asm volatile(\"\" : " + regs +
-         " :: \"memory\");\n}\n"
-         "__device__ __forceinline__ void lf_wgmma_ss" + std::to_string(n) +
-         "(float* d, unsigned long long da, unsigned long long db, int acc) {\n"
-         "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(nd + 2) + ", 0;\\n\"\n"
-         "    \"wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + ty + "." + ty + " {" + outs +
-         "}, %" + std::to_string(nd) + ", %" + std::to_string(nd + 1) + ", p, 1, 1, 0, 0;\\n}\\n\"\n"
-         "    : " + regs + "\n    : \"l\"(da), \"l\"(db), \"r\"(acc));\n}\n";
+  return "__device__ __forceinline__ void lf_wgmma_ss" + std::to_string(n) +
+         "(float* d, unsigned long long da, unsigned long long db, int acc) {\n" +
+         wgmma_asm(n, type, "%" + std::to_string(nd) + ", %" + std::to_string(nd + 1), nd, false) + "    : " +
+         accumulators(n) + "\n    : \"l\"(da), \"l\"(db), \"r\"(acc));\n}\n";
+}
+
+std::string wgmma_rs_helper(int n, const std::string& type) {
+  const int nd = n / 2;
+  std::string a = "{";
+  for (int i = 0; i < 4; ++i) a += (i ? ", %" : "%") + std::to_string(nd + i);
+  a += "}, %" + std::to_string(nd + 4);
+  return "__device__ __forceinline__ void lf_wgmma_rs" + std::to_string(n) +
+         "(float* d, const unsigned* a, unsigned long long desc, int acc) {\n" + wgmma_asm(n, type, a, nd + 3, true) +
+         "    : " + accumulators(n) +
+         "\n    : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(desc), \"r\"(acc));\n}\n";
 }
 
 }  // namespace
@@ -557,9 +568,9 @@ std::string attention_tc_source(DType dtype, int64_t d, int64_t dv, int mask, bo
   const int bc = attention_tc_keys_per_tile(d, dv, wgmma, few_blocks);
   std::string helpers;
   if (wgmma) {
-    const char* type = dtype == DType::Float16 ? "f16" : "bf16";
-    helpers = wgmma_helper(bc, type);
-    if (dv != bc) helpers += wgmma_helper(static_cast<int>(dv), type);
+    const std::string type = dtype == DType::Float16 ? "f16" : "bf16";
+    helpers = wgmma_ss_helper(bc, type) + wgmma_rs_helper(static_cast<int>(dv), type) + keep_helper(bc);
+    if (dv != bc) helpers += keep_helper(static_cast<int>(dv));
   }
   return "#define DTYPE " + std::string(dtype == DType::Float16 ? "2" : "3") + "\n#define D " + std::to_string(d) +
          "\n#define DV " + std::to_string(dv) + "\n#define BC " + std::to_string(bc) +
