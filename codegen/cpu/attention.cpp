@@ -23,10 +23,9 @@ namespace {
 constexpr int64_t kBq = 32;  // query rows a task: its accumulators stay in L1/L2 with a tile
 constexpr int64_t kBk = 64;  // keys a tile
 
-// W: the values a chunk holds (the score loops' partial maxima and sums, an accumulator of output
-// columns): 16 under AVX-512 (one vector of floats), 8 under AVX2 and without (one AVX2 vector:
-// with 16 there, the scores' loops kept their chunks on the stack and ran scalar; B4 H8 T128 d32
-// causal float32 on the 2-core AVX2 machine, 2026-11-28: 4.7 -> 1.8 ms on 2 threads).
+// W: the values a vector holds: 16 under AVX-512 (floats), 8 under AVX2 and without (with 16
+// there, the loops kept their vectors on the stack and ran scalar; B4 H8 T128 d32 causal float32
+// on the 2-core AVX2 machine, 2026-11-28: 4.7 -> 1.8 ms on 2 threads).
 constexpr int64_t kChunkAvx512 = 16, kChunk = 8;
 
 #define LF_INLINE __attribute__((always_inline)) inline
@@ -87,29 +86,130 @@ struct Ctx {
 
 template <typename A>
 struct Scratch {
-  std::vector<A> q, kt, v, o, s, m, l;
+  std::vector<A> q, kt, v, o, s, m, l, alpha;
   std::vector<int64_t> last_bad;
   void fit(int64_t d, int64_t dvp, int64_t tkp) {
     q.resize(static_cast<size_t>(kBq * d));
     kt.resize(static_cast<size_t>(d * tkp));
     v.resize(static_cast<size_t>(tkp * dvp));
     o.resize(static_cast<size_t>(kBq * dvp));
-    s.resize(kBk);
+    s.resize(static_cast<size_t>(kBq * kBk));
     m.resize(kBq);
     l.resize(kBq);
+    alpha.resize(kBq);
   }
 };
 
+// The micro-tiles: kRows query rows by two vectors (2W keys of S, 2W output columns of O), eight
+// accumulators in registers, each operand load shared by four rows (a row at a time, every FMA
+// waited on the one before it in its chain and every K and V load fed one row).
+constexpr int64_t kRows = 4;
+
+template <typename A, int64_t W>
+struct Lanes {
+  typedef A Vec __attribute__((vector_size(W * sizeof(A))));
+  LF_INLINE static Vec load(const A* from) {
+    Vec v;
+    std::memcpy(&v, from, sizeof v);
+    return v;
+  }
+  LF_INLINE static void store(A* to, Vec v) { std::memcpy(to, &v, sizeof v); }
+  LF_INLINE static Vec splat(A a) { return Vec{} + a; }
+  // Key indices, lane by lane: integers of the lanes' width (a comparison's mask selects between
+  // vectors of that width), exact where float lanes would round past 2^24.
+  typedef std::conditional_t<sizeof(A) == 8, int64_t, int32_t> Index;
+  typedef Index Keys __attribute__((vector_size(W * sizeof(A))));
+  LF_INLINE static Keys iota() {
+    Keys v;
+    for (int64_t x = 0; x < W; ++x) v[x] = static_cast<Index>(x);
+    return v;
+  }
+  // exp_nonpos lane by lane, as vectors (the scalar function's selects and bit casts kept the
+  // loop over a chunk scalar).
+  LF_INLINE static Vec exp_nonpos(Vec x) {
+    if constexpr (std::is_same_v<A, double>) {
+      for (int64_t i = 0; i < W; ++i) x[i] = std::exp(x[i]);
+      return x;
+    } else {
+      typedef uint32_t Bits __attribute__((vector_size(W * sizeof(A))));
+      const auto tiny = x < -87.0f;  // -inf included; false for NaN, which the polynomial carries
+      const Vec xc = tiny ? splat(-87.0f) : x;
+      const Vec shifted = xc * 1.44269504088896341f + 12582912.0f;  // 1.5 * 2^23: rounds to an integer
+      const Vec n = shifted - 12582912.0f;
+      const Vec r = (xc - n * 0.693145751953125f) - n * 1.42860682030941723212e-6f;
+      Vec p = splat(1.0f / 720);
+      p = p * r + 1.0f / 120;
+      p = p * r + 1.0f / 24;
+      p = p * r + 1.0f / 6;
+      p = p * r + 0.5f;
+      p = p * r + 1.0f;
+      p = p * r + 1.0f;
+      const Bits e = ((Bits)shifted - 0x4B400000u + 127u) << 23;  // n + 127 in the exponent field
+      return tiny ? Vec{} : p * (Vec)e;
+    }
+  }
+};
+
+// S[r0 + r][jj + .] = q_r . k_j for kRows rows and 2W keys of the tile at j0.
+template <typename A, int64_t W>
+LF_INLINE void scores_tile(const A* Q, int64_t D, const A* KT, int64_t tkp, A* S, int64_t r0, int64_t jj) {
+  using L = Lanes<A, W>;
+  typename L::Vec c[kRows][2] = {};
+  const A* kt = KT + jj;
+  const A* q = Q + r0 * D;
+  for (int64_t x = 0; x < D; ++x, kt += tkp) {
+    const auto k0 = L::load(kt), k1 = L::load(kt + W);
+    for (int64_t r = 0; r < kRows; ++r) {
+      const A a = q[r * D + x];
+      c[r][0] += a * k0;
+      c[r][1] += a * k1;
+    }
+  }
+  for (int64_t r = 0; r < kRows; ++r) {
+    L::store(S + (r0 + r) * kBk + jj, c[r][0]);
+    L::store(S + (r0 + r) * kBk + jj + W, c[r][1]);
+  }
+}
+
+// O[r0 + r][cc + .] = O * alpha_r + sum over the tile's keys of P[r][j] * V[j][cc + .].
+template <typename A, int64_t W>
+LF_INLINE void values_tile(const A* P, const A* V, int64_t Dvp, const A* alpha, A* O, int64_t r0, int64_t cc) {
+  using L = Lanes<A, W>;
+  typename L::Vec c[kRows][2];
+  for (int64_t r = 0; r < kRows; ++r) {
+    c[r][0] = L::load(O + (r0 + r) * Dvp + cc) * alpha[r0 + r];
+    c[r][1] = L::load(O + (r0 + r) * Dvp + cc + W) * alpha[r0 + r];
+  }
+  const A* p = P + r0 * kBk;
+  const A* v = V + cc;
+  // Every key, weight 0 included: 0 * inf and 0 * NaN in v are NaN in the unfused P @ V too.
+  for (int64_t j = 0; j < kBk; ++j, v += Dvp) {
+    const auto v0 = L::load(v), v1 = L::load(v + W);
+    for (int64_t r = 0; r < kRows; ++r) {
+      const A a = p[r * kBk + j];
+      c[r][0] += a * v0;
+      c[r][1] += a * v1;
+    }
+  }
+  for (int64_t r = 0; r < kRows; ++r) {
+    L::store(O + (r0 + r) * Dvp + cc, c[r][0]);
+    L::store(O + (r0 + r) * Dvp + cc + W, c[r][1]);
+  }
+}
+
 // One task: query blocks [qb0, qb1) of batch b. Its keys and values are converted once (the keys
-// transposed), then each query block streams through them tile by tile.
+// transposed), then each query block streams through them tile by tile: the tile's scores for
+// all the block's rows, each row's online softmax, then the tile's values for all rows.
 template <typename T, typename A, int64_t W>
 LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
+  using L = Lanes<A, W>;
+  using Vec = typename L::Vec;
   const backend::AttentionCall& call = *c.call;
   const ir::AttentionParams& p = call.params;
   const int64_t b = task / c.groups, qb0 = (task % c.groups) * c.per_group;
   const int64_t qb1 = std::min(c.qblocks, qb0 + c.per_group);
   const int64_t D = call.d, Dv = call.dv, tk = call.tk;
-  const int64_t Dvp = padded<W>(Dv);  // V and O rows padded with zeros to whole chunks of W
+  const int64_t Dvp = padded<2 * W>(Dv);  // V and O rows padded with zeros to whole micro-tiles
   const size_t nb = call.batch.size();
   int64_t qo = call.q.offset, ko = call.k.offset, vo = call.v.offset, mo = call.mask.offset;
   for (int64_t d = static_cast<int64_t>(nb) - 1, rem = b; d >= 0; --d) {
@@ -136,7 +236,7 @@ LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
   A* KT = w.kt.data();
   A* V = w.v.data();
   A* O = w.o.data();
-  A* s = w.s.data();
+  A* S = w.s.data();
   const A inf = std::numeric_limits<A>::infinity();
   for (int64_t j = 0; j < tkp; ++j) {
     const bool in = j < kv_all;
@@ -149,38 +249,38 @@ LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
       for (int64_t x = 0; x < Dv; ++x)
         if (!std::isfinite(get<A>(v, vo + j * vsr + x * vsc))) w.last_bad[static_cast<size_t>(x)] = j;
   }
+  const A scale = static_cast<A>(p.scale), post = static_cast<A>(p.post_scale);
+  using Index = typename L::Index;
+  const typename L::Keys iota = L::iota();
   for (int64_t qb = qb0; qb < qb1; ++qb) {
     const int64_t i0 = qb * kBq, nq = std::min(kBq, call.tq - i0);
-    for (int64_t r = 0; r < nq; ++r) {
-      for (int64_t x = 0; x < D; ++x) Q[r * D + x] = get<A>(q, qo + (i0 + r) * qsr + x * qsc);
+    const int64_t nqp = (nq + kRows - 1) / kRows * kRows;  // rows past nq: zero queries, never written out
+    for (int64_t r = 0; r < nqp; ++r) {
+      for (int64_t x = 0; x < D; ++x) Q[r * D + x] = r < nq ? get<A>(q, qo + (i0 + r) * qsr + x * qsc) : A(0);
       for (int64_t x = 0; x < Dvp; ++x) O[r * Dvp + x] = 0;
       w.m[static_cast<size_t>(r)] = -inf;
       w.l[static_cast<size_t>(r)] = 0;
+      w.alpha[static_cast<size_t>(r)] = 1;
     }
-    const A scale = static_cast<A>(p.scale), post = static_cast<A>(p.post_scale);
     // Causal: keys past the block's last row are masked for all its rows (their tiles are skipped).
     const int64_t kv_end = p.causal ? std::min(tk, i0 + nq) : tk;
     for (int64_t j0 = 0; j0 < kv_end; j0 += kBk) {
       const int64_t nk = std::min(kBk, kv_end - j0);
+      for (int64_t r0 = 0; r0 < nqp; r0 += kRows)
+        for (int64_t jj = 0; jj < kBk; jj += 2 * W) scores_tile<A, W>(Q, D, KT + j0, tkp, S, r0, jj);
       for (int64_t r = 0; r < nq; ++r) {
         const int64_t i = i0 + r;
-        {
-          A acc[kBk] = {};
-          for (int64_t x = 0; x < D; ++x) {
-            const A a = Q[r * D + x];
-            const A* kt = KT + x * tkp + j0;  // a tile is always kBk keys: constant trip counts
-            for (int64_t j = 0; j < kBk; ++j) acc[j] += a * kt[j];
-          }
-          for (int64_t j = 0; j < kBk; ++j) s[j] = acc[j];
-        }
+        A* s = S + r * kBk;
         // The scores as the unfused program forms them: scale, mask, causal -inf, scale. Keys past
-        // the tile's last are -inf (weight 0). The loops run over whole tiles (constant trip counts,
-        // vectorized); only the masked form reads its mask key by key.
+        // the tile's last are -inf (weight 0). Whole tiles of vectors; only the masked form reads
+        // its mask key by key.
         if (p.mask == ir::AttentionParams::kNone) {
-          for (int64_t j = 0; j < kBk; ++j) {
-            A x = s[j] * scale;
-            x = p.causal && j0 + j > i ? -inf : x;
-            s[j] = j < nk ? x * post : -inf;
+          for (int64_t jc = 0; jc < kBk; jc += W) {
+            const auto key = iota + static_cast<Index>(j0 + jc);  // the lanes' key indices
+            Vec x = L::load(s + jc) * scale;
+            if (p.causal) x = key > static_cast<Index>(i) ? L::splat(-inf) : x;
+            x = key < static_cast<Index>(j0 + nk) ? x * post : L::splat(-inf);
+            L::store(s + jc, x);
           }
         } else {
           for (int64_t j = 0; j < nk; ++j) {
@@ -199,10 +299,11 @@ LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
         }
         // The max ignores NaN scores: a NaN's weight e^(NaN - max) is NaN, which makes the row's sum
         // and so its every output NaN, as the unfused max (NaN) does.
-        A part[W];
-        for (int64_t x = 0; x < W; ++x) part[x] = -inf;
-        for (int64_t j0c = 0; j0c < kBk; j0c += W)
-          for (int64_t x = 0; x < W; ++x) part[x] = s[j0c + x] > part[x] ? s[j0c + x] : part[x];
+        Vec part = L::splat(-inf);
+        for (int64_t jc = 0; jc < kBk; jc += W) {
+          const Vec x = L::load(s + jc);
+          part = x > part ? x : part;
+        }
         A& m = w.m[static_cast<size_t>(r)];
         A mx = m;
         for (int64_t x = 0; x < W; ++x) mx = part[x] > mx ? part[x] : mx;
@@ -210,43 +311,20 @@ LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
         // keys may still be finite. If none is, l stays 0 and the row ends 0 / 0 = NaN, as unfused.
         const A sub = mx == -inf ? A(0) : mx;
         const A alpha = m == mx ? A(1) : exp_nonpos(m - sub);
-        for (int64_t x = 0; x < W; ++x) part[x] = 0;
-        for (int64_t j0c = 0; j0c < kBk; j0c += W)
-          for (int64_t x = 0; x < W; ++x) {
-            const A e = exp_nonpos(s[j0c + x] - sub);
-            s[j0c + x] = e;
-            part[x] += e;
-          }
-        A sum = 0;
-        for (int64_t x = 0; x < W; ++x) sum += part[x];
-        w.l[static_cast<size_t>(r)] = w.l[static_cast<size_t>(r)] * alpha + sum;
-        A* o = O + r * Dvp;
-        // Every key, weight 0 included: 0 * inf and 0 * NaN in v are NaN in the unfused P @ V too.
-        // Four accumulators a chunk, over every fourth key, so that the FMAs do not wait on each other.
-        for (int64_t x0 = 0; x0 < Dvp; x0 += W) {
-          // GCC vector types: one register of W floats, whatever the auto-vectorizer would make of
-          // the loops.
-          typedef A Vec __attribute__((vector_size(W * sizeof(A))));
-          auto load = [](const A* from) __attribute__((always_inline)) {
-            Vec v;
-            std::memcpy(&v, from, sizeof v);
-            return v;
-          };
-          Vec a0 = {}, a1 = {}, a2 = {}, a3 = {};
-          const A* vr = V + j0 * Dvp + x0;
-          for (int64_t j = 0; j < kBk; j += 4, vr += 4 * Dvp) {
-            a0 += s[j] * load(vr);
-            a1 += s[j + 1] * load(vr + Dvp);
-            a2 += s[j + 2] * load(vr + 2 * Dvp);
-            a3 += s[j + 3] * load(vr + 3 * Dvp);
-          }
-          Vec ov = load(o + x0);
-          if (alpha != A(1)) ov *= alpha;
-          ov += (a0 + a1) + (a2 + a3);
-          std::memcpy(o + x0, &ov, sizeof ov);
+        Vec sum = {};
+        for (int64_t jc = 0; jc < kBk; jc += W) {
+          const Vec e = L::exp_nonpos(L::load(s + jc) - sub);
+          L::store(s + jc, e);
+          sum += e;
         }
+        A total = 0;
+        for (int64_t x = 0; x < W; ++x) total += sum[x];
+        w.l[static_cast<size_t>(r)] = w.l[static_cast<size_t>(r)] * alpha + total;
+        w.alpha[static_cast<size_t>(r)] = alpha;
         m = mx;
       }
+      for (int64_t r0 = 0; r0 < nqp; r0 += kRows)
+        for (int64_t cc = 0; cc < Dvp; cc += 2 * W) values_tile<A, W>(S, V + j0 * Dvp, Dvp, w.alpha.data(), O, r0, cc);
     }
     // The skipped keys have weight 0 for every row of the block; the unfused P @ V still multiplies
     // them, so a non-finite value there makes that output column NaN.
