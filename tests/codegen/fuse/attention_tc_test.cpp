@@ -180,6 +180,28 @@ void check_non_finite(DType dt, int64_t d) {
   check(attention(q, k, v, Mask::kNone), name(dt, d, "non-finite inputs"));
 }
 
+// Non-finite values of v far past the diagonal of the first blocks, which skip those keys' tiles
+// and check them instead: T = 700 gives the first block 636 keys to check, several batches of the
+// GPU check's staging at every head dim (256 keys a batch at head dim 64, 128 at 128).
+void check_far_past_diagonal(DType dt, int64_t d) {
+  const int64_t T = 700;
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> vv = uniform_values(2 * T * d, 21);
+  vv[690 * d + 5] = inf;               // head 0, key 690 (the last batch)
+  vv[400 * d + d - 1] = nan;           // head 0, key 400
+  vv[(T + 333) * d + 0] = -inf;        // head 1, key 333
+  vv[(T + 699) * d + d / 2] = nan;     // head 1, the last key
+  Tensor q = uniform({1, 2, T, d}, dt, 22), k = uniform({1, 2, T, d}, dt, 23);
+  Tensor v = from_vector(vv, {1, 2, T, d}).to(dt);
+  check(attention(q, k, v, Mask::kCausal), name(dt, d, "non-finite v far past the diagonal, causal"));
+}
+
+TEST(AttentionTc, NonFiniteValuesFarPastTheDiagonal) {
+  for (int64_t d : {32, 64, 128}) check_far_past_diagonal(DType::BFloat16, d);
+  check_far_past_diagonal(DType::Float16, 64);
+  check_far_past_diagonal(DType::Float32, 64);
+}
+
 TEST(AttentionTc, NaNAndInfInputs) {
   for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32})
     for (int64_t d : {32, 128}) check_non_finite(dt, d);
@@ -238,6 +260,7 @@ TEST(AttentionTc, EveryKernelChoiceAtHeadDim64) {
     check_head_dims_differ(DType::Float16, 64, 128, seed);
     check_bool_masks(DType::BFloat16);
     check_non_finite(DType::BFloat16, 64);
+    check_far_past_diagonal(DType::BFloat16, 64);
     check_strided_heads(DType::Float16, 64);
   }
 }
