@@ -66,6 +66,7 @@ struct ScatterArgs {
   int64_t index_strides[kMaxRank] = {};
   int64_t src_strides[kMaxRank] = {};
   int64_t axis_size = 0;  // self's size along axis: the valid index range
+  bool index_known = false;  // the indices are known in range (ir::scatter_indices_known_in_range)
   int64_t count = 0;      // index's element count
   int64_t out_numel = 0;
   const void* self = nullptr;  // contiguous, with its offset applied

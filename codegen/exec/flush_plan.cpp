@@ -69,6 +69,8 @@ void describe(const std::vector<ir::Node*>& order, const std::function<bool(cons
     // A gather's kernel checks its indices unless they are known in range (lower.cpp), a fact of
     // the index's storage that the leaf words below do not hold.
     if (n->op == ir::Op::Gather) *w++ = ir::gather_indices_known_in_range(*n);
+    // A GPU scatter reads its error word back unless its indices are known in range (likewise).
+    if (n->op == ir::Op::ScatterAdd || n->op == ir::Op::Scatter) *w++ = ir::scatter_indices_known_in_range(*n);
     *w++ = static_cast<int64_t>(n->inputs.size());
     for (const ir::NodePtr& in : n->inputs) {
       // Pending inputs are all in the order; a realized one is a leaf, numbered below the nodes

@@ -93,6 +93,7 @@ void run_scatter_group(const backend::GroupRun& run, backend::RecordedCall* reco
   call.rank = static_cast<int>(index_node->shape.size());
   call.axis = y->attrs.axis;
   call.axis_size = y->shape[static_cast<size_t>(call.axis)];
+  call.index_known = ir::scatter_indices_known_in_range(*y);
   call.count = index_node->numel();
   call.out_numel = y->numel();
   if (call.rank > backend::ScatterCall::kMaxRank) {

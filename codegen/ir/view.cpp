@@ -92,16 +92,30 @@ std::optional<Strided> view_of_chain(const Node& source, const std::vector<Node*
   return s;
 }
 
-bool gather_indices_known_in_range(const Node& gather) {
-  if (gather.op != Op::Gather || gather.inputs.size() < 2) return false;
-  const Node* index = resolve_views(const_cast<Node*>(gather.inputs[1].get())).first;
+namespace {
+
+// Whether the values of `index` (a view of a realized storage whose value range the host knows)
+// lie in [-size, size).
+bool index_known_in(const NodePtr& index_input, int64_t size) {
+  const Node* index = resolve_views(const_cast<Node*>(index_input.get())).first;
   rt::Storage::ValueRange r;
   if (!index->realized() || !index->storage->value_range(&r)) return false;
+  return r.lo >= -size && r.hi < size;
+}
+
+}  // namespace
+
+bool gather_indices_known_in_range(const Node& gather) {
+  if (gather.op != Op::Gather || gather.inputs.size() < 2) return false;
   const size_t axis = static_cast<size_t>(gather.attrs.axis);
   const Shape& source = gather.inputs[0]->shape;
-  if (axis >= source.size()) return false;
-  const int64_t size = source[axis];
-  return r.lo >= -size && r.hi < size;
+  return axis < source.size() && index_known_in(gather.inputs[1], source[axis]);
+}
+
+bool scatter_indices_known_in_range(const Node& scatter) {
+  if ((scatter.op != Op::ScatterAdd && scatter.op != Op::Scatter) || scatter.inputs.size() < 2) return false;
+  const size_t axis = static_cast<size_t>(scatter.attrs.axis);
+  return axis < scatter.shape.size() && index_known_in(scatter.inputs[1], scatter.shape[axis]);
 }
 
 }  // namespace lf::ir

@@ -41,4 +41,10 @@ std::optional<Strided> view_of_chain(const Node& source, const std::vector<Node*
 // are not known in range to a kernel that does not check them.
 bool gather_indices_known_in_range(const Node& gather);
 
+// The same of a scatter's indices (ir::Op::ScatterAdd and ir::Op::Scatter, inputs[1]) against the
+// output's size along its axis: a GPU scatter of such indices reads no error word back, so its
+// flush does not wait for the device either (the kernel still tests each index, and never writes
+// out of bounds).
+bool scatter_indices_known_in_range(const Node& scatter);
+
 }  // namespace lf::ir

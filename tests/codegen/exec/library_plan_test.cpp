@@ -332,7 +332,9 @@ TEST(LibraryPlan, ScattersReplayOnNewData) {
 
 // An index out of range in a replayed scatter is the same error at the same sync point as outside
 // plans (a GPU's error word, read after the replay's launches; a CPU's check as it runs), the
-// values stay pending, and the plan replays correctly again after it.
+// values stay pending, and the plan replays correctly again after it. The indices are handed out
+// (data_ptr), so the host no longer vouches for them: indices it wrote itself and knows in range
+// make a plan of their own that reads nothing back, which a bad index does not replay.
 TEST(LibraryPlan, ScatterIndexErrorsInAReplay) {
   NoTiers no_tiers;
   const float c = fresh_number();
@@ -341,6 +343,7 @@ TEST(LibraryPlan, ScatterIndexErrorsInAReplay) {
     for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int64_t>((i + static_cast<size_t>(it)) % 10);
     if (bad != 0) v[1234] = bad;
     auto x = synced({input({5000}, it), lf::from_vector(v, {5000}).to(lf::default_device())});
+    x[1].data_ptr();
     return lf::scatter_add(lf::zeros({10}), 0, x[1], x[0] * c);
   };
   // First sighting, recorded, replayed.

@@ -295,6 +295,30 @@ TEST_P(Indexing, HostIndicesKnownInRangeAreNotChecked) {
   }
 }
 
+// The same for scatters: on a GPU, a scatter of host indices in range reads no error word back, so
+// its flush does not wait for the device (cache_stats().index_checks counts the reads; the CPU
+// checks as it scatters and reads nothing back either way). Computed indices are read back, and
+// host indices out of range still give the error at the sync.
+TEST_P(Indexing, ScattersOfHostIndicesKnownInRangeReadNothingBack) {
+  FusionScope scope(GetParam());
+  const uint64_t read = lf::default_device().is_cuda() ? 1 : 0;  // reads a checked scatter makes
+  Tensor x = lf::arange(0, 12).reshape({4, 3}) * 0.5f;
+  auto checks_of = [&](const Tensor& y, const std::string& what) {
+    const uint64_t before = lf::cache_stats().index_checks;
+    lf::test::expect_matches_reference(y + 1, 1, what);
+    return lf::cache_stats().index_checks - before;
+  };
+  std::vector<int64_t> rows{3, 0, -4, 3, -1};
+  Tensor src = lf::arange(0, 15).reshape({5, 3}) * 1.0f;
+  EXPECT_EQ(checks_of(lf::index_add(x, 0, ints(rows, {5}), src), "index_add"), 0u);
+  EXPECT_EQ(checks_of(lf::scatter_add(lf::zeros({6}), 0, ints({5, 0, 5, 1, -6}, {5}), lf::ones({5})), "scatter_add"), 0u);
+  EXPECT_EQ(checks_of(lf::scatter(x, 1, ints({2, 0, 1, 0}, {4, 1}), lf::full({4, 1}, 7.0)), "scatter"), 0u);
+  EXPECT_EQ(checks_of(lf::index_add(x, 0, ints(rows, {5}) * 1, src), "computed"), read);
+  const uint64_t before = lf::cache_stats().index_checks;
+  EXPECT_THROW((lf::index_add(x, 0, ints({0, 4}, {2}), lf::ones({2, 3})) + 1).to_vector<float>(), lf::Error);
+  EXPECT_EQ(lf::cache_stats().index_checks - before, read) << "out of the known range: checked";
+}
+
 TEST(IndexingErrors, BadArgumentsFailAtTheCall) {
   Tensor x = lf::zeros({2, 3});
   EXPECT_THROW(lf::index_select(x, 0, lf::zeros({2})), lf::Error);  // float indices
