@@ -27,6 +27,12 @@
 //     --device: default LAZYFUSE_DEVICE, else cpu (this is a CPU benchmark unless told otherwise)
 //     --csv:    one line per (program, config, dtype, impl), columns as bench/programs_peers.py writes
 //     --dump:   writes every program's inputs and outputs (fused and unfused) under DIR for the check
+//   lazyfuse-programs [--device cpu|cuda] --pair A,B [--pairs N]
+//     Times two programs (the first whose key contains A, and B) in one process, one iteration of
+//     each in turn, N pairs (default 150): the medians and the median of the pairs' ratios A / B.
+//     On a machine whose speed drifts (the 2-core one: the same program 2x slower from one run to
+//     the next), a ratio of interleaved iterations holds where two separate timings do not; issue
+//     21's CPU target (the transformer block within 1.15x of its matmuls) is measured so.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1107,6 +1113,58 @@ void dump_outputs(const std::filesystem::path& dir, std::ofstream& m, const std:
   for (const auto& [n, t] : out.v) dump(dir, m, role, n, t);
 }
 
+// --pair A,B: one fused iteration of each in turn (after a warm-up), in this process.
+int pair(const std::vector<Program>& progs, const std::string& keys, int pairs) {
+  const size_t comma = keys.find(',');
+  if (comma == std::string::npos) {
+    std::fprintf(stderr, "--pair needs two keys: A,B\n");
+    return 2;
+  }
+  const Program* ab[2] = {nullptr, nullptr};
+  for (int k = 0; k < 2; ++k) {
+    const std::string want = k == 0 ? keys.substr(0, comma) : keys.substr(comma + 1);
+    for (const Program& p : progs)
+      if (p.needs.empty() && p.key().find(want) != std::string::npos) {
+        ab[k] = &p;
+        break;
+      }
+    if (!ab[k]) {
+      std::fprintf(stderr, "--pair: no runnable program matches %s\n", want.c_str());
+      return 2;
+    }
+  }
+  lf::set_default_device(g_device);
+  Vars in[2] = {ab[0]->setup(), ab[1]->setup()};
+  lf::sync();
+  device_sync();
+  auto once = [&](int k) {
+    auto s = Clock::now();
+    {
+      Vars out = ab[k]->body(in[k]);
+      lf::sync();
+    }
+    device_sync();
+    return ms_since(s);
+  };
+  for (int i = 0; i < 5; ++i) once(0), once(1);
+  lf::finish_compiles();
+  std::vector<double> ta, tb, ratio;
+  for (int i = 0; i < pairs; ++i) {
+    ta.push_back(once(0));
+    tb.push_back(once(1));
+    ratio.push_back(ta.back() / tb.back());
+  }
+  auto at = [](std::vector<double> v, double q) {
+    std::sort(v.begin(), v.end());
+    return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+  };
+  std::printf("A: %s\nB: %s\n%d pairs, one iteration of each in turn: A median %.3f ms, B median %.3f ms, "
+              "A / B median of the pairs %.3f (quartiles %.3f, %.3f)\n",
+              ab[0]->key().c_str(), ab[1]->key().c_str(), pairs, at(ta, 0.5), at(tb, 0.5), at(ratio, 0.5),
+              at(ratio, 0.25), at(ratio, 0.75));
+  return 0;
+}
+
 int child(const Program& p, const std::string& phase, const std::string& dump_dir) {
   const std::string F = "lazyfuse_fused", U = "lazyfuse_unfused";
   Vars in = p.setup();
@@ -1278,7 +1336,8 @@ bool matches_any(const std::string& key, const std::string& list) {
 }
 
 int main(int argc, char** argv) {
-  std::string csv_path, dump_dir, only, skip, child_key, phase;
+  std::string csv_path, dump_dir, only, skip, child_key, phase, pair_keys;
+  int pairs = 150;
   bool list = false;
   const char* env_dev = std::getenv("LAZYFUSE_DEVICE");
   std::string device = env_dev && *env_dev ? env_dev : "cpu";
@@ -1300,9 +1359,12 @@ int main(int argc, char** argv) {
     else if (a == "--list") list = true;
     else if (a == "--child") child_key = next();
     else if (a == "--phase") phase = next();
+    else if (a == "--pair") pair_keys = next();
+    else if (a == "--pairs") pairs = std::max(1, std::atoi(next().c_str()));
     else {
-      std::fprintf(stderr, "usage: %s [--device cpu|cuda] [--csv FILE] [--dump DIR] [--only SUBSTRING] [--skip SUBSTRING] [--quick] [--list]\n",
-                   argv[0]);
+      std::fprintf(stderr, "usage: %s [--device cpu|cuda] [--csv FILE] [--dump DIR] [--only SUBSTRING] [--skip SUBSTRING] [--quick] [--list]\n"
+                   "       %s [--device cpu|cuda] --pair A,B [--pairs N]\n",
+                   argv[0], argv[0]);
       return 2;
     }
   }
@@ -1335,6 +1397,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "no program %s\n", child_key.c_str());
     return 2;
   }
+
+  if (!pair_keys.empty()) return pair(progs, pair_keys, pairs);
 
   if (list) {
     for (const Program& p : progs)
