@@ -332,7 +332,8 @@ LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
             L::store(s + jc, x);
           }
         } else {
-          for (int64_t j = 0; j < nk; ++j) {
+          const int64_t nm = std::min(nk, nkr);  // the keys the row's micro-tile computed
+          for (int64_t j = 0; j < nm; ++j) {
             const int64_t at = mo + i * msr + (j0 + j) * msc;
             A x = s[j] * scale;
             if (p.mask == ir::AttentionParams::kAdd) {
@@ -344,7 +345,7 @@ LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
             if (p.causal && j0 + j > i) x = -inf;
             s[j] = x * post;
           }
-          for (int64_t j = nk; j < nkr; ++j) s[j] = -inf;
+          for (int64_t j = nm; j < nkr; ++j) s[j] = -inf;
         }
         // The max ignores NaN scores: a NaN's weight e^(NaN - max) is NaN, which makes the row's sum
         // and so its every output NaN, as the unfused max (NaN) does.

@@ -366,7 +366,8 @@ TEST(LibraryPlan, ScatterIndexErrorsInAReplay) {
 
 // A gather's bad index in a step before a scatter's: the gather's error comes first, as outside
 // plans (where each group's check follows it), and neither error word is left set for the next
-// replay, which then runs clean.
+// replay, which then runs clean. Both index tensors are handed out (data_ptr), so neither is known
+// in range and the bad steps replay the checked plan.
 TEST(LibraryPlan, IndexErrorsOfAGatherAndAScatterInOneReplay) {
   NoTiers no_tiers;
   const float c = fresh_number();
@@ -380,19 +381,25 @@ TEST(LibraryPlan, IndexErrorsOfAGatherAndAScatterInOneReplay) {
     if (bad_scatter != 0) t[2000] = bad_scatter;
     auto x = synced({input({500}, it), lf::from_vector(g, {3000}).to(lf::default_device()),
                      lf::from_vector(t, {3000}).to(lf::default_device())});
+    x[1].data_ptr();
+    x[2].data_ptr();
     return lf::scatter_add(lf::zeros({10}), 0, x[2], lf::take(x[0], x[1]) * c);
   };
   EXPECT_EQ(check_loop(3, 3000, [&](int it) { return std::vector<Tensor>{step(it, 0, 0)}; }), 1u);
   {
     Tensor y = step(3, 777, 55);
+    const uint64_t before = lf::cache_stats().plans_replayed;
     std::string message = lf::test::error_message([] { lf::sync(); });
     EXPECT_NE(message.find("lf::take: index 777 is out of range for size 500"), std::string::npos) << message;
+    EXPECT_EQ(lf::cache_stats().plans_replayed - before, 1u) << "the error came from a replay";
   }
   {
     Tensor y = step(4, 0, 55);
+    const uint64_t before = lf::cache_stats().plans_replayed;
     std::string message = lf::test::error_message([] { lf::sync(); });
     EXPECT_NE(message.find("lf::scatter_add: index 55 is out of range for dim 0 of size 10"), std::string::npos)
         << message;
+    EXPECT_EQ(lf::cache_stats().plans_replayed - before, 1u) << "the error came from a replay";
   }
   EXPECT_EQ(check_loop(2, 3000, [&](int it) { return std::vector<Tensor>{step(5 + it, 0, 0)}; }), 2u);
 }

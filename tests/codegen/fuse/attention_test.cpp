@@ -265,6 +265,33 @@ TEST(Attention, NaNAndInfInputs) {
   }
 }
 
+// Non-finite values of v at keys that some rows skip (causal: past their diagonal), in the shapes
+// the CPU kernel's per-micro-tile skipping and its NaN rule meet: Tq != Tk both ways, head dims
+// that are not a multiple of the vector width, float64 and bfloat16, both causal spellings. A row
+// before a bad key gets NaN in its column; a row at or after it gets the computed value.
+TEST(Attention, NonFiniteValuesAtSkippedKeys) {
+  for (DType dt : {DType::Float32, DType::Float64, DType::BFloat16})
+    for (Sizes z : {Sizes{1, 2, 70, 150, 20, 12}, Sizes{1, 2, 150, 70, 20, 12}, Sizes{1, 2, 37, 37, 8, 40}}) {
+      std::vector<float> vv(static_cast<size_t>(z.b * z.h * z.tk * z.dv));
+      std::mt19937 g(static_cast<uint32_t>(z.tq + z.tk));
+      std::uniform_real_distribution<float> u(-1, 1);
+      for (float& x : vv) x = u(g);
+      auto at = [&](int64_t head, int64_t key, int64_t col) { return static_cast<size_t>((head * z.tk + key) * z.dv + col); };
+      vv[at(0, z.tk - 1, 3)] = std::numeric_limits<float>::infinity();     // the last key
+      vv[at(0, z.tk / 2, z.dv - 1)] = std::numeric_limits<float>::quiet_NaN();
+      vv[at(1, 5, 0)] = -std::numeric_limits<float>::infinity();           // seen by most rows
+      vv[at(1, 33, z.dv / 2)] = std::numeric_limits<float>::quiet_NaN();   // inside the first 32-row block's tile
+      Tensor q = uniform({z.b, z.h, z.tq, z.d}, dt, 31), k = uniform({z.b, z.h, z.tk, z.d}, dt, 32);
+      Tensor v = from_vector(vv, {z.b, z.h, z.tk, z.dv}).to(dt);
+      for (Mask m : {Mask::kCausal, Mask::kCausalDrop}) {
+        Program p = attention(q, k, v, m, Scale::kAfter);
+        check(p.y, 1, std::max(z.d, z.tk),
+              std::string(dtype_name(dt)) + " Tq " + std::to_string(z.tq) + " Tk " + std::to_string(z.tk) + " d " +
+                  std::to_string(z.d) + " mask " + std::to_string(static_cast<int>(m)));
+      }
+    }
+}
+
 // The heads a transformer makes: q, k, v as permuted slices of one [B, T, 3D] projection.
 TEST(Attention, PermutedHeadViews) {
   const int64_t B = 2, T = 50, D = 64, H = 4, Dh = D / H;
