@@ -61,31 +61,6 @@ LF_INLINE void prefetch_row(const T* p, int64_t at, int64_t n, int64_t sc) {
   if (bytes > 0) __builtin_prefetch(b + bytes - 1);  // the last line, where the row is not line-aligned
 }
 
-// e^x for x <= 0 or NaN (a score minus its row's running max), vectorizable (no call): range
-// reduction to r in [-ln2/2, ln2/2] and a degree-6 Taylor polynomial (relative error about 1.2e-7).
-// Results below 2^-126 (x < -87) are 0: weights that small leave no trace in a sum of terms <= 1.
-LF_INLINE float exp_nonpos(float x) {
-  const bool tiny = x < -87.0f;  // -inf included; false for NaN, which the polynomial carries
-  const float xc = tiny ? -87.0f : x;
-  const float shifted = xc * 1.44269504088896341f + 12582912.0f;  // 1.5 * 2^23: rounds to an integer
-  const float n = shifted - 12582912.0f;
-  const float r = (xc - n * 0.693145751953125f) - n * 1.42860682030941723212e-6f;
-  float p = 1.0f / 720;
-  p = p * r + 1.0f / 120;
-  p = p * r + 1.0f / 24;
-  p = p * r + 1.0f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  uint32_t bits;
-  std::memcpy(&bits, &shifted, 4);
-  const uint32_t e = (bits - 0x4B400000u + 127u) << 23;  // n + 127 in the exponent field
-  float scale;
-  std::memcpy(&scale, &e, 4);
-  return tiny ? 0.0f : p * scale;
-}
-LF_INLINE double exp_nonpos(double x) { return std::exp(x); }
-
 struct Ctx {
   const backend::AttentionCall* call;
   void* out;
@@ -134,8 +109,10 @@ struct Lanes {
     for (int64_t x = 0; x < W; ++x) v[x] = static_cast<Index>(x);
     return v;
   }
-  // exp_nonpos lane by lane, as vectors (the scalar function's selects and bit casts kept the
-  // loop over a chunk scalar).
+  // e^x for x <= 0 or NaN (a score minus its row's running max), lane by lane as vectors (a
+  // scalar function's selects and bit casts kept a loop over it scalar): range reduction to r in
+  // [-ln2/2, ln2/2] and a degree-6 Taylor polynomial (relative error about 1.2e-7). Results below
+  // 2^-126 (x < -87) are 0: weights that small leave no trace in a sum of terms <= 1. double: exp.
   LF_INLINE static Vec exp_nonpos(Vec x) {
     if constexpr (std::is_same_v<A, double>) {
       for (int64_t i = 0; i < W; ++i) x[i] = std::exp(x[i]);
@@ -160,52 +137,54 @@ struct Lanes {
   }
 };
 
-// S[r0 + r][jj + .] = q_r . k_j for kRows rows and 2W keys of the tile at j0.
+// The micro-tiles' product: c[r][h] += sum over i < n of a[r * as + i] * b[i * bs + h W] (lanes
+// of W), for kRows rows r and two vectors h. Each b load feeds every row; the 2 kRows accumulators
+// are independent FMA chains.
 template <typename A, int64_t W>
-LF_INLINE void scores_tile(const A* Q, int64_t D, const A* KT, int64_t tkp, A* S, int64_t r0, int64_t jj) {
+LF_INLINE void micro_tile(typename Lanes<A, W>::Vec (&c)[kRows][2], const A* a, int64_t as, const A* b, int64_t bs,
+                          int64_t n) {
   using L = Lanes<A, W>;
-  typename L::Vec c[kRows][2] = {};
-  const A* kt = KT + jj;
-  const A* q = Q + r0 * D;
-  for (int64_t x = 0; x < D; ++x, kt += tkp) {
-    const auto k0 = L::load(kt), k1 = L::load(kt + W);
+  for (int64_t i = 0; i < n; ++i, b += bs) {
+    const auto b0 = L::load(b), b1 = L::load(b + W);
     for (int64_t r = 0; r < kRows; ++r) {
-      const A a = q[r * D + x];
-      c[r][0] += a * k0;
-      c[r][1] += a * k1;
+      const A x = a[r * as + i];
+      c[r][0] += x * b0;
+      c[r][1] += x * b1;
     }
-  }
-  for (int64_t r = 0; r < kRows; ++r) {
-    L::store(S + (r0 + r) * kBk + jj, c[r][0]);
-    L::store(S + (r0 + r) * kBk + jj + W, c[r][1]);
   }
 }
 
+// c's rows into dst, rows `stride` apart.
+template <typename A, int64_t W>
+LF_INLINE void store_tile(A* dst, int64_t stride, const typename Lanes<A, W>::Vec (&c)[kRows][2]) {
+  for (int64_t r = 0; r < kRows; ++r) {
+    Lanes<A, W>::store(dst + r * stride, c[r][0]);
+    Lanes<A, W>::store(dst + r * stride + W, c[r][1]);
+  }
+}
+
+// S[r0 + r][jj + .] = q_r . k_j for kRows rows and 2W keys of the tile (KT: the tile's first key).
+template <typename A, int64_t W>
+LF_INLINE void scores_tile(const A* Q, int64_t D, const A* KT, int64_t tkp, A* S, int64_t r0, int64_t jj) {
+  typename Lanes<A, W>::Vec c[kRows][2] = {};
+  micro_tile<A, W>(c, Q + r0 * D, D, KT + jj, tkp, D);
+  store_tile<A, W>(S + r0 * kBk + jj, kBk, c);
+}
+
 // O[r0 + r][cc + .] = O * alpha_r + sum over the tile's first nk keys of P[r][j] * V[j][cc + .].
+// Every key, weight 0 included: 0 * inf and 0 * NaN in v are NaN in the unfused P @ V too.
 template <typename A, int64_t W>
 LF_INLINE void values_tile(const A* P, const A* V, int64_t Dvp, const A* alpha, A* O, int64_t r0, int64_t cc,
                            int64_t nk) {
   using L = Lanes<A, W>;
+  A* o = O + r0 * Dvp + cc;
   typename L::Vec c[kRows][2];
   for (int64_t r = 0; r < kRows; ++r) {
-    c[r][0] = L::load(O + (r0 + r) * Dvp + cc) * alpha[r0 + r];
-    c[r][1] = L::load(O + (r0 + r) * Dvp + cc + W) * alpha[r0 + r];
+    c[r][0] = L::load(o + r * Dvp) * alpha[r0 + r];
+    c[r][1] = L::load(o + r * Dvp + W) * alpha[r0 + r];
   }
-  const A* p = P + r0 * kBk;
-  const A* v = V + cc;
-  // Every key, weight 0 included: 0 * inf and 0 * NaN in v are NaN in the unfused P @ V too.
-  for (int64_t j = 0; j < nk; ++j, v += Dvp) {
-    const auto v0 = L::load(v), v1 = L::load(v + W);
-    for (int64_t r = 0; r < kRows; ++r) {
-      const A a = p[r * kBk + j];
-      c[r][0] += a * v0;
-      c[r][1] += a * v1;
-    }
-  }
-  for (int64_t r = 0; r < kRows; ++r) {
-    L::store(O + (r0 + r) * Dvp + cc, c[r][0]);
-    L::store(O + (r0 + r) * Dvp + cc + W, c[r][1]);
-  }
+  micro_tile<A, W>(c, P + r0 * kBk, kBk, V + cc, Dvp, nk);
+  store_tile<A, W>(o, Dvp, c);
 }
 
 // One task: query blocks [qb0, qb1) of batch b. Its keys and values are converted once (the keys
@@ -360,7 +339,7 @@ LF_INLINE void block(const Ctx& c, int64_t task, Scratch<A>& w) {
         // A row that is all -inf so far takes weights e^-inf = 0 (not e^(-inf - -inf) = NaN): later
         // keys may still be finite. If none is, l stays 0 and the row ends 0 / 0 = NaN, as unfused.
         const A sub = mx == -inf ? A(0) : mx;
-        const A alpha = m == mx ? A(1) : exp_nonpos(m - sub);
+        const A alpha = m == mx ? A(1) : L::exp_nonpos(L::splat(m - sub))[0];
         Vec sum = {};
         for (int64_t jc = 0; jc < nkr; jc += W) {
           const Vec e = L::exp_nonpos(L::load(s + jc) - sub);

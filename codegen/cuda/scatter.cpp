@@ -462,8 +462,10 @@ void run_scatter(backend::ScatterCall& call) {
   l->run(call, out->data());
   // Indices known in range (the host wrote them): no error word to read, so no wait for the device.
   const bool check = call.count > 0 && !call.index_known;
-  if (check) ++call.run.stats.index_checks;
-  if (check) l->check();
+  if (check) {
+    ++call.run.stats.index_checks;
+    l->check();
+  }
   call.run.stats.kernels_launched += static_cast<uint64_t>(std::max(l->launches, 1));
   call.run.stats.bytes_moved += static_cast<uint64_t>(2 * call.out_numel + call.count) * dtype_size(call.dtype) +
                                 static_cast<uint64_t>(call.count) * dtype_size(call.index_dtype);
