@@ -76,6 +76,7 @@ Config read_config() {
   c.attention_keys = static_cast<int>(env_int("LAZYFUSE_ATTENTION_KEYS", 0, 0, 128));
   if (c.attention_keys != 0 && c.attention_keys != 64 && c.attention_keys != 128)
     throw Error("LAZYFUSE_ATTENTION_KEYS=" + std::to_string(c.attention_keys) + ": expected 0, 64 or 128");
+  c.attention_pairs = static_cast<int>(env_int("LAZYFUSE_ATTENTION_PAIRS", -1, -1, 1));
   return c;
 }
 

@@ -317,7 +317,7 @@ void run_attention(backend::AttentionCall& call) {
   // The kernel's shape for a choice of wgmma: rows a block, the grid, keys a tile, shared memory,
   // and the cache key of its source.
   struct Choice {
-    bool wg = false, few_blocks = false;
+    bool wg = false, few_blocks = false, pairs = false;
     int rows = 0, keys = 0;
     long long qblocks = 0, blocks = 0;
     size_t shared = 0;
@@ -334,6 +334,10 @@ void run_attention(backend::AttentionCall& call) {
     // LAZYFUSE_ATTENTION_KEYS picks the wgmma kernel's tile at head dims up to 64, else the grid.
     c.few_blocks = wg && (config.attention_keys != 0 ? config.attention_keys == 128
                                                      : attention_wgmma_few_blocks(c.blocks, info.multiprocessors));
+    // Causal 16-bit grids in pairs of query blocks (attention_tc_pairs): half the blocks.
+    c.pairs = tc && attention_tc_pairs(call.params.causal, wg, static_cast<long long>(call.batch_count()), c.qblocks,
+                                       info.multiprocessors, config.attention_pairs);
+    if (c.pairs) c.blocks = static_cast<long long>(call.batch_count()) * ((c.qblocks + 1) / 2);
     c.keys = tc    ? attention_tc_keys_per_tile(call.d, call.dv, wg, c.few_blocks)
              : f32 ? attention_f32_keys_per_tile(call.d, call.dv)
                    : kBn;
@@ -342,7 +346,7 @@ void run_attention(backend::AttentionCall& call) {
                      : attention_shared_bytes(call.dtype, call.d, call.dv);
     c.arch = wg ? "sm_90a" : arch_of(device);  // wgmma is sm_90a's
     const char* tag = wg ? "wg" : tc ? "tc" : f32 ? "tf32x3" : "simt";
-    c.key = std::string(tag) + std::to_string(c.rows) + "x" + std::to_string(c.keys) + "|" +
+    c.key = std::string(tag) + std::to_string(c.rows) + "x" + std::to_string(c.keys) + (c.pairs ? "p" : "") + "|" +
             std::to_string(dtype_code(call.dtype)) + "|" + std::to_string(call.d) + "|" + std::to_string(call.dv) + "|" +
             std::to_string(call.params.mask) + "|" + (call.params.causal ? "c" : "n") + "|" + c.arch + "|" +
             std::to_string(device);
@@ -358,7 +362,7 @@ void run_attention(backend::AttentionCall& call) {
       std::string log;
       const std::string src =
           tc    ? attention_tc_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal, c.rows, c.wg,
-                                      c.few_blocks)
+                                      c.few_blocks, c.pairs)
           : f32 ? attention_f32_source(call.d, call.dv, call.params.mask, call.params.causal)
                 : attention_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal);
       auto cubin = nvrtc_compile(src, "lf_attention", c.arch, /*quick=*/false, &log);
@@ -468,7 +472,8 @@ void run_attention(backend::AttentionCall& call) {
                             : vec_loads         ? (tc ? ", cp.async loads" : ", 16-byte loads")
                                                 : ", element loads (q, k, v rows not 16-byte aligned)";
   call.log(what + ", CUDA C, NVRTC" + std::string(compiled_now ? ", compiled now" : "") +
-           "): " + std::to_string(blocks) + " blocks of " + std::to_string(rows) + " query rows, key tiles of " +
+           "): " + std::to_string(blocks) + " blocks of " + (choice.pairs ? "2 x " : "") + std::to_string(rows) +
+           " query rows" + (choice.pairs ? " (a heavy and a light query block of one head)" : "") + ", key tiles of " +
            std::to_string(keys) + loads +
            (kind == Kind::kSimt ? " (no tensor cores: " +
                                       (call.dtype == DType::Float32   ? not_f32

@@ -34,8 +34,14 @@ bool attention_wgmma_few_blocks(long long blocks, int multiprocessors);
 // Query rows a block (64 or 128) for head dims, a mask kind and LAZYFUSE_ATTENTION_ROWS (0: auto);
 // 64 with wgmma.
 int attention_tc_rows(int64_t d, int64_t dv, int mask, int requested, bool wgmma = false);
+// Whether a causal grid of `batch` heads by `qblocks` query blocks runs in pairs (a block takes
+// query blocks qblocks - 1 - u and u of a head): `requested` 1 or 0 (LAZYFUSE_ATTENTION_PAIRS),
+// else (-1) for the wgmma kernel where the paired grid has at least 3 blocks an SM. The grid then
+// has batch * ceil(qblocks / 2) blocks.
+bool attention_tc_pairs(bool causal, bool wgmma, long long batch, long long qblocks, int multiprocessors,
+                        int requested);
 std::string attention_tc_source(DType dtype, int64_t d, int64_t dv, int mask, bool causal, int rows, bool wgmma = false,
-                                bool few_blocks = false);
+                                bool few_blocks = false, bool pairs = false);
 size_t attention_tc_shared_bytes(int64_t d, int64_t dv, int rows, bool wgmma = false, bool few_blocks = false);
 
 // The float32 tensor-core kernel (codegen/cuda/attention_f32.cpp: three TF32 products a product,

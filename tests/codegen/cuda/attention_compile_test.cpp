@@ -83,6 +83,10 @@ TEST(CudaAttention, EveryTensorCoreVariantCompilesWithNvrtc) {
       }
   }
   add(DType::BFloat16, 32, 128, 1, true, 64);
+  // Causal grids in pairs of query blocks (mma.sync): head dims 32 and 128, 64 and 128 rows.
+  for (auto [d, rows] : {std::pair<int64_t, int>{32, 128}, {128, 64}})
+    jobs.push_back({cuda::attention_tc_source(DType::Float16, d, d, 0, true, rows, false, false, /*pairs=*/true),
+                    "lf_attention", "pairs d " + std::to_string(d) + " rows " + std::to_string(rows)});
   expect_all_compile(jobs);
   // Shared memory: Q, two K and two V tiles of 16-bit rows padded by 16 bytes.
   EXPECT_EQ(cuda::attention_tc_shared_bytes(64, 64, 128), 2u * (128 * 72 + 2 * 64 * 72 + 2 * 64 * 72));
@@ -109,20 +113,24 @@ TEST(CudaAttention, EveryWgmmaVariantCompilesWithNvrtc) {
   EXPECT_FALSE(cuda::attention_wgmma_supports(DType::Float16, 32, 64, 9, 0, &why));
   EXPECT_FALSE(cuda::attention_wgmma_supports(DType::Float32, 64, 64, 9, 0, &why));
   std::vector<NvrtcJob> jobs;
-  auto add = [&](DType dt, int64_t d, int64_t dv, int mask, bool causal, bool few_blocks) {
+  auto add = [&](DType dt, int64_t d, int64_t dv, int mask, bool causal, bool few_blocks, bool pairs = false) {
     ASSERT_TRUE(cuda::attention_wgmma_supports(dt, d, dv, 9, 0, &why)) << why;
     const int rows = cuda::attention_tc_rows(d, dv, mask, 128, /*wgmma=*/true);
     ASSERT_EQ(rows, 64);
-    jobs.push_back({cuda::attention_tc_source(dt, d, dv, mask, causal, rows, /*wgmma=*/true, few_blocks), "lf_attention",
+    jobs.push_back({cuda::attention_tc_source(dt, d, dv, mask, causal, rows, /*wgmma=*/true, few_blocks, pairs),
+                    "lf_attention",
                     "wgmma " + std::string(dtype_name(dt)) + " d " + std::to_string(d) + " dv " + std::to_string(dv) +
                         " mask " + std::to_string(mask) + " causal " + std::to_string(causal) + " few blocks " +
-                        std::to_string(few_blocks),
+                        std::to_string(few_blocks) + " pairs " + std::to_string(pairs),
                     "sm_90a"});
   };
   for (int mask = 0; mask < 4; ++mask) {
     add(mask % 2 ? DType::Float16 : DType::BFloat16, 64, 64, mask, mask < 2, mask % 2 == 0);
     add(mask % 2 ? DType::BFloat16 : DType::Float16, 64, 64, mask, mask >= 2, mask % 2 == 1);
     add(mask % 2 ? DType::BFloat16 : DType::Float16, 128, 128, mask, mask >= 2, false);
+    // Causal grids in pairs of query blocks, with each tile size and head dim.
+    add(mask % 2 ? DType::Float16 : DType::BFloat16, mask < 2 ? 64 : 128, mask < 2 ? 64 : 128, mask, true,
+        mask == 1, /*pairs=*/true);
   }
   add(DType::BFloat16, 64, 128, 0, true, true);
   add(DType::Float16, 128, 64, 1, false, true);
@@ -134,6 +142,19 @@ TEST(CudaAttention, EveryWgmmaVariantCompilesWithNvrtc) {
   EXPECT_EQ(cuda::attention_tc_keys_per_tile(64, 128, true, true), 64);
   EXPECT_TRUE(cuda::attention_wgmma_few_blocks(527, 132));
   EXPECT_FALSE(cuda::attention_wgmma_few_blocks(528, 132));
+  // Pairs of query blocks: causal grids only, of 2 query blocks or more; by default where the
+  // paired grid of the wgmma kernel has at least 3 blocks an SM (B8 H16 T512: 128 heads x 4 pairs
+  // on 132 SMs); mma.sync only when asked.
+  EXPECT_TRUE(cuda::attention_tc_pairs(true, true, 128, 8, 132, -1));
+  EXPECT_FALSE(cuda::attention_tc_pairs(true, true, 8, 32, 132, -1));  // B1 H8 T2048: 128 blocks in pairs
+  EXPECT_TRUE(cuda::attention_tc_pairs(true, true, 132, 5, 132, -1));  // 3 pairs a head (the middle block alone)
+  EXPECT_FALSE(cuda::attention_tc_pairs(true, true, 131, 5, 132, -1));
+  EXPECT_FALSE(cuda::attention_tc_pairs(false, true, 128, 8, 132, -1));
+  EXPECT_FALSE(cuda::attention_tc_pairs(true, true, 4096, 1, 132, 1));
+  EXPECT_TRUE(cuda::attention_tc_pairs(true, true, 1, 2, 132, 1));
+  EXPECT_FALSE(cuda::attention_tc_pairs(true, true, 128, 8, 132, 0));
+  EXPECT_FALSE(cuda::attention_tc_pairs(true, false, 128, 8, 132, -1));
+  EXPECT_TRUE(cuda::attention_tc_pairs(true, false, 128, 8, 132, 1));
   EXPECT_EQ(cuda::attention_tc_shared_bytes(64, 64, 64, true), 2u * (64 * 64 + 2 * 64 * 64 + 2 * 64 * 64) + 1024);
   EXPECT_EQ(cuda::attention_tc_shared_bytes(64, 64, 64, true, true), 2u * (64 * 64 + 2 * 128 * 64 + 2 * 128 * 64) + 1024);
   EXPECT_EQ(cuda::attention_tc_shared_bytes(128, 128, 64, true), 2u * (64 * 128 + 2 * 64 * 128 + 2 * 64 * 128) + 1024);

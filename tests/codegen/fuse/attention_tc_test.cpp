@@ -181,8 +181,10 @@ void check_non_finite(DType dt, int64_t d) {
 }
 
 // Non-finite values of v far past the diagonal of the first blocks, which skip those keys' tiles
-// and check them instead: T = 700 gives the first block 636 keys to check, several batches of the
-// GPU check's staging at every head dim (256 keys a batch at head dim 64, 128 at 128).
+// and check them instead: T = 700 gives the first block 636 keys to check, many rounds of the GPU
+// check's loads at every head dim (4 keys a thread a round). In pairs of query blocks (11 of them:
+// the middle one alone), the light block's keys up to the heavy one's diagonal are checked in the
+// heavy one's tiles.
 void check_far_past_diagonal(DType dt, int64_t d) {
   const int64_t T = 700;
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
@@ -242,15 +244,18 @@ TEST(AttentionTc, StridedHeads) {
 // an sm_90 GPU the wgmma kernel with 64-key tiles (the large grids' choice, which the other tests'
 // small grids do not take) and with 128-key tiles, and mma.sync (LAZYFUSE_ATTENTION_WGMMA=0, every
 // other GPU's kernel). Elsewhere each pass checks the one kernel again.
+struct RestoreAttentionConfig {
+  bool wgmma = rt::config().attention_wgmma;
+  int keys = rt::config().attention_keys, pairs = rt::config().attention_pairs;
+  ~RestoreAttentionConfig() {
+    rt::mutable_config().attention_wgmma = wgmma;
+    rt::mutable_config().attention_keys = keys;
+    rt::mutable_config().attention_pairs = pairs;
+  }
+};
+
 TEST(AttentionTc, EveryKernelChoiceAtHeadDim64) {
-  struct Restore {
-    bool wgmma = rt::config().attention_wgmma;
-    int keys = rt::config().attention_keys;
-    ~Restore() {
-      rt::mutable_config().attention_wgmma = wgmma;
-      rt::mutable_config().attention_keys = keys;
-    }
-  } restore;
+  RestoreAttentionConfig restore;
   for (auto [wgmma, keys] : {std::pair<bool, int>{true, 64}, {true, 128}, {false, 0}}) {
     SCOPED_TRACE(wgmma ? "wgmma, " + std::to_string(keys) + "-key tiles" : std::string("mma.sync"));
     rt::mutable_config().attention_wgmma = wgmma;
@@ -265,6 +270,39 @@ TEST(AttentionTc, EveryKernelChoiceAtHeadDim64) {
   }
 }
 
+// Causal grids in pairs of query blocks (LAZYFUSE_ATTENTION_PAIRS=1; auto pairs only grids of 3
+// blocks an SM), on every kernel of the GPU: even and odd query block counts (the middle block of
+// an odd count alone), Tq != Tk both ways, T = 1 (one block: nothing to pair), and non-finite values
+// of v that the light block of a pair sees in the heavy one's tiles (T = 512, 64-row blocks: keys
+// 64 to 511 for the pair (7, 0), 256 to 319 for (4, 3)), just before a light block's diagonal (key
+// 255, computed by block 3 itself), and past the heavy one's (key 480).
+TEST(AttentionTc, PairedQueryBlocks) {
+  RestoreAttentionConfig restore;
+  rt::mutable_config().attention_pairs = 1;
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (auto [wgmma, keys] : {std::pair<bool, int>{true, 64}, {true, 128}, {false, 0}}) {
+    SCOPED_TRACE(wgmma ? "wgmma, " + std::to_string(keys) + "-key tiles" : std::string("mma.sync"));
+    rt::mutable_config().attention_wgmma = wgmma;
+    rt::mutable_config().attention_keys = keys;
+    for (int64_t d : {32, 64, 128}) {
+      const DType dt = d == 64 ? DType::Float16 : DType::BFloat16;
+      const int64_t T = 512;
+      std::vector<float> vv = uniform_values(3 * T * d, 31);
+      vv[300 * d + 1] = nan;             // head 0, key 300
+      vv[(T + 64) * d + d - 1] = -inf;   // head 1, key 64
+      vv[(T + 255) * d + 2] = inf;       // head 1, key 255
+      vv[(2 * T + 480) * d + 0] = nan;   // head 2, key 480
+      vv[(2 * T + 290) * d + 0] = inf;   // head 2, key 290, the same column
+      Tensor q = uniform({1, 3, T, d}, dt, 32), k = uniform({1, 3, T, d}, dt, 33);
+      Tensor v = from_vector(vv, {1, 3, T, d}).to(dt);
+      check(attention(q, k, v, Mask::kCausal), name(dt, d, "pairs, non-finite v, T 512"));
+      uint32_t seed = 1400;
+      check_masks_and_tails(dt, d, seed);
+      check_far_past_diagonal(dt, d);
+    }
+  }
+}
+
 // A grid of at least 4 blocks an SM (320 batch-heads of 2 blocks; 132 SMs on the H100 and H200),
 // where the wgmma kernel takes 64-key tiles: two tiles a row, the second of one key.
 TEST(AttentionTc, ManyBlocks) {
@@ -274,6 +312,13 @@ TEST(AttentionTc, ManyBlocks) {
     check(attention(q, k, v, Mask::kCausal), name(dt, 64, "causal, 640 blocks"));
     check(attention(q, k, v, Mask::kNone), name(dt, 64, "640 blocks"));
   }
+  // 200 heads of 3 query blocks: 400 blocks in pairs, which the H200's 132 SMs take by default
+  // (at least 3 an SM, the wgmma kernel); a NaN in v past the diagonal of the first pair's light block.
+  std::vector<float> vv = uniform_values(200 * 192 * 64, 14);
+  vv[150 * 64 + 9] = std::numeric_limits<float>::quiet_NaN();
+  Tensor q = uniform({2, 100, 192, 64}, DType::BFloat16, 15), k = uniform({2, 100, 192, 64}, DType::BFloat16, 16);
+  Tensor v = from_vector(vv, {2, 100, 192, 64}).to(DType::BFloat16);
+  check(attention(q, k, v, Mask::kCausal), name(DType::BFloat16, 64, "causal, 400 blocks in pairs"));
 }
 
 // On a GPU, LAZYFUSE_LOG=1 names the kernel that ran: the tensor-core ones for 16-bit and float32
