@@ -1079,6 +1079,25 @@ Timing steady(const Program& p, const Vars& in, double budget_ms) {
   return t;
 }
 
+// LAZYFUSE_PROGRAMS_HOST=1: where a fused call's host time goes, to stderr. Per call, the
+// medians over 200 calls of recording the program (body) and of its sync point (the flush: plan
+// lookup and launch; on a CPU also the kernels), the device left to run asynchronously.
+void host_split(const Program& p, const Vars& in) {
+  std::vector<double> body, flush;
+  for (int i = 0; i < 210; ++i) {
+    auto s = Clock::now();
+    Vars out = p.body(in);
+    const double b = ms_since(s);
+    lf::sync();
+    if (i >= 10) body.push_back(b), flush.push_back(ms_since(s) - b);
+  }
+  device_sync();
+  std::sort(body.begin(), body.end());
+  std::sort(flush.begin(), flush.end());
+  std::fprintf(stderr, "host split of %s %s: body %.4f ms, sync %.4f ms (medians of %zu calls)\n", p.name.c_str(),
+               p.config.c_str(), body[body.size() / 2], flush[flush.size() / 2], body.size());
+}
+
 // Writes a tensor's values as raw little-endian data (float32 for every float dtype but float64,
 // int64 for integers, uint8 for bool) and a manifest line for bench/programs_peers.py.
 void dump(const std::filesystem::path& dir, std::ofstream& manifest, const std::string& role, const std::string& name,
@@ -1202,6 +1221,7 @@ int child(const Program& p, const std::string& phase, const std::string& dump_di
     const char* prof = std::getenv("LAZYFUSE_PROGRAMS_PROFILE");
     const bool profile = prof && std::string(prof) == "1";
     if (profile) lf::profile_begin();
+    if (const char* h = std::getenv("LAZYFUSE_PROGRAMS_HOST"); h && std::string(h) == "1") host_split(p, in);
     Timing f = steady(p, in, budget);
     if (profile) std::fprintf(stderr, "profile of %s %s (fused, steady state):\n%s\n", p.name.c_str(), p.config.c_str(),
                               lf::profile_report().c_str());
