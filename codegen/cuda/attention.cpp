@@ -317,7 +317,7 @@ void run_attention(backend::AttentionCall& call) {
   // The kernel's shape for a choice of wgmma: rows a block, the grid, keys a tile, shared memory,
   // and the cache key of its source.
   struct Choice {
-    bool wg = false, few_blocks = false, pairs = false;
+    bool wg = false, few_blocks = false, pairs = false, many_blocks = false;
     int rows = 0, keys = 0;
     long long qblocks = 0, blocks = 0;
     size_t shared = 0;
@@ -338,6 +338,7 @@ void run_attention(backend::AttentionCall& call) {
     c.pairs = tc && attention_tc_pairs(call.params.causal, wg, static_cast<long long>(call.batch_count()), c.qblocks,
                                        info.multiprocessors, config.attention_pairs);
     if (c.pairs) c.blocks = static_cast<long long>(call.batch_count()) * ((c.qblocks + 1) / 2);
+    c.many_blocks = f32 && attention_f32_many_blocks(call.d, call.dv, c.blocks, info.multiprocessors);
     c.keys = tc    ? attention_tc_keys_per_tile(call.d, call.dv, wg, c.few_blocks)
              : f32 ? attention_f32_keys_per_tile(call.d, call.dv)
                    : kBn;
@@ -346,7 +347,8 @@ void run_attention(backend::AttentionCall& call) {
                      : attention_shared_bytes(call.dtype, call.d, call.dv);
     c.arch = wg ? "sm_90a" : arch_of(device);  // wgmma is sm_90a's
     const char* tag = wg ? "wg" : tc ? "tc" : f32 ? "tf32x3" : "simt";
-    c.key = std::string(tag) + std::to_string(c.rows) + "x" + std::to_string(c.keys) + (c.pairs ? "p" : "") + "|" +
+    c.key = std::string(tag) + std::to_string(c.rows) + "x" + std::to_string(c.keys) + (c.pairs ? "p" : "") +
+            (c.many_blocks ? "m" : "") + "|" +
             std::to_string(dtype_code(call.dtype)) + "|" + std::to_string(call.d) + "|" + std::to_string(call.dv) + "|" +
             std::to_string(call.params.mask) + "|" + (call.params.causal ? "c" : "n") + "|" + c.arch + "|" +
             std::to_string(device);
@@ -363,7 +365,7 @@ void run_attention(backend::AttentionCall& call) {
       const std::string src =
           tc    ? attention_tc_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal, c.rows, c.wg,
                                       c.few_blocks, c.pairs)
-          : f32 ? attention_f32_source(call.d, call.dv, call.params.mask, call.params.causal)
+          : f32 ? attention_f32_source(call.d, call.dv, call.params.mask, call.params.causal, c.many_blocks)
                 : attention_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal);
       auto cubin = nvrtc_compile(src, "lf_attention", c.arch, /*quick=*/false, &log);
       Loaded l;

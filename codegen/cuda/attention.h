@@ -49,7 +49,10 @@ size_t attention_tc_shared_bytes(int64_t d, int64_t dv, int rows, bool wgmma = f
 bool attention_f32_supports(DType dtype, int64_t d, int64_t dv, std::string* why);
 int attention_f32_rows();
 int attention_f32_keys_per_tile(int64_t d, int64_t dv);
-std::string attention_f32_source(int64_t d, int64_t dv, int mask, bool causal);
+// Whether a grid of `blocks` takes the kernel's many-blocks variant (Q from shared memory, 3 blocks
+// an SM): head dims up to 64, at least 3 blocks an SM.
+bool attention_f32_many_blocks(int64_t d, int64_t dv, long long blocks, int multiprocessors);
+std::string attention_f32_source(int64_t d, int64_t dv, int mask, bool causal, bool many_blocks = false);
 size_t attention_f32_shared_bytes(int64_t d, int64_t dv);
 
 }  // namespace lf::cuda

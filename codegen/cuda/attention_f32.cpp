@@ -46,7 +46,14 @@ const char* kF32Kernel = R"CUDA(
 #define NO (DV / 8)  // the O tile's n-tiles of 8 columns
 #define KCH (BC * D / 4 / NT)   // 4-float chunks of a K tile a thread loads
 #define VCH (BC * DV / 4 / NT)
-#define QREG (D <= 64)  // Q's fragments in registers
+// Q's fragments in registers (up to head dim 64, in grids of few blocks), else read from shared
+// memory at each product; MINB blocks an SM that ptxas fits the registers for.
+#ifndef QREG
+#define QREG (D <= 64)
+#endif
+#ifndef MINB
+#define MINB 1
+#endif
 __device__ __forceinline__ bool lf_nonfinite(float x) { return (__float_as_uint(x) & 0x7f800000u) == 0x7f800000u; }
 __device__ __forceinline__ unsigned lf_tf32(float x) { unsigned r; asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x)); return r; }
 // x = big + small, both TF32 (the low 13 bits zero); `bad` is set for inf and NaN, which split as
@@ -168,7 +175,7 @@ __device__ __forceinline__ void lf_pv(float (&o)[NO][4], const float (&s)[NS][4]
   }
 }
 
-extern "C" __global__ void __launch_bounds__(NT) lf_attention(Params P) {
+extern "C" __global__ void __launch_bounds__(NT, MINB) lf_attention(Params P) {
   extern __shared__ __align__(16) unsigned char smem[];
   float2* Qs = (float2*)smem;  // [BR][QSS]
   float2* Ks = Qs + BR * QSS;  // [BC][KSS]
@@ -400,8 +407,18 @@ bool attention_f32_supports(DType dtype, int64_t d, int64_t dv, std::string* why
 int attention_f32_rows() { return kRows; }
 int attention_f32_keys_per_tile(int64_t d, int64_t dv) { return d > 64 || dv > 64 ? 16 : 32; }
 
-std::string attention_f32_source(int64_t d, int64_t dv, int mask, bool causal) {
-  return "#define BC " + std::to_string(attention_f32_keys_per_tile(d, dv)) + "\n#define D " + std::to_string(d) +
+// Grids of at least 3 blocks an SM at head dims up to 64 read Q from shared memory at each product
+// instead of keeping its fragments (64 registers) live: 236 registers a thread become 168, 3
+// blocks an SM instead of 2. On the H200 (2026-11-28, causal float32, lazyfuse-programs --quick):
+// B8 H16 T512 d64 0.248 -> 0.224 ms, d32 0.157 -> 0.132; B1 H8 T2048 d64 (256 blocks) 0.351 ->
+// 0.389, so grids of fewer blocks keep Q in registers. Head dim 128 reads Q from shared memory at
+// any grid, and forced to 3 blocks an SM it spills (0.499 -> 0.610).
+bool attention_f32_many_blocks(int64_t d, int64_t dv, long long blocks, int multiprocessors) {
+  return d <= 64 && dv <= 64 && blocks >= 3LL * multiprocessors;
+}
+
+std::string attention_f32_source(int64_t d, int64_t dv, int mask, bool causal, bool many_blocks) {
+  return std::string(many_blocks ? "#define QREG 0\n#define MINB 3\n" : "") + "#define BC " + std::to_string(attention_f32_keys_per_tile(d, dv)) + "\n#define D " + std::to_string(d) +
          "\n#define DV " + std::to_string(dv) + "\n#define MASK " + std::to_string(mask) + "\n#define CAUSAL " +
          (causal ? "1" : "0") + "\n" + attention_prelude() + kF32Kernel;
 }

@@ -182,11 +182,18 @@ TEST(CudaAttention, EveryFloat32TensorCoreVariantCompilesWithNvrtc) {
         if (!every_variant() && causal != ((mask + di) % 2 == 1)) continue;
         const V dims = all_dims[di];
         ASSERT_TRUE(cuda::attention_f32_supports(DType::Float32, dims.d, dims.dv, &why));
-        jobs.push_back({cuda::attention_f32_source(dims.d, dims.dv, mask, causal), "lf_attention",
+        // Grids of many blocks at head dims up to 64: Q from shared memory, 3 blocks an SM.
+        const bool many = dims.d <= 64 && dims.dv <= 64 && mask % 2 == 0;
+        jobs.push_back({cuda::attention_f32_source(dims.d, dims.dv, mask, causal, many), "lf_attention",
                         "d " + std::to_string(dims.d) + " dv " + std::to_string(dims.dv) + " mask " +
-                            std::to_string(mask) + " causal " + std::to_string(causal)});
+                            std::to_string(mask) + " causal " + std::to_string(causal) + " many " +
+                            std::to_string(many)});
       }
   expect_all_compile(jobs);
+  EXPECT_TRUE(cuda::attention_f32_many_blocks(64, 64, 396, 132));
+  EXPECT_FALSE(cuda::attention_f32_many_blocks(64, 64, 395, 132));
+  EXPECT_FALSE(cuda::attention_f32_many_blocks(128, 128, 4096, 132));
+  EXPECT_FALSE(cuda::attention_f32_many_blocks(32, 128, 4096, 132));
   // Q, one K and one V tile of (big, small) float pairs, rows padded by 4 and 2 pairs.
   EXPECT_EQ(cuda::attention_f32_shared_bytes(64, 64), 8u * (64 * 68 + 32 * 68 + 32 * 66));
   EXPECT_LE(cuda::attention_f32_shared_bytes(128, 128), 227u << 10);

@@ -304,13 +304,15 @@ TEST(AttentionTc, PairedQueryBlocks) {
 }
 
 // A grid of at least 4 blocks an SM (320 batch-heads of 2 blocks; 132 SMs on the H100 and H200),
-// where the wgmma kernel takes 64-key tiles: two tiles a row, the second of one key.
+// where the wgmma kernel takes 64-key tiles: two tiles a row, the second of one key; and where the
+// float32 kernel reads Q from shared memory (3 blocks an SM, head dims 32 and 64).
 TEST(AttentionTc, ManyBlocks) {
-  for (DType dt : {DType::BFloat16, DType::Float16}) {
-    Tensor q = uniform({8, 40, 65, 64}, dt, 11), k = uniform({8, 40, 65, 64}, dt, 12),
-           v = uniform({8, 40, 65, 64}, dt, 13);
-    check(attention(q, k, v, Mask::kCausal), name(dt, 64, "causal, 640 blocks"));
-    check(attention(q, k, v, Mask::kNone), name(dt, 64, "640 blocks"));
+  for (auto [dt, d] : {std::pair<DType, int64_t>{DType::BFloat16, 64}, {DType::Float16, 64}, {DType::Float32, 64},
+                       {DType::Float32, 32}}) {
+    Tensor q = uniform({8, 40, 65, d}, dt, 11), k = uniform({8, 40, 65, d}, dt, 12),
+           v = uniform({8, 40, 65, d}, dt, 13);
+    check(attention(q, k, v, Mask::kCausal), name(dt, d, "causal, 640 blocks"));
+    check(attention(q, k, v, Mask::kNone), name(dt, d, "640 blocks"));
   }
   // 200 heads of 3 query blocks: 400 blocks in pairs, which the H200's 132 SMs take by default
   // (at least 3 an SM, the wgmma kernel); a NaN in v past the diagonal of the first pair's light block.
