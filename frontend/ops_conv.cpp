@@ -278,12 +278,18 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   for (auto [t, what] : {std::pair{&running_mean, "running_mean"}, {&running_var, "running_var"}, {&weight, "weight"},
                          {&bias, "bias"}})
     check_channels(op, x, *t, what);
-  // One multiply-add per element: the per-channel arithmetic is done once on [C].
-  Tensor scale = rsqrt(cast(running_var, x.dtype()) + eps);
-  if (weight.defined()) scale = scale * cast(weight, x.dtype());
-  Tensor shift = -cast(running_mean, x.dtype()) * scale;
-  if (bias.defined()) shift = shift + cast(bias, x.dtype());
-  return x * per_channel(scale, x.dim()) + per_channel(shift, x.dim());
+  // One multiply-add per element: the per-channel arithmetic is done once on [C], in float32 for
+  // the 16-bit floats (as PyTorch's kernels compute it) and rounded once to x's dtype: rounded at
+  // each step, a channel's scale carries the same error into every element of the channel, and
+  // through ResNet-18's 20 of them in bfloat16 the logits drifted twice as far from the float64
+  // reference as PyTorch's (bench/RESULTS.md, 2026-11-28). The batch-norm fold reads the float32
+  // scale (conv_fold.cpp).
+  const DType acc = x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16 ? DType::Float32 : x.dtype();
+  Tensor scale = rsqrt(cast(running_var, acc) + eps);
+  if (weight.defined()) scale = scale * cast(weight, acc);
+  Tensor shift = -cast(running_mean, acc) * scale;
+  if (bias.defined()) shift = shift + cast(bias, acc);
+  return x * per_channel(cast(scale, x.dtype()), x.dim()) + per_channel(cast(shift, x.dtype()), x.dim());
 }
 
 BatchNormOutput batch_norm_training(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {

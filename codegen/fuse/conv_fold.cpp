@@ -77,6 +77,19 @@ NodePtr view(Op op, const NodePtr& in, Shape shape) {
 NodePtr binary(Op op, const NodePtr& a, const NodePtr& b) {
   return ir::make_node(op, a->dtype, a->device, Shape(a->shape), {a, b});
 }
+NodePtr cast(const NodePtr& in, DType dtype) {
+  return in->dtype == dtype ? in : ir::make_node(Op::Cast, dtype, in->device, Shape(in->shape), {in});
+}
+
+// The per-channel scale to multiply the weights by: the float32 value that `s` rounds to a 16-bit
+// dtype, where it is one (batch_norm computes its scale so: frontend/ops_conv.cpp), else `s`. The
+// folded weights w * s are then rounded once, from the unrounded scale.
+NodePtr wide_scale(const NodePtr& s) {
+  if (!ir::pending(s.get(), Op::Cast)) return s;
+  const NodePtr& from = s->inputs[0];
+  const bool narrow = s->dtype == DType::Float16 || s->dtype == DType::BFloat16;
+  return narrow && from->dtype == DType::Float32 && from->numel() == s->numel() ? from : s;
+}
 NodePtr permute(const NodePtr& in, std::vector<int64_t> dims) {
   Shape shape(dims.size());
   for (size_t i = 0; i < dims.size(); ++i) shape[i] = in->shape[static_cast<size_t>(dims[i])];
@@ -135,16 +148,18 @@ struct Folder {
         return false;
       }
       const NodePtr& w = conv->inputs[1];
-      NodePtr scale = view(Op::Expand, as_channels(s, true), Shape(w->shape));
+      const NodePtr ws = wide_scale(s);
+      NodePtr scale = view(Op::Expand, as_channels(ws, true), Shape(w->shape));
       NodePtr w2;
       if (krsc_filter(*conv)) {
-        // Computed as [O, kh, kw, C] into a copy (always contiguous, and never a view's to push
-        // through: rewrite.cpp), i.e. KRSC memory, and viewed back as OIHW: the GPU's convolution
-        // takes it as it is (exec/conv.cpp), with no transform each call.
-        NodePtr krsc = binary(Op::Mul, permute(w, {0, 2, 3, 1}), permute(scale, {0, 2, 3, 1}));
-        w2 = permute(view(Op::Copy, krsc, Shape(krsc->shape)), {0, 3, 1, 2});
+        // Computed as [O, kh, kw, C] into a copy or a cast (always contiguous, and never a view's
+        // to push through: rewrite.cpp), i.e. KRSC memory, and viewed back as OIHW: the GPU's
+        // convolution takes it as it is (exec/conv.cpp), with no transform each call.
+        NodePtr krsc = binary(Op::Mul, permute(cast(w, ws->dtype), {0, 2, 3, 1}), permute(scale, {0, 2, 3, 1}));
+        NodePtr out = ws->dtype == w->dtype ? view(Op::Copy, krsc, Shape(krsc->shape)) : cast(krsc, w->dtype);
+        w2 = permute(out, {0, 3, 1, 2});
       } else {
-        w2 = binary(Op::Mul, w, scale);
+        w2 = cast(binary(Op::Mul, cast(w, ws->dtype), scale), w->dtype);
       }
       unlink(m);
       if (!bc->bias) {
@@ -156,7 +171,8 @@ struct Folder {
       } else {
         NodePtr c2 = ir::make_node(Op::Conv2d, conv->dtype, conv->device, Shape(conv->shape), {conv->inputs[0], w2},
                                    ir::Attrs(conv->attrs));
-        NodePtr b2 = binary(Op::Mul, as_channels(bc->bias, false), as_channels(s, false));
+        NodePtr b2 = cast(binary(Op::Mul, cast(as_channels(bc->bias, false), ws->dtype), as_channels(ws, false)),
+                          bc->bias->dtype);
         readers[c2.get()] = 1;
         m->inputs = ir::Inputs{c2, view(Op::Expand, b2, Shape(m->shape))};
         m->attrs = ir::Attrs{};

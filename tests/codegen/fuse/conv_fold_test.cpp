@@ -51,12 +51,15 @@ int fold(const std::vector<Tensor>& roots) {
 
 // Whether the pending graph of `t` still multiplies a convolution's output (not folded).
 // The folded filter: w * scale, or on a GPU permute(copy(permute(w) * permute(scale))), the
-// product written KRSC for cuDNN (conv_fold.cpp).
+// product written KRSC for cuDNN (conv_fold.cpp); for 16-bit filters the product is float32 and
+// cast (cast instead of copy).
 bool conv_weights_scaled(const Tensor& t) {
   for (ir::Node* n : ir::topo_order({t.node().get()})) {
     if (n->op != ir::Op::Conv2d) continue;
     ir::Node* w = n->inputs[1].get();
-    if (!w->realized() && w->op == ir::Op::Permute && w->inputs[0]->op == ir::Op::Copy) w = w->inputs[0]->inputs[0].get();
+    if (!w->realized() && w->op == ir::Op::Permute && (w->inputs[0]->op == ir::Op::Copy || w->inputs[0]->op == ir::Op::Cast))
+      w = w->inputs[0]->inputs[0].get();
+    if (!w->realized() && w->op == ir::Op::Cast) w = w->inputs[0].get();  // a 16-bit filter scaled in float32
     if (!w->realized() && w->op == ir::Op::Mul) return true;
   }
   return false;
@@ -103,6 +106,51 @@ TEST(ConvFold, BatchNormAfterConvEveryDtype) {
     Tensor x12 = random({2, 12, 9, 9}, 5, d);
     check([&] { return relu(bn(conv2d(x, w, b, 1, 1), p) + x12); }, 2, 72, "conv bias bn residual relu");
   }
+}
+
+// batch_norm of a 16-bit x computes its per-channel scale in float32 and rounds it once: every
+// element of a channel is multiplied by the same rounded scale, so a channel's mean of y / x is that
+// scale, within one rounding (u) of the exact one plus the elements' own roundings, which average
+// out over 1024 of them. Rounded at each step (rsqrt, then the product with gamma), 1 channel in 4
+// was off by more than u, 64 channels here.
+TEST(ConvFold, SixteenBitBatchNormRoundsItsScaleOnce) {
+  for (DType d : {DType::BFloat16, DType::Float16}) {
+    const int64_t C = 64;
+    Tensor x = random({4, C, 16, 16}, 11, d, 0.5, 2), var = random({C}, 12, d, 0.25, 2);
+    Tensor gamma = random({C}, 13, d, 0.5, 1.5), zero = zeros({C}, d);
+    Tensor y = batch_norm(x, zero, var, gamma, zero);
+    std::vector<double> xv = x.to(DType::Float64).to_vector<double>(), yv = y.to(DType::Float64).to_vector<double>();
+    std::vector<double> vv = var.to(DType::Float64).to_vector<double>(), gv = gamma.to(DType::Float64).to_vector<double>();
+    const double u = d == DType::BFloat16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
+    const int64_t per = 4 * 16 * 16;
+    for (int64_t c = 0; c < C; ++c) {
+      double sum = 0;
+      for (int64_t n = 0; n < 4; ++n)
+        for (int64_t i = 0; i < 256; ++i) {
+          const size_t at = static_cast<size_t>((n * C + c) * 256 + i);
+          sum += yv[at] / xv[at];
+        }
+      const double exact = gv[static_cast<size_t>(c)] / std::sqrt(vv[static_cast<size_t>(c)] + 1e-5);
+      EXPECT_LE(std::abs(sum / static_cast<double>(per) / exact - 1), u * 1.125)
+          << dtype_name(d) << " channel " << c;
+    }
+  }
+}
+
+// The fold of a 16-bit batch norm scales the filter by the float32 scale, rounding the product once.
+TEST(ConvFold, SixteenBitFilterScaledByTheFloat32Scale) {
+  Tensor x = random({1, 4, 6, 6}, 1, DType::BFloat16), w = random({5, 4, 3, 3}, 2, DType::BFloat16);
+  Tensor y = bn(conv2d(x, w), params(5, DType::BFloat16, 4));
+  EXPECT_EQ(fold({y}), 1);
+  EXPECT_TRUE(conv_weights_scaled(y));
+  bool float32_scale = false;
+  for (ir::Node* n : ir::topo_order({y.node().get()}))
+    if (n->op == ir::Op::Mul && n->dtype == DType::Float32 && n->rank() == 4) float32_scale = true;
+  EXPECT_TRUE(float32_scale);
+  test::Values ref = test::reference_values(y), got = test::fused_values(y);
+  test::Tolerance tol = test::conv_tolerance(DType::BFloat16, 36);
+  tol.atol += 2 * tol.rtol * 6;
+  EXPECT_EQ(test::compare(ref, got, tol), "");
 }
 
 TEST(ConvFold, FoldedWeightsAreAProductAndTheEpilogueOneBias) {
