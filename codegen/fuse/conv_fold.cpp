@@ -152,12 +152,11 @@ struct Folder {
       NodePtr scale = view(Op::Expand, as_channels(ws, true), Shape(w->shape));
       NodePtr w2;
       if (krsc_filter(*conv)) {
-        // Computed as [O, kh, kw, C] into a copy or a cast (always contiguous, and never a view's
-        // to push through: rewrite.cpp), i.e. KRSC memory, and viewed back as OIHW: the GPU's
-        // convolution takes it as it is (exec/conv.cpp), with no transform each call.
+        // Computed as [O, kh, kw, C] into a copy (always contiguous, and never a view's to push
+        // through: rewrite.cpp), i.e. KRSC memory, and viewed back as OIHW: the GPU's convolution
+        // takes it as it is (exec/conv.cpp), with no transform each call.
         NodePtr krsc = binary(Op::Mul, permute(cast(w, ws->dtype), {0, 2, 3, 1}), permute(scale, {0, 2, 3, 1}));
-        NodePtr out = ws->dtype == w->dtype ? view(Op::Copy, krsc, Shape(krsc->shape)) : cast(krsc, w->dtype);
-        w2 = permute(out, {0, 3, 1, 2});
+        w2 = permute(view(Op::Copy, cast(krsc, w->dtype), Shape(krsc->shape)), {0, 3, 1, 2});
       } else {
         w2 = cast(binary(Op::Mul, cast(w, ws->dtype), scale), w->dtype);
       }

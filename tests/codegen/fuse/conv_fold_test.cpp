@@ -52,13 +52,12 @@ int fold(const std::vector<Tensor>& roots) {
 // Whether the pending graph of `t` still multiplies a convolution's output (not folded).
 // The folded filter: w * scale, or on a GPU permute(copy(permute(w) * permute(scale))), the
 // product written KRSC for cuDNN (conv_fold.cpp); for 16-bit filters the product is float32 and
-// cast (cast instead of copy).
+// cast before the copy.
 bool conv_weights_scaled(const Tensor& t) {
   for (ir::Node* n : ir::topo_order({t.node().get()})) {
     if (n->op != ir::Op::Conv2d) continue;
     ir::Node* w = n->inputs[1].get();
-    if (!w->realized() && w->op == ir::Op::Permute && (w->inputs[0]->op == ir::Op::Copy || w->inputs[0]->op == ir::Op::Cast))
-      w = w->inputs[0]->inputs[0].get();
+    if (!w->realized() && w->op == ir::Op::Permute && w->inputs[0]->op == ir::Op::Copy) w = w->inputs[0]->inputs[0].get();
     if (!w->realized() && w->op == ir::Op::Cast) w = w->inputs[0].get();  // a 16-bit filter scaled in float32
     if (!w->realized() && w->op == ir::Op::Mul) return true;
   }
