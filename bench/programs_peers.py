@@ -764,7 +764,7 @@ def main():
                         c = check(spec, inputs, outputs[role])
                     except Exception as e:  # a reference that cannot run is reported, not hidden
                         c = (False, math.inf, f"check failed: {e}")
-                    if not c[0] and eager and math.isfinite(c[1]) and c[1] <= eager[1]:
+                    if not c[0] and eager and math.isfinite(c[1]) and math.isfinite(eager[1]) and c[1] <= eager[1]:
                         c = (True, c[1], f"err above 1 but within PyTorch eager's own ({eager[1]:.3g}) on these inputs")
                     checks[spec.key + ("lazyfuse_" + role,)] = c
     for r in rows:

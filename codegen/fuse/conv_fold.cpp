@@ -81,14 +81,20 @@ NodePtr cast(const NodePtr& in, DType dtype) {
   return in->dtype == dtype ? in : ir::make_node(Op::Cast, dtype, in->device, Shape(in->shape), {in});
 }
 
-// The per-channel scale to multiply the weights by: the float32 value that `s` rounds to a 16-bit
-// dtype, where it is one (batch_norm computes its scale so: frontend/ops_conv.cpp), else `s`. The
-// folded weights w * s are then rounded once, from the unrounded scale.
+// The per-channel scale to multiply the weights by: where `s` is a float32 value rounded to a
+// 16-bit dtype (batch_norm computes its scale so: frontend/ops_conv.cpp), that float32 value, so
+// that the folded weights w * s are rounded once; else `s`. A channel whose rounded scale is not
+// finite (a float32 scale past float16's 65504 rounds to inf) keeps the rounded one, so the folded
+// program has the inf and NaN of the program as written: where(d == d, wide, narrow) with
+// d = narrow - narrow, which is 0 for a finite value and NaN for inf and NaN.
 NodePtr wide_scale(const NodePtr& s) {
   if (!ir::pending(s.get(), Op::Cast)) return s;
-  const NodePtr& from = s->inputs[0];
-  const bool narrow = s->dtype == DType::Float16 || s->dtype == DType::BFloat16;
-  return narrow && from->dtype == DType::Float32 && from->numel() == s->numel() ? from : s;
+  const NodePtr& wide = s->inputs[0];
+  if ((s->dtype != DType::Float16 && s->dtype != DType::BFloat16) || wide->dtype != DType::Float32) return s;
+  NodePtr narrow = cast(s, DType::Float32);
+  NodePtr d = binary(Op::Sub, narrow, narrow);
+  NodePtr finite = ir::make_node(Op::Eq, DType::Bool, d->device, Shape(d->shape), {d, d});
+  return ir::make_node(Op::Where, DType::Float32, wide->device, Shape(wide->shape), {finite, wide, narrow});
 }
 NodePtr permute(const NodePtr& in, std::vector<int64_t> dims) {
   Shape shape(dims.size());

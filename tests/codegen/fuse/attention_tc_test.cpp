@@ -275,7 +275,8 @@ TEST(AttentionTc, EveryKernelChoiceAtHeadDim64) {
 // an odd count alone), Tq != Tk both ways, T = 1 (one block: nothing to pair), and non-finite values
 // of v that the light block of a pair sees in the heavy one's tiles (T = 512, 64-row blocks: keys
 // 64 to 511 for the pair (7, 0), 256 to 319 for (4, 3)), just before a light block's diagonal (key
-// 255, computed by block 3 itself), and past the heavy one's (key 480).
+// 255, computed by block 3 itself), and past the heavy one's (key 480, in another column than key
+// 290's: the light blocks take both checks).
 TEST(AttentionTc, PairedQueryBlocks) {
   RestoreAttentionConfig restore;
   rt::mutable_config().attention_pairs = 1;
@@ -292,7 +293,7 @@ TEST(AttentionTc, PairedQueryBlocks) {
       vv[(T + 64) * d + d - 1] = -inf;   // head 1, key 64
       vv[(T + 255) * d + 2] = inf;       // head 1, key 255
       vv[(2 * T + 480) * d + 0] = nan;   // head 2, key 480
-      vv[(2 * T + 290) * d + 0] = inf;   // head 2, key 290, the same column
+      vv[(2 * T + 290) * d + d - 1] = inf;  // head 2, key 290: light blocks only
       Tensor q = uniform({1, 3, T, d}, dt, 32), k = uniform({1, 3, T, d}, dt, 33);
       Tensor v = from_vector(vv, {1, 3, T, d}).to(dt);
       check(attention(q, k, v, Mask::kCausal), name(dt, d, "pairs, non-finite v, T 512"));

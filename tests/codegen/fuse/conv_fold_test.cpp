@@ -138,18 +138,45 @@ TEST(ConvFold, SixteenBitBatchNormRoundsItsScaleOnce) {
 
 // The fold of a 16-bit batch norm scales the filter by the float32 scale, rounding the product once.
 TEST(ConvFold, SixteenBitFilterScaledByTheFloat32Scale) {
-  Tensor x = random({1, 4, 6, 6}, 1, DType::BFloat16), w = random({5, 4, 3, 3}, 2, DType::BFloat16);
-  Tensor y = bn(conv2d(x, w), params(5, DType::BFloat16, 4));
-  EXPECT_EQ(fold({y}), 1);
-  EXPECT_TRUE(conv_weights_scaled(y));
-  bool float32_scale = false;
-  for (ir::Node* n : ir::topo_order({y.node().get()}))
-    if (n->op == ir::Op::Mul && n->dtype == DType::Float32 && n->rank() == 4) float32_scale = true;
-  EXPECT_TRUE(float32_scale);
-  test::Values ref = test::reference_values(y), got = test::fused_values(y);
-  test::Tolerance tol = test::conv_tolerance(DType::BFloat16, 36);
-  tol.atol += 2 * tol.rtol * 6;
-  EXPECT_EQ(test::compare(ref, got, tol), "");
+  for (DType d : {DType::BFloat16, DType::Float16}) {
+    Tensor x = random({1, 4, 6, 6}, 1, d), w = random({5, 4, 3, 3}, 2, d);
+    Tensor y = bn(conv2d(x, w), params(5, d, 4));
+    EXPECT_EQ(fold({y}), 1);
+    EXPECT_TRUE(conv_weights_scaled(y));
+    bool float32_scale = false;
+    for (ir::Node* n : ir::topo_order({y.node().get()}))
+      if (n->op == ir::Op::Mul && n->dtype == DType::Float32 && n->rank() == 4) float32_scale = true;
+    EXPECT_TRUE(float32_scale) << dtype_name(d);
+    test::Values ref = test::reference_values(y), got = test::fused_values(y);
+    test::Tolerance tol = test::conv_tolerance(d, 36);
+    tol.atol += 2 * tol.rtol * 6;
+    EXPECT_EQ(test::compare(ref, got, tol), "") << dtype_name(d);
+  }
+}
+
+// A float16 batch norm whose scale overflows float16 (gamma 2100 over sqrt(1e-3): 66065): the
+// program as written multiplies the convolution by inf, so the fold must not turn that channel
+// finite by scaling the filter with the float32 scale (w * scale and the convolution would both
+// fit float16); the other channels fold as usual.
+TEST(ConvFold, Float16ScalePastItsRangeStaysInfinite) {
+  const DType d = DType::Float16;
+  Tensor x = random({1, 4, 6, 6}, 1, d, 0.25, 1), w = random({3, 4, 3, 3}, 2, d, 0.001, 0.01);
+  Tensor zero = zeros({3}, d), var = from_vector(std::vector<double>{1e-3, 1, 1}, {3}).to(d);
+  Tensor gamma = from_vector(std::vector<double>{2100, 1, 0.5}, {3}).to(d);
+  sync();
+  auto make = [&] { return batch_norm(conv2d(x, w), zero, var, gamma, zero); };
+  Tensor plain = make();
+  std::vector<double> want = plain.to(DType::Float64).to_vector<double>();
+  Tensor folded = make();
+  EXPECT_EQ(fold({folded}), 1);
+  std::vector<double> got = folded.to(DType::Float64).to_vector<double>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    const bool overflowed = i < 16;  // channel 0 of the [1, 3, 4, 4] output
+    EXPECT_EQ(std::isfinite(want[i]), !overflowed) << i;
+    EXPECT_EQ(std::isfinite(got[i]), !overflowed) << i << " got " << got[i];
+    if (!overflowed) EXPECT_NEAR(got[i], want[i], 0.01 * std::abs(want[i]) + 1e-4) << i;
+  }
 }
 
 TEST(ConvFold, FoldedWeightsAreAProductAndTheEpilogueOneBias) {
