@@ -542,8 +542,9 @@ def reference(spec, inputs):
     return [o.double().numpy() if torch.is_tensor(o) else np.asarray(o, dtype=np.float64) for o in outs]
 
 
-def check(spec, inputs, outputs):
-    """-> (pass, err, note) for one set of outputs (fused or unfused)."""
+def check(spec, inputs, outputs, refs=None):
+    """-> (pass, err, note) for one set of outputs (fused, unfused or eager's); refs: the float64
+    reference of these inputs when the caller has it (reference())."""
     if spec.reference is not None:  # Monte Carlo pi: the reference reads LazyFuse's own random points
         ref = spec.reference(inputs, outputs)
         worst, notes = 0.0, []
@@ -557,7 +558,8 @@ def check(spec, inputs, outputs):
                 e = abs(float(got.reshape(-1)[0]) - value) / max(allowed, 1e-12) if abs(float(got.reshape(-1)[0]) - value) else 0.0
             worst = max(worst, e)
         return worst <= 1, worst, "; ".join(notes)
-    refs = reference(spec, inputs)
+    if refs is None:
+        refs = reference(spec, inputs)
     rtol, atol = TOL["tf32" if spec.conv and spec.dtype == "float32" and CONV_TF32 and IS_CUDA[0] else spec.dtype]
     root = math.sqrt(spec.tol_n)
     worst = 0.0
@@ -655,7 +657,7 @@ def torch_inputs(spec, arrays, device):
             for k, v in arrays.items()}
 
 
-def eager_check(spec, inputs, device):
+def eager_check(spec, inputs, device, refs):
     """-> check() of PyTorch eager's outputs in the program's dtype on LazyFuse's inputs, or None
     (a program checked by its own reference, or one whose eager run fails)."""
     if spec.reference is not None:
@@ -665,7 +667,7 @@ def eager_check(spec, inputs, device):
             outs = spec.torch_fn(**torch_inputs(spec, inputs, device))
         got = {f"out{i}": (o.float() if o.is_floating_point() else o).cpu().numpy() if torch.is_tensor(o)
                else np.asarray(o) for i, o in enumerate(outs)}
-        return check(spec, inputs, got)
+        return check(spec, inputs, got, refs)
     except Exception:  # noqa: BLE001: the eager row's own measurement reports its failure
         return None
 
@@ -755,13 +757,17 @@ def main():
         key = "__".join(spec.key)
         if args.dump and os.path.isdir(os.path.join(args.dump, key)):
             inputs, outputs = read_dump(os.path.join(args.dump, key))
-            eager = eager_check(spec, inputs, device)
+            try:  # the float64 reference, once for eager's outputs and LazyFuse's
+                refs = reference(spec, inputs) if spec.reference is None else None
+            except Exception:  # noqa: BLE001: check() below raises it again, and reports it
+                refs = None
+            eager = eager_check(spec, inputs, device, refs)
             if eager:
                 checks[spec.key + ("torch_eager",)] = eager
             for role in ("fused", "unfused"):
                 if outputs[role]:
                     try:
-                        c = check(spec, inputs, outputs[role])
+                        c = check(spec, inputs, outputs[role], refs)
                     except Exception as e:  # a reference that cannot run is reported, not hidden
                         c = (False, math.inf, f"check failed: {e}")
                     if not c[0] and eager and math.isfinite(c[1]) and math.isfinite(eager[1]) and c[1] <= eager[1]:

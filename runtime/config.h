@@ -46,8 +46,8 @@ struct Config {
   // (64 or 128; 0: by the grid's size).
   int attention_keys = 0;
   // LAZYFUSE_ATTENTION_PAIRS: 1: every causal block of the 16-bit attention kernel takes a heavy and
-  // a light query block of one head; 0: one query block a block; -1 (default): pairs where the
-  // paired grid keeps 3 blocks an SM (attention_tc_pairs).
+  // a light query block of one head; 0: one query block a block; -1 (default): the wgmma kernel's
+  // grids that keep 3 blocks an SM in pairs (attention_tc_pairs).
   int attention_pairs = -1;
   // LAZYFUSE_TIERED_COMPILE=0: a new GPU kernel is compiled fully optimized before its first
   // launch, instead of a quick build first and the optimized build on a background thread.

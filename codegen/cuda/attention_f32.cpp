@@ -418,7 +418,8 @@ bool attention_f32_many_blocks(int64_t d, int64_t dv, long long blocks, int mult
 }
 
 std::string attention_f32_source(int64_t d, int64_t dv, int mask, bool causal, bool many_blocks) {
-  return std::string(many_blocks ? "#define QREG 0\n#define MINB 3\n" : "") + "#define BC " + std::to_string(attention_f32_keys_per_tile(d, dv)) + "\n#define D " + std::to_string(d) +
+  return std::string(many_blocks ? "#define QREG 0\n#define MINB 3\n" : "") + "#define BC " +
+         std::to_string(attention_f32_keys_per_tile(d, dv)) + "\n#define D " + std::to_string(d) +
          "\n#define DV " + std::to_string(dv) + "\n#define MASK " + std::to_string(mask) + "\n#define CAUSAL " +
          (causal ? "1" : "0") + "\n" + attention_prelude() + kF32Kernel;
 }

@@ -58,6 +58,23 @@ __device__ __forceinline__ unsigned lf_nonfinite2(unsigned w) {
   const unsigned e2 = LF_EXP | (LF_EXP << 16), one = (LF_EXP & (0u - LF_EXP)) * 0x10001u;
   return ((w & e2) + one) & 0x80008000u;
 }
+// The check of V for inf and NaN, 8 columns (c8 .. c8 + 7) of a row at a time: seen gathers
+// lf_nonfinite2 of each row's words (bits 15 and 31 of word x: columns c8 + 2x and c8 + 2x + 1),
+// lf_mark_bad sets flags[c] for the columns it saw.
+__device__ __forceinline__ void lf_see(uint4& seen, const uint4& w) {
+  seen.x |= lf_nonfinite2(w.x);
+  seen.y |= lf_nonfinite2(w.y);
+  seen.z |= lf_nonfinite2(w.z);
+  seen.w |= lf_nonfinite2(w.w);
+}
+__device__ __forceinline__ void lf_mark_bad(int* flags, int c8, const uint4& seen) {
+  const unsigned words[4] = {seen.x, seen.y, seen.z, seen.w};
+#pragma unroll
+  for (int x = 0; x < 4; ++x) {
+    if (words[x] & 0x8000u) flags[c8 + 2 * x] = 1;
+    if (words[x] & 0x80000000u) flags[c8 + 2 * x + 1] = 1;
+  }
+}
 __device__ __forceinline__ unsigned lf_smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ void lf_ldsm_x4(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
@@ -269,25 +286,19 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) lf_attention(Params P) {
       if (passes == 2 && pass == 0 && k0 + BC > light_end) {
         constexpr int CPR = DV / 8, ITERS = BC * CPR / NT;
         const int c8 = (t % CPR) * 8;
-        unsigned seen[4] = {0u, 0u, 0u, 0u};
+        uint4 seen = make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
         for (int u = 0; u < ITERS; ++u) {
           const int rr = (t + u * NT) / CPR;
           if (k0 + rr >= light_end) {  // rows past Tk are zero
 #if WG
-            const uint4 w = *(const uint4*)((const unsigned char*)Vt + lf_sw<BC>(rr, c8));
+            lf_see(seen, *(const uint4*)((const unsigned char*)Vt + lf_sw<BC>(rr, c8)));
 #else
-            const uint4 w = *(const uint4*)(Vt + rr * VS + c8);
+            lf_see(seen, *(const uint4*)(Vt + rr * VS + c8));
 #endif
-            seen[0] |= lf_nonfinite2(w.x), seen[1] |= lf_nonfinite2(w.y);
-            seen[2] |= lf_nonfinite2(w.z), seen[3] |= lf_nonfinite2(w.w);
           }
         }
-#pragma unroll
-        for (int x = 0; x < 4; ++x) {
-          if (seen[x] & 0x8000u) bad_light[c8 + 2 * x] = 1;
-          if (seen[x] & 0x80000000u) bad_light[c8 + 2 * x + 1] = 1;
-        }
+        lf_mark_bad(bad_light, c8, seen);
       }
 #endif
       float s[MT][NS][4];
@@ -442,13 +453,7 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) lf_attention(Params P) {
       // t / (DV / 8) + k NT / (DV / 8); 4 loads of 16 bytes in flight at a time (the lightest blocks,
       // which run last, have the most keys to check), kept packed (the accumulators are live).
       const int c8 = (t % (DV / 8)) * 8, kstep = NT / (DV / 8);
-      uint4 seen = make_uint4(0u, 0u, 0u, 0u);  // bits 15 and 31 of word x: columns c8 + 2x, + 1 saw a non-finite value
-      auto see = [&](const uint4& w) {
-        seen.x |= lf_nonfinite2(w.x);
-        seen.y |= lf_nonfinite2(w.y);
-        seen.z |= lf_nonfinite2(w.z);
-        seen.w |= lf_nonfinite2(w.w);
-      };
+      uint4 seen = make_uint4(0u, 0u, 0u, 0u);
       const long long j_first = kv_end + t / (DV / 8);
       if (vec) {
         const u16* col = v + vo + c8;
@@ -460,24 +465,19 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) lf_attention(Params P) {
             w[r] = j < P.tk ? *(const uint4*)(col + j * P.vsr) : make_uint4(0u, 0u, 0u, 0u);
           }
 #pragma unroll
-          for (int r = 0; r < 4; ++r) see(w[r]);
+          for (int r = 0; r < 4; ++r) lf_see(seen, w[r]);
         }
       } else {
         const long long sc = P.vsc;
         for (long long j = j_first; j < P.tk; j += kstep) {
           const u16* row = v + vo + j * P.vsr;
-          see(make_uint4(row[c8 * sc] | ((unsigned)row[(c8 + 1) * sc] << 16),
-                         row[(c8 + 2) * sc] | ((unsigned)row[(c8 + 3) * sc] << 16),
-                         row[(c8 + 4) * sc] | ((unsigned)row[(c8 + 5) * sc] << 16),
-                         row[(c8 + 6) * sc] | ((unsigned)row[(c8 + 7) * sc] << 16)));
+          lf_see(seen, make_uint4(row[c8 * sc] | ((unsigned)row[(c8 + 1) * sc] << 16),
+                                  row[(c8 + 2) * sc] | ((unsigned)row[(c8 + 3) * sc] << 16),
+                                  row[(c8 + 4) * sc] | ((unsigned)row[(c8 + 5) * sc] << 16),
+                                  row[(c8 + 6) * sc] | ((unsigned)row[(c8 + 7) * sc] << 16)));
         }
       }
-      const unsigned words[4] = {seen.x, seen.y, seen.z, seen.w};
-#pragma unroll
-      for (int u = 0; u < 4; ++u) {
-        if (words[u] & 0x8000u) bad[c8 + 2 * u] = 1;
-        if (words[u] & 0x80000000u) bad[c8 + 2 * u + 1] = 1;
-      }
+      lf_mark_bad(bad, c8, seen);
       __syncthreads();
     }
     if (CAUSAL && kv_end < P.tk) {
