@@ -544,7 +544,7 @@ Program resnet18(lf::DType dtype) {
   p.config = "B32_224x224";
   p.dtype = dtype;
   p.gpu_only = true;
-  p.note = "inference; batch norm folded into the convolutions";
+  p.note = "inference; batch norm folded into the convolutions (float32), in their cuDNN epilogue (16-bit)";
   p.setup = [=] {
     HostRng r(1);
     Vars in;

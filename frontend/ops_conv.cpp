@@ -278,18 +278,20 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   for (auto [t, what] : {std::pair{&running_mean, "running_mean"}, {&running_var, "running_var"}, {&weight, "weight"},
                          {&bias, "bias"}})
     check_channels(op, x, *t, what);
-  // One multiply-add per element: the per-channel arithmetic is done once on [C], in float32 for
-  // the 16-bit floats (as PyTorch's kernels compute it) and rounded once to x's dtype: rounded at
-  // each step, a channel's scale carries the same error into every element of the channel, and
-  // through ResNet-18's 20 of them in bfloat16 the logits drifted twice as far from the float64
-  // reference as PyTorch's (bench/RESULTS.md, 2026-11-28). The batch-norm fold reads the float32
-  // scale (conv_fold.cpp).
-  const DType acc = x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16 ? DType::Float32 : x.dtype();
+  // One multiply-add per element, the per-channel arithmetic done once on [C]. For the 16-bit
+  // floats, as PyTorch's kernel computes it: in float32, x widened and the result rounded once, the
+  // scale and shift never rounded to x's dtype. A rounded scale carries one error into every element
+  // of its channel, and through ResNet-18's 20 batch norms in bfloat16 those errors made its logits
+  // drift 1.5x as far from the float64 reference as PyTorch's (bench/RESULTS.md, 2026-11-28).
+  // After a convolution the float32 epilogue runs inside cuDNN's call (conv_epilogue.h).
+  const bool narrow = x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16;
+  const DType acc = narrow ? DType::Float32 : x.dtype();
   Tensor scale = rsqrt(cast(running_var, acc) + eps);
   if (weight.defined()) scale = scale * cast(weight, acc);
   Tensor shift = -cast(running_mean, acc) * scale;
   if (bias.defined()) shift = shift + cast(bias, acc);
-  return x * per_channel(cast(scale, x.dtype()), x.dim()) + per_channel(cast(shift, x.dtype()), x.dim());
+  Tensor y = cast(x, acc) * per_channel(scale, x.dim()) + per_channel(shift, x.dim());
+  return narrow ? cast(y, x.dtype()) : y;
 }
 
 BatchNormOutput batch_norm_training(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {

@@ -85,6 +85,7 @@ Loaded load() {
              lib.bind(d.cuGraphLaunch, "cuGraphLaunch") && lib.bind(d.cuGraphExecDestroy, "cuGraphExecDestroy") &&
              lib.bind(d.cuGraphDestroy, "cuGraphDestroy");
   if (!lib.bind(d.cuMemHostAlloc, "cuMemHostAlloc")) d.cuMemHostAlloc = nullptr;
+  if (!lib.bind(d.cuStreamIsCapturing, "cuStreamIsCapturing")) d.cuStreamIsCapturing = nullptr;
   d.capture = d.graphs && lib.bind(d.cuStreamBeginCapture, "cuStreamBeginCapture_v2") &&
               lib.bind(d.cuStreamEndCapture, "cuStreamEndCapture");
   if (cu::CUresult r = d.cuInit(0); r != 0) {

@@ -106,6 +106,8 @@ struct Api {
   bool capture;
   CUresult (*cuStreamBeginCapture)(CUstream, int mode);  // mode: kCaptureThreadLocal
   CUresult (*cuStreamEndCapture)(CUstream, CUgraph*);
+  // Whether a stream is being captured (status 0: no); optional, null where the driver lacks it.
+  CUresult (*cuStreamIsCapturing)(CUstream, int* status);
 };
 inline constexpr int kCaptureThreadLocal = 1;  // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "codegen/backend/compiled.h"
+#include "codegen/ir/node.h"
 #include "codegen/kir/kernel_ir.h"
 #include "lazyfuse/types.h"
 #include "runtime/profile.h"
@@ -126,6 +127,9 @@ class Backend {
   virtual void matmul(MatmulCall& call) const = 0;
   // A conv2d group: the convolution and its epilogue (bias, inference batch norm, relu, residual).
   virtual void conv(ConvCall& call) const = 0;
+  // Whether `conv`'s call applies a per-channel scale after the convolution in float32 (the
+  // batch-norm fold then leaves the scale out of a 16-bit filter: conv_fold.h).
+  virtual bool conv_scale_in_epilogue(const ir::Node& conv) const { return false; }
   // A pool2d group (max, average, adaptive average over windows): the pooling alone.
   virtual void pool(PoolCall& call) const = 0;
   // An argsort or topk group: stable sorted positions along one dim (backend/sort_call.h).

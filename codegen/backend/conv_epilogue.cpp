@@ -1,5 +1,6 @@
 // The bias + activation form of a conv2d group's epilogue (conv_epilogue.h): a walk over the
-// group's members from the convolution up, each step one of add(bias), add(z), relu.
+// group's members from the convolution up, each step one of mul(scale) (first), add(bias), add(z),
+// relu, or for a 16-bit convolution a cast to float32 and back.
 #include "codegen/backend/conv_epilogue.h"
 
 #include <algorithm>
@@ -51,11 +52,26 @@ bool bias_activation(const fuse::Group& group, BiasActivation* out, std::string*
     *why = w;
     return false;
   };
+  const bool narrow = conv->dtype == DType::Float16 || conv->dtype == DType::BFloat16;
   for (; i < steps.size(); ++i) {
     Node* n = steps[i];
-    if (n->dtype != conv->dtype || n->shape != conv->shape)
-      return fail(std::string(ir::op_name(n->op)) + " changes the shape or dtype");
-    if (n->op == Op::Add && !r.relu) {
+    if (n->shape != conv->shape) return fail(std::string(ir::op_name(n->op)) + " changes the shape");
+    if (n->op == Op::Cast) {
+      // A 16-bit convolution's epilogue computed in float32 and rounded back (batch_norm's): the
+      // fused call computes every step in float32 anyway.
+      bool widen = cur->dtype == conv->dtype && n->dtype == DType::Float32;
+      bool back = cur->dtype == DType::Float32 && n->dtype == conv->dtype;
+      if (!narrow || n->inputs[0].get() != cur || !(widen || back))
+        return fail("a cast other than a 16-bit value's to float32 and back");
+      cur = n;
+      continue;
+    }
+    if (n->dtype != cur->dtype) return fail(std::string(ir::op_name(n->op)) + " changes the dtype");
+    if (n->op == Op::Mul && !r.scale && !r.bias && !r.z && !r.relu) {
+      Node* o = other(n, cur);
+      if (!o || !per_channel(o, conv->shape[1])) return fail("a multiply by other than a per-channel scale");
+      r.scale = o;
+    } else if (n->op == Op::Add && !r.relu) {
       Node* o = other(n, cur);
       if (!o) return fail("an add that does not read the previous step");
       if (ir::resolve_views(o).first == conv) return fail("an add of the convolution's output to itself");
@@ -68,11 +84,12 @@ bool bias_activation(const fuse::Group& group, BiasActivation* out, std::string*
     } else if (n->op == Op::Relu && !r.relu && n->inputs[0].get() == cur) {
       r.relu = true;
     } else {
-      return fail(std::string(ir::op_name(n->op)) + " is neither bias, residual nor relu");
+      return fail(std::string(ir::op_name(n->op)) + " is neither scale, bias, residual nor relu");
     }
     cur = n;
   }
   if (!r.bias) return fail("no per-channel bias");
+  if (cur->dtype != conv->dtype) return fail("the output's dtype is not the convolution's");
   if (group.outputs.size() != 1 || group.outputs[0] != cur) return fail("an intermediate value is also written");
   r.out = cur;
   *out = r;

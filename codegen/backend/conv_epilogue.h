@@ -1,7 +1,8 @@
 // A conv2d group's epilogue recognized as what a fused library call computes (issue 22): cuDNN's
-// convolution + bias + activation, y = act(conv(x, w) + z + bias) with act relu or identity and z an
-// optional residual. After the batch-norm fold (codegen/fuse/conv_fold.h) a ResNet block's
-// conv-bn-relu and conv-bn-add-relu are both this form.
+// convolution + bias + activation, y = act(conv(x, w) [* scale] + bias + z) with act relu or
+// identity, scale a per-channel multiply (the graph API's call: cudnn.h) and z an optional
+// residual. After the batch-norm fold (codegen/fuse/conv_fold.h) a ResNet block's conv-bn-relu and
+// conv-bn-add-relu are both this form.
 #pragma once
 
 #include <string>
@@ -11,8 +12,11 @@
 namespace lf::backend {
 
 struct BiasActivation {
-  ir::Node* out = nullptr;   // the group's one output: act(conv + bias [+ z])
-  ir::Node* bias = nullptr;  // the operand read per out-channel (views of O values)
+  ir::Node* out = nullptr;    // the group's one output: act(conv [* scale] + bias [+ z])
+  ir::Node* scale = nullptr;  // a per-channel multiply before the bias (views of O values); null without
+  ir::Node* bias = nullptr;   // the operand read per out-channel (views of O values)
+  // A 16-bit convolution's scale and bias may be float32: the epilogue cast to float32 between the
+  // convolution and them, and back before the residual or the output (batch_norm records so).
   ir::Node* z = nullptr;     // the residual, over the output's shape; null without one
   bool relu = false;
 };

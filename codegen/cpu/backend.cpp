@@ -262,6 +262,12 @@ class CpuBackend final : public backend::Backend {
   }
   void matmul(backend::MatmulCall& call) const override { run_matmul(call); }
   void conv(backend::ConvCall& call) const override { run_conv(call); }
+  // 16-bit convolutions: the epilogue after the GEMM scales the convolution's rounded output (as
+  // PyTorch eager's batch norm does); a 16-bit filter times the scale would add a rounding to each
+  // weight, which the sum's cancellations magnify.
+  bool conv_scale_in_epilogue(const ir::Node& conv) const override {
+    return is_floating(conv.dtype) && dtype_size(conv.dtype) == 2;
+  }
   void pool(backend::PoolCall& call) const override { run_pool(call); }
   void sort(backend::SortCall& call) const override { run_sort(call); }
   void attention(backend::AttentionCall& call) const override { run_attention(call); }

@@ -1,5 +1,7 @@
 #include "codegen/cuda/backend.h"
 #include "codegen/cuda/nvrtc.h"
+#include "codegen/cuda/cudnn.h"
+#include "codegen/ir/conv.h"
 
 #include <algorithm>
 #include <chrono>
@@ -572,6 +574,12 @@ class CudaBackend final : public backend::Backend {
   }
   void matmul(backend::MatmulCall& call) const override { run_matmul(call); }
   void conv(backend::ConvCall& call) const override { run_conv(call); }
+  // 16-bit convolutions that cuDNN's graph API can run with the scale in float32 (cudnn.h).
+  bool conv_scale_in_epilogue(const ir::Node& conv) const override {
+    const rt::Config& c = rt::config();
+    return dtype_size(conv.dtype) == 2 && is_floating(conv.dtype) && c.conv != "generated" && c.conv_nhwc &&
+           ir::ConvParams::of(conv).groups == 1 && cudnn_scale_epilogue_available();
+  }
   void pool(backend::PoolCall& call) const override { run_pool(call); }
   void sort(backend::SortCall& call) const override { run_sort(call); }
   void attention(backend::AttentionCall& call) const override { run_attention(call); }

@@ -1,7 +1,9 @@
 // Conv2d and pool2d groups on a GPU. Convolution: cuDNN (cudnn.h) where it is loaded and takes
 // the problem, else the generated implicit-GEMM kernel (conv_kernels.h), as LAZYFUSE_CONV says;
 // then the group's epilogue as a kernel over the output. An epilogue that is exactly
-// act(conv + bias [+ residual]) (backend/conv_epilogue.h) runs inside cuDNN's fused call instead.
+// act(conv + bias [+ residual]) (backend/conv_epilogue.h) runs inside cuDNN's fused call instead,
+// and act(conv * scale + bias [+ residual]) (16-bit: the batch norm the fold left out of the
+// filter) inside a graph-API call.
 // Pooling: the generated kernel. The reference executor on the host is left only for when neither
 // can run (no NVRTC). The cuDNN paths and pooling are recorded in flush plans (backend::RecordedCall).
 // LAZYFUSE_LOG=1 says which path ran and why.
@@ -76,6 +78,7 @@ bool run_fused(backend::ConvCall& call, const std::shared_ptr<rt::Storage>& out,
   if (!backend::bias_activation(call.run.group, &e, why)) return false;
   ir::Node* y = call.product();
   Buffer bias = buffer(e.bias, {0, 1, 0, 0});
+  Buffer scale = e.scale ? buffer(e.scale, {0, 1, 0, 0}) : Buffer{};
   // The residual in the output's layout, or (for an NHWC output) a contiguous NCHW one that cuDNN
   // transforms first: the block's input in a network's first residual.
   const Shape dense = ir::contiguous_strides(y->shape);
@@ -85,13 +88,27 @@ bool run_fused(backend::ConvCall& call, const std::shared_ptr<rt::Storage>& out,
     z = buffer(e.z, dense);
     z_nchw = z.storage != nullptr;
   }
-  if (!bias.storage || (e.z && !z.storage)) {
-    *why = !bias.storage ? "the bias is not a contiguous buffer" : "the residual is not an NCHW or NHWC buffer";
+  if (!bias.storage || (e.scale && !scale.storage) || (e.z && !z.storage)) {
+    *why = !bias.storage    ? "the bias is not a contiguous buffer"
+           : !z.storage && e.z ? "the residual is not an NCHW or NHWC buffer"
+                               : "the scale is not a contiguous buffer";
     return false;
   }
   int device = y->device.index();
   bool relu = e.relu;
-  lf::Status s = cudnn_conv2d_bias_act(call, out->data(), bias.at(), z.at(), z_nchw, relu, device, how);
+  // The legacy call takes a bias of the convolution's dtype, no scale.
+  if (!e.scale && e.bias->dtype != y->dtype) {
+    *why = std::string("a ") + dtype_name(e.bias->dtype) + " bias";
+    return false;
+  }
+  // Both calls share one signature for the replay below; the legacy one ignores the scale.
+  auto fused = [scaled = e.scale != nullptr, sd = e.scale ? e.scale->dtype : y->dtype, bd = e.bias->dtype](
+                   const backend::ConvCall& c, void* yp, const void* sp, const void* bp, const void* zp, bool znchw,
+                   bool r, int d, std::string* h) {
+    return scaled ? cudnn_conv2d_scale_bias_act(c, yp, sp, sd, bp, bd, zp, znchw, r, d, h)
+                  : cudnn_conv2d_bias_act(c, yp, bp, zp, znchw, r, d, h);
+  };
+  lf::Status s = fused(call, out->data(), scale.at(), bias.at(), z.at(), z_nchw, relu, device, how);
   if (!s.ok()) {
     *why = std::string(s.message());
     return false;
@@ -99,18 +116,20 @@ bool run_fused(backend::ConvCall& call, const std::shared_ptr<rt::Storage>& out,
   ++call.run.stats.kernels_launched;
   call.run.stats.bytes_moved += call.bytes + (z.storage ? call.y_bytes : 0);
   backend::materialize(*e.out, out, ir::Layout{y_strides, 0});
-  if (call.record) {  // for a flush plan: x, w, y, bias, z (null without one)
+  if (call.record) {  // for a flush plan: x, w, y, bias, z, scale (null without one)
     backend::RecordedCall& r = *call.record;
     r.outputs.emplace_back(e.out, out);
     r.set_strides(0, y_strides);
     r.addresses = {call.x.data, call.w.data, out->data(), bias.storage->data(),
-                   z.storage ? z.storage->data() : nullptr};
-    r.replay = [g = geometry_of(call), b = bias.offset, zo = z.offset, z_nchw, relu, device](void* const* p) {
+                   z.storage ? z.storage->data() : nullptr, scale.storage ? scale.storage->data() : nullptr};
+    r.replay = [g = geometry_of(call), fused, b = bias.offset, zo = z.offset, so = scale.offset, z_nchw, relu,
+                device](void* const* p) {
       g->x.data = p[0];
       g->w.data = p[1];
       const void* zp = p[4] ? static_cast<const char*>(p[4]) + zo : nullptr;
+      const void* sp = p[5] ? static_cast<const char*>(p[5]) + so : nullptr;
       std::string unused;
-      check_replay(cudnn_conv2d_bias_act(*g, p[2], static_cast<const char*>(p[3]) + b, zp, z_nchw, relu, device, &unused));
+      check_replay(fused(*g, p[2], sp, static_cast<const char*>(p[3]) + b, zp, z_nchw, relu, device, &unused));
     };
   }
   return true;
@@ -198,7 +217,7 @@ void run_conv(backend::ConvCall& call) {
   call.run.stats.bytes_moved += call.bytes;
   backend::materialize(*y, out, ir::Layout{y_strides, 0});
   std::optional<backend::Prepared> epilogue = run_epilogue(call, &how);
-  if (!not_fused.empty()) how += " (not cuDNN's fused bias + activation: " + not_fused + ")";
+  if (!not_fused.empty()) how += " (not cuDNN's fused epilogue: " + not_fused + ")";
   // The generated kernel is not recorded (it is compiled outside the kernel cache): such a flush
   // is fused afresh each time.
   if (call.record && (cudnn || call.y_bytes == 0)) record_unfused(call, out, y_strides, epilogue);

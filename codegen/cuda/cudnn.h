@@ -1,4 +1,5 @@
-// The GPU convolution through NVIDIA's cuDNN 9 (its legacy convolution API), loaded with dlopen
+// The GPU convolution through NVIDIA's cuDNN 9 (its legacy convolution API; its graph API for a
+// 16-bit convolution's float32 epilogue), loaded with dlopen
 // like cuBLASLt (libcudnn.so.9, which forwards to libcudnn_cnn/libcudnn_graph): no cuDNN header or
 // library is needed to build. The ABI subset is declared in cudnn.cpp; tests/codegen/cuda/
 // cudnn_abi_test.cpp checks it against cudnn.h where the header is installed.
@@ -39,6 +40,26 @@ lf::Status cudnn_conv2d(const backend::ConvCall& call, void* y, int device, std:
 // kernel); a refusal of a problem shape is remembered.
 lf::Status cudnn_conv2d_bias_act(const backend::ConvCall& call, void* y, const void* bias, const void* z, bool z_nchw,
                                  bool relu, int device, std::string* how);
+
+// y = act(conv2d(call.x, call.w) * scale + bias [+ z]) for float16 and bfloat16, through cuDNN's
+// graph API (a convolution operation and pointwise operations, one fused kernel of an engine its
+// heuristic picks): the convolution's float32 sum is scaled, biased and rectified in float32 and
+// rounded once, which the legacy call cannot do (its scale is one number). This is how a 16-bit
+// inference batch norm, which computes in float32 as PyTorch's does (frontend/ops_conv.cpp), runs
+// after a convolution without a pass of its own. scale, bias: O contiguous values of the
+// call's dtype or float32; z as for cudnn_conv2d_bias_act; relu keeps NaN. NHWC plans only,
+// groups 1, operands 16-byte aligned; no FFT, Winograd or reduced-precision engine. The first call
+// of a shape times the heuristic's first configuration (with LAZYFUSE_CONV_BENCHMARK=1 its first 4,
+// keeping the fastest; the log gives the times) against cudnn_conv2d alone: where the graph is
+// slower than that plus a pass of the epilogue, the shape declines.
+// A Status says why not (the caller then runs cudnn_conv2d and the epilogue kernel); a refusal is
+// remembered per shape.
+lf::Status cudnn_conv2d_scale_bias_act(const backend::ConvCall& call, void* y, const void* scale, DType scale_dtype,
+                                       const void* bias, DType bias_dtype, const void* z, bool z_nchw, bool relu,
+                                       int device, std::string* how);
+
+// Whether cuDNN is loaded (the graph API comes with it), for the batch-norm fold's choice.
+bool cudnn_scale_epilogue_available();
 
 // "cuDNN 91900 (libcudnn.so.9)" when loaded, else why not (logs).
 std::string cudnn_status();

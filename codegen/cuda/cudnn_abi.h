@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace lf::cuda::dnn {
 
@@ -29,6 +30,38 @@ constexpr int kAlgoImplicitGemm = 0, kAlgoImplicitPrecompGemm = 1, kAlgoGemm = 2
 // cudnnActivationMode_t, cudnnNanPropagation_t
 constexpr int kActivationRelu = 1, kActivationIdentity = 5;
 constexpr int kNotPropagateNan = 0, kPropagateNan = 1;
+
+// The graph (backend) API, for the convolution + per-channel scale + bias epilogue (cudnn.h):
+// cudnnBackendDescriptorType_t, cudnnBackendAttributeType_t, cudnnBackendAttributeName_t,
+// cudnnPointwiseMode_t, cudnnBackendHeurMode_t and cudnnBackendNumericalNote_t values.
+using BackendDesc = void*;  // cudnnBackendDescriptor_t
+namespace be {
+constexpr int kPointwiseDesc = 0, kConvolutionDesc = 1, kEngineDesc = 2, kEngineCfgDesc = 3, kEngineHeurDesc = 4,
+              kExecutionPlanDesc = 5, kConvForwardOpDesc = 10, kPointwiseOpDesc = 13, kOperationGraphDesc = 15,
+              kVariantPackDesc = 16, kTensorDesc = 17;
+constexpr int kTypeHandle = 0, kTypeDataType = 1, kTypeBoolean = 2, kTypeInt64 = 3, kTypeFloat = 4, kTypeVoidPtr = 6,
+              kTypeConvolutionMode = 7, kTypeHeurMode = 8, kTypeNumericalNote = 11, kTypePointwiseMode = 14,
+              kTypeBackendDesc = 15;
+constexpr int kPointwiseMode = 0, kPointwiseMathPrec = 1;
+constexpr int kConvCompType = 100, kConvMode = 101, kConvDilations = 102, kConvFilterStrides = 103,
+              kConvPostPaddings = 104, kConvPrePaddings = 105, kConvSpatialDims = 106;
+constexpr int kHeurMode = 200, kHeurOperationGraph = 201, kHeurResults = 202;
+constexpr int kEngineCfgEngine = 300;
+constexpr int kPlanHandle = 400, kPlanEngineConfig = 401, kPlanWorkspaceSize = 402;
+constexpr int kConvFwdAlpha = 700, kConvFwdBeta = 701, kConvFwdConvDesc = 702, kConvFwdW = 703, kConvFwdX = 704,
+              kConvFwdY = 705;
+constexpr int kPwOpDesc = 750, kPwOpX = 751, kPwOpB = 752, kPwOpY = 753, kPwOpT = 758;
+constexpr int kGraphHandle = 800, kGraphOps = 801;
+constexpr int kTensorAlignment = 900, kTensorDataType = 901, kTensorDims = 902, kTensorStrides = 903,
+              kTensorUid = 906, kTensorVirtual = 907;
+constexpr int kPackUids = 1000, kPackPointers = 1001, kPackWorkspace = 1003;
+constexpr int kEngineGlobalIndex = 1301, kEngineNumericalNote = 1303;
+constexpr int kAdd = 0, kMul = 1, kReluFwd = 100, kCmpNeq = 301, kBinarySelect = 601;
+constexpr int kHeurModeA = 3;
+constexpr int kNoteTensorCore = 0, kNoteDownConvertInputs = 1, kNoteReducedPrecisionReduction = 2, kNoteFft = 3,
+              kNoteNondeterministic = 4, kNoteWinograd = 5, kNoteWinograd4x4 = 6, kNoteWinograd6x6 = 7;
+constexpr int kDataBoolean = 11;
+}  // namespace be
 
 // cudnnConvolutionFwdAlgoPerf_t
 struct FwdAlgoPerf {
@@ -72,6 +105,13 @@ struct Api {
                              void* y);
   // cudnnTransformTensor: y = alpha * x + beta * y between two layouts of one shape (NCHW <-> NHWC).
   Status (*transform)(Handle, const void* alpha, TensorDesc, const void* x, const void* beta, TensorDesc, void* y);
+  // The graph API (cudnnBackend*): descriptors made, set attribute by attribute, finalized.
+  Status (*be_create)(int type, BackendDesc*);
+  Status (*be_destroy)(BackendDesc);
+  Status (*be_finalize)(BackendDesc);
+  Status (*be_set)(BackendDesc, int name, int type, int64_t count, const void* values);
+  Status (*be_get)(BackendDesc, int name, int type, int64_t requested, int64_t* count, void* values);
+  Status (*be_execute)(Handle, BackendDesc plan, BackendDesc variant_pack);
 };
 
 }  // namespace lf::cuda::dnn

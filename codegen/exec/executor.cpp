@@ -153,7 +153,8 @@ int rewrite(std::vector<ir::Node*>& order, const std::vector<ir::Node*>& roots, 
       made += n;
     }
     // Issue 22: inference batch norm into the convolution's weights and bias (conv_fold.h).
-    if (int n = fuse::fold_conv_affine(order, roots, opt.log_level, &unlinked); n > 0) {
+    auto keep_scale = [](const ir::Node& conv) { return backend::backend_for(conv.device).conv_scale_in_epilogue(conv); };
+    if (int n = fuse::fold_conv_affine(order, roots, opt.log_level, &unlinked, keep_scale); n > 0) {
       ir::flush_order(roots, &order);
       made += n;
     }

@@ -77,25 +77,6 @@ NodePtr view(Op op, const NodePtr& in, Shape shape) {
 NodePtr binary(Op op, const NodePtr& a, const NodePtr& b) {
   return ir::make_node(op, a->dtype, a->device, Shape(a->shape), {a, b});
 }
-NodePtr cast(const NodePtr& in, DType dtype) {
-  return in->dtype == dtype ? in : ir::make_node(Op::Cast, dtype, in->device, Shape(in->shape), {in});
-}
-
-// The per-channel scale to multiply the weights by: where `s` is a float32 value rounded to a
-// 16-bit dtype (batch_norm computes its scale so: frontend/ops_conv.cpp), that float32 value, so
-// that the folded weights w * s are rounded once; else `s`. A channel whose rounded scale is not
-// finite (a float32 scale past float16's 65504 rounds to inf) keeps the rounded one, so the folded
-// program has the inf and NaN of the program as written: where(d == d, wide, narrow) with
-// d = narrow - narrow, which is 0 for a finite value and NaN for inf and NaN.
-NodePtr wide_scale(const NodePtr& s) {
-  if (!ir::pending(s.get(), Op::Cast)) return s;
-  const NodePtr& wide = s->inputs[0];
-  if ((s->dtype != DType::Float16 && s->dtype != DType::BFloat16) || wide->dtype != DType::Float32) return s;
-  NodePtr narrow = cast(s, DType::Float32);
-  NodePtr d = binary(Op::Sub, narrow, narrow);
-  NodePtr finite = ir::make_node(Op::Eq, DType::Bool, d->device, Shape(d->shape), {d, d});
-  return ir::make_node(Op::Where, DType::Float32, wide->device, Shape(wide->shape), {finite, wide, narrow});
-}
 NodePtr permute(const NodePtr& in, std::vector<int64_t> dims) {
   Shape shape(dims.size());
   for (size_t i = 0; i < dims.size(); ++i) shape[i] = in->shape[static_cast<size_t>(dims[i])];
@@ -122,6 +103,7 @@ struct Folder {
   std::unordered_map<const Node*, int>& readers;  // edges from pending nodes of the flush
   std::vector<NodePtr>* keep;
   int log_level;
+  const std::function<bool(const Node&)>& keep_scale;
 
   // Why `n` (an intermediate the rewrite removes) must stay, or "".
   std::string kept(const Node* n) const {
@@ -144,6 +126,12 @@ struct Folder {
       Node* conv = bc->conv.get();
       NodePtr s = channel_source(m->inputs[1 - side], conv->shape[1], m->dtype, conv);
       if (!s) continue;
+      if (!bc->bias && keep_scale && keep_scale(*conv)) {
+        if (log_level >= 1)
+          std::fprintf(stderr, "[lazyfuse] batch norm kept out of %s's filter at %s: the convolution's call scales in float32\n",
+                       ir::node_name(*conv).c_str(), ir::node_name(*m).c_str());
+        return false;
+      }
       std::string why = kept(y.get());
       if (why.empty() && bc->bias) why = kept(conv);
       if (why.empty() && conv->numel() == 0) why = "its output is empty";
@@ -154,17 +142,16 @@ struct Folder {
         return false;
       }
       const NodePtr& w = conv->inputs[1];
-      const NodePtr ws = wide_scale(s);
-      NodePtr scale = view(Op::Expand, as_channels(ws, true), Shape(w->shape));
+      NodePtr scale = view(Op::Expand, as_channels(s, true), Shape(w->shape));
       NodePtr w2;
       if (krsc_filter(*conv)) {
         // Computed as [O, kh, kw, C] into a copy (always contiguous, and never a view's to push
         // through: rewrite.cpp), i.e. KRSC memory, and viewed back as OIHW: the GPU's convolution
         // takes it as it is (exec/conv.cpp), with no transform each call.
-        NodePtr krsc = binary(Op::Mul, permute(cast(w, ws->dtype), {0, 2, 3, 1}), permute(scale, {0, 2, 3, 1}));
-        w2 = permute(view(Op::Copy, cast(krsc, w->dtype), Shape(krsc->shape)), {0, 3, 1, 2});
+        NodePtr krsc = binary(Op::Mul, permute(w, {0, 2, 3, 1}), permute(scale, {0, 2, 3, 1}));
+        w2 = permute(view(Op::Copy, krsc, Shape(krsc->shape)), {0, 3, 1, 2});
       } else {
-        w2 = cast(binary(Op::Mul, cast(w, ws->dtype), scale), w->dtype);
+        w2 = binary(Op::Mul, w, scale);
       }
       unlink(m);
       if (!bc->bias) {
@@ -176,8 +163,7 @@ struct Folder {
       } else {
         NodePtr c2 = ir::make_node(Op::Conv2d, conv->dtype, conv->device, Shape(conv->shape), {conv->inputs[0], w2},
                                    ir::Attrs(conv->attrs));
-        NodePtr b2 = cast(binary(Op::Mul, cast(as_channels(bc->bias, false), ws->dtype), as_channels(ws, false)),
-                          bc->bias->dtype);
+        NodePtr b2 = binary(Op::Mul, as_channels(bc->bias, false), as_channels(s, false));
         readers[c2.get()] = 1;
         m->inputs = ir::Inputs{c2, view(Op::Expand, b2, Shape(m->shape))};
         m->attrs = ir::Attrs{};
@@ -221,7 +207,7 @@ struct Folder {
 }  // namespace
 
 int fold_conv_affine(const std::vector<ir::Node*>& order, const std::vector<ir::Node*>& roots, int log_level,
-                     std::vector<ir::NodePtr>* keep) {
+                     std::vector<ir::NodePtr>* keep, const std::function<bool(const ir::Node& conv)>& keep_scale) {
   bool any = false;
   for (Node* n : order) any |= n->op == Op::Conv2d;
   if (!any) return 0;
@@ -229,7 +215,7 @@ int fold_conv_affine(const std::vector<ir::Node*>& order, const std::vector<ir::
   for (Node* n : order)
     for (const NodePtr& in : n->inputs) ++readers[in.get()];
   std::unordered_set<const Node*> root_set(roots.begin(), roots.end());
-  Folder f{root_set, readers, keep, log_level};
+  Folder f{root_set, readers, keep, log_level, keep_scale};
   int folded = 0;
   // In order, so that a multiply folded into an add (conv + b * s) is seen by the add after it.
   for (Node* n : order) {

@@ -138,7 +138,9 @@ TEST(ConvGpu, CudnnMatchesTheReference) {
 // cuDNN's fused convolution + bias + activation (issue 22) after the batch-norm fold: conv-bn-relu
 // (relu), conv-bn (identity: implicit precomputed GEMM) and conv-bn-add-relu (residual), at
 // ResNet sizes (many blocks), NaN and inf in the input, every float dtype. float32 must take the
-// fused call; the other dtypes take it or say why not (cuDNN's configurations vary by version).
+// fused call, float64 takes it or says why not (cuDNN's configurations vary by version). A 16-bit
+// batch norm is not folded (it computes in float32): conv-bn and conv-bn-add-relu must take the
+// graph API's call with the scale, conv-bias-bn-relu runs cuDNN and the epilogue kernel.
 TEST(ConvGpu, FusedBiasActivationAfterBatchNorm) {
   if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
   if (lf::cuda::cudnn_status().rfind("cuDNN ", 0) != 0) GTEST_SKIP() << lf::cuda::cudnn_status();
@@ -151,9 +153,12 @@ TEST(ConvGpu, FusedBiasActivationAfterBatchNorm) {
       const char* what;
       const char* log;
     };
-    for (Form f : {Form{"conv bias bn relu", "cuDNN fused convolution + bias + relu"},
-                   Form{"conv bn", "cuDNN fused convolution + bias, implicit precomputed GEMM"},
-                   Form{"conv bn add relu", "cuDNN fused convolution + bias + residual + relu"}}) {
+    const bool narrow = lf::dtype_size(d) == 2;
+    for (Form f : {Form{"conv bias bn relu", narrow ? "then the epilogue kernel" : "cuDNN fused convolution + bias + relu"},
+                   Form{"conv bn", narrow ? "cuDNN graph: convolution * scale + bias in float32"
+                                          : "cuDNN fused convolution + bias, implicit precomputed GEMM"},
+                   Form{"conv bn add relu", narrow ? "cuDNN graph: convolution * scale + bias + residual + relu in float32"
+                                                   : "cuDNN fused convolution + bias + residual + relu"}}) {
       std::string what = std::string(f.what) + " " + lf::dtype_name(d);
       PathScope scope("auto");
       Tensor y;
@@ -166,9 +171,9 @@ TEST(ConvGpu, FusedBiasActivationAfterBatchNorm) {
       lf::test::Tolerance tol = lf::test::conv_tolerance(d, 576);
       tol.atol += 2 * tol.rtol * 24;  // the fold's reassociation (conv_fold_test.cpp)
       EXPECT_EQ(lf::test::compare(ref, got, tol), "") << what;
-      EXPECT_NE(log.find("batch norm folded into conv2d#"), std::string::npos) << what << "\n" << log;
+      EXPECT_EQ(log.find("batch norm folded into conv2d#") != std::string::npos, !narrow) << what << "\n" << log;
       bool fused = log.find(f.log) != std::string::npos;
-      if (d == DType::Float32) EXPECT_TRUE(fused) << what << "\n" << log;
+      if (d != DType::Float64) EXPECT_TRUE(fused) << what << "\n" << log;
       else if (!fused) std::printf("%s: not fused here:\n%s\n", what.c_str(), log.c_str());
     }
   }
@@ -329,13 +334,14 @@ TEST(ConvGpu, CudnnWritesNhwcAndItsConsumersKeepIt) {
 // call takes it as it is, where a user's OIHW filter is transformed each call; a grouped
 // convolution cuDNN declines gets the KRSC filter copied back to OIHW for the generated kernel;
 // with LAZYFUSE_CONV_NHWC=0 the fold writes OIHW. Each against the reference, in flush plans too.
+// float32 only: a 16-bit batch norm is not folded (FusedBiasActivationAfterBatchNorm).
 TEST(ConvGpu, FoldedFiltersAreKrsc) {
   if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
   if (lf::cuda::cudnn_status().rfind("cuDNN ", 0) != 0) GTEST_SKIP() << lf::cuda::cudnn_status();
   bool saved = lf::rt::config().conv_nhwc;
   for (bool nhwc_on : {true, false}) {
     lf::rt::mutable_config().conv_nhwc = nhwc_on;
-    for (DType d : {DType::Float32, DType::BFloat16}) {
+    for (DType d : {DType::Float32}) {
       Tensor mean = random({32}, 3, d), var = lf::abs(random({32}, 4, d)) + 0.5, g = random({32}, 5, d);
       Tensor be = random({32}, 6, d), w = random({32, 16, 3, 3}, 7, d), wg = random({32, 4, 3, 3}, 8, d);
       lf::sync();
