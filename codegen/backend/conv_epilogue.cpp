@@ -1,6 +1,6 @@
 // The bias + activation form of a conv2d group's epilogue (conv_epilogue.h): a walk over the
 // group's members from the convolution up, each step one of mul(scale) (first), add(bias), add(z),
-// relu, or for a 16-bit convolution a cast to float32 and back.
+// relu, or for a 16-bit convolution a cast of its output to float32 and of the biased value back.
 #include "codegen/backend/conv_epilogue.h"
 
 #include <algorithm>
@@ -53,16 +53,20 @@ bool bias_activation(const fuse::Group& group, BiasActivation* out, std::string*
     return false;
   };
   const bool narrow = conv->dtype == DType::Float16 || conv->dtype == DType::BFloat16;
+  bool widened = false, back = false;
   for (; i < steps.size(); ++i) {
     Node* n = steps[i];
     if (n->shape != conv->shape) return fail(std::string(ir::op_name(n->op)) + " changes the shape");
     if (n->op == Op::Cast) {
-      // A 16-bit convolution's epilogue computed in float32 and rounded back (batch_norm's): the
+      // A 16-bit convolution's scale and bias computed in float32 and the result rounded back
+      // (batch_norm's): the convolution's output widened, then narrowed once after the bias; the
       // fused call computes every step in float32 anyway.
-      bool widen = cur->dtype == conv->dtype && n->dtype == DType::Float32;
-      bool back = cur->dtype == DType::Float32 && n->dtype == conv->dtype;
-      if (!narrow || n->inputs[0].get() != cur || !(widen || back))
-        return fail("a cast other than a 16-bit value's to float32 and back");
+      bool widen = cur == conv && n->dtype == DType::Float32;
+      bool narrow_back = widened && !back && r.bias && !r.z && !r.relu && n->dtype == conv->dtype;
+      if (!narrow || n->inputs[0].get() != cur || !(widen || narrow_back))
+        return fail("a cast other than the convolution's output to float32 and the biased value back");
+      widened |= widen;
+      back |= narrow_back;
       cur = n;
       continue;
     }
@@ -77,8 +81,8 @@ bool bias_activation(const fuse::Group& group, BiasActivation* out, std::string*
       if (ir::resolve_views(o).first == conv) return fail("an add of the convolution's output to itself");
       if (!r.bias && per_channel(o, conv->shape[1]))
         r.bias = o;
-      else if (!r.z && r.bias && o->shape == conv->shape)
-        r.z = o;
+      else if (!r.z && r.bias && o->shape == conv->shape && o->dtype == conv->dtype)
+        r.z = o;  // read as the output's dtype, in its layout
       else
         return fail("an add of neither a per-channel bias nor one residual after it");
     } else if (n->op == Op::Relu && !r.relu && n->inputs[0].get() == cur) {

@@ -641,6 +641,9 @@ lf::Status make_scaled_plan(const backend::ConvCall& c, dnn::Handle handle, bool
   Shape wd{c.out_channels, c.channels, c.kernel_h, c.kernel_w}, cd{1, c.out_channels, 1, 1};
   Shape ys = ir::channels_last_strides(yd), cs{c.out_channels, 1, c.out_channels, c.out_channels};
   dnn::BackendDesc x = g.tensor(kUidX, data, xd, ir::channels_last_strides(xd), false);
+  // The filter KRSC (transformed each call where it is OIHW: operands()). Described with OIHW
+  // strides, engine 4 finalized but computed wrong values, and more slowly (H200, cuDNN 9.14,
+  // 2026-11-28: ConvFold.* failed, ResNet-18's 3x3 convolutions took up to 1.6x as long).
   dnn::BackendDesc w = g.tensor(kUidW, data, wd, ir::channels_last_strides(wd), false);
   auto type_of = [&](DType d) { return d == DType::Float32 ? static_cast<int>(dnn::kFloat) : data; };
   dnn::BackendDesc scale = g.tensor(kUidScale, type_of(scale_dtype), cd, cs, false);
@@ -756,6 +759,11 @@ lf::Status cudnn_conv2d_scale_bias_act(const backend::ConvCall& c, void* y, cons
                                        int device, std::string* how) {
   if (dtype_size(c.dtype) != 2) return lf::UnimplementedError("cuDNN's scaled epilogue: 16-bit floats only");
   if (c.params.groups != 1) return lf::UnimplementedError("cuDNN's scaled epilogue: a grouped convolution");
+  // A network's stem (3 channels) ran 0.44-0.46 ms in the graph against 0.37 for the convolution
+  // alone and an epilogue pass of about 0.05 (ResNet-18 B32 bfloat16, H200): too close for the
+  // timing below to decide the same way every run, while the network measured 1.14 ms with the
+  // stem declined and 1.28-1.30 with it in the graph (4 runs each).
+  if (c.channels < 8) return lf::UnimplementedError("cuDNN's scaled epilogue: fewer than 8 input channels (measured slower)");
   for (DType d : {scale_dtype, bias_dtype})
     if (d != c.dtype && d != DType::Float32)
       return lf::UnimplementedError(std::string("cuDNN's scaled epilogue: a ") + dtype_name(d) + " scale or bias");
@@ -764,6 +772,12 @@ lf::Status cudnn_conv2d_scale_bias_act(const backend::ConvCall& c, void* y, cons
   Plan* plan = nullptr;
   if (lf::Status s = find_plan(c, device, &dev, &plan); !s.ok()) return s;
   if (!plan->nhwc) return lf::UnimplementedError("cuDNN's scaled epilogue: an NCHW plan");
+  // The operands cuDNN reads where they are (a transformed one is in aligned scratch), before a
+  // plan is made for nothing (not remembered: an offset's alignment is not the shape's).
+  const void* in_place[] = {plan->x_bytes ? nullptr : at(c.x, c.dtype), plan->w_bytes ? nullptr : at(c.w, c.dtype),
+                            scale, bias, z_nchw ? nullptr : z, y};
+  for (const void* ptr : in_place)
+    if (!aligned16(ptr)) return lf::UnimplementedError("cuDNN's scaled epilogue: an operand not 16-byte aligned");
   ScaledPlan& sp = plan->scaled[ScaledPlan::key(relu, z != nullptr, scale_dtype, bias_dtype)];
   if (sp.candidates.empty() && sp.declined.ok())
     sp.declined = make_scaled_plan(c, dev->handle, relu, z != nullptr, scale_dtype, bias_dtype, &sp);
@@ -774,9 +788,6 @@ lf::Status cudnn_conv2d_scale_bias_act(const backend::ConvCall& c, void* y, cons
   Operands o;
   if (lf::Status s = operands(c, *dev, *plan, workspace, device, z_nchw ? z : nullptr, &o); !s.ok()) return s;
   z = z_nchw ? o.z : z;
-  const void* given[] = {o.x, o.w, scale, bias, z, y};
-  for (const void* ptr : given)
-    if (!aligned16(ptr)) return lf::UnimplementedError("cuDNN's scaled epilogue: an operand not 16-byte aligned");
   std::vector<int64_t> uids{kUidX, kUidW, kUidScale, kUidBias, kUidY};
   std::vector<void*> ptrs{const_cast<void*>(o.x), const_cast<void*>(o.w), const_cast<void*>(scale),
                           const_cast<void*>(bias), y};
@@ -803,11 +814,14 @@ lf::Status cudnn_conv2d_scale_bias_act(const backend::ConvCall& c, void* y, cons
     // over its output would (the stem of ResNet-18, 3 input channels: 0.45 ms on the H200), the
     // shape declines and the caller runs those two. Not inside a stream capture, where no event
     // can be waited for (the heuristic's first then).
-    sp.tuned = true;
     const rt::cu::Api& cu = rt::cu::api();
     rt::cu::CUstream stream = rt::cu::device_context(device).stream;
+    // Without cuStreamIsCapturing (an old driver), not capturing: a shape's first call is an eager
+    // one (a flush plan is recorded on its signature's second sighting), and a capture broken by
+    // the timing falls back to replaying step by step.
     int capturing = 0;
     if (cu.cuStreamIsCapturing && cu.cuStreamIsCapturing(stream, &capturing) != 0) capturing = 1;
+    sp.tuned = !capturing;  // else the next call outside a capture times it
     rt::cu::CUevent start = nullptr, stop = nullptr;
     bool events = !capturing && cu.cuEventCreate(&start, 0) == 0 && cu.cuEventCreate(&stop, 0) == 0;
     // The best of two runs after a warm-up; -1 when a run failed.
@@ -842,9 +856,11 @@ lf::Status cudnn_conv2d_scale_bias_act(const backend::ConvCall& c, void* y, cons
     }
     if (start) cu.cuEventDestroy(start);
     if (stop) cu.cuEventDestroy(stop);
-    sp.candidates = {sp.candidates[best]};
+    if (events) sp.candidates = {sp.candidates[best]};
     // The epilogue kernel reads the output (and the residual) and writes it: at 2 TB/s (two thirds
-    // of the H100's copy rate), plus a launch.
+    // of the H100's copy rate), plus a launch. (With a margin of a fifth of the convolution's time
+    // against noise, ResNet-18's stem stayed in the graph, 0.44 ms, and the network took 1.28 ms
+    // instead of 1.14 on the H200.)
     const double pass_ms = static_cast<double>(c.y_bytes * (z ? 3 : 2)) / 2e9 + 0.003;
     const float graph = sp.candidates.front().ms;
     if (legacy >= 0 && graph >= 0 && graph > legacy + pass_ms) {

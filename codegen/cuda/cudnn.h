@@ -48,12 +48,12 @@ lf::Status cudnn_conv2d_bias_act(const backend::ConvCall& call, void* y, const v
 // inference batch norm, which computes in float32 as PyTorch's does (frontend/ops_conv.cpp), runs
 // after a convolution without a pass of its own. scale, bias: O contiguous values of the
 // call's dtype or float32; z as for cudnn_conv2d_bias_act; relu keeps NaN. NHWC plans only,
-// groups 1, operands 16-byte aligned; no FFT, Winograd or reduced-precision engine. The first call
-// of a shape times the heuristic's first configuration (with LAZYFUSE_CONV_BENCHMARK=1 its first 4,
-// keeping the fastest; the log gives the times) against cudnn_conv2d alone: where the graph is
-// slower than that plus a pass of the epilogue, the shape declines.
-// A Status says why not (the caller then runs cudnn_conv2d and the epilogue kernel); a refusal is
-// remembered per shape.
+// groups 1, at least 8 input channels, operands 16-byte aligned; no FFT, Winograd or reduced-precision engine. The first call
+// of a shape and epilogue variant outside a stream capture times the heuristic's first
+// configuration (with LAZYFUSE_CONV_BENCHMARK=1 its first 4, keeping the fastest; the log gives
+// the times) against cudnn_conv2d alone: where the graph is slower than that plus a pass of the
+// epilogue, the shape declines. A Status says why not (the caller then runs cudnn_conv2d and
+// the epilogue kernel); a refusal is remembered per shape and variant, except a misaligned operand's.
 lf::Status cudnn_conv2d_scale_bias_act(const backend::ConvCall& call, void* y, const void* scale, DType scale_dtype,
                                        const void* bias, DType bias_dtype, const void* z, bool z_nchw, bool relu,
                                        int device, std::string* how);
