@@ -6,7 +6,6 @@
 #include <climits>
 #include <cstdint>
 #include <cstdio>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -192,7 +191,6 @@ struct Plan {
   // one per epilogue variant (ScaledPlan::key), made on first use.
   std::map<int, ScaledPlan> scaled;
 };
-
 
 struct PerDevice {
   dnn::Handle handle = nullptr;
@@ -689,12 +687,10 @@ lf::Status make_scaled_plan(const backend::ConvCall& c, dnn::Handle handle, bool
   step(dnn::be::kAdd, bias, nullptr, !with_z && !relu);
   if (with_z) step(dnn::be::kAdd, z, nullptr, !relu);
   if (relu) {
-    dnn::BackendDesc in = v, nan = temp(dnn::be::kDataBoolean);
-    ops.push_back(g.pointwise(dnn::be::kCmpNeq, in, in, nullptr, nan));
-    step(dnn::be::kReluFwd, nullptr, nullptr, false);
-    dnn::BackendDesc r = v;  // select(mask, x, b) is mask ? x : b
-    v = in;
-    ops.push_back(g.pointwise(dnn::be::kBinarySelect, in, r, nan, y));
+    dnn::BackendDesc nan = temp(dnn::be::kDataBoolean), r = temp(dnn::kFloat);
+    ops.push_back(g.pointwise(dnn::be::kCmpNeq, v, v, nullptr, nan));
+    ops.push_back(g.pointwise(dnn::be::kReluFwd, v, nullptr, nullptr, r));
+    ops.push_back(g.pointwise(dnn::be::kBinarySelect, v, r, nan, y));  // select(mask, x, b) is mask ? x : b
   }
 
   dnn::BackendDesc graph = g.make(dnn::be::kOperationGraphDesc, "the operation graph");
@@ -825,7 +821,7 @@ lf::Status cudnn_conv2d_scale_bias_act(const backend::ConvCall& c, void* y, cons
     rt::cu::CUevent start = nullptr, stop = nullptr;
     bool events = !capturing && cu.cuEventCreate(&start, 0) == 0 && cu.cuEventCreate(&stop, 0) == 0;
     // The best of two runs after a warm-up; -1 when a run failed.
-    auto time = [&](const std::function<dnn::Status()>& run) {
+    auto time = [&](auto&& run) {
       float best_ms = -1;
       for (int rep = 0; rep < 3; ++rep) {
         float ms = 0;
