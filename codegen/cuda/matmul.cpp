@@ -21,9 +21,10 @@ namespace {
 // floats; the generated SIMT kernel 16.5 TFLOP/s once its 128x128 tiles fill every SM, and
 // proportionally less with fewer tiles; the pass writes and reads the product once more at about
 // 3 TB/s, plus a launch. So the generated kernel wins on wide products with a short k, cuBLASLt on
-// the rest. Taken too whenever cuBLASLt declines the problem (integers, no unit stride). Only when
-// the product itself is not kept (otherwise it must be written anyway) and there is an epilogue.
-// Returns false to go on.
+// the rest. Taken too whenever cuBLASLt declines the problem (integers, no unit stride, no cuBLASLt
+// at all). A product that is kept (an output of the group, or a group that is the product alone)
+// must be written anyway: cuBLASLt writes it when it can; when it cannot, the kernel stores it too,
+// through a copy of the product among the epilogue's outputs. Returns false to go on.
 constexpr double kGeneratedRate = 16.5e12;
 
 // A replayed cuBLASLt call that fails (it ran when the plan was recorded, with the same layouts)
@@ -36,14 +37,15 @@ bool run_generated(backend::MatmulCall& call, const std::string& lt_why, bool re
   const fuse::Group& g = call.run.group;
   const kir::GemmProblem& problem = call.problem;
   ir::Node* mm = call.product();
-  if (!call.has_epilogue() || std::find(g.outputs.begin(), g.outputs.end(), mm) != g.outputs.end()) return false;
+  const bool kept = !call.has_epilogue() || std::find(g.outputs.begin(), g.outputs.end(), mm) != g.outputs.end();
+  lf::Status lt = lt_supports(problem);
+  if (kept && lt.ok()) return false;
   if (problem.batch.size() > static_cast<size_t>(kGemmMaxBatchRank)) return false;
   int64_t batch = 1;
   for (int64_t s : problem.batch) batch *= s;
   if (batch > 65535 || (problem.m + kGemmTile - 1) / kGemmTile > 65535) return false;
   double flop = 2.0 * static_cast<double>(batch * problem.m) * static_cast<double>(problem.n) * static_cast<double>(problem.k);
   double out_bytes = static_cast<double>(batch * problem.m * problem.n) * static_cast<double>(dtype_size(mm->dtype));
-  lf::Status lt = lt_supports(problem);
   double lt_rate = dtype_size(mm->dtype) == 2 ? 600e12 : 50e12;
   double t_lt = flop / lt_rate + 2 * out_bytes / 3e12 + 5e-6;
   double tiles = static_cast<double>(batch) * static_cast<double>((problem.m + kGemmTile - 1) / kGemmTile) *
@@ -62,8 +64,17 @@ bool run_generated(backend::MatmulCall& call, const std::string& lt_why, bool re
   auto stand_in = rt::Storage::allocate(device, dtype_size(mm->dtype));
   mm->storage = stand_in;
   mm->layout = ir::Layout{ir::contiguous_strides(mm->shape), 0};
-  backend::Prepared k =
-      backend::prepare(call.run, call.epilogue_group(), {.keep_last_dim = true, .product = stand_in->data()});
+  fuse::Group epilogue = call.epilogue_group();
+  // A kept product: a copy of it, an output of the kernel (stored from the accumulators). It reads
+  // the product node itself (a non-owning pointer: the node outlives the call), so that it is the
+  // same operand as the epilogue's reads of the product.
+  ir::NodePtr copy;
+  if (kept) {
+    copy = ir::make_node(ir::Op::Copy, mm->dtype, device, Shape(mm->shape), {ir::NodePtr(ir::NodePtr(), mm)});
+    epilogue.nodes.insert(epilogue.nodes.begin(), copy.get());
+    epilogue.outputs.insert(epilogue.outputs.begin(), copy.get());
+  }
+  backend::Prepared k = backend::prepare(call.run, epilogue, {.keep_last_dim = true, .product = stand_in->data()});
   mm->storage = nullptr;
   mm->layout = ir::Layout{};
   if (!k.entry->kernel) return false;  // reported by prepare(); the other path runs it
@@ -92,6 +103,8 @@ bool run_generated(backend::MatmulCall& call, const std::string& lt_why, bool re
     // which the kernel never loads: kept here and bound as it was.
     backend::RecordedCall& r = *call.record;
     r.add_outputs(k);
+    for (auto& [node, storage] : r.outputs)
+      if (node == copy.get()) node = mm;  // the plan hands the copy's buffer to the product
     r.addresses = {problem.a.data, problem.b.data};
     r.add_operands(k);
     std::vector<size_t> product_at;  // the stand-in's operands
@@ -112,7 +125,10 @@ bool run_generated(backend::MatmulCall& call, const std::string& lt_why, bool re
   ++call.run.stats.kernels_launched;
   call.run.stats.bytes_moved += static_cast<uint64_t>(k.low.bytes);
   backend::materialize_outputs(k);
-  call.log("generated matmul kernel " + k.name + " with the epilogue inside (" + why + ")" +
+  if (copy) backend::materialize(*mm, copy->storage, copy->layout);
+  std::string inside = !call.has_epilogue() ? "the product stored" : kept ? "the epilogue inside, the product stored too"
+                                                                            : "the epilogue inside";
+  call.log("generated matmul kernel " + k.name + " with " + inside + " (" + why + ")" +
            (lt_why.empty() ? "" : "; cuBLASLt's epilogue: " + lt_why));
   return true;
 }

@@ -108,6 +108,41 @@ TEST(LibraryPlan, MatmulPlansInOtherDtypes) {
   }
 }
 
+// Integer products that are kept (alone, and beside an epilogue that reads them): cuBLASLt has no
+// integer GEMM, so on a GPU the generated matmul kernel stores the product (once the host computed
+// it with the reference executor and such flushes never replayed). The log names the path there.
+TEST(LibraryPlan, KeptIntegerProductsReplayOnTheirDevice) {
+  NoTiers no_tiers;
+  for (lf::DType dt : {lf::DType::Int32, lf::DType::Int64}) {
+    const float c = fresh_number();
+    // Every iteration's inputs made first: the loop's flushes are the products' alone.
+    std::vector<std::vector<Tensor>> inputs;
+    for (int it = 0; it < 6; ++it)
+      inputs.push_back(synced({input({33, 48}, it).to(dt), input({48, 17}, it + 1).to(dt), input({17, 130}, it + 2).to(dt)}));
+    auto body = [&](int it) {
+      const std::vector<Tensor>& in = inputs[static_cast<size_t>(it)];
+      Tensor alone = lf::matmul(in[0], in[1]);
+      Tensor kept = lf::matmul(in[1], in[2]);
+      Tensor scaled = kept * static_cast<int64_t>(c * 8) + 1;
+      return std::vector<Tensor>{alone, kept, scaled};
+    };
+    // One flush logged first (logging turns flush plans off, so it is not a sighting).
+    const int saved_log = lf::rt::config().log_level;
+    lf::rt::mutable_config().log_level = 1;
+    testing::internal::CaptureStderr();
+    const std::vector<Tensor> logged = body(5);  // held: a dropped result is never computed
+    lf::sync();
+    lf::rt::mutable_config().log_level = saved_log;
+    const std::string log = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(check_loop(5, 48, body), 3u) << lf::dtype_name(dt) << ": first sighting, then recorded, then replayed";
+    if (lf::default_device().is_cuda()) {
+      EXPECT_NE(log.find("with the product stored"), std::string::npos) << log;
+      EXPECT_NE(log.find("with the epilogue inside, the product stored too"), std::string::npos) << log;
+      EXPECT_EQ(log.find("reference executor"), std::string::npos) << log;
+    }
+  }
+}
+
 // A transformer-like chain: matmuls whose operands are outputs of earlier kernels of the same
 // flush, intermediates freed midway (the replay hands their buffers on, as the recorded flush
 // did), a cat of two heads' outputs, and the weights the same buffers every iteration.
