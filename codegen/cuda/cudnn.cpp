@@ -23,6 +23,8 @@ namespace {
 
 // An algorithm needing more scratch than this is passed over for the next one.
 constexpr size_t kMaxWorkspaceBytes = size_t{1} << 30;
+// Float16 convolutions of fewer input channels than this run NCHW (find_plan says why).
+constexpr int64_t kFloat16NhwcMinChannels = 16;
 
 struct Loaded {
   dnn::Api api{};
@@ -337,8 +339,15 @@ lf::Status find_plan(const backend::ConvCall& c, int device, PerDevice** dev_out
     dev.stream = stream;
   }
   lf::Status status;
+  // cuDNN 9.14's NHWC float16 engine (implicit precomputed GEMM with tensor ops) turned -inf into
+  // 0 at 3, 4 and 8 input channels on the H200 (2026-11-28; 1, 16 and 32 kept it; PyTorch's
+  // channels_last float16 convolution lost -inf at 3 and 8 in the same call, its NCHW one did
+  // not): those run NCHW. bfloat16 and float32 kept every inf and NaN there.
+  const bool f16_few_channels = c.dtype == DType::Float16 && c.channels < kFloat16NhwcMinChannels;
   for (bool nhwc : {true, false}) {
-    if (c.nhwc >= 0 ? nhwc != (c.nhwc == 1) : nhwc && (!rt::config().conv_nhwc || c.dtype == DType::Float64)) continue;
+    if (c.nhwc >= 0 ? nhwc != (c.nhwc == 1)
+                    : nhwc && (!rt::config().conv_nhwc || c.dtype == DType::Float64 || f16_few_channels))
+      continue;
     char key[512];
     std::snprintf(key, sizeof key, "%d|%d|%d|%d|%d|%lld,%lld,%lld,%lld|%lld,%lld,%lld,%lld|%lld,%lld,%lld|%lld,%lld,%lld,%lld,%lld,%lld,%lld",
                   nhwc ? 1 : 0, c.w_krsc ? 1 : 0, static_cast<int>(c.dtype), tf32 ? 1 : 0, benchmark ? 1 : 0, (long long)c.batch, (long long)c.channels, (long long)c.height,

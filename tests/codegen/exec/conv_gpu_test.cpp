@@ -135,6 +135,28 @@ TEST(ConvGpu, CudnnMatchesTheReference) {
   for (DType d : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) run_cases("auto", d);
 }
 
+// Few input channels (a network's stem) with NaN and inf in x, every 16-bit float and float32, on
+// both paths: plain, and with a bias. cuDNN's NHWC float16 engine lost -inf (gave 0) at 3, 4 and 8
+// channels on the H200 (2026-11-28): below 16 they run NCHW (cudnn.cpp, find_plan).
+TEST(ConvGpu, FewChannelsWithNonFiniteInputs) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  for (const char* mode : {"auto", "generated"})
+    for (DType d : {DType::Float32, DType::Float16, DType::BFloat16})
+      for (int64_t c : {1, 3, 4, 8, 16, 24}) {
+        Tensor x = random({2, c, 12, 12}, 30 + static_cast<uint64_t>(c), d, /*specials=*/true);
+        Tensor w = random({16, c, 5, 5}, 40, d), b = random({16}, 41, d);
+        const int64_t k = c * 25;
+        const std::string what = std::string(mode) + " " + lf::dtype_name(d) + " C=" + std::to_string(c);
+        PathScope scope(mode);
+        Tensor plain = lf::conv2d(x, w, {}, 2, 2), biased = lf::conv2d(x, w, b, 1, 2);
+        lf::test::Values ref_plain = lf::test::reference_values(plain), ref_biased = lf::test::reference_values(biased);
+        lf::test::Values got_plain = lf::test::fused_values(plain), got_biased = lf::test::fused_values(biased);
+        std::string log = scope.log();
+        EXPECT_EQ(lf::test::compare(ref_plain, got_plain, lf::test::conv_tolerance(d, k)), "") << what << " plain\n" << log;
+        EXPECT_EQ(lf::test::compare(ref_biased, got_biased, lf::test::conv_tolerance(d, k)), "") << what << " bias\n" << log;
+      }
+}
+
 // cuDNN's fused convolution + bias + activation (issue 22) after the batch-norm fold: conv-bn-relu
 // (relu), conv-bn (identity: implicit precomputed GEMM) and conv-bn-add-relu (residual), at
 // ResNet sizes (many blocks), NaN and inf in the input, every float dtype. float32 must take the
