@@ -748,7 +748,8 @@ Program scatter_add_program() {
   return p;
 }
 
-// Many rows, each sorted by a block of its own on a GPU (rows of 4096 and of 256).
+// Many rows: each sorted by a block of its own on a GPU (rows of 4096 and of 256), or by the radix
+// sort's passes, the rows side by side (rows of 65536).
 Program sort_program(int64_t rows, int64_t n) {
   Program p;
   p.name = "sort";
@@ -956,6 +957,7 @@ std::vector<Program> registry() {
   r.push_back(scatter_add_program());
   r.push_back(sort_program(1024, 4096));
   r.push_back(sort_program(16384, 256));
+  r.push_back(sort_program(128, 65536));  // rows longer than a block sorts: the radix sort, rows side by side
   r.push_back(sort_long_program());
   r.push_back(topk_program());
   r.push_back(topk_many_rows_program());

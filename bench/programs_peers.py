@@ -494,7 +494,7 @@ def specs():
                   lambda rng: dict(index=rng.integers(0, 1 << 16, 1 << 24), src=unif(rng, 0, 1, 1 << 24)),
                   lambda index, src: (torch.zeros(1 << 16, dtype=src.dtype, device=src.device).scatter_add_(0, index, src),),
                   lambda index, src: (np.bincount(index, src, 1 << 16).astype(np.float32),), tol_n=256))
-    for rows, n in ((1024, 4096), (16384, 256)):
+    for rows, n in ((1024, 4096), (16384, 256), (128, 65536)):
         r.append(Spec("sort", f"{rows}x{n}_dim1", lambda rng, rows=rows, n=n: dict(x=f32(rng, rows, n)),
                       # stable: equal values keep their order, as LazyFuse's sort (and the indices are compared)
                       lambda x: tuple(torch.sort(x, dim=1, stable=True)), lambda x: (np.sort(x, 1, kind="stable"),)))

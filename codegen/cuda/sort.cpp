@@ -2,7 +2,7 @@
 // NVRTC once per key dtype and device in a process, launched on the device's stream. Paths:
 // topk of k <= 64 selects (lf_select_block, a block per row); rows up to 4096 sort in shared
 // memory, a block per row (lf_radix_block*, or lf_sort_block's bitonic sort for short rows and for
-// the 64-bit keys of rows over 2048); longer rows run the radix sort, row after row.
+// the 64-bit keys of rows over 2048); longer rows run the Onesweep radix sort, rows side by side.
 #include <algorithm>
 #include <climits>
 #include <cstdio>
@@ -28,6 +28,9 @@ constexpr int64_t kSelectWideRow = 16384;  // rows this long select with 1024 th
 // Rows up to this long sort by the bitonic network: its few stages beat the radix passes' fixed
 // work on a block of 256 threads.
 constexpr int64_t kBitonicMax = 64;
+// Long rows sort side by side, as many a launch as fit this many keys (at least one row): 16
+// bytes of scratch a key, 64 MiB.
+constexpr int64_t kOnesweepChunkKeys = int64_t{1} << 22;
 
 // The kernels' Row, with the same layout.
 struct Row {
@@ -69,11 +72,12 @@ lf::StatusOr<Module> module_for(DType dtype, int device) {
   return m;
 }
 
-// One kernel of the sort on `device`'s stream (a grid of 0 launches nothing).
-void launch(int device, cu::CUfunction fn, int64_t grid, unsigned block, unsigned shared, void** params) {
-  if (grid <= 0) return;
+// One kernel of the sort on `device`'s stream (a grid of 0 launches nothing); grid_y <= 65535.
+void launch(int device, cu::CUfunction fn, int64_t grid, unsigned block, unsigned shared, void** params,
+            int64_t grid_y = 1) {
+  if (grid <= 0 || grid_y <= 0) return;
   if (grid > INT32_MAX) throw Error("sort: " + std::to_string(grid) + " blocks exceed the GPU's grid");
-  cu::check(cu::api().cuLaunchKernel(fn, static_cast<unsigned>(grid), 1, 1, block, 1, 1, shared,
+  cu::check(cu::api().cuLaunchKernel(fn, static_cast<unsigned>(grid), static_cast<unsigned>(grid_y), 1, block, 1, 1, shared,
                                      cu::device_context(device).stream, params, nullptr),
             "cuLaunchKernel(sort)");
 }
@@ -138,7 +142,8 @@ void run_sort(backend::SortCall& call) {
     launches = 1;
     how = "bitonic sort in shared memory (a block per row)";
   } else {
-    // Onesweep (sort_kernels.cpp): every pass's digit counts in one read, then a kernel a pass.
+    // Onesweep (sort_kernels.cpp): every pass's digit counts in one read, then a kernel a pass, for
+    // `chunk` rows at once (a grid row each: rows of many tiles side by side, not one after another).
     const int64_t n = call.n;
     int first_shift = 0;
     const int passes = radix_passes(call.dtype, &first_shift);
@@ -147,51 +152,57 @@ void run_sort(backend::SortCall& call) {
     const int64_t tile = wide ? 2048 : 4096;  // LF_OTILE
     long long tiles = (n + tile - 1) / tile;
     const size_t key_bytes = wide ? 8 : 4;
-    // Keys and positions between passes; the look-back's status words (a tile and digit each) and
-    // the tile counter after them, zeroed once a call: each pass's words carry its epoch; the
-    // digit counts, zeroed a row.
+    const int64_t chunk = std::max<int64_t>(1, std::min({kOnesweepChunkKeys / n, rows, int64_t{65535}}));
+    // Per slot of the chunk: keys and positions between passes; the look-back's status words (a
+    // tile and digit each), zeroed once a call (each pass's words carry its epoch), with the slots'
+    // tile counters after them; the digit counts, zeroed a chunk.
     struct Scratch {
       std::shared_ptr<rt::Storage> keys_a, keys_b, idx_a, idx_b, status, hist;
     };
-    const size_t status_bytes = static_cast<size_t>(tiles) * 256 * 8, hist_bytes = static_cast<size_t>(passes) * 256 * 4;
-    auto scratch = std::make_shared<Scratch>(Scratch{rt::Storage::allocate(y->device, static_cast<size_t>(n) * key_bytes),
-                                                     rt::Storage::allocate(y->device, static_cast<size_t>(n) * key_bytes),
-                                                     rt::Storage::allocate(y->device, static_cast<size_t>(n) * 4),
-                                                     rt::Storage::allocate(y->device, static_cast<size_t>(n) * 4),
-                                                     rt::Storage::allocate(y->device, status_bytes + 8),
+    const size_t keys = static_cast<size_t>(chunk * n);
+    const size_t status_bytes = static_cast<size_t>(chunk * tiles) * 256 * 8;
+    const size_t counter_bytes = static_cast<size_t>(chunk) * 8;
+    const size_t hist_bytes = static_cast<size_t>(chunk * passes) * 256 * 4;
+    auto scratch = std::make_shared<Scratch>(Scratch{rt::Storage::allocate(y->device, keys * key_bytes),
+                                                     rt::Storage::allocate(y->device, keys * key_bytes),
+                                                     rt::Storage::allocate(y->device, keys * 4),
+                                                     rt::Storage::allocate(y->device, keys * 4),
+                                                     rt::Storage::allocate(y->device, status_bytes + counter_bytes),
                                                      rt::Storage::allocate(y->device, hist_bytes)});
     const int64_t hist_grid = std::min<int64_t>((n + 4095) / 4096, 1024);
-    run = [m, r, rows, passes, first_shift, tiles, status_bytes, hist_bytes, hist_grid, scratch,
+    run = [m, r, rows, chunk, passes, first_shift, tiles, status_bytes, counter_bytes, hist_bytes, hist_grid, scratch,
            device](const void* x, void* o, void* vals) mutable {
       auto clear = [&](rt::Storage& s, size_t bytes) {
         cu::check(cu::api().cuMemsetD8Async(reinterpret_cast<cu::CUdeviceptr>(s.data()), 0, bytes,
                                             cu::device_context(device).stream),
                   "cuMemsetD8Async(sort)");
       };
-      clear(*scratch->status, status_bytes + 8);
+      clear(*scratch->status, status_bytes + counter_bytes);
       void* st = scratch->status->data();
       void* counter = static_cast<char*>(scratch->status->data()) + status_bytes;
       void* h = scratch->hist->data();
-      for (long long row = 0; row < rows; ++row) {
+      for (long long row0 = 0; row0 < rows; row0 += chunk) {
+        const int64_t count = std::min<int64_t>(chunk, rows - row0);
         clear(*scratch->hist, hist_bytes);
         int fs = first_shift, np = passes;
-        void* hp[] = {&x, &r, &row, &fs, &np, &h};
-        launch(device, m.hist, hist_grid, 256, 0, hp);
+        void* hp[] = {&x, &r, &row0, &fs, &np, &h};
+        launch(device, m.hist, hist_grid, 256, 0, hp, count);
         void *ka = scratch->keys_a->data(), *kb = scratch->keys_b->data(), *ia = scratch->idx_a->data(),
              *ib = scratch->idx_b->data();
         for (int pass = 0; pass < passes; ++pass) {
           int shift = first_shift + 8 * pass, last = pass == passes - 1 ? 1 : 0;
-          unsigned epoch = static_cast<unsigned>(row * passes + pass + 1);
-          void* pp[] = {&x, &r, &row, &ka, &ia, &kb, &ib, &o, &vals, &shift, &pass, &last, &epoch, &h, &st, &counter, &tiles};
-          launch(device, m.pass, tiles, 256, 0, pp);
+          void* pp[] = {&x, &r, &row0, &ka, &ia, &kb, &ib, &o, &vals, &shift, &pass, &np, &last, &h, &st, &counter, &tiles};
+          launch(device, m.pass, tiles, 256, 0, pp, count);
           std::swap(ka, kb);
           std::swap(ia, ib);
         }
       }
     };
-    launches = static_cast<uint64_t>(rows) * static_cast<uint64_t>(passes + 1);
+    const int64_t chunks = (rows + chunk - 1) / chunk;
+    launches = static_cast<uint64_t>(chunks) * static_cast<uint64_t>(passes + 1);
     how = "Onesweep LSD radix sort (" + std::to_string(passes) +
-          " passes of 8-bit digits, decoupled look-back per digit), row after row";
+          " passes of 8-bit digits, decoupled look-back per digit), " +
+          (chunk > 1 ? std::to_string(chunk) + " rows side by side a launch" : std::string("row after row"));
   }
   void* vals = call.values ? call.values->data() : nullptr;
   run(call.data, out->data(), vals);

@@ -177,10 +177,13 @@ __device__ __forceinline__ unsigned lf_digit(LF_KEY raw, int desc, int shift) {
 }
 __device__ __forceinline__ i64 lf_row_base(const Row& r, i64 row) { return r.off + (row / r.inner) * r.so + (row % r.inner) * r.si; }
 
-// Every pass's digit counts of the row: hist[pass][digit], added up over blocks (zeroed first).
+// Every pass's digit counts of row row0 + blockIdx.y: hist[blockIdx.y][pass][digit], added up over
+// the blocks along x (zeroed first).
 extern "C" __global__ void __launch_bounds__(256)
-lf_onesweep_hist(const LF_T* x, Row r, i64 row, int first_shift, int passes, unsigned* hist) {
+lf_onesweep_hist(const LF_T* x, Row r, i64 row0, int first_shift, int passes, unsigned* hist) {
   __shared__ unsigned h[8][256];
+  const i64 row = row0 + blockIdx.y;
+  hist += (i64)blockIdx.y * passes * 256;
   for (int i = threadIdx.x; i < 8 * 256; i += 256) (&h[0][0])[i] = 0;
   __syncthreads();
   const i64 base = lf_row_base(r, row);
@@ -318,13 +321,25 @@ lf_radix_block_1k(const LF_T* x, Row r, int first_shift, int passes, i64* out, L
 
 // One pass: blocks of 256 threads (at least 3 an SM: with one, as the registers allowed unbounded,
 // the serial steps of ranking and look-back were not hidden; bench/RESULTS.md, 2026-11-27), a tile of LF_OTILE keys each (in the order the tiles' numbers
-// are taken from *counter, which grows by `tiles` a pass). pass 0 reads the row from x, the others
-// kin / iin; the last (`last`) writes out (positions j < r.kept) and vals (when not null), the others
-// kout / iout.
+// are taken from *counter, which grows by `tiles` a pass). Rows side by side: blockIdx.y is the
+// row's slot (row row0 + slot), which has its own n keys and positions of scratch, digit counts,
+// status words and counter, so the rows' passes run in one launch and a tile only ever waits for
+// earlier tiles of its own row. pass 0 reads the row from x, the others kin / iin; the last
+// (`last`) writes out (positions j < r.kept) and vals (when not null), the others kout / iout.
 extern "C" __global__ void __launch_bounds__(256, 3)
-lf_onesweep_pass(const LF_T* x, Row r, i64 row, const LF_KEY* kin, const unsigned* iin, LF_KEY* kout,
-                 unsigned* iout, i64* out, LF_T* vals, int shift, int pass, int last, unsigned epoch,
+lf_onesweep_pass(const LF_T* x, Row r, i64 row0, const LF_KEY* kin, const unsigned* iin, LF_KEY* kout,
+                 unsigned* iout, i64* out, LF_T* vals, int shift, int pass, int passes, int last,
                  const unsigned* hist, unsigned long long* status, unsigned long long* counter, i64 tiles) {
+  const i64 slot = blockIdx.y, row = row0 + slot;
+  kin += slot * r.n;
+  iin += slot * r.n;
+  kout += slot * r.n;
+  iout += slot * r.n;
+  hist += slot * passes * 256;
+  status += slot * tiles * 256;
+  counter += slot;
+  // The status words' epoch: unique in a call (a slot's words serve every row it takes).
+  const unsigned epoch = (unsigned)(row * passes + pass + 1);
   __shared__ unsigned wcnt[8][256];  // per warp and digit: its keys' count, then where they start in the tile
   __shared__ LF_KEY skey[LF_OTILE];
   __shared__ unsigned sidx[LF_OTILE];

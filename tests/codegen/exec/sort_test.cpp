@@ -189,6 +189,19 @@ TEST(SortLong, RowsMatchReference) {
   }
 }
 
+// Many rows longer than a block sorts: on a GPU the Onesweep radix sort takes them side by side, as
+// many a launch as hold 2^22 keys (1023 rows of 4097): 1100 rows are two launches of each pass,
+// along the last dim and along the first (rows strided by one).
+TEST(SortLong, ManyRowsSideBySide) {
+  Tensor x = keys(DType::Float32, {1100, 4097}, 300, /*wide=*/true);
+  expect_matches_reference(lf::argsort(x, 1), 1, "argsort 1100 rows of 4097");
+  expect_matches_reference(lf::topk(x, 100, 1).second, 1, "topk 100 of 1100 rows of 4097");
+  Tensor t = keys(DType::Int32, {4097, 1100}, 301, /*wide=*/true);
+  expect_matches_reference(lf::argsort(t, 0, /*descending=*/true), 1, "argsort dim 0 of 4097 x 1100");
+  auto [values, positions] = lf::sort(t, 0);
+  expect_values_are_keys_at(t, values, positions, 0, "sort dim 0 of 4097 x 1100");
+}
+
 // The CPU's threshold selection (a heap of the k best) on the orders that defeat it: a row that
 // keeps beating the heap's top (ascending for the largest k, descending for the smallest) makes it
 // give up for nth_element; both ways, and runs of ties, agree with the reference.
