@@ -1,10 +1,9 @@
 // Flush plans with library calls: a flush with a matmul, a conv2d or a pooling replays its
 // library calls (backend::RecordedCall) with the kernels around them, on new buffers each time.
 // Every iteration's results are checked against the reference executor, on inputs that change
-// each iteration. On a GPU (the default device there) these run through the CUDA backend: matmul
-// plans replay there too (cuBLASLt, the generated matmul kernel, epilogue kernels); conv2d and
-// pooling run on the host there and are not recorded, so their replay counts are checked on the
-// CPU only.
+// each iteration. On a GPU (the default device there) these run through the CUDA backend and
+// replay there too: cuBLASLt, the generated matmul kernel, cuDNN, the pooling kernel, epilogue
+// kernels.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -279,7 +278,7 @@ TEST(LibraryPlan, OperandsComputedFirstAreNotRecorded) {
   EXPECT_EQ(replayed, 0u);
 }
 
-TEST(LibraryPlan, ConvAndPoolReplayOnTheCpu) {
+TEST(LibraryPlan, ConvAndPoolReplay) {
   NoTiers no_tiers;
   const float c = fresh_number();
   auto w = synced({input({8, 3, 3, 3}, 200), input({8}, 201), input({8, 8, 1, 1}, 202)});
@@ -292,8 +291,8 @@ TEST(LibraryPlan, ConvAndPoolReplayOnTheCpu) {
     Tensor g = lf::adaptive_avg_pool2d(z, {3, 2});
     return std::vector<Tensor>{m * 2, a, g};
   });
-  if (lf::default_device().is_cpu()) EXPECT_EQ(replayed, 4u);
-  // On a GPU both run on the host for now (not recorded): the results above are what is checked.
+  // On a GPU: cuDNN's calls (or the generated convolution) and the pooling kernel, replayed alike.
+  EXPECT_EQ(replayed, 4u);
 }
 
 // Scans are library calls a plan replays (cuda/scan.cpp, cpu/scan.cpp): short and long lines, lines

@@ -202,6 +202,11 @@ TEST(Matmul, SizeOneAndSizeZeroDims) {
     Tensor y = lf::relu(lf::matmul(a, b) + bias);
     expect_matches(y, k, what);
     EXPECT_EQ(y.shape(), (Shape{m, n})) << what;
+    // An integer product kept as it is (on a GPU the generated kernel stores it: no cuBLASLt
+    // integer GEMM), batched with a broadcast batch dim.
+    Tensor ia = random({2, m, k}, 25, DType::Int64), ib = random({k, n}, 26, DType::Int64);
+    expect_matches(lf::matmul(ia, ib), k, what + " int64 kept");
+    expect_matches(lf::matmul(ib.transpose(0, 1), ia.transpose(1, 2)), k, what + " int64 transposed");
   }
   // K = 0: every element is the empty sum, 0 (then the epilogue).
   Tensor z = lf::matmul(lf::zeros({3, 0}), lf::zeros({0, 2})) + 2.0;
