@@ -69,6 +69,7 @@ Config read_config() {
   if (c.conv != "auto" && c.conv != "cudnn" && c.conv != "onednn" && c.conv != "generated")
     throw Error("LAZYFUSE_CONV=" + c.conv + ": expected auto, cudnn, onednn or generated");
   c.conv_tf32 = env_int("LAZYFUSE_CONV_TF32", 1, 0, 1) != 0;
+  c.matmul_tf32 = env_int("LAZYFUSE_MATMUL_TF32", 0, 0, 1) != 0;
   c.conv_benchmark = env_int("LAZYFUSE_CONV_BENCHMARK", 0, 0, 1) != 0;
   c.conv_nhwc = env_int("LAZYFUSE_CONV_NHWC", 1, 0, 1) != 0;
   c.attention_rows = static_cast<int>(env_int("LAZYFUSE_ATTENTION_ROWS", 0, 0, 128));

@@ -31,6 +31,11 @@ struct Config {
   // LAZYFUSE_CONV_TF32=0: float32 convolutions in cuDNN in full float32 (FMA math) instead of on
   // TF32 tensor cores (PyTorch's torch.backends.cudnn.allow_tf32, on by default there too).
   bool conv_tf32 = true;
+  // LAZYFUSE_MATMUL_TF32=1: float32 matmuls in cuBLASLt and float32 attention may use TF32 tensor
+  // cores (PyTorch's torch.backends.cuda.matmul.allow_tf32, off by default there too): cuBLASLt's
+  // CUBLAS_COMPUTE_32F_FAST_TF32, and one TF32 product a product in the attention kernel instead
+  // of three. 0 (default): full float32. The CPU computes in float32 either way.
+  bool matmul_tf32 = false;
   // LAZYFUSE_CONV_BENCHMARK=1: cuDNN's algorithm for a new convolution shape is the fastest of every
   // one it runs and times (cudnnFindConvolutionForwardAlgorithm; PyTorch's
   // torch.backends.cudnn.benchmark, off by default there too) instead of its heuristic's first.

@@ -346,7 +346,7 @@ void run_attention(backend::AttentionCall& call) {
                : f32 ? attention_f32_shared_bytes(call.d, call.dv)
                      : attention_shared_bytes(call.dtype, call.d, call.dv);
     c.arch = wg ? "sm_90a" : arch_of(device);  // wgmma is sm_90a's
-    const char* tag = wg ? "wg" : tc ? "tc" : f32 ? "tf32x3" : "simt";
+    const char* tag = wg ? "wg" : tc ? "tc" : f32 ? (config.matmul_tf32 ? "tf32x1" : "tf32x3") : "simt";
     c.key = std::string(tag) + std::to_string(c.rows) + "x" + std::to_string(c.keys) + (c.pairs ? "p" : "") +
             (c.many_blocks ? "m" : "") + "|" +
             std::to_string(dtype_code(call.dtype)) + "|" + std::to_string(call.d) + "|" + std::to_string(call.dv) + "|" +
@@ -365,7 +365,8 @@ void run_attention(backend::AttentionCall& call) {
       const std::string src =
           tc    ? attention_tc_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal, c.rows, c.wg,
                                       c.few_blocks, c.pairs)
-          : f32 ? attention_f32_source(call.d, call.dv, call.params.mask, call.params.causal, c.many_blocks)
+          : f32 ? attention_f32_source(call.d, call.dv, call.params.mask, call.params.causal, c.many_blocks,
+                                       config.matmul_tf32)
                 : attention_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal);
       auto cubin = nvrtc_compile(src, "lf_attention", c.arch, /*quick=*/false, &log);
       Loaded l;
@@ -468,7 +469,9 @@ void run_attention(backend::AttentionCall& call) {
   call.finish(std::move(out));
   const std::string what = wg    ? "tensor-core flash attention kernel (wgmma"
                            : tc    ? "tensor-core flash attention kernel (mma.sync"
-                           : f32 ? "tensor-core flash attention kernel (float32 as three TF32 mma.sync products"
+                           : f32 ? (config.matmul_tf32
+                                        ? "tensor-core flash attention kernel (float32 as one TF32 mma.sync product, LAZYFUSE_MATMUL_TF32=1"
+                                        : "tensor-core flash attention kernel (float32 as three TF32 mma.sync products")
                                  : "flash attention kernel (float32 SIMT";
   const std::string loads = kind == Kind::kSimt ? ""
                             : vec_loads         ? (tc ? ", cp.async loads" : ", 16-byte loads")

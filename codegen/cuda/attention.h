@@ -52,7 +52,9 @@ int attention_f32_keys_per_tile(int64_t d, int64_t dv);
 // Whether a grid of `blocks` takes the kernel's many-blocks variant (Q from shared memory, 3 blocks
 // an SM): head dims up to 64, at least 3 blocks an SM.
 bool attention_f32_many_blocks(int64_t d, int64_t dv, long long blocks, int multiprocessors);
-std::string attention_f32_source(int64_t d, int64_t dv, int mask, bool causal, bool many_blocks = false);
+// tf32: one TF32 product a product instead of three (the user allowed TF32: LAZYFUSE_MATMUL_TF32).
+std::string attention_f32_source(int64_t d, int64_t dv, int mask, bool causal, bool many_blocks = false,
+                                 bool tf32 = false);
 size_t attention_f32_shared_bytes(int64_t d, int64_t dv);
 
 }  // namespace lf::cuda

@@ -80,8 +80,14 @@ __device__ __forceinline__ void lf_mma(float* c, const float* a, float b0, float
 // c[n] += a * b[n] for N n-tiles in three products each, the small terms first, the n-tiles'
 // products interleaved (N independent accumulators between two products of one). G: an operand
 // may hold inf or NaN.
+// TF32X1 (the user allowed TF32, LAZYFUSE_MATMUL_TF32=1): big * big alone, one TF32 product a
+// product, as PyTorch's float32 matmuls with allow_tf32; the operands' TF32 values carry inf and
+// NaN as they are, so there is no guarded form.
 template <bool G, int N>
 __device__ __forceinline__ void lf_mma3(float (*c)[4], const float* ab, const float* as, const float2 (*b)[2]) {
+#if TF32X1
+  (void)as;
+#else
   if (G) {
     const float af[4] = {lf_fin(ab[0]), lf_fin(ab[1]), lf_fin(ab[2]), lf_fin(ab[3])};
 #pragma unroll
@@ -94,6 +100,7 @@ __device__ __forceinline__ void lf_mma3(float (*c)[4], const float* ab, const fl
 #pragma unroll
     for (int n = 0; n < N; ++n) lf_mma(c[n], ab, b[n][0].y, b[n][1].y);
   }
+#endif
 #pragma unroll
   for (int n = 0; n < N; ++n) lf_mma(c[n], ab, b[n][0].x, b[n][1].x);
 }
@@ -417,8 +424,9 @@ bool attention_f32_many_blocks(int64_t d, int64_t dv, long long blocks, int mult
   return d <= 64 && dv <= 64 && blocks >= 3LL * multiprocessors;
 }
 
-std::string attention_f32_source(int64_t d, int64_t dv, int mask, bool causal, bool many_blocks) {
-  return std::string(many_blocks ? "#define QREG 0\n#define MINB 3\n" : "") + "#define BC " +
+std::string attention_f32_source(int64_t d, int64_t dv, int mask, bool causal, bool many_blocks, bool tf32) {
+  return std::string(many_blocks ? "#define QREG 0\n#define MINB 3\n" : "") + "#define TF32X1 " + (tf32 ? "1" : "0") +
+         "\n#define BC " +
          std::to_string(attention_f32_keys_per_tile(d, dv)) + "\n#define D " + std::to_string(d) +
          "\n#define DV " + std::to_string(dv) + "\n#define MASK " + std::to_string(mask) + "\n#define CAUSAL " +
          (causal ? "1" : "0") + "\n" + attention_prelude() + kF32Kernel;

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "codegen/ir/view.h"
+#include "runtime/config.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/shared_library.h"
 #include "runtime/storage.h"
@@ -34,7 +35,7 @@ struct LtHeuristic {
   int reserved[4];
 };
 constexpr int kR32F = 0, kR64F = 1, kR16F = 2, kR16BF = 14;             // cudaDataType
-constexpr int kCompute32F = 68, kCompute64F = 70;                       // cublasComputeType_t
+constexpr int kCompute32F = 68, kCompute32FFastTf32 = 77, kCompute64F = 70;  // cublasComputeType_t
 constexpr int kOpN = 0, kOpT = 1;                                       // cublasOperation_t
 constexpr int kDescTransA = 3, kDescTransB = 4, kDescEpilogue = 7;      // cublasLtMatmulDescAttributes_t
 constexpr int kDescBiasPointer = 8, kDescBiasDataType = 26;
@@ -143,7 +144,9 @@ struct Types {
 };
 bool lt_types(DType d, Types* t) {
   switch (d) {
-    case DType::Float32: *t = {kR32F, kCompute32F, kR32F}; return true;
+    case DType::Float32:  // TF32 tensor cores only where the user allowed them (LAZYFUSE_MATMUL_TF32)
+      *t = {kR32F, rt::config().matmul_tf32 ? kCompute32FFastTf32 : kCompute32F, kR32F};
+      return true;
     case DType::Float16: *t = {kR16F, kCompute32F, kR32F}; return true;
     case DType::BFloat16: *t = {kR16BF, kCompute32F, kR32F}; return true;
     case DType::Float64: *t = {kR64F, kCompute64F, kR64F}; return true;
@@ -236,7 +239,7 @@ LtMatch match_lt_epilogue(const fuse::Group& g) {
 std::string lt_status() {
   const Lt& l = lt();
   if (!l.error.empty()) return l.error;
-  return "cuBLASLt " + std::to_string(l.version());
+  return "cuBLASLt " + std::to_string(l.version()) + (rt::config().matmul_tf32 ? ", float32 on TF32 tensor cores" : "");
 }
 
 lf::Status lt_supports(const kir::GemmProblem& p) {

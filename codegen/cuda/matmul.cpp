@@ -46,7 +46,9 @@ bool run_generated(backend::MatmulCall& call, const std::string& lt_why, bool re
   if (batch > 65535 || (problem.m + kGemmTile - 1) / kGemmTile > 65535) return false;
   double flop = 2.0 * static_cast<double>(batch * problem.m) * static_cast<double>(problem.n) * static_cast<double>(problem.k);
   double out_bytes = static_cast<double>(batch * problem.m * problem.n) * static_cast<double>(dtype_size(mm->dtype));
-  double lt_rate = dtype_size(mm->dtype) == 2 ? 600e12 : 50e12;
+  double lt_rate = dtype_size(mm->dtype) == 2                                       ? 600e12
+                   : mm->dtype == DType::Float32 && rt::config().matmul_tf32 ? 300e12  // TF32 tensor cores
+                                                                             : 50e12;
   double t_lt = flop / lt_rate + 2 * out_bytes / 3e12 + 5e-6;
   double tiles = static_cast<double>(batch) * static_cast<double>((problem.m + kGemmTile - 1) / kGemmTile) *
                  static_cast<double>((problem.n + kGemmTile - 1) / kGemmTile);

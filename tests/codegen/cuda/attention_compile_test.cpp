@@ -185,10 +185,15 @@ TEST(CudaAttention, EveryFloat32TensorCoreVariantCompilesWithNvrtc) {
         // Grids of many blocks at head dims up to 64 (Q from shared memory, 3 blocks an SM) too.
         for (bool many : {false, true}) {
           if (many && (dims.d > 64 || dims.dv > 64)) continue;
-          jobs.push_back({cuda::attention_f32_source(dims.d, dims.dv, mask, causal, many), "lf_attention",
-                          "d " + std::to_string(dims.d) + " dv " + std::to_string(dims.dv) + " mask " +
-                              std::to_string(mask) + " causal " + std::to_string(causal) + " many " +
-                              std::to_string(many)});
+          // One TF32 product a product (LAZYFUSE_MATMUL_TF32=1) on alternate variants.
+          const bool tf32 = every_variant() || (mask + di + many) % 2 == 0;
+          for (bool x1 : {false, true}) {
+            if (x1 && !tf32) continue;
+            jobs.push_back({cuda::attention_f32_source(dims.d, dims.dv, mask, causal, many, x1), "lf_attention",
+                            "d " + std::to_string(dims.d) + " dv " + std::to_string(dims.dv) + " mask " +
+                                std::to_string(mask) + " causal " + std::to_string(causal) + " many " +
+                                std::to_string(many) + " tf32x1 " + std::to_string(x1)});
+          }
         }
       }
   expect_all_compile(jobs);

@@ -231,6 +231,39 @@ TEST(Matmul, EveryDtype) {
   expect_matches(lf::matmul(random({4, 6}, 33, DType::Int32), random({6, 3}, 34)), 6, "int32 @ float32");
 }
 
+// LAZYFUSE_MATMUL_TF32=1 (PyTorch's allow_tf32): a float32 product in cuBLASLt on TF32 tensor
+// cores. Within the TF32 tolerance of the reference (float32's plus 1e-3 sqrt(k) absolute, as the
+// TF32 convolutions), less exact than full float32 somewhere (the mode did change the arithmetic),
+// and the log says so. A GPU mode: the CPU computes in float32.
+TEST(Matmul, Float32OnTf32TensorCoresWhereAllowed) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "TF32 is a GPU mode: the CPU computes float32";
+  struct Scope {
+    bool tf32 = lf::rt::mutable_config().matmul_tf32;
+    int log = lf::rt::mutable_config().log_level;
+    Scope() {
+      lf::rt::mutable_config().matmul_tf32 = true;
+      lf::rt::mutable_config().log_level = 1;
+    }
+    ~Scope() {
+      lf::rt::mutable_config().matmul_tf32 = tf32;
+      lf::rt::mutable_config().log_level = log;
+    }
+  } scope;
+  const int64_t k = 300;
+  Tensor a = random({200, k}, 60), b = random({k, 130}, 61);
+  Tensor y = lf::matmul(a, b);
+  lf::test::Values ref = lf::test::reference_values(y);
+  testing::internal::CaptureStderr();
+  lf::sync();
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("float32 on TF32 tensor cores"), std::string::npos) << log;
+  lf::test::Values got = lf::test::fused_values(y);
+  lf::test::Tolerance tf32 = matmul_tolerance(DType::Float32, k);
+  tf32.atol += 1e-3 * std::sqrt(static_cast<double>(k));
+  EXPECT_EQ(lf::test::compare(ref, got, tf32), "");
+  EXPECT_NE(lf::test::compare(ref, got, matmul_tolerance(DType::Float32, k)), "") << "as exact as float32";
+}
+
 TEST(Matmul, IntegerProductsWrapLikeTheReference) {
   Tensor a = lf::full({2, 3}, 2000000000.0, DType::Int32) + lf::zeros({2, 3}, DType::Int32);
   Tensor b = lf::full({3, 2}, 3.0, DType::Int32) + lf::zeros({3, 2}, DType::Int32);

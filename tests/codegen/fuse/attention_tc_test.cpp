@@ -360,5 +360,43 @@ TEST(AttentionTc, LogNamesTheKernel) {
   EXPECT_NE(f64.find("no tensor cores: float64"), std::string::npos) << f64;
 }
 
+// LAZYFUSE_MATMUL_TF32=1 (the user allows TF32, as PyTorch's allow_tf32): float32 attention takes
+// one TF32 product a product. Within TF32's tolerance of the reference (operands rounded to 10
+// bits: about 1e-4 on these outputs), NaN and inf where the program puts them, and less exact than
+// the default's three products somewhere (the mode did change the arithmetic); the log names it.
+TEST(AttentionTc, Float32OnOneTf32ProductWhereAllowed) {
+  if (!default_device().is_cuda()) GTEST_SKIP() << "TF32 is a GPU mode: the CPU computes float32";
+  struct Scope {
+    bool tf32 = rt::mutable_config().matmul_tf32;
+    int log = rt::mutable_config().log_level;
+    Scope() {
+      rt::mutable_config().matmul_tf32 = true;
+      rt::mutable_config().log_level = 1;
+    }
+    ~Scope() {
+      rt::mutable_config().matmul_tf32 = tf32;
+      rt::mutable_config().log_level = log;
+    }
+  } scope;
+  for (int64_t d : {32, 64, 128}) {
+    std::vector<float> qv = uniform_values(2 * 2 * 100 * d, 70), kv = uniform_values(2 * 2 * 100 * d, 71);
+    qv[static_cast<size_t>(5 * d + 3)] = std::nanf("");                     // a NaN query row
+    kv[static_cast<size_t>((100 + 7) * d + 2)] = std::numeric_limits<float>::infinity();  // head 1: an inf key
+    Tensor q = from_vector(qv, {2, 2, 100, d}), k = from_vector(kv, {2, 2, 100, d});
+    Tensor v = uniform({2, 2, 100, d}, DType::Float32, 72);
+    lf::sync();
+    Tensor y = attention(q, k, v, Mask::kCausal);
+    test::Values ref = test::reference_values(y);
+    testing::internal::CaptureStderr();
+    lf::sync();
+    const std::string log = testing::internal::GetCapturedStderr();
+    EXPECT_NE(log.find("float32 as one TF32 mma.sync product"), std::string::npos) << log;
+    test::Tolerance tf32{2e-3, 2e-3};
+    test::Values got = test::fused_values(y);
+    EXPECT_EQ(test::compare(ref, got, tf32), "") << "d " << d;
+    EXPECT_NE(test::compare(ref, got, tolerance(DType::Float32)), "") << "d " << d << ": as exact as three products";
+  }
+}
+
 }  // namespace
 }  // namespace lf
