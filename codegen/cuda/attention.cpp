@@ -19,6 +19,7 @@
 
 #include "codegen/cuda/attention.h"
 #include "codegen/cuda/backend.h"
+#include "codegen/cuda/library_cache.h"
 #include "codegen/cuda/nvrtc.h"
 #include "runtime/config.h"
 #include "runtime/cuda_driver.h"
@@ -368,7 +369,7 @@ void run_attention(backend::AttentionCall& call) {
           : f32 ? attention_f32_source(call.d, call.dv, call.params.mask, call.params.causal, c.many_blocks,
                                        config.matmul_tf32)
                 : attention_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal);
-      auto cubin = nvrtc_compile(src, "lf_attention", c.arch, /*quick=*/false, &log);
+      auto cubin = library_cubin(src, "lf_attention", c.arch, &log);
       Loaded l;
       rt::cu::context_of(device);  // the context current on this thread
       rt::cu::CUmodule module = nullptr;

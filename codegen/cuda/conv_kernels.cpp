@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "codegen/cuda/backend.h"
+#include "codegen/cuda/library_cache.h"
 #include "codegen/cuda/nvrtc.h"
 #include "codegen/cuda/ops.h"
 #include "runtime/cuda_driver.h"
@@ -195,7 +196,7 @@ lf::StatusOr<void*> function(const std::string& name, const std::string& source,
   if (auto it = loaded.find(key); it != loaded.end()) return it->second->function;
   auto start = std::chrono::steady_clock::now();
   std::string log;
-  auto cubin = nvrtc_compile(source, name, arch_of(device), /*quick=*/false, &log);
+  auto cubin = library_cubin(source, name, arch_of(device), &log);
   if (!cubin.ok()) return cubin.status();
   auto k = load(name, std::string(cubin->data(), cubin->size()), device);
   if (!k.ok()) return k.status();

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "codegen/cuda/backend.h"
+#include "codegen/cuda/library_cache.h"
 #include "codegen/cuda/nvrtc.h"
 #include "codegen/cuda/ops.h"
 #include "runtime/cuda_driver.h"
@@ -24,7 +25,7 @@ lf::StatusOr<void*> library_function(const std::string& source, const std::strin
   rt::cu::CUmodule& module = modules[{device, source}];
   if (!module) {
     std::string log;
-    auto cubin = nvrtc_compile(std::string(kPrelude) + source, entry, arch_of(device), /*quick=*/false, &log);
+    auto cubin = library_cubin(std::string(kPrelude) + source, entry, arch_of(device), &log);
     if (!cubin.ok()) return cubin.status();
     rt::cu::context_of(device);  // makes the device's context current
     if (rt::cu::CUresult r = rt::cu::api().cuModuleLoadData(&module, cubin->data()); r != 0) {

@@ -13,6 +13,7 @@
 
 #include "codegen/backend/sort_call.h"
 #include "codegen/cuda/backend.h"
+#include "codegen/cuda/library_cache.h"
 #include "codegen/cuda/sort.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/storage.h"
@@ -51,7 +52,7 @@ lf::StatusOr<Module> module_for(DType dtype, int device) {
   auto it = modules.find({device, dtype});
   if (it != modules.end()) return it->second;
   std::string log;
-  auto cubin = nvrtc_compile(sort_source(dtype), "lf_sort", arch_of(device), /*quick=*/false, &log);
+  auto cubin = library_cubin(sort_source(dtype), "lf_sort", arch_of(device), &log);
   if (!cubin.ok()) return lf::Status(cubin.status().code(), std::string(cubin.status().message()) + "\n" + log);
   cu::context_of(device);
   const cu::Api& api = cu::api();

@@ -1,0 +1,84 @@
+// The library kernels' cubins in the persistent cache (codegen/cuda/library_cache.h): compiled by
+// NVRTC once, then loaded from the cache directory for exactly the same source; another source,
+// a damaged entry or the cache turned off compile again. NVRTC runs without a GPU, so this runs
+// on the build machine too (skipped where NVRTC is missing).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "codegen/cuda/library_cache.h"
+#include "codegen/cuda/nvrtc.h"
+#include "tests/codegen/cache/cache_dir_fixture.h"
+
+namespace lf {
+namespace {
+
+const char* const kSource = R"(
+extern "C" __global__ void lf_lib_test(float* y, const float* x, long long n) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 2.f * x[i] + SHIFT;
+}
+)";
+
+std::string source(int shift) { return "#define SHIFT " + std::to_string(shift) + "\n" + kSource; }
+
+class LibraryCache : public test::CacheDirTest {};
+
+TEST_F(LibraryCache, CompiledOnceThenLoadedForTheSameSourceOnly) {
+  if (!cuda::nvrtc_status().ok()) GTEST_SKIP() << cuda::nvrtc_status().message();
+  std::string log;
+  bool from_disk = true;
+  auto first = cuda::library_cubin(source(1), "lf_lib_test", "sm_90", &log, &from_disk);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_FALSE(from_disk);
+  ASSERT_EQ(files(".lfk").size(), 1u);
+  auto again = cuda::library_cubin(source(1), "lf_lib_test", "sm_90", &log, &from_disk);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(from_disk);
+  EXPECT_EQ(*again, *first);
+  // Another source, another architecture: compiled, each an entry of its own.
+  (void)cuda::library_cubin(source(2), "lf_lib_test", "sm_90", &log, &from_disk);
+  EXPECT_FALSE(from_disk);
+  (void)cuda::library_cubin(source(1), "lf_lib_test", "sm_80", &log, &from_disk);
+  EXPECT_FALSE(from_disk);
+  EXPECT_EQ(files(".lfk").size(), 3u);
+}
+
+TEST_F(LibraryCache, ADamagedEntryIsCompiledAgainAndReplaced) {
+  if (!cuda::nvrtc_status().ok()) GTEST_SKIP() << cuda::nvrtc_status().message();
+  std::string log;
+  bool from_disk = true;
+  auto first = cuda::library_cubin(source(3), "lf_lib_test", "sm_90", &log, &from_disk);
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(files(".lfk").size(), 1u);
+  {  // a byte of the cubin flipped: the checksum no longer matches
+    std::fstream f(files(".lfk")[0], std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-20, std::ios::end);
+    f.put('\x5a');
+  }
+  testing::internal::CaptureStderr();  // the damaged entry is reported once
+  auto again = cuda::library_cubin(source(3), "lf_lib_test", "sm_90", &log, &from_disk);
+  (void)testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(from_disk);
+  EXPECT_EQ(*again, *first);
+  (void)cuda::library_cubin(source(3), "lf_lib_test", "sm_90", &log, &from_disk);
+  EXPECT_TRUE(from_disk) << "the replaced entry is loaded";
+}
+
+TEST_F(LibraryCache, OffMeansCompiledEveryTime) {
+  if (!cuda::nvrtc_status().ok()) GTEST_SKIP() << cuda::nvrtc_status().message();
+  rt::mutable_config().cache_dir.clear();  // LAZYFUSE_CACHE_DIR=off
+  std::string log;
+  bool from_disk = true;
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(cuda::library_cubin(source(4), "lf_lib_test", "sm_90", &log, &from_disk).ok());
+    EXPECT_FALSE(from_disk);
+  }
+  EXPECT_TRUE(files(".lfk").empty());
+}
+
+}  // namespace
+}  // namespace lf
