@@ -236,10 +236,10 @@ LtMatch match_lt_epilogue(const fuse::Group& g) {
   return LtMatch{LtEpilogue::kNone, false, nullptr, 0, nullptr, 0, mm};
 }
 
-std::string lt_status() {
+std::string lt_status(DType dtype) {
   const Lt& l = lt();
   if (!l.error.empty()) return l.error;
-  return "cuBLASLt " + std::to_string(l.version()) + (rt::config().matmul_tf32 ? ", float32 on TF32 tensor cores" : "");
+  return "cuBLASLt " + std::to_string(l.version()) + (dtype == DType::Float32 && rt::config().matmul_tf32 ? ", float32 on TF32 tensor cores" : "");
 }
 
 lf::Status lt_supports(const kir::GemmProblem& p) {

@@ -48,7 +48,8 @@ bool lt_reads(const kir::GemmOperand& o, const Shape& batch, int64_t rows, int64
 // Whether lt_matmul can take the problem's dtype and layout (without calling the library).
 lf::Status lt_supports(const kir::GemmProblem& problem);
 
-// "cuBLASLt 130100" when loaded, else why not (for logs and the README's claims).
-std::string lt_status();
+// "cuBLASLt 130100" when loaded, else why not (for logs and the README's claims); for a float32
+// product on TF32 tensor cores (LAZYFUSE_MATMUL_TF32=1) it says so.
+std::string lt_status(DType dtype = DType::Float64);
 
 }  // namespace lf::cuda

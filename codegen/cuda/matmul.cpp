@@ -220,7 +220,7 @@ void run_matmul(backend::MatmulCall& call) {
       backend::materialize(*match.output, out, ir::Layout{ir::contiguous_strides(match.output->shape), 0});
       std::string epi = match.epilogue == LtEpilogue::kNone ? "" : lt_epilogue_name(match.epilogue);
       if (match.residual) epi += epi.empty() ? "residual" : " + residual";
-      call.log("cuBLASLt with its " + epi + " epilogue (" + lt_status() + "), product written once" +
+      call.log("cuBLASLt with its " + epi + " epilogue (" + lt_status(mm->dtype) + "), product written once" +
                (copied.empty() ? "" : "; " + copied));
       return;
     }
@@ -235,7 +235,7 @@ void run_matmul(backend::MatmulCall& call) {
   lf::Status st = problem.m * problem.n == 0 ? lf::OkStatus() : lt_matmul(problem, LtEpilogue::kNone, nullptr, device.index());
   if (st.ok()) {
     backend::materialize(*mm, c, ir::Layout{ir::contiguous_strides(mm->shape), 0});
-    how = "cuBLASLt (" + lt_status() + ")";
+    how = "cuBLASLt (" + lt_status(mm->dtype) + ")";
     if (!copied.empty()) how += "; " + copied;
     if (!lt_why.empty()) how += "; its epilogue could not: " + lt_why;
   } else {

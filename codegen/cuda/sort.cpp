@@ -29,9 +29,10 @@ constexpr int64_t kSelectWideRow = 16384;  // rows this long select with 1024 th
 // Rows up to this long sort by the bitonic network: its few stages beat the radix passes' fixed
 // work on a block of 256 threads.
 constexpr int64_t kBitonicMax = 64;
-// Long rows sort side by side, as many a launch as fit this many keys (at least one row): 16
-// bytes of scratch a key, 64 MiB.
-constexpr int64_t kOnesweepChunkKeys = int64_t{1} << 22;
+// Long rows sort side by side, as many a launch as fit this much scratch (keys and positions
+// twice: 16 bytes a 32-bit key, 24 a 64-bit one; at least one row): 2^22 keys of 32 bits, already
+// thousands of tiles a pass, so more rows a launch would not fill the GPU better.
+constexpr int64_t kOnesweepChunkBytes = int64_t{64} << 20;
 
 // The kernels' Row, with the same layout.
 struct Row {
@@ -153,7 +154,8 @@ void run_sort(backend::SortCall& call) {
     const int64_t tile = wide ? 2048 : 4096;  // LF_OTILE
     long long tiles = (n + tile - 1) / tile;
     const size_t key_bytes = wide ? 8 : 4;
-    const int64_t chunk = std::max<int64_t>(1, std::min({kOnesweepChunkKeys / n, rows, int64_t{65535}}));
+    const int64_t chunk = std::max<int64_t>(
+        1, std::min({kOnesweepChunkBytes / (n * static_cast<int64_t>(2 * key_bytes + 8)), rows, int64_t{65535}}));
     // Per slot of the chunk: keys and positions between passes; the look-back's status words (a
     // tile and digit each), zeroed once a call (each pass's words carry its epoch), with the slots'
     // tile counters after them; the digit counts, zeroed a chunk.

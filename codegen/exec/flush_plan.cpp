@@ -2,8 +2,10 @@
 
 #include <bit>
 #include <cstring>
+#include <string>
 
 #include "codegen/ir/view.h"
+#include "runtime/config.h"
 
 namespace lf::plan {
 namespace {
@@ -33,6 +35,17 @@ uint64_t hash_words(const std::vector<int64_t>& words) {
   return r ^ (r >> 33);
 }
 
+// The settings that pick a library call's path or a kernel's arithmetic (rt::Config, which tests
+// and programs may change between flushes): a plan recorded under other settings never replays.
+int64_t settings_word() {
+  const rt::Config& c = rt::config();
+  auto mode = [](const std::string& m) { return m == "auto" ? 0 : m == "generated" ? 1 : m == "cublaslt" ? 2 : 3; };
+  return int64_t{c.matmul_tf32} | int64_t{c.conv_tf32} << 1 | int64_t{c.conv_nhwc} << 2 |
+         int64_t{c.conv_benchmark} << 3 | int64_t{c.attention_wgmma} << 4 | int64_t{c.deterministic} << 5 |
+         int64_t{mode(c.matmul)} << 8 | int64_t{mode(c.conv)} << 12 | int64_t{c.attention_rows} << 16 |
+         int64_t{c.attention_keys} << 32 | int64_t{c.attention_pairs + 1} << 48;
+}
+
 }  // namespace
 
 void describe(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted, bool fusion,
@@ -41,7 +54,7 @@ void describe(const std::vector<ir::Node*>& order, const std::function<bool(cons
   out->mark = mark;
   out->leaves.clear();
   out->nodes = order.size();
-  size_t bound = 2;  // words needed, at most: resize once, then write through a pointer
+  size_t bound = 3;  // words needed, at most: resize once, then write through a pointer
   for (size_t i = 0; i < order.size(); ++i) {
     ir::Node* n = order[i];
     n->flush_mark = mark;
@@ -56,6 +69,7 @@ void describe(const std::vector<ir::Node*>& order, const std::function<bool(cons
     for (int64_t x : d) *w++ = x;
   };
   *w++ = fusion;
+  *w++ = settings_word();
   *w++ = static_cast<int64_t>(order.size());
   for (const ir::Node* n : order) {
     *w++ = static_cast<int64_t>(n->op) | static_cast<int64_t>(n->dtype) << 16 | int64_t{wanted(*n)} << 32;

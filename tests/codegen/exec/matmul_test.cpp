@@ -13,6 +13,7 @@
 #include "codegen/test_util.h"
 #include "lazyfuse/lazyfuse.h"
 #include "runtime/config.h"
+#include "runtime/cuda_driver.h"
 
 namespace {
 
@@ -237,6 +238,7 @@ TEST(Matmul, EveryDtype) {
 // and the log says so. A GPU mode: the CPU computes in float32.
 TEST(Matmul, Float32OnTf32TensorCoresWhereAllowed) {
   if (!lf::default_device().is_cuda()) GTEST_SKIP() << "TF32 is a GPU mode: the CPU computes float32";
+  if (lf::rt::cu::context_of(lf::default_device().index()).info.sm_major < 8) GTEST_SKIP() << "no TF32 before sm_80";
   struct Scope {
     bool tf32 = lf::rt::mutable_config().matmul_tf32;
     int log = lf::rt::mutable_config().log_level;

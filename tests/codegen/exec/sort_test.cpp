@@ -200,6 +200,15 @@ TEST(SortLong, ManyRowsSideBySide) {
   expect_matches_reference(lf::argsort(t, 0, /*descending=*/true), 1, "argsort dim 0 of 4097 x 1100");
   auto [values, positions] = lf::sort(t, 0);
   expect_values_are_keys_at(t, values, positions, 0, "sort dim 0 of 4097 x 1100");
+  // 64-bit keys (tiles of 2048): 64 MiB hold 559 rows of 5000, so 600 rows are two launches too.
+  Tensor wide = keys(DType::Int64, {600, 5000}, 302, /*wide=*/true);
+  expect_matches_reference(lf::argsort(wide, 1, /*descending=*/true), 1, "argsort 600 rows of 5000 int64");
+  if (lf::default_device().is_cuda()) {  // the launches: 2 chunks x (the digit counts + 4 passes)
+    const uint64_t before = lf::cache_stats().kernels_launched;
+    Tensor p = lf::argsort(x, 1);
+    lf::sync();
+    EXPECT_EQ(lf::cache_stats().kernels_launched - before, 10u);
+  }
 }
 
 // The CPU's threshold selection (a heap of the k best) on the orders that defeat it: a row that

@@ -22,6 +22,7 @@
 #include "codegen/ir/attention.h"
 #include "lazyfuse/lazyfuse.h"
 #include "runtime/config.h"
+#include "runtime/cuda_driver.h"
 #include "tests/codegen/test_util.h"
 
 namespace lf {
@@ -366,6 +367,7 @@ TEST(AttentionTc, LogNamesTheKernel) {
 // the default's three products somewhere (the mode did change the arithmetic); the log names it.
 TEST(AttentionTc, Float32OnOneTf32ProductWhereAllowed) {
   if (!default_device().is_cuda()) GTEST_SKIP() << "TF32 is a GPU mode: the CPU computes float32";
+  if (rt::cu::context_of(default_device().index()).info.sm_major < 8) GTEST_SKIP() << "no tensor-core kernel before sm_80";
   struct Scope {
     bool tf32 = rt::mutable_config().matmul_tf32;
     int log = rt::mutable_config().log_level;
