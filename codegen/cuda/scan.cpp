@@ -26,6 +26,7 @@
 #include "codegen/backend/scan_scatter.h"
 #include "codegen/cuda/backend.h"
 #include "codegen/cuda/program.h"
+#include "runtime/config.h"
 #include "runtime/cuda_driver.h"
 
 namespace lf::cuda {
@@ -376,6 +377,13 @@ void run_scan(backend::ScanCall& call) {
     const char* entry = columns ? "lf_scan_columns" : "lf_scan_tiles";
     const int items = !columns && !extreme && call.in_dtype == DType::Float32 && call.n >= kLongLine ? kLongItems : kItems;
     const int64_t tile = int64_t{kThreads} * items;
+    // A float sum, product or logcumsumexp over lines of several tiles adds the tiles' totals in an
+    // order that depends on which earlier tile had published its prefix first: the last bits vary
+    // from run to run. LAZYFUSE_DETERMINISTIC=1 runs those in order on the host instead, as the
+    // float scatters. (cummax and cummin, and integers, are exact in any order.)
+    if (!columns && !extreme && is_floating(call.in_dtype) && call.n > tile && rt::config().deterministic)
+      return backend::run_scan_on_reference(
+          call, "LAZYFUSE_DETERMINISTIC=1: a float scan over lines of several tiles, whose look-back order varies");
     auto fn = library_function(scan_source(call.in_dtype, call.op, items), entry, device);
     if (!fn.ok()) return backend::run_scan_on_reference(call, "the scan kernel failed to compile: " + std::string(fn.status().message()));
     const auto f = static_cast<rt::cu::CUfunction>(*fn);

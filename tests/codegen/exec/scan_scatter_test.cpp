@@ -14,6 +14,7 @@
 #include "codegen/cuda/nvrtc_batch.h"
 #include "codegen/test_util.h"
 #include "lazyfuse/lazyfuse.h"
+#include "runtime/config.h"
 
 namespace {
 
@@ -401,6 +402,52 @@ TEST_P(ScanScatter, NonzeroAndMaskedSelect) {
 
 INSTANTIATE_TEST_SUITE_P(FusedAndUnfused, ScanScatter, ::testing::Values(true, false),
                          [](const auto& info) { return info.param ? "Fused" : "Unfused"; });
+
+// A float sum over a line of many GPU tiles: the look-back adds the tiles' totals in an order that
+// varies from run to run (within the sum's tolerance, above). LAZYFUSE_DETERMINISTIC=1 runs it in
+// order on the host: the reference's values bit for bit, the same every run, and the log says so.
+// Short lines (one tile), integers and cummax keep the GPU kernels. On the CPU the scan is
+// deterministic anyway: the setting changes nothing there.
+TEST(ScanScatterCalls, DeterministicFloatScansOnTheGpu) {
+  struct Scope {
+    bool det = lf::rt::mutable_config().deterministic;
+    int log = lf::rt::mutable_config().log_level;
+    Scope() {
+      lf::rt::mutable_config().deterministic = true;
+      lf::rt::mutable_config().log_level = 1;
+    }
+    ~Scope() {
+      lf::rt::mutable_config().deterministic = det;
+      lf::rt::mutable_config().log_level = log;
+    }
+  } scope;
+  const int64_t n = (int64_t{1} << 18) + 3;
+  Tensor x = data({2, n}, DType::Float32, -1, 1);
+  lf::test::Values ref = lf::test::reference_values(lf::cumsum(x, 1));
+  // The GPU's host path is the reference itself; the CPU's threads split a line their own
+  // (fixed) way: within the sum's tolerance, and the same every run.
+  const lf::test::Tolerance tol =
+      lf::default_device().is_cuda() ? lf::test::Tolerance{0, 0} : lf::test::default_tolerance(DType::Float32, n);
+  std::vector<lf::test::Values> runs;
+  for (int run = 0; run < 2; ++run) {
+    Tensor y = lf::cumsum(x, 1);
+    testing::internal::CaptureStderr();
+    lf::sync();
+    const std::string log = testing::internal::GetCapturedStderr();
+    runs.push_back(lf::test::fused_values(y));
+    EXPECT_EQ(lf::test::compare(ref, runs.back(), tol), "") << "run " << run;
+    if (lf::default_device().is_cuda()) EXPECT_NE(log.find("LAZYFUSE_DETERMINISTIC=1: a float scan"), std::string::npos) << log;
+  }
+  EXPECT_EQ(lf::test::compare(runs[0], runs[1], lf::test::Tolerance{0, 0}), "") << "two runs differ";
+  if (lf::default_device().is_cuda()) {  // one tile a line, and int64: the GPU's kernels still
+    Tensor s = lf::cumsum(data({4, 1000}, DType::Float32, -1, 1), 1);
+    Tensor i = lf::cumsum(data({n}, DType::Int64, -50, 50), 0);
+    testing::internal::CaptureStderr();
+    lf::sync();
+    const std::string log = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(log.find("reference executor"), std::string::npos) << log;
+  }
+}
 
 // A scan and a scatter are one launch of their backend each, not the reference executor (which
 // launches nothing).
