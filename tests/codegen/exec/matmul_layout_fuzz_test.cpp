@@ -1,7 +1,7 @@
 // A fuzz of batched matmul operand layouts (issue 21): each operand is a random view of a buffer
 // whose dims are stored in a random order, sliced with steps and offsets, with batch dims broadcast
-// by expand or by numpy's rules (fewer batch dims, size-1 dims), in every float dtype, fused and
-// unfused, with an epilogue or none. Every product is checked against the reference executor; on
+// by expand or by numpy's rules (fewer batch dims, size-1 dims), in every float dtype and int32 and
+// int64, fused and unfused, with an epilogue or none. Every product is checked against the reference executor; on
 // the GPU machine (default device CUDA) the same cases go through cuBLASLt and the generated kernel.
 #include <gtest/gtest.h>
 
@@ -46,7 +46,10 @@ Tensor random_layout(lf::test::Rng& rng, const Shape& shape, size_t batch, DType
   Shape buffer_shape(r);
   for (size_t i = 0; i < r; ++i) buffer_shape[i] = stored[static_cast<size_t>(perm[i])];
   std::vector<double> v(static_cast<size_t>(lf::shape_numel(buffer_shape)));
-  for (double& x : v) x = rng.chance(0.005) ? (rng.chance(0.5) ? NAN : INFINITY) : rng.uniform(-1, 1);
+  const bool integer = !lf::is_floating(dtype);  // small integers, exact sums
+  for (double& x : v)
+    x = integer ? static_cast<double>(rng.range(-9, 9))
+                : rng.chance(0.005) ? (rng.chance(0.5) ? NAN : INFINITY) : rng.uniform(-1, 1);
   Tensor t = lf::from_vector(v, buffer_shape).to(dtype);
   lf::sync();  // a buffer, as a user's weights and activations are
   std::vector<int64_t> inverse(r);
@@ -71,8 +74,10 @@ double tolerance_atol(DType d, int64_t k) {
 
 void run_case(uint64_t seed, bool fused) {
   lf::test::Rng rng(seed);
+  // Integers too: cuBLASLt has none, so on a GPU the generated kernel takes them, the product kept
+  // as it is or with an epilogue.
   static const std::vector<DType> kTypes = {DType::Float32, DType::Float32, DType::Float64, DType::Float16,
-                                             DType::BFloat16};
+                                             DType::BFloat16, DType::Int32, DType::Int64};
   DType dtype = rng.pick(kTypes);
   // Batch dims of the result; each operand keeps a suffix of them (numpy's broadcasting), and a
   // kept dim may be 1 in one operand.
