@@ -515,8 +515,12 @@ TOL = {"float32": (1e-4, 1e-5), "bfloat16": (2e-2, 1e-2), "float16": (1e-2, 1e-3
 
 # Float32 convolutions on a GPU in TF32 (cuDNN's tensor cores) or full float32, the same on both
 # sides: LAZYFUSE_CONV_TF32 (LazyFuse's variable, default 1 = PyTorch's default
-# torch.backends.cudnn.allow_tf32 = True) sets the peers' allow_tf32. Matmuls stay full float32.
+# torch.backends.cudnn.allow_tf32 = True) sets the peers' allow_tf32. Float32 matmuls (and
+# attention) likewise follow LAZYFUSE_MATMUL_TF32 (default 0 = PyTorch's default
+# torch.backends.cuda.matmul.allow_tf32 = False): full float32 on both sides unless it is 1; then
+# every float32 program on the GPU is checked at TF32's tolerance.
 CONV_TF32 = os.environ.get("LAZYFUSE_CONV_TF32", "1") not in ("0",)
+MATMUL_TF32 = os.environ.get("LAZYFUSE_MATMUL_TF32", "0") not in ("0", "")
 # LAZYFUSE_CONV_BENCHMARK=1 (timed cuDNN algorithm choice) sets the peers' torch.backends.cudnn.benchmark.
 CONV_BENCHMARK = os.environ.get("LAZYFUSE_CONV_BENCHMARK", "0") == "1"
 IS_CUDA = [False]  # set by main() for --device cuda: the TF32 tolerance applies there only
@@ -560,7 +564,8 @@ def check(spec, inputs, outputs, refs=None):
         return worst <= 1, worst, "; ".join(notes)
     if refs is None:
         refs = reference(spec, inputs)
-    rtol, atol = TOL["tf32" if spec.conv and spec.dtype == "float32" and CONV_TF32 and IS_CUDA[0] else spec.dtype]
+    tf32 = spec.dtype == "float32" and IS_CUDA[0] and ((spec.conv and CONV_TF32) or MATMUL_TF32)
+    rtol, atol = TOL["tf32" if tf32 else spec.dtype]
     root = math.sqrt(spec.tol_n)
     worst = 0.0
     for (name, got), want in zip(outputs.items(), refs):
@@ -725,13 +730,15 @@ def main():
     device = args.device
     if device == "cuda":
         torch.backends.cudnn.allow_tf32 = CONV_TF32  # as LazyFuse's LAZYFUSE_CONV_TF32 (CONV_TF32 above)
-        torch.backends.cuda.matmul.allow_tf32 = False  # float32 matmuls in full float32, as LazyFuse runs them
+        torch.backends.cuda.matmul.allow_tf32 = MATMUL_TF32  # as LazyFuse's LAZYFUSE_MATMUL_TF32 (default: full float32)
         torch.backends.cudnn.benchmark = CONV_BENCHMARK  # as LazyFuse's LAZYFUSE_CONV_BENCHMARK
         IS_CUDA[0] = True
         print(f"float32 convolutions: {'TF32 tensor cores' if CONV_TF32 else 'full float32'} on both sides "
               f"(LAZYFUSE_CONV_TF32={int(CONV_TF32)}, torch.backends.cudnn.allow_tf32={CONV_TF32}); "
               f"cuDNN algorithms {'timed' if CONV_BENCHMARK else 'by heuristic'} on both sides "
-              f"(LAZYFUSE_CONV_BENCHMARK={int(CONV_BENCHMARK)}, torch.backends.cudnn.benchmark={CONV_BENCHMARK})", flush=True)
+              f"(LAZYFUSE_CONV_BENCHMARK={int(CONV_BENCHMARK)}, torch.backends.cudnn.benchmark={CONV_BENCHMARK}); "
+              f"float32 matmuls {'on TF32 tensor cores' if MATMUL_TF32 else 'in full float32'} on both sides "
+              f"(LAZYFUSE_MATMUL_TF32={int(MATMUL_TF32)}, torch.backends.cuda.matmul.allow_tf32={MATMUL_TF32})", flush=True)
     else:
         torch.set_num_threads(len(os.sched_getaffinity(0)))  # Debian's build starts with 1 thread here
     all_specs = [s for s in specs() if not (s.gpu_only and device == "cpu")]
