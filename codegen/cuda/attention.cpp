@@ -369,15 +369,12 @@ void run_attention(backend::AttentionCall& call) {
           : f32 ? attention_f32_source(call.d, call.dv, call.params.mask, call.params.causal, c.many_blocks,
                                        config.matmul_tf32)
                 : attention_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal);
-      auto cubin = library_cubin(src, "lf_attention", c.arch, &log);
+      auto module = library_module(src, "lf_attention", c.arch, device, &log);
       Loaded l;
-      rt::cu::context_of(device);  // the context current on this thread
-      rt::cu::CUmodule module = nullptr;
-      if (!cubin.ok())
-        l.error = std::string(cubin.status().message());
-      else if (rt::cu::CUresult r = cu.cuModuleLoadData(&module, cubin->data()); r != 0)
-        l.error = "cuModuleLoadData: " + rt::cu::error_text(r);
-      else if (rt::cu::CUresult r2 = cu.cuModuleGetFunction(&l.fn, module, "lf_attention"); r2 != 0)
+      if (!module.ok())
+        l.error = std::string(module.status().message());
+      else if (rt::cu::CUresult r2 = cu.cuModuleGetFunction(&l.fn, static_cast<rt::cu::CUmodule>(*module), "lf_attention");
+               r2 != 0)
         l.error = "cuModuleGetFunction: " + rt::cu::error_text(r2);
       else if (c.shared > (48u << 10))
         LF_CU_CHECK(cu.cuFuncSetAttribute(l.fn, /*CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES=*/8,

@@ -1,16 +1,19 @@
 #include "codegen/cuda/library_cache.h"
 
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 
 #include "codegen/cache/disk_cache.h"
+#include "codegen/cuda/backend.h"
 #include "codegen/cuda/nvrtc.h"
 #include "runtime/cuda_driver.h"
 
 namespace lf::cuda {
 
 lf::StatusOr<std::vector<char>> library_cubin(const std::string& source, const std::string& entry,
-                                              const std::string& arch, std::string* log, bool* from_disk) {
+                                              const std::string& arch, std::string* log, bool* from_disk,
+                                              bool refresh) {
   if (from_disk) *from_disk = false;
   cache::disk::DiskCache& disk = cache::disk::global_disk_cache();
   if (!disk.enabled()) return nvrtc_compile(source, entry, arch, /*quick=*/false, log);
@@ -18,7 +21,7 @@ lf::StatusOr<std::vector<char>> library_cubin(const std::string& source, const s
   const std::string target =
       arch + "/nvrtc" + nvrtc_version() + "/driver" + std::to_string(rt::cuda_status().driver_version);
   const std::string key = "cuda|library|" + target + "|" + entry + "|" + source;
-  if (auto r = disk.load(key); r && r->backend == "cuda" && r->target == target && !r->binary.empty()) {
+  if (auto r = refresh ? std::nullopt : disk.load(key); r && r->backend == "cuda" && r->target == target && !r->binary.empty()) {
     *log = r->log;
     disk.record_use(key, /*loaded=*/true);
     if (from_disk) *from_disk = true;
@@ -41,6 +44,25 @@ lf::StatusOr<std::vector<char>> library_cubin(const std::string& source, const s
   disk.store(r);
   disk.record_use(key, /*loaded=*/false);
   return cubin;
+}
+
+lf::StatusOr<void*> library_module(const std::string& source, const std::string& entry, const std::string& arch,
+                                   int device, std::string* log) {
+  bool from_disk = false;
+  auto cubin = library_cubin(source, entry, arch, log, &from_disk);
+  if (!cubin.ok()) return cubin.status();
+  rt::cu::context_of(device);  // makes the device's context current
+  rt::cu::CUmodule module = nullptr;
+  rt::cu::CUresult r = rt::cu::api().cuModuleLoadData(&module, cubin->data());
+  if (r != 0 && from_disk) {
+    std::fprintf(stderr, "[lazyfuse] warning: cached library kernel %s did not load (%s); recompiling it\n",
+                 entry.c_str(), rt::cu::error_text(r).c_str());
+    cubin = library_cubin(source, entry, arch, log, &from_disk, /*refresh=*/true);
+    if (!cubin.ok()) return cubin.status();
+    r = rt::cu::api().cuModuleLoadData(&module, cubin->data());
+  }
+  if (r != 0) return lf::InternalError("cuModuleLoadData(" + entry + "): " + rt::cu::error_text(r));
+  return static_cast<void*>(module);
 }
 
 }  // namespace lf::cuda

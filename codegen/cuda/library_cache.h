@@ -17,7 +17,14 @@ namespace lf::cuda {
 // persistent cache when it holds exactly this source for this architecture, NVRTC and driver
 // version, else by NVRTC (then stored). The compiler's log goes to *log (the stored one on a load);
 // *from_disk (when given) says which.
+// `refresh`: compile even when an entry exists, and replace it (its cubin did not load).
 lf::StatusOr<std::vector<char>> library_cubin(const std::string& source, const std::string& entry,
-                                              const std::string& arch, std::string* log, bool* from_disk = nullptr);
+                                              const std::string& arch, std::string* log, bool* from_disk = nullptr,
+                                              bool refresh = false);
+
+// library_cubin's cubin loaded into `device`'s context (made current): a stored cubin the driver
+// refuses is compiled again, replaced and loaded, with one warning, never trusted.
+lf::StatusOr<void*> library_module(const std::string& source, const std::string& entry, const std::string& arch,
+                                   int device, std::string* log);
 
 }  // namespace lf::cuda

@@ -25,13 +25,9 @@ lf::StatusOr<void*> library_function(const std::string& source, const std::strin
   rt::cu::CUmodule& module = modules[{device, source}];
   if (!module) {
     std::string log;
-    auto cubin = library_cubin(std::string(kPrelude) + source, entry, arch_of(device), &log);
-    if (!cubin.ok()) return cubin.status();
-    rt::cu::context_of(device);  // makes the device's context current
-    if (rt::cu::CUresult r = rt::cu::api().cuModuleLoadData(&module, cubin->data()); r != 0) {
-      module = nullptr;
-      return lf::InternalError("cuModuleLoadData(" + entry + "): " + rt::cu::error_text(r));
-    }
+    auto loaded = library_module(std::string(kPrelude) + source, entry, arch_of(device), device, &log);
+    if (!loaded.ok()) return loaded.status();
+    module = static_cast<rt::cu::CUmodule>(*loaded);
   }
   rt::cu::CUfunction fn = nullptr;
   if (rt::cu::CUresult r = rt::cu::api().cuModuleGetFunction(&fn, module, entry.c_str()); r != 0)

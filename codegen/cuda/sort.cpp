@@ -53,13 +53,11 @@ lf::StatusOr<Module> module_for(DType dtype, int device) {
   auto it = modules.find({device, dtype});
   if (it != modules.end()) return it->second;
   std::string log;
-  auto cubin = library_cubin(sort_source(dtype), "lf_sort", arch_of(device), &log);
-  if (!cubin.ok()) return lf::Status(cubin.status().code(), std::string(cubin.status().message()) + "\n" + log);
-  cu::context_of(device);
+  auto loaded_module = library_module(sort_source(dtype), "lf_sort", arch_of(device), device, &log);
+  if (!loaded_module.ok())
+    return lf::Status(loaded_module.status().code(), std::string(loaded_module.status().message()) + "\n" + log);
   const cu::Api& api = cu::api();
-  cu::CUmodule mod = nullptr;
-  if (cu::CUresult r = api.cuModuleLoadData(&mod, cubin->data()); r != 0)
-    return lf::InternalError("cuModuleLoadData(lf_sort): " + cu::error_text(r));
+  cu::CUmodule mod = static_cast<cu::CUmodule>(*loaded_module);
   Module m;
   std::pair<cu::CUfunction*, const char*> fns[] = {{&m.block, "lf_sort_block"},
                                                    {&m.radix, "lf_radix_block"},

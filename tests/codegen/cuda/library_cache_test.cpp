@@ -68,6 +68,19 @@ TEST_F(LibraryCache, ADamagedEntryIsCompiledAgainAndReplaced) {
   EXPECT_TRUE(from_disk) << "the replaced entry is loaded";
 }
 
+// A refresh (the driver refused the stored cubin: library_module) compiles and replaces the entry.
+TEST_F(LibraryCache, ARefreshCompilesAndReplaces) {
+  if (!cuda::nvrtc_status().ok()) GTEST_SKIP() << cuda::nvrtc_status().message();
+  std::string log;
+  bool from_disk = true;
+  ASSERT_TRUE(cuda::library_cubin(source(5), "lf_lib_test", "sm_90", &log, &from_disk).ok());
+  ASSERT_TRUE(cuda::library_cubin(source(5), "lf_lib_test", "sm_90", &log, &from_disk, /*refresh=*/true).ok());
+  EXPECT_FALSE(from_disk);
+  EXPECT_EQ(files(".lfk").size(), 1u) << "replaced, not added";
+  ASSERT_TRUE(cuda::library_cubin(source(5), "lf_lib_test", "sm_90", &log, &from_disk).ok());
+  EXPECT_TRUE(from_disk);
+}
+
 TEST_F(LibraryCache, OffMeansCompiledEveryTime) {
   if (!cuda::nvrtc_status().ok()) GTEST_SKIP() << cuda::nvrtc_status().message();
   rt::mutable_config().cache_dir.clear();  // LAZYFUSE_CACHE_DIR=off
