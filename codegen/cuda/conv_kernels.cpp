@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <climits>
 #include <map>
 #include <memory>
@@ -197,17 +196,9 @@ lf::StatusOr<void*> function(const std::string& name, const std::string& source,
   if (auto it = loaded.find(key); it != loaded.end()) return it->second->function;
   auto start = std::chrono::steady_clock::now();
   std::string log;
-  bool from_disk = false;
-  auto cubin = library_cubin(source, name, arch_of(device), &log, &from_disk);
+  auto cubin = library_cubin(source, name, arch_of(device), &log);
   if (!cubin.ok()) return cubin.status();
   auto k = load(name, std::string(cubin->data(), cubin->size()), device);
-  if (!k.ok() && from_disk) {  // a stored cubin the driver refuses: compiled again and replaced
-    std::fprintf(stderr, "[lazyfuse] warning: cached library kernel %s did not load (%s); recompiling it\n",
-                 name.c_str(), std::string(k.status().message()).c_str());
-    cubin = library_cubin(source, name, arch_of(device), &log, &from_disk, /*refresh=*/true);
-    if (!cubin.ok()) return cubin.status();
-    k = load(name, std::string(cubin->data(), cubin->size()), device);
-  }
   if (!k.ok()) return k.status();
   *compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   loaded.emplace(key, *k);

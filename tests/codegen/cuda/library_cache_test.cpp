@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/cache/disk_entry.h"
 #include "codegen/cuda/library_cache.h"
 #include "codegen/cuda/nvrtc.h"
 #include "tests/codegen/cache/cache_dir_fixture.h"
@@ -68,17 +69,36 @@ TEST_F(LibraryCache, ADamagedEntryIsCompiledAgainAndReplaced) {
   EXPECT_TRUE(from_disk) << "the replaced entry is loaded";
 }
 
-// A refresh (the driver refused the stored cubin: library_module) compiles and replaces the entry.
+// A refresh (library_module: the driver called the stored image bad) compiles and replaces the
+// entry: an entry whose cubin is garbage (a valid entry around it) is loaded as it is until a
+// refresh stores the compiled cubin over it.
 TEST_F(LibraryCache, ARefreshCompilesAndReplaces) {
   if (!cuda::nvrtc_status().ok()) GTEST_SKIP() << cuda::nvrtc_status().message();
   std::string log;
   bool from_disk = true;
-  ASSERT_TRUE(cuda::library_cubin(source(5), "lf_lib_test", "sm_90", &log, &from_disk).ok());
-  ASSERT_TRUE(cuda::library_cubin(source(5), "lf_lib_test", "sm_90", &log, &from_disk, /*refresh=*/true).ok());
-  EXPECT_FALSE(from_disk);
-  EXPECT_EQ(files(".lfk").size(), 1u) << "replaced, not added";
-  ASSERT_TRUE(cuda::library_cubin(source(5), "lf_lib_test", "sm_90", &log, &from_disk).ok());
+  auto good = cuda::library_cubin(source(5), "lf_lib_test", "sm_90", &log, &from_disk);
+  ASSERT_TRUE(good.ok());
+  ASSERT_EQ(files(".lfk").size(), 1u);
+  const std::string path = files(".lfk")[0].string();
+  std::string why;
+  auto bytes = cache::disk::read_file(path, &why);
+  ASSERT_TRUE(bytes) << why;
+  auto record = cache::disk::decode(*bytes, &why);
+  ASSERT_TRUE(record) << why;
+  record->binary = "not a cubin";
+  { std::ofstream(path, std::ios::binary | std::ios::trunc) << cache::disk::encode(*record); }
+  auto bad = cuda::library_cubin(source(5), "lf_lib_test", "sm_90", &log, &from_disk);
+  ASSERT_TRUE(bad.ok());
   EXPECT_TRUE(from_disk);
+  EXPECT_EQ(std::string(bad->begin(), bad->end()), "not a cubin");
+  auto fresh = cuda::library_cubin(source(5), "lf_lib_test", "sm_90", &log, &from_disk, /*refresh=*/true);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_FALSE(from_disk);
+  EXPECT_EQ(*fresh, *good);
+  auto again = cuda::library_cubin(source(5), "lf_lib_test", "sm_90", &log, &from_disk);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(from_disk);
+  EXPECT_EQ(*again, *good) << "the refresh replaced the entry";
 }
 
 TEST_F(LibraryCache, OffMeansCompiledEveryTime) {
