@@ -258,6 +258,13 @@ int cmd_list(const std::string& dir, const Args& a) {
   return 0;
 }
 
+// A GPU library kernel's key ends with its whole source (codegen/cuda/library_cache.cpp), which
+// `show` prints below anyway: the text form names it instead.
+std::string shown_key(const disk::Record& r) {
+  const size_t at = r.summary.rfind("library ", 0) == 0 ? r.key.find("|library|") : std::string::npos;
+  return at == std::string::npos ? r.key : r.key.substr(0, at + 9) + "<the source below>";
+}
+
 int cmd_show(const std::string& dir, const Args& a) {
   // A kernel's name is "lf_" + its entry's hash (codegen/backend/kernel.h).
   std::string prefix = a.positional[0];
@@ -296,7 +303,7 @@ int cmd_show(const std::string& dir, const Args& a) {
       r->summary.c_str(),
       r->io.c_str(), r->compile_ms, when(r->created).c_str(),
       r->quick ? " (a quick build: the next run that loads it compiles the optimized one)" : "", static_cast<unsigned long long>(it.hits),
-      when(it.used).c_str(), human(it.size).c_str(), r->binary.size(), r->key.c_str());
+      when(it.used).c_str(), human(it.size).c_str(), r->binary.size(), shown_key(*r).c_str());
   std::printf("\n--- compile log ---\n%s\n", r->log.empty() ? "(empty)" : r->log.c_str());
   std::printf("\n--- source (%s) ---\n%s\n", r->backend == "cuda" ? "CUDA C" : "LLVM IR", r->source.c_str());
   return 0;
