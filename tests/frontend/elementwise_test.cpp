@@ -474,6 +474,32 @@ TEST(ElementwiseBinary, MaximumMinimumPropagateNaNFromEitherSide) {
   }
 }
 
+// A zero against NaN, over rows long enough to vectorize, in both orders: LLVM 19 lowered
+// float16's llvm.maximum (what InstCombine made of maximum(fpext a, fpext b) in float32) to
+// maximum(+0, NaN) = +0 on x86 (the fuzzer, seed 778462). The CPU kernels now compare and select.
+TEST(ElementwiseBinary, MaximumMinimumOfZeroAndNaNInLongRows) {
+  for (DType d : kFloatDTypes) {
+    SCOPED_TRACE(lf::dtype_name(d));
+    std::vector<double> v(100, 0.5);
+    v[5] = v[40] = v[77] = kNaN;
+    v[9] = -kInf;
+    Tensor x = make(v, {100}, d);
+    for (double z : {0.0, -0.0, 1.0, -1.0}) {
+      Tensor s = lf::full({}, z, d);
+      for (const Tensor& y : {lf::maximum(s, x), lf::maximum(x, s), lf::minimum(s, x), lf::minimum(x, s)}) {
+        std::vector<double> r = y.to_vector<double>();
+        for (size_t i : {size_t{5}, size_t{40}, size_t{77}}) EXPECT_TRUE(std::isnan(r[i])) << "zero " << z << " at " << i;
+        EXPECT_FALSE(std::isnan(r[0]));
+      }
+      EXPECT_EQ(lf::maximum(s, x).to_vector<double>()[9], z);
+      EXPECT_EQ(lf::minimum(x, s).to_vector<double>()[9], -kInf);
+    }
+    // Integer zero against a float row (promoted), as the fuzzer wrote it.
+    Tensor iz = lf::zeros({}, DType::Int64);
+    EXPECT_TRUE(std::isnan(lf::maximum(iz, x).to_vector<double>()[40]));
+  }
+}
+
 TEST(ElementwiseBinary, Clamp) {
   for (DType d : kFloatDTypes) {
     SCOPED_TRACE(lf::dtype_name(d));

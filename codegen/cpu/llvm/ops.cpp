@@ -176,12 +176,19 @@ Value* OpBuilder::elementwise(Op op, const std::vector<Value*>& a, DType dt) {
     case Op::Mul: return fl ? b_.CreateFMul(x, y) : b_.CreateMul(x, y);
     case Op::Div: return b_.CreateFDiv(x, y);
     case Op::Pow: return fl ? libm2("pow", x, y) : ipow(x, y);
+    // Floats: NaN if either is NaN, else the reference's a < b ? b : a (b < a ? b : a), written as
+    // compares and selects. Not llvm.maximum / llvm.minimum: on float16 values computed in
+    // float32, InstCombine narrows fptrunc(maximum(fpext a, fpext b)) to llvm.maximum.f16, which
+    // LLVM 19's x86 backend lowers wrongly (maximum(+0, NaN) gave +0: the fuzzer's seed 778462,
+    // 2026-11-28). The selects narrow to half compares and stay right.
     case Op::Maximum:
-      return fl ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, x, y)
-                : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, y);
+      if (!fl) return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, y);
+      return b_.CreateSelect(b_.CreateFCmpUNO(x, y), llvm::ConstantFP::getNaN(x->getType()),
+                             b_.CreateSelect(b_.CreateFCmpOLT(x, y), y, x));
     case Op::Minimum:
-      return fl ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, x, y)
-                : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, x, y);
+      if (!fl) return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, x, y);
+      return b_.CreateSelect(b_.CreateFCmpUNO(x, y), llvm::ConstantFP::getNaN(x->getType()),
+                             b_.CreateSelect(b_.CreateFCmpOLT(y, x), y, x));
     case Op::Atan2: return libm2("atan2", x, y);
     case Op::Eq: return fl ? b_.CreateFCmpOEQ(x, y) : b_.CreateICmpEQ(x, y);
     case Op::Ne: return fl ? b_.CreateFCmpUNE(x, y) : b_.CreateICmpNE(x, y);
