@@ -178,10 +178,11 @@ std::string arch_of(int device) {
   return "sm_" + std::to_string(info.sm_major) + std::to_string(info.sm_minor);
 }
 
-std::string target_id(int device) {
-  return arch_of(device) + "/nvrtc" + nvrtc_version() +
-         "/driver" + std::to_string(rt::cuda_status().driver_version);
+std::string target_id(const std::string& arch) {
+  return arch + "/nvrtc" + nvrtc_version() + "/driver" + std::to_string(rt::cuda_status().driver_version);
 }
+
+std::string target_id(int device) { return target_id(arch_of(device)); }
 
 lf::StatusOr<std::shared_ptr<CompiledKernel>> build(const kir::Kernel& kernel, const std::string& name,
                                                       const EmitOptions& options, const std::string& arch, bool quick) {

@@ -105,8 +105,10 @@ std::string arch_of(int device);
 lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& cubin, int device);
 
 
-// "sm_90/nvrtc13.0/driver13000": what the cubin depends on besides the IR.
+// "sm_90/nvrtc13.0/driver13000": what the cubin depends on besides the IR, for `device`'s
+// architecture or for `arch` ("sm_90a").
 std::string target_id(int device);
+std::string target_id(const std::string& arch);
 
 void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args,
             const EmitOptions& options, int device);

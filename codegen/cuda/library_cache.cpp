@@ -22,8 +22,7 @@ lf::StatusOr<std::vector<char>> library_cubin(const std::string& source, const s
   // fingerprint covers NVRTC's options (nvrtc.cpp), and the whole source is in the key, so an
   // entry is used for exactly the code and options it was compiled from. Not the entry point: one
   // module (a scan's source) serves several.
-  const std::string target =
-      arch + "/nvrtc" + nvrtc_version() + "/driver" + std::to_string(rt::cuda_status().driver_version);
+  const std::string target = target_id(arch);
   const std::string key = "cuda|" + std::string(codegen_fingerprint()) + "|" + target + "|library|" + source;
   if (auto r = refresh ? std::nullopt : disk.load(key); r && r->backend == "cuda" && r->target == target && !r->binary.empty()) {
     *log = r->log;

@@ -137,6 +137,19 @@ class StatsDelta {
   CacheStats start_;
 };
 
+// The whole configuration saved for a scope and restored at its end: a test changes
+// rt::mutable_config() fields freely in between.
+class ConfigScope {
+ public:
+  ConfigScope() : saved_(rt::config()) {}
+  ~ConfigScope() { rt::mutable_config() = saved_; }
+  ConfigScope(const ConfigScope&) = delete;
+  ConfigScope& operator=(const ConfigScope&) = delete;
+
+ private:
+  rt::Config saved_;
+};
+
 // Sets in-process fusion on or off for a scope (LAZYFUSE_FUSION without the environment).
 class FusionScope {
  public:

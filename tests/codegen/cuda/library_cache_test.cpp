@@ -25,33 +25,38 @@ extern "C" __global__ void lf_lib_test(float* y, const float* x, long long n) {
 
 std::string source(int shift) { return "#define SHIFT " + std::to_string(shift) + "\n" + kSource; }
 
-class LibraryCache : public test::CacheDirTest {};
+class LibraryCache : public test::CacheDirTest {
+ protected:
+  // The test kernel of source(shift) through the library cache.
+  lf::StatusOr<std::vector<char>> compile(int shift, bool* from_disk, const char* arch = "sm_90", bool refresh = false) {
+    std::string log;
+    return cuda::library_cubin(source(shift), "lf_lib_test", arch, &log, from_disk, refresh);
+  }
+};
 
 TEST_F(LibraryCache, CompiledOnceThenLoadedForTheSameSourceOnly) {
   if (!cuda::nvrtc_status().ok()) GTEST_SKIP() << cuda::nvrtc_status().message();
-  std::string log;
   bool from_disk = true;
-  auto first = cuda::library_cubin(source(1), "lf_lib_test", "sm_90", &log, &from_disk);
+  auto first = compile(1, &from_disk);
   ASSERT_TRUE(first.ok()) << first.status().message();
   EXPECT_FALSE(from_disk);
   ASSERT_EQ(files(".lfk").size(), 1u);
-  auto again = cuda::library_cubin(source(1), "lf_lib_test", "sm_90", &log, &from_disk);
+  auto again = compile(1, &from_disk);
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(from_disk);
   EXPECT_EQ(*again, *first);
   // Another source, another architecture: compiled, each an entry of its own.
-  (void)cuda::library_cubin(source(2), "lf_lib_test", "sm_90", &log, &from_disk);
+  (void)compile(2, &from_disk);
   EXPECT_FALSE(from_disk);
-  (void)cuda::library_cubin(source(1), "lf_lib_test", "sm_80", &log, &from_disk);
+  (void)compile(1, &from_disk, "sm_80");
   EXPECT_FALSE(from_disk);
   EXPECT_EQ(files(".lfk").size(), 3u);
 }
 
 TEST_F(LibraryCache, ADamagedEntryIsCompiledAgainAndReplaced) {
   if (!cuda::nvrtc_status().ok()) GTEST_SKIP() << cuda::nvrtc_status().message();
-  std::string log;
   bool from_disk = true;
-  auto first = cuda::library_cubin(source(3), "lf_lib_test", "sm_90", &log, &from_disk);
+  auto first = compile(3, &from_disk);
   ASSERT_TRUE(first.ok());
   ASSERT_EQ(files(".lfk").size(), 1u);
   {  // a byte of the cubin flipped: the checksum no longer matches
@@ -60,12 +65,12 @@ TEST_F(LibraryCache, ADamagedEntryIsCompiledAgainAndReplaced) {
     f.put('\x5a');
   }
   testing::internal::CaptureStderr();  // the damaged entry is reported once
-  auto again = cuda::library_cubin(source(3), "lf_lib_test", "sm_90", &log, &from_disk);
+  auto again = compile(3, &from_disk);
   (void)testing::internal::GetCapturedStderr();
   ASSERT_TRUE(again.ok());
   EXPECT_FALSE(from_disk);
   EXPECT_EQ(*again, *first);
-  (void)cuda::library_cubin(source(3), "lf_lib_test", "sm_90", &log, &from_disk);
+  (void)compile(3, &from_disk);
   EXPECT_TRUE(from_disk) << "the replaced entry is loaded";
 }
 
@@ -74,9 +79,8 @@ TEST_F(LibraryCache, ADamagedEntryIsCompiledAgainAndReplaced) {
 // refresh stores the compiled cubin over it.
 TEST_F(LibraryCache, ARefreshCompilesAndReplaces) {
   if (!cuda::nvrtc_status().ok()) GTEST_SKIP() << cuda::nvrtc_status().message();
-  std::string log;
   bool from_disk = true;
-  auto good = cuda::library_cubin(source(5), "lf_lib_test", "sm_90", &log, &from_disk);
+  auto good = compile(5, &from_disk);
   ASSERT_TRUE(good.ok());
   ASSERT_EQ(files(".lfk").size(), 1u);
   const std::string path = files(".lfk")[0].string();
@@ -87,15 +91,15 @@ TEST_F(LibraryCache, ARefreshCompilesAndReplaces) {
   ASSERT_TRUE(record) << why;
   record->binary = "not a cubin";
   { std::ofstream(path, std::ios::binary | std::ios::trunc) << cache::disk::encode(*record); }
-  auto bad = cuda::library_cubin(source(5), "lf_lib_test", "sm_90", &log, &from_disk);
+  auto bad = compile(5, &from_disk);
   ASSERT_TRUE(bad.ok());
   EXPECT_TRUE(from_disk);
   EXPECT_EQ(std::string(bad->begin(), bad->end()), "not a cubin");
-  auto fresh = cuda::library_cubin(source(5), "lf_lib_test", "sm_90", &log, &from_disk, /*refresh=*/true);
+  auto fresh = compile(5, &from_disk, "sm_90", /*refresh=*/true);
   ASSERT_TRUE(fresh.ok());
   EXPECT_FALSE(from_disk);
   EXPECT_EQ(*fresh, *good);
-  auto again = cuda::library_cubin(source(5), "lf_lib_test", "sm_90", &log, &from_disk);
+  auto again = compile(5, &from_disk);
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(from_disk);
   EXPECT_EQ(*again, *good) << "the refresh replaced the entry";
@@ -104,10 +108,9 @@ TEST_F(LibraryCache, ARefreshCompilesAndReplaces) {
 TEST_F(LibraryCache, OffMeansCompiledEveryTime) {
   if (!cuda::nvrtc_status().ok()) GTEST_SKIP() << cuda::nvrtc_status().message();
   rt::mutable_config().cache_dir.clear();  // LAZYFUSE_CACHE_DIR=off
-  std::string log;
   bool from_disk = true;
   for (int i = 0; i < 2; ++i) {
-    ASSERT_TRUE(cuda::library_cubin(source(4), "lf_lib_test", "sm_90", &log, &from_disk).ok());
+    ASSERT_TRUE(compile(4, &from_disk).ok());
     EXPECT_FALSE(from_disk);
   }
   EXPECT_TRUE(files(".lfk").empty());

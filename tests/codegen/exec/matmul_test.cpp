@@ -239,18 +239,9 @@ TEST(Matmul, EveryDtype) {
 TEST(Matmul, Float32OnTf32TensorCoresWhereAllowed) {
   if (!lf::default_device().is_cuda()) GTEST_SKIP() << "TF32 is a GPU mode: the CPU computes float32";
   if (lf::rt::cu::context_of(lf::default_device().index()).info.sm_major < 8) GTEST_SKIP() << "no TF32 before sm_80";
-  struct Scope {
-    bool tf32 = lf::rt::mutable_config().matmul_tf32;
-    int log = lf::rt::mutable_config().log_level;
-    Scope() {
-      lf::rt::mutable_config().matmul_tf32 = true;
-      lf::rt::mutable_config().log_level = 1;
-    }
-    ~Scope() {
-      lf::rt::mutable_config().matmul_tf32 = tf32;
-      lf::rt::mutable_config().log_level = log;
-    }
-  } scope;
+  lf::test::ConfigScope scope;
+  lf::rt::mutable_config().matmul_tf32 = true;
+  lf::rt::mutable_config().log_level = 1;
   const int64_t k = 300;
   Tensor a = random({200, k}, 60), b = random({k, 130}, 61);
   Tensor y = lf::matmul(a, b);

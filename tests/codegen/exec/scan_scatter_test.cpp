@@ -409,18 +409,9 @@ INSTANTIATE_TEST_SUITE_P(FusedAndUnfused, ScanScatter, ::testing::Values(true, f
 // Short lines (one tile), integers and cummax keep the GPU kernels. On the CPU the scan is
 // deterministic anyway: the setting changes nothing there.
 TEST(ScanScatterCalls, DeterministicFloatScansOnTheGpu) {
-  struct Scope {
-    bool det = lf::rt::mutable_config().deterministic;
-    int log = lf::rt::mutable_config().log_level;
-    Scope() {
-      lf::rt::mutable_config().deterministic = true;
-      lf::rt::mutable_config().log_level = 1;
-    }
-    ~Scope() {
-      lf::rt::mutable_config().deterministic = det;
-      lf::rt::mutable_config().log_level = log;
-    }
-  } scope;
+  lf::test::ConfigScope scope;
+  lf::rt::mutable_config().deterministic = true;
+  lf::rt::mutable_config().log_level = 1;
   const int64_t n = (int64_t{1} << 18) + 3;
   Tensor x = data({2, n}, DType::Float32, -1, 1);
   lf::test::Values ref = lf::test::reference_values(lf::cumsum(x, 1));

@@ -368,18 +368,9 @@ TEST(AttentionTc, LogNamesTheKernel) {
 TEST(AttentionTc, Float32OnOneTf32ProductWhereAllowed) {
   if (!default_device().is_cuda()) GTEST_SKIP() << "TF32 is a GPU mode: the CPU computes float32";
   if (rt::cu::context_of(default_device().index()).info.sm_major < 8) GTEST_SKIP() << "no tensor-core kernel before sm_80";
-  struct Scope {
-    bool tf32 = rt::mutable_config().matmul_tf32;
-    int log = rt::mutable_config().log_level;
-    Scope() {
-      rt::mutable_config().matmul_tf32 = true;
-      rt::mutable_config().log_level = 1;
-    }
-    ~Scope() {
-      rt::mutable_config().matmul_tf32 = tf32;
-      rt::mutable_config().log_level = log;
-    }
-  } scope;
+  test::ConfigScope scope;
+  rt::mutable_config().matmul_tf32 = true;
+  rt::mutable_config().log_level = 1;
   for (int64_t d : {32, 64, 128}) {
     std::vector<float> qv = uniform_values(2 * 2 * 100 * d, 70), kv = uniform_values(2 * 2 * 100 * d, 71);
     qv[static_cast<size_t>(5 * d + 3)] = std::nanf("");                     // a NaN query row
