@@ -157,6 +157,28 @@ TEST(ConvGpu, FewChannelsWithNonFiniteInputs) {
       }
 }
 
+// The same with groups: few channels a group (depthwise included) among many in all, where the
+// engine sees each group's channels.
+TEST(ConvGpu, FewChannelsAGroupWithNonFiniteInputs) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  struct Case {
+    int64_t channels, groups;
+  };
+  for (const char* mode : {"auto", "generated"})
+    for (DType d : {DType::Float32, DType::Float16, DType::BFloat16})
+      for (Case g : {Case{16, 4}, Case{24, 3}, Case{32, 8}, Case{32, 32}, Case{64, 4}}) {
+        const int64_t per = g.channels / g.groups;
+        Tensor x = random({2, g.channels, 12, 12}, 50 + static_cast<uint64_t>(g.channels + g.groups), d, /*specials=*/true);
+        Tensor w = random({g.channels, per, 3, 3}, 60, d), b = random({g.channels}, 61, d);
+        const std::string what = std::string(mode) + " " + lf::dtype_name(d) + " C=" + std::to_string(g.channels) +
+                                 " groups=" + std::to_string(g.groups);
+        PathScope scope(mode);
+        Tensor y = lf::conv2d(x, w, b, 1, 1, 1, g.groups);
+        lf::test::Values ref = lf::test::reference_values(y), got = lf::test::fused_values(y);
+        EXPECT_EQ(lf::test::compare(ref, got, lf::test::conv_tolerance(d, per * 9)), "") << what << "\n" << scope.log();
+      }
+}
+
 // cuDNN's fused convolution + bias + activation (issue 22) after the batch-norm fold: conv-bn-relu
 // (relu), conv-bn (identity: implicit precomputed GEMM) and conv-bn-add-relu (residual), at
 // ResNet sizes (many blocks), NaN and inf in the input, every float dtype. float32 must take the
