@@ -433,19 +433,24 @@ namespace {
 // the flush, a channels-last buffer or a convolution (whose output a GPU writes NHWC, and the
 // pointwise kernels after it keep: lower.h's out_strides). A superset of what the lowering and the
 // backends decide, for the reshape check below, which otherwise takes a computed value to be
-// contiguous.
+// contiguous. A copy's own output is contiguous, but values computed from it may not be: fused
+// with the copy, they read the channels-last buffer the copy reads, and the lowering stores them
+// in its order (seed 1405269: tan(contiguous(x)) of a channels-last x, then reshaped).
 class ChannelsLastReach {
  public:
-  bool operator()(ir::Node* root) {
+  bool operator()(ir::Node* root) { return !(root->op == ir::Op::Copy && !root->realized()) && reads(root); }
+
+ private:
+  // Whether n's expression reads, at any depth, a channels-last buffer or a convolution.
+  bool reads(ir::Node* root) {
     std::vector<std::pair<ir::Node*, size_t>> stack{{root, 0}};
     while (!stack.empty()) {
       ir::Node* n = stack.back().first;
       size_t i = stack.back().second;
       if (memo_.count(n)) {
         stack.pop_back();
-      } else if (n->realized() || n->op == ir::Op::Conv2d || n->op == ir::Op::Copy) {
-        // A copy is always contiguous (lower.h): copies exist to make contiguous buffers.
-        memo_[n] = n->op == ir::Op::Conv2d || (n->realized() && ir::is_channels_last(n->shape, n->layout));
+      } else if (n->realized() || n->op == ir::Op::Conv2d) {
+        memo_[n] = n->op == ir::Op::Conv2d || ir::is_channels_last(n->shape, n->layout);
         stack.pop_back();
       } else if (i < n->inputs.size()) {
         ++stack.back().second;
@@ -460,7 +465,6 @@ class ChannelsLastReach {
     return memo_[root];
   }
 
- private:
   std::unordered_map<const ir::Node*, bool> memo_;
 };
 

@@ -89,6 +89,11 @@ TEST(ChannelsLast, ReshapesOfChannelsLastValuesAreRight) {
   expect_same(lf::reshape(lf::sigmoid(x.t) - 0.5f, {-1}), "all");
   Tensor b = lf::mean(lf::relu(x.t), {2, 3}, true);
   expect_same(lf::reshape(b, {4, 3}), "flatten of a pooled value");
+  // A value computed from a contiguous() copy of x, fused with the copy: it reads x's NHWC buffer
+  // and is stored in its order, though the copy is row-major (found by the fuzzer, seed 1405269).
+  Tensor c = x.t.contiguous();
+  Tensor t = lf::tanh(c);
+  expect_same(lf::reshape(t, {-1}) - lf::reshape(c, {-1}), "flatten of a value computed from a copy");
   // The same programs after the values are realized (the layout known), in a new flush.
   Tensor r = lf::relu(x.t) * 1.0f;
   lf::sync();
