@@ -231,6 +231,7 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
   stats.nodes_executed += order.size();
   if (rec && rec->ok && !rec->plan.steps.empty()) {
     rec->plan.nodes = order.size();
+    plan::mark_overwritten(rec->plan);
     plans.store(*sig, std::move(rec->plan));
   }
   if (observed) rt::obs::flush(start, rt::obs::now(), /*replayed=*/false);

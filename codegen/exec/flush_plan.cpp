@@ -117,6 +117,26 @@ void describe(const std::vector<ir::Node*>& order, const std::function<bool(cons
   out->hash = hash_words(words);
 }
 
+void mark_overwritten(Plan& plan) {
+  // Slots in order, as the replay makes them: slot k is output i of its step; its buffer is its
+  // own (reuse -1) or its root's. The latest slot on each root holds the buffer at the end.
+  std::vector<std::pair<Step*, size_t>> where;
+  std::vector<int64_t> latest;  // per root slot: the latest slot on its buffer
+  for (Step& s : plan.steps) {
+    s.overwritten.assign(s.outputs.size(), 0);
+    for (size_t i = 0; i < s.outputs.size(); ++i) {
+      const int64_t slot = static_cast<int64_t>(where.size()), root = s.reuse[i] >= 0 ? s.reuse[i] : slot;
+      where.emplace_back(&s, i);
+      latest.push_back(slot);
+      if (root != slot) {
+        auto [step, out] = where[static_cast<size_t>(latest[static_cast<size_t>(root)])];
+        step->overwritten[out] = 1;
+        latest[static_cast<size_t>(root)] = slot;
+      }
+    }
+  }
+}
+
 void number_new(const Signature& sig, const std::vector<ir::Node*>& described, const std::vector<ir::Node*>& order) {
   for (size_t i = 0; i < described.size(); ++i) {
     described[i]->flush_mark = sig.mark;

@@ -78,6 +78,11 @@ struct Step {
   // freed before this output got its address), or -1 for a buffer of its own. A replay reuses
   // memory as the recorded flush did, instead of holding every intermediate to its end.
   std::vector<int64_t> reuse;
+  // Per output: whether a later output of the plan takes its buffer over (plan::mark_overwritten).
+  // A replay leaves such a node pending, as the recorded flush did: there its buffer was freed,
+  // its last reader in the flush done, while the node could live on, read by a later flush
+  // through a pending value. Handed the shared buffer, it would hold the later output's data.
+  std::vector<char> overwritten;
   // Per output with a buffer of its own: the bytes to allocate (a later output taking the buffer
   // over may need more than this one: the allocator's block was larger).
   std::vector<size_t> alloc_bytes;
@@ -129,6 +134,9 @@ struct Plan {
   int captures = 0;
   bool capture_off = false;
 };
+
+// Sets every step's Step::overwritten from the reuse entries, once the plan is recorded.
+void mark_overwritten(Plan& plan);
 
 // Plans by signature. A plan is recorded on a signature's second sighting, so that one-off flushes
 // pay nothing for it. Not thread-safe: the executor holds its lock around every use.

@@ -407,8 +407,9 @@ void finish_replay(plan::Plan& plan, const std::vector<ir::Node*>& order) {
   size_t slot = 0;
   for (plan::Step& s : plan.steps) {
     for (size_t i = 0; i < s.outputs.size(); ++i) {
-      // Past the order: an intermediate a rewrite made (plan::number_new), read by later steps only.
-      if (static_cast<size_t>(s.outputs[i]) >= order.size()) {
+      // Past the order: an intermediate a rewrite made (plan::number_new), read by later steps
+      // only. Overwritten: a later output took its buffer over (the node stays pending).
+      if (static_cast<size_t>(s.outputs[i]) >= order.size() || s.overwritten[i]) {
         ++slot;
         continue;
       }

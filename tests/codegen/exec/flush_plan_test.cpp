@@ -135,6 +135,41 @@ TEST(FlushPlan, AHeldIntermediateIsStored) {
   });
 }
 
+// An intermediate whose buffer a later output of its flush took over (freed after its last reader,
+// its address handed on by the allocator) must not come out of a replay realized in that shared
+// buffer. A replayed flush does not rewrite its graph, so such a node can still be read by a later
+// flush: here the first flush's rewrite moves the slice v under the cast x (v = cast(slice(a))),
+// so in a recorded run nothing reads x after the second flush, which frees it after its last
+// reader and hands its buffer to cast(q); in a replayed run v still reads x, and the third flush
+// read q's values where x's should be. The fuzzer's seed 3900873 on the H200, scaled up: every
+// buffer x's size is 1 MiB or more (the host keeps such blocks for exact-size reuse, as a GPU's
+// caching allocator keeps every size), and fusion off, so every op is a kernel of its own.
+TEST(FlushPlan, AnOverwrittenIntermediateStaysPendingAfterAReplay) {
+  TieredCompileOff tiered_off;
+  lf::test::FusionScope unfused(false);
+  const int64_t n = int64_t{1} << 18;
+  uint64_t before = lf::cache_stats().plans_replayed;
+  for (int it = 0; it < 4; ++it) {
+    std::vector<double> host(static_cast<size_t>(2 * n));
+    for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<double>((i * 7 + 3 * it) % 13) * 0.25 - 1.5;
+    Tensor x = lf::cast(lf::from_vector(host, {n, 2, 1}), lf::DType::BFloat16);
+    Tensor flag = lf::from_vector(std::vector<bool>{it % 2 == 0}, {});
+    Tensor q = x / 3;
+    Tensor v = lf::slice(x, 1, 0, 1);
+    Tensor norm = lf::norm(v, std::numeric_limits<double>::infinity(), {0, 1, 2}, true);
+    Tensor r = lf::atan(lf::unsqueeze(lf::reshape(lf::remainder(v, flag), {n}), 1));
+    Tensor lg = lf::log2(q);
+    lf::test::Values want = lf::test::reference_values(norm);  // before any flush
+    x = v = Tensor();
+    r.to_vector<float>();  // the first flush: the slice moves under the cast
+    q.to_vector<float>();  // the second: x freed after its last reader in a recorded run
+    EXPECT_EQ(lf::test::compare(want, lf::test::fused_values(norm), lf::test::default_tolerance(lf::DType::BFloat16)), "")
+        << "iteration " << it;
+    lg.to_vector<float>();
+  }
+  EXPECT_GE(lf::cache_stats().plans_replayed - before, 2u);
+}
+
 // Flushes with a gather replay too, and still check their indices at the sync: an index out of
 // range in a replayed flush is the same lf::Error as outside plans, and the plan goes on replaying
 // (its error buffer zeroed again) once the indices are good. The indices are computed (a product),
