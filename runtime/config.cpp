@@ -59,6 +59,7 @@ Config read_config() {
   c.cuda_graphs = env_int("LAZYFUSE_CUDA_GRAPHS", 1, 0, 1) != 0;
   c.launch_thread = env_int("LAZYFUSE_LAUNCH_THREAD", 1, 0, 1) != 0;
   c.deterministic = env_int("LAZYFUSE_DETERMINISTIC", 0, 0, 1) != 0;
+  c.host_cache_all = env_int("LAZYFUSE_HOST_CACHE_ALL", 0, 0, 1) != 0;
   c.profile = env_int("LAZYFUSE_PROFILE", 0, 0, 1) != 0;
   c.profile_floor_gbs = env_double("LAZYFUSE_PROFILE_FLOOR_GBS", 0, 0, 1e6);
   c.trace_file = env("LAZYFUSE_TRACE_FILE").value_or("");

@@ -72,6 +72,12 @@ struct Config {
   // LAZYFUSE_DETERMINISTIC=1: ops whose GPU path is not deterministic (scatter_add's float atomics)
   // take a deterministic path instead (the ordered host path, slower).
   bool deterministic = false;
+  // LAZYFUSE_HOST_CACHE_ALL=1: the host keeps freed blocks of every size for reuse (by default only
+  // blocks of 1 MiB or more), as a GPU's caching allocator does: the buffer an intermediate frees
+  // inside a flush comes back at the same address for the next output of its size, the hand-over
+  // flush plans record. A testing aid: the fuzzer's CPU runs take it (a plan-replay bug of session
+  // 19 showed only on a GPU until the CPU reused addresses so).
+  bool host_cache_all = false;
   // LAZYFUSE_TRACE_FILE: a Chrome/Perfetto trace (flushes, fusing, compiles, launches) is written
   // here at exit (empty: off).
   std::string trace_file;

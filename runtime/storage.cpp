@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "runtime/config.h"
 #include "runtime/cuda_allocator.h"
 
 namespace lf::rt {
@@ -27,10 +28,11 @@ constexpr size_t kCacheLimit = size_t{2} << 30;     // at most 2 GiB of free blo
 
 class HostBlockCache {
  public:
+  // The block of `bytes` freed last (a GPU's caching allocator's order), or null.
   void* take(size_t bytes) {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = free_.find(bytes);
-    if (it == free_.end()) return nullptr;
+    auto it = free_.upper_bound(bytes);
+    if (it == free_.begin() || (--it)->first != bytes) return nullptr;
     void* p = it->second;
     free_.erase(it);
     cached_ -= bytes;
@@ -110,7 +112,8 @@ std::shared_ptr<Storage> Storage::allocate(Device device, size_t nbytes) {
   }
   if (!device.is_cpu()) throw Error("Storage::allocate: no backend for device " + device.str());
   size_t rounded = round_size(nbytes);
-  void* p = rounded >= kCacheFrom ? host_cache().take(rounded) : nullptr;
+  const bool cached = rounded >= kCacheFrom || config().host_cache_all;  // LAZYFUSE_HOST_CACHE_ALL
+  void* p = cached ? host_cache().take(rounded) : nullptr;
   if (p == nullptr) p = std::aligned_alloc(kCpuAlignment, rounded);
   if (p == nullptr && host_cache().release_all() > 0) p = std::aligned_alloc(kCpuAlignment, rounded);
   if (p == nullptr) throw Error("out of host memory: could not allocate " + std::to_string(nbytes) + " bytes");
@@ -156,7 +159,8 @@ Storage::~Storage() {
     return;
   }
   size_t rounded = round_size(nbytes());
-  if (rounded < kCacheFrom || !host_cache().give(data_, rounded)) std::free(data_);
+  const bool cached = rounded >= kCacheFrom || config().host_cache_all;
+  if (!cached || !host_cache().give(data_, rounded)) std::free(data_);
 }
 
 cu::CUdeviceptr Storage::device_ptr() const {
