@@ -85,7 +85,8 @@ Config read_config() {
 }  // namespace
 
 Config& mutable_config() {
-  static Config c = read_config();
+  // Never destroyed: a storage freed at exit still reads it (LAZYFUSE_HOST_CACHE_ALL).
+  static Config& c = *new Config(read_config());
   return c;
 }
 

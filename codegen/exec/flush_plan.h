@@ -75,13 +75,16 @@ struct Step {
   std::vector<int> outputs;           // order positions of the nodes it writes; slots in sequence
   std::vector<Shape> out_strides;     // per output: its strides in its buffer (offset 0); empty: contiguous
   // Per output: the earlier slot whose buffer it takes over (in the recorded flush that buffer was
-  // freed before this output got its address), or -1 for a buffer of its own. A replay reuses
-  // memory as the recorded flush did, instead of holding every intermediate to its end.
+  // freed before this output got its address), or -1 for a buffer of its own. Always the root of
+  // a chain: the slot that allocates the buffer (A, B taking it over, C taking it from B: C names
+  // A). A replay reuses memory as the recorded flush did, instead of holding every intermediate to
+  // its end.
   std::vector<int64_t> reuse;
   // Per output: whether a later output of the plan takes its buffer over (plan::mark_overwritten).
-  // A replay leaves such a node pending, as the recorded flush did: there its buffer was freed,
-  // its last reader in the flush done, while the node could live on, read by a later flush
-  // through a pending value. Handed the shared buffer, it would hold the later output's data.
+  // In the recorded flush such a node died once its last reader had run, freeing the buffer. A
+  // replay leaves it pending instead of realized: a replay skips the graph rewrites the recorded
+  // flush ran, so in a replayed flush the node may still be alive, read by a later flush through a
+  // pending value, and handed the shared buffer it would hold the later output's data.
   std::vector<char> overwritten;
   // Per output with a buffer of its own: the bytes to allocate (a later output taking the buffer
   // over may need more than this one: the allocator's block was larger).

@@ -140,8 +140,8 @@ TEST(FlushPlan, AHeldIntermediateIsStored) {
 // buffer. A replayed flush does not rewrite its graph, so such a node can still be read by a later
 // flush: here the first flush's rewrite moves the slice v under the cast x (v = cast(slice(a))),
 // so in a recorded run nothing reads x after the second flush, which frees it after its last
-// reader and hands its buffer to cast(q); in a replayed run v still reads x, and the third flush
-// read q's values where x's should be. The fuzzer's seed 3900873 on the H200, scaled up: every
+// reader (x's float32 cast) and hands its buffer to q (x / 3 rounded to bfloat16, the same size);
+// in a replayed run v still reads x, and the third flush read q's values where x's should be. The fuzzer's seed 3900873 on the H200, scaled up: every
 // buffer x's size is 1 MiB or more (the host keeps such blocks for exact-size reuse, as a GPU's
 // caching allocator keeps every size), and fusion off, so every op is a kernel of its own.
 TEST(FlushPlan, AnOverwrittenIntermediateStaysPendingAfterAReplay) {
