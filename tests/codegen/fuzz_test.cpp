@@ -47,7 +47,7 @@ struct Val {
   // changes it by any relative amount, so nothing divides by it (nor normalizes it). Even a sum
   // of one term: the sign of a zero result depends on whether the sum starts from +0 (the
   // reference: +0 + -0 = +0) or from its first term (seed 1402882: a 1-tap convolution gave -0,
-  // and 1 / -0 = -inf where the reference had +inf).
+  // and 1 / -0 = -inf where the reference had +inf); likewise a max or min of +0 and -0.
   bool cancels = false;
 };
 
@@ -561,7 +561,10 @@ class Graph {
     // zero first in another: 0 or 0 * inf = NaN (prod of arange(1120) split over threads, seed 906582).
     bool nan_fuzzy = a.nan_fuzzy || (fuzzy && (op == "std" || op == "logsumexp" || (op == "prod" && len > 1)));
     add(r, what.str(), rel, fuzzy, nan_fuzzy);
-    vals_.back().cancels = fl && (op == "sum" || op == "mean" || op == "var" || op == "std");
+    // max and min too: of +0 and -0 either may come out, by the order of the comparisons (seed
+    // 1806090: a bfloat16 max over [0, -0] gave -0 in the reference and +0 fused, and x / it -inf
+    // and inf).
+    vals_.back().cancels = fl && (op == "sum" || op == "mean" || op == "var" || op == "std" || op == "max" || op == "min");
   }
 
   // Random indices in [-size, size) of `shape`, int32 or int64; half the time computed in the graph
