@@ -80,6 +80,10 @@ size_t round_size(size_t nbytes) {
   return (nbytes + kHuge - 1) / kHuge * kHuge;
 }
 
+// Whether a freed block of `rounded` bytes is kept for reuse (and an allocation looks there
+// first): from 1 MiB, or every size under LAZYFUSE_HOST_CACHE_ALL.
+bool goes_through_cache(size_t rounded) { return rounded >= kCacheFrom || config().host_cache_all; }
+
 // Live borrowed storages by device and address (Storage::borrow).
 struct BorrowKey {
   int device;  // -1: the CPU, else the CUDA device
@@ -112,8 +116,7 @@ std::shared_ptr<Storage> Storage::allocate(Device device, size_t nbytes) {
   }
   if (!device.is_cpu()) throw Error("Storage::allocate: no backend for device " + device.str());
   size_t rounded = round_size(nbytes);
-  const bool cached = rounded >= kCacheFrom || config().host_cache_all;  // LAZYFUSE_HOST_CACHE_ALL
-  void* p = cached ? host_cache().take(rounded) : nullptr;
+  void* p = goes_through_cache(rounded) ? host_cache().take(rounded) : nullptr;
   if (p == nullptr) p = std::aligned_alloc(kCpuAlignment, rounded);
   if (p == nullptr && host_cache().release_all() > 0) p = std::aligned_alloc(kCpuAlignment, rounded);
   if (p == nullptr) throw Error("out of host memory: could not allocate " + std::to_string(nbytes) + " bytes");
@@ -159,8 +162,7 @@ Storage::~Storage() {
     return;
   }
   size_t rounded = round_size(nbytes());
-  const bool cached = rounded >= kCacheFrom || config().host_cache_all;
-  if (!cached || !host_cache().give(data_, rounded)) std::free(data_);
+  if (!goes_through_cache(rounded) || !host_cache().give(data_, rounded)) std::free(data_);
 }
 
 cu::CUdeviceptr Storage::device_ptr() const {
