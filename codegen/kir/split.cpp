@@ -9,18 +9,11 @@
 namespace lf::kir {
 
 
-SplitInfo split_info(const Kernel& k) {
-  SplitInfo s;
-  size_t n = k.instrs.size();
-  s.level.assign(n, -1);
-  s.slot.assign(n, -1);
-  if (!k.row) return s;
-  for (const Output& o : k.outputs)
-    if (!k.instrs[static_cast<size_t>(o.instr)].row) return s;  // element outputs need the whole row
-  // A reduction's level is one more than the highest level among the reductions its element
-  // values depend on (through row values): var's second sum waits for the mean.
+std::vector<int> reduction_levels(const Kernel& k) {
+  const size_t n = k.instrs.size();
+  std::vector<int> levels(n, -1);
   std::function<int(int)> level = [&](int i) -> int {
-    if (s.level[static_cast<size_t>(i)] >= 0) return s.level[static_cast<size_t>(i)];
+    if (levels[static_cast<size_t>(i)] >= 0) return levels[static_cast<size_t>(i)];
     int l = 0;
     std::vector<int> stack{k.instrs[static_cast<size_t>(i)].args[0]};
     std::vector<bool> seen(n, false);
@@ -36,12 +29,26 @@ SplitInfo split_info(const Kernel& k) {
       }
       for (int a : in.args) stack.push_back(a);
     }
-    return s.level[static_cast<size_t>(i)] = l;
+    return levels[static_cast<size_t>(i)] = l;
   };
+  for (size_t i = 0; i < n; ++i)
+    if (k.instrs[i].kind == InstrKind::Reduce) level(static_cast<int>(i));
+  return levels;
+}
+
+SplitInfo split_info(const Kernel& k) {
+  SplitInfo s;
+  size_t n = k.instrs.size();
+  s.level.assign(n, -1);
+  s.slot.assign(n, -1);
+  if (!k.row) return s;
+  for (const Output& o : k.outputs)
+    if (!k.instrs[static_cast<size_t>(o.instr)].row) return s;  // element outputs need the whole row
+  s.level = reduction_levels(k);  // var's second sum waits for the mean
   for (size_t i = 0; i < n; ++i) {
-    if (k.instrs[i].kind != InstrKind::Reduce) continue;
+    if (s.level[i] < 0) continue;
     s.slot[i] = s.reductions++;
-    s.levels = std::max(s.levels, level(static_cast<int>(i)) + 1);
+    s.levels = std::max(s.levels, s.level[i] + 1);
   }
   s.splittable = s.reductions > 0;
   return s;

@@ -27,4 +27,10 @@ struct SplitInfo {
 };
 SplitInfo split_info(const Kernel& kernel);
 
+// Per instruction of a row kernel: its reduction level (one more than the highest level among
+// the reductions its element values depend on, through row values; 0 for one that depends on
+// none), or -1 for an instruction that is not a reduction. The reductions of one level read no
+// row value of each other, so one pass over the row computes them all.
+std::vector<int> reduction_levels(const Kernel& kernel);
+
 }  // namespace lf::kir

@@ -244,12 +244,17 @@ Value* Emitter::compute(const Instr& in, const std::vector<Value*>& off, bool ro
 // is one bad index, and any of them makes the error) and element 0 is read instead, so the kernel
 // never reads outside the source.
 Value* Emitter::gather(const Instr& in, const std::vector<Value*>& off, bool row) {
+  const int i = static_cast<int>(&in - k_.instrs.data());
+  auto hoisted = row ? row_gather_.end() : row_gather_.find(i);
+  Value* idx = hoisted != row_gather_.end() ? hoisted->second : gather_index(in, row);
+  return load(in.slot, b_.CreateAdd(off[in.slot], b_.CreateMul(idx, params_[in.params[1]])), in.dtype);
+}
+
+Value* Emitter::gather_index(const Instr& in, bool row) {
   Value* raw = convert(arg(in.args[0], row), k_.instrs[in.args[0]].dtype, DType::Int64);
   Value* size = params_[in.params[0]];
-  Value* stride = params_[in.params[1]];
   Value* idx = b_.CreateSelect(b_.CreateICmpSLT(raw, b_.getInt64(0)), b_.CreateAdd(raw, size), raw);
-  if (in.params.size() < 3)  // indices known in range: no check (kir::InstrKind::Gather)
-    return load(in.slot, b_.CreateAdd(off[in.slot], b_.CreateMul(idx, stride)), in.dtype);
+  if (in.params.size() < 3) return idx;  // indices known in range: no check (kir::InstrKind::Gather)
   Value* bad = b_.CreateICmpUGE(idx, size);  // unsigned: still negative is out of range too
   auto* report = llvm::BasicBlock::Create(ctx_, "gather.bad", fn_);
   auto* cont = llvm::BasicBlock::Create(ctx_, "gather.ok", fn_);
@@ -261,8 +266,29 @@ Value* Emitter::gather(const Instr& in, const std::vector<Value*>& off, bool row
   b_.CreateStore(raw, b_.CreateConstInBoundsGEP1_64(i64_, err, 1));
   b_.CreateBr(cont);
   b_.SetInsertPoint(cont);
-  Value* safe = b_.CreateSelect(bad, b_.getInt64(0), idx);
-  return load(in.slot, b_.CreateAdd(off[in.slot], b_.CreateMul(safe, stride)), in.dtype);
+  return b_.CreateSelect(bad, b_.getInt64(0), idx);
+}
+
+bool Emitter::column_invariant(int i) {
+  if (column_invariant_.empty()) column_invariant_.assign(k_.instrs.size(), -1);
+  signed char& memo = column_invariant_[static_cast<size_t>(i)];
+  if (memo >= 0) return memo;
+  const Instr& in = k_.instrs[static_cast<size_t>(i)];
+  bool r = false;
+  if (in.kind == InstrKind::Param) {
+    r = true;
+  } else if (in.kind == InstrKind::Load) {
+    r = true;
+    for (int d = 0; d < k_.inner_rank; ++d) {
+      auto* c = llvm::dyn_cast<llvm::ConstantInt>(strides_[static_cast<size_t>(in.slot)][static_cast<size_t>(k_.outer_rank + d)]);
+      r &= c && c->isZero();
+    }
+  } else if (in.kind == InstrKind::Op) {
+    r = true;
+    for (int a : in.args) r &= column_invariant(a);
+  }
+  memo = r ? 1 : 0;
+  return r;
 }
 
 Value* Emitter::param_value(const Instr& in) {

@@ -81,19 +81,50 @@ Value* Emitter::reduce_finish(int i, const std::vector<Value*>& acc) {
   return result;
 }
 
-// Accumulates reduction `i` over the inner elements [col_begin, col_end) of the current row.
-std::vector<Value*> Emitter::reduce_loop(int i) {
-  const Instr& in = k_.instrs[i];
-  emit_row_deps(in.args[0]);
-  int v = in.args[0];
-  bool keep = cache_slot_.count(v) && !cache_ready_.count(v);
-  std::vector<Value*> acc = emit_inner(0, row_base_, b_.getInt64(0), reduce_init(i), [&](std::vector<Value*> c) {
-    Value* x = elem(v);
-    if (keep) store(cache_slot_.at(v), elem_off_[cache_slot_.at(v)], k_.instrs[v].dtype, x);
-    return reduce_step(i, c, x, lin_, /*reassoc=*/true);
+// Accumulates the reductions `is` over the inner elements [col_begin, col_end) of the current row,
+// in one pass: an element value several of them read (a gather, x - mean) is computed once.
+std::vector<std::vector<Value*>> Emitter::reduce_loop(const std::vector<int>& is) {
+  std::vector<Value*> init;
+  std::vector<size_t> at;  // where each reduction's accumulators start among the carried values
+  std::vector<int> keep;   // element values stored for the output pass (row_plan), once each
+  for (int i : is) {
+    const int v = k_.instrs[i].args[0];
+    emit_row_deps(v);
+    at.push_back(init.size());
+    for (Value* a : reduce_init(i)) init.push_back(a);
+    if (cache_slot_.count(v) && !cache_ready_.count(v) && std::find(keep.begin(), keep.end(), v) == keep.end())
+      keep.push_back(v);
+  }
+  std::vector<Value*> acc = emit_inner(0, row_base_, b_.getInt64(0), init, [&](std::vector<Value*> c) {
+    for (int v : keep) store(cache_slot_.at(v), elem_off_[cache_slot_.at(v)], k_.instrs[v].dtype, elem(v));
+    for (size_t r = 0; r < is.size(); ++r) {
+      const size_t width = r + 1 < is.size() ? at[r + 1] - at[r] : c.size() - at[r];
+      std::vector<Value*> cur(c.begin() + static_cast<std::ptrdiff_t>(at[r]),
+                              c.begin() + static_cast<std::ptrdiff_t>(at[r] + width));
+      std::vector<Value*> next = reduce_step(is[r], cur, elem(k_.instrs[is[r]].args[0]), lin_, /*reassoc=*/true);
+      std::copy(next.begin(), next.end(), c.begin() + static_cast<std::ptrdiff_t>(at[r]));
+    }
+    return c;
   });
-  if (keep) cache_ready_.insert(v);
-  return acc;
+  for (int v : keep) cache_ready_.insert(v);
+  std::vector<std::vector<Value*>> out;
+  for (size_t r = 0; r < is.size(); ++r) {
+    const size_t end = r + 1 < is.size() ? at[r + 1] : acc.size();
+    out.emplace_back(acc.begin() + static_cast<std::ptrdiff_t>(at[r]), acc.begin() + static_cast<std::ptrdiff_t>(end));
+  }
+  return out;
+}
+
+void Emitter::emit_reductions() {
+  const std::vector<int> level = kir::reduction_levels(k_);
+  const int levels = level.empty() ? 0 : *std::max_element(level.begin(), level.end()) + 1;
+  for (int l = 0; l < levels; ++l) {
+    std::vector<int> is;
+    for (size_t i = 0; i < level.size(); ++i)
+      if (level[i] == l) is.push_back(static_cast<int>(i));
+    std::vector<std::vector<Value*>> acc = reduce_loop(is);
+    for (size_t r = 0; r < is.size(); ++r) row_vals_[is[r]] = reduce_finish(is[r], acc[r]);
+  }
 }
 
 Value* Emitter::slot_ptr(Value* base, int slot, int part) {
@@ -155,8 +186,11 @@ void Emitter::emit_part() {
       int ii = static_cast<int>(i);
       if (l >= 0 && l < level) row_vals_[ii] = reduce_finish(ii, load_acc(fn_->getArg(6), ii));
     }
+    std::vector<int> is;
     for (size_t i = 0; i < k_.instrs.size(); ++i)
-      if (split_.level[i] == level) store_acc(fn_->getArg(7), static_cast<int>(i), reduce_loop(static_cast<int>(i)));
+      if (split_.level[i] == level) is.push_back(static_cast<int>(i));
+    std::vector<std::vector<Value*>> acc = reduce_loop(is);
+    for (size_t r = 0; r < is.size(); ++r) store_acc(fn_->getArg(7), is[r], acc[r]);
   });
 }
 

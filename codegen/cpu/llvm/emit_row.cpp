@@ -81,8 +81,7 @@ void Emitter::emit_row(Value* row) {
   }
   cache_slot_ = plan_.keep;
   cache_ready_.clear();
-  for (size_t i = 0; i < k_.instrs.size(); ++i)
-    if (k_.instrs[i].kind == InstrKind::Reduce) emit_reduction(static_cast<int>(i));
+  emit_reductions();
   // Element outputs: one pass writing every per-element output.
   std::vector<const kir::Output*> elem_outs;
   for (const kir::Output& o : k_.outputs)
@@ -295,6 +294,12 @@ void Emitter::set_row_base(Value* row) {
     row_base_[o] = off;
   }
   row_vals_.clear();
+  row_gather_.clear();
+  for (size_t i = 0; i < k_.instrs.size(); ++i) {
+    const Instr& in = k_.instrs[i];
+    if (in.kind == InstrKind::Gather && column_invariant(in.args[0]))
+      row_gather_[static_cast<int>(i)] = gather_index(in, /*row=*/true);
+  }
 }
 
 // Row values needed by the element cone of `root`, computed before the inner loop.

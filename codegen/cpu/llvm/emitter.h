@@ -197,6 +197,15 @@ class Emitter {
 
   Value* gather(const Instr& in, const std::vector<Value*>& off, bool row);
 
+  // A gather's index, wrapped (negative from the end) and checked: an index out of range is
+  // reported in the error operand and 0 used instead.
+  Value* gather_index(const Instr& in, bool row);
+
+  // Whether instruction `i` has one value across a row's columns and is known at the row's start:
+  // loads of an operand that does not move along the inner dims (stride 0: embedding's token id),
+  // params, and ops of them; not a reduction's value (an argmin's row, read by a gather after it).
+  bool column_invariant(int i);
+
   // ---- generators (the same integer steps as codegen/ir/random.h)
 
   Value* splitmix(Value* seed, Value* index);
@@ -225,10 +234,13 @@ class Emitter {
 
   Value* reduce_finish(int i, const std::vector<Value*>& acc);
 
-  // Accumulates reduction `i` over the inner elements [col_begin, col_end) of the current row.
-  std::vector<Value*> reduce_loop(int i);
+  // Accumulates the reductions `is` (of one level: none reads another's row value) over the inner
+  // elements [col_begin, col_end) of the current row, in one pass; their accumulators, in order.
+  std::vector<std::vector<Value*>> reduce_loop(const std::vector<int>& is);
 
-  void emit_reduction(int i) { row_vals_[i] = reduce_finish(i, reduce_loop(i)); }
+  // The row values of every reduction, one pass over the row per level (layer_norm's sum, min
+  // and max in one; var's mean, then its squared deviations).
+  void emit_reductions();
 
   // ---- split rows (see SplitInfo): accumulators live in 16-byte slots, value then int64 index
 
@@ -269,6 +281,10 @@ class Emitter {
   std::vector<Value*> row_base_, elem_off_;
   Value* lin_ = nullptr;
   std::unordered_map<int, Value*> row_vals_, elem_vals_;
+  // Per gather whose index is column_invariant: the checked index, computed once at the row's
+  // start (set_row_base), so the column loops hold no index check and vectorize.
+  std::unordered_map<int, Value*> row_gather_;
+  std::vector<signed char> column_invariant_;  // memo: -1 unknown, else 0 or 1
   RowPlan plan_;
   std::unordered_map<int, int> cache_slot_;  // element value -> output operand that keeps it (plan_.keep)
   std::unordered_set<int> cache_ready_;      // those already stored by an earlier pass
