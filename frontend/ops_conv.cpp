@@ -301,8 +301,8 @@ BatchNormOutput batch_norm_training(const Tensor& x, const Tensor& weight, const
   check_channels(op, x, bias, "bias");
   std::vector<int64_t> dims{0};
   for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
-  Tensor m = mean(x, dims, true);
-  Tensor centered = x - m;
+  Tensor m;
+  Tensor centered = detail::centered(x, dims, &m);
   Tensor v = mean(centered * centered, dims, true);
   Tensor y = affine(centered * rsqrt(v + eps), weight, bias);
   Shape c{x.shape()[1]};
@@ -320,7 +320,7 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
   int64_t per_group = C / num_groups;
   for (int64_t d = 2; d < x.dim(); ++d) per_group *= x.shape()[d];
   Tensor g = reshape(x, {x.shape()[0], num_groups, per_group});
-  Tensor centered = g - mean(g, {2}, true);
+  Tensor centered = detail::centered(g, {2});
   Tensor v = mean(centered * centered, {2}, true);
   return affine(reshape(centered * rsqrt(v + eps), x.shape()), weight, bias);
 }

@@ -104,9 +104,16 @@ Tensor var(const Tensor& x, std::vector<int64_t> dims, bool keepdim, int64_t cor
   if (correction < 0) fail("var", "correction must be >= 0, not " + std::to_string(correction), {&x});
   std::vector<int64_t> d = normalize_dims("var", dims, f);
   int64_t n = reduced_count(f.shape(), d);
-  Tensor centered = f - mean(f, d, true);
+  Tensor c = detail::centered(f, d);
   // Fewer values than the correction divides by 0 (inf or NaN), as PyTorch does.
-  return sum(centered * centered, d, keepdim) / std::max<int64_t>(0, n - correction);
+  return sum(c * c, d, keepdim) / std::max<int64_t>(0, n - correction);
+}
+
+Tensor detail::centered(const Tensor& x, const std::vector<int64_t>& dims, Tensor* mean_out) {
+  Tensor m = mean(x, dims, true);
+  if (reduced_count(x.shape(), dims) > 0) m = minimum(maximum(m, min(x, dims, true)), max(x, dims, true));
+  if (mean_out) *mean_out = m;
+  return x - m;
 }
 
 Tensor std(const Tensor& x, std::vector<int64_t> dims, bool keepdim, int64_t correction) {

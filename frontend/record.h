@@ -58,4 +58,15 @@ Tensor full_like_shape(const Shape& shape, Scalar value, DType dtype, Device dev
 // this thread's next call.
 const NodePtr& scalar_operand(const Shape& shape, Scalar value, DType dtype, Device device);
 
+// x - mean(x) over `dims` (sorted, non-negative) of a float tensor, for var, std and the norms,
+// with the mean clamped to the slab's [min, max]. The rounded mean of equal values need not be
+// that value (n * v / n rounds twice), and for values above about 3e4 in float32 that rounding
+// step outweighs a norm's eps: layer_norm gave rounding noise times its weight where PyTorch's
+// Welford statistics give exactly its bias (the fuzzer's seed 1607135). Clamped, a slab of equal
+// values is centered to exactly 0; any other mean already lies within [min, max]. The min and
+// max are reductions in the same pass as the sum, so the kernel makes no more passes over a row
+// (a shift by the max or by the first element would add one, or a kernel: 14-27% on the CPU's
+// embedding + layer_norm). `mean`, if given, receives the clamped mean.
+Tensor centered(const Tensor& x, const std::vector<int64_t>& dims, Tensor* mean = nullptr);
+
 }  // namespace lf::detail

@@ -214,6 +214,44 @@ TEST(NNLayerNorm, Float64) {
   expect_close(lf::layer_norm(x, 1, {}, {}, 1e-12), layer_norm_rows(v, 2, 3, 1e-12), 1e-9);
 }
 
+// Rows of equal values give exactly the bias, as PyTorch's Welford statistics do, however large
+// the values: x - mean(x) was the mean's rounding error, which above about 3e4 in float32 outweighs
+// eps, so these gave rounding noise times the weight (the fuzzer's seed 1607135: rows near 6e27).
+// The norms center against each row's first element now. Fused with a producer and expanded rows
+// too, as the fuzzer built them, and on the norms that share the centering.
+TEST(NNLayerNorm, RowsOfEqualLargeValuesGiveExactlyTheBias) {
+  for (lf::DType dt : {lf::DType::Float32, lf::DType::Float64, lf::DType::Float16, lf::DType::BFloat16}) {
+    SCOPED_TRACE(lf::dtype_name(dt));
+    const bool half = dt == lf::DType::Float16;
+    const std::vector<double> values = half ? std::vector<double>{3e4, -6.1e4, 0.3}
+                                            : std::vector<double>{6e27, -7.3e10, 1e6, 3.3e4, 0.3};
+    const int rows = static_cast<int>(values.size()), cols = 37;
+    std::vector<double> v;
+    for (double x : values) v.insert(v.end(), cols, x);
+    lf::Tensor x = lf::cast(f32(v, {rows, cols}), dt);
+    std::vector<double> w(cols), b(cols);
+    for (int c = 0; c < cols; ++c) w[c] = 1 + c % 5, b[c] = 0.25 * (c % 7) - 1;
+    lf::Tensor tw = lf::cast(f32(w, {cols}), dt), tb = lf::cast(f32(b, {cols}), dt);
+    std::vector<double> want;
+    for (int r = 0; r < rows; ++r) want.insert(want.end(), b.begin(), b.end());
+    EXPECT_EQ(lf::layer_norm(x, 1, tw, tb).to_vector<double>(), want);
+    // Computed in the same kernel from an expanded column (the fuzzer's form).
+    lf::Tensor col = lf::cast(f32(values, {rows, 1}), dt);
+    EXPECT_EQ(lf::layer_norm(lf::expand(col + 0.0, {rows, cols}), 1, tw, tb).to_vector<double>(), want);
+    // var, std, and the other norms: exactly 0, and the mean exactly the value.
+    EXPECT_EQ(lf::var(x, {1}).to_vector<double>(), std::vector<double>(rows, 0.0));
+    EXPECT_EQ(lf::std(x, {1}).to_vector<double>(), std::vector<double>(rows, 0.0));
+    lf::Tensor channels = lf::reshape(x, {1, rows, cols, 1});  // each channel constant
+    std::vector<double> gn = lf::group_norm(channels, rows).to_vector<double>();
+    EXPECT_EQ(gn, std::vector<double>(gn.size(), 0.0));
+    lf::BatchNormOutput bn = lf::batch_norm_training(channels);
+    std::vector<double> y = bn.output.to_vector<double>();
+    EXPECT_EQ(y, std::vector<double>(y.size(), 0.0));
+    EXPECT_EQ(bn.mean.to_vector<double>(), lf::reshape(col, {rows}).to_vector<double>());
+    EXPECT_EQ(bn.var.to_vector<double>(), std::vector<double>(rows, 0.0));
+  }
+}
+
 TEST(NNLayerNorm, Errors) {
   lf::Tensor x = f32(kRows, {3, 4});
   expect_error([&] { lf::layer_norm(x, lf::Shape{3}); }, {"layer_norm", "[3]", "float32[3, 4]"});

@@ -76,9 +76,7 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
     acc2 = ((float*)red_v)[0];
     __syncthreads();
     const float v2 = acc2;
-    const float v3 = ((float)(__longlong_as_double(q2)));
-    const float v4 = (v2 / v3);
-    float acc7 = 0.0f;
+    float acc5 = ((float)INFINITY);
     #pragma unroll
     for (int k_ = 0; k_ < 1; ++k_) {
       const i64 j64 = (i64)threadIdx.x + (i64)k_ * 256;
@@ -89,21 +87,50 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
       int e2 = b2 + j;
       const i64 v0 = c0[k_];
       const float v1 = g1[k_];
-      const float v5 = (v1 - v4);
-      const float v6 = (v5 * v5);
-      acc7 = acc7 + v6;
+      acc5 = lf_min<float>(acc5, v1);
+    }
+    for (int d_ = 16; d_ > 0; d_ >>= 1) {
+      float x_ = lf_shfl_down(acc5, d_);
+      acc5 = lf_min<float>(acc5, x_);
+    }
+    if ((threadIdx.x & 31) == 0) { ((float*)red_v)[threadIdx.x >> 5] = acc5; }
+    __syncthreads();
+    if (threadIdx.x < 32) {
+      acc5 = threadIdx.x < (blockDim.x >> 5) ? ((float*)red_v)[threadIdx.x] : ((float)INFINITY);
+      for (int d_ = 16; d_ > 0; d_ >>= 1) {
+        float x_ = lf_shfl_down(acc5, d_);
+        acc5 = lf_min<float>(acc5, x_);
+      }
+      if (threadIdx.x == 0) { ((float*)red_v)[0] = acc5; }
+    }
+    __syncthreads();
+    acc5 = ((float*)red_v)[0];
+    __syncthreads();
+    const float v5 = acc5;
+    float acc7 = (-(float)INFINITY);
+    #pragma unroll
+    for (int k_ = 0; k_ < 1; ++k_) {
+      const i64 j64 = (i64)threadIdx.x + (i64)k_ * 256;
+      if (j64 >= seg_hi) break;
+      const int j = (int)j64;
+      int e0 = b0;
+      int e1 = b1 + j;
+      int e2 = b2 + j;
+      const i64 v0 = c0[k_];
+      const float v1 = g1[k_];
+      acc7 = lf_max<float>(acc7, v1);
     }
     for (int d_ = 16; d_ > 0; d_ >>= 1) {
       float x_ = lf_shfl_down(acc7, d_);
-      acc7 = acc7 + x_;
+      acc7 = lf_max<float>(acc7, x_);
     }
     if ((threadIdx.x & 31) == 0) { ((float*)red_v)[threadIdx.x >> 5] = acc7; }
     __syncthreads();
     if (threadIdx.x < 32) {
-      acc7 = threadIdx.x < (blockDim.x >> 5) ? ((float*)red_v)[threadIdx.x] : 0.0f;
+      acc7 = threadIdx.x < (blockDim.x >> 5) ? ((float*)red_v)[threadIdx.x] : (-(float)INFINITY);
       for (int d_ = 16; d_ > 0; d_ >>= 1) {
         float x_ = lf_shfl_down(acc7, d_);
-        acc7 = acc7 + x_;
+        acc7 = lf_max<float>(acc7, x_);
       }
       if (threadIdx.x == 0) { ((float*)red_v)[0] = acc7; }
     }
@@ -111,10 +138,47 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
     acc7 = ((float*)red_v)[0];
     __syncthreads();
     const float v7 = acc7;
-    const float v8 = (v7 / v3);
-    const float v9 = ((float)(__longlong_as_double(q3)));
-    const float v10 = (v8 + v9);
-    const float v11 = (1.0f / sqrtf(v10));
+    const float v3 = ((float)(__longlong_as_double(q2)));
+    const float v4 = (v2 / v3);
+    const float v6 = lf_max<float>(v4, v5);
+    const float v8 = lf_min<float>(v6, v7);
+    float acc11 = 0.0f;
+    #pragma unroll
+    for (int k_ = 0; k_ < 1; ++k_) {
+      const i64 j64 = (i64)threadIdx.x + (i64)k_ * 256;
+      if (j64 >= seg_hi) break;
+      const int j = (int)j64;
+      int e0 = b0;
+      int e1 = b1 + j;
+      int e2 = b2 + j;
+      const i64 v0 = c0[k_];
+      const float v1 = g1[k_];
+      const float v9 = (v1 - v8);
+      const float v10 = (v9 * v9);
+      acc11 = acc11 + v10;
+    }
+    for (int d_ = 16; d_ > 0; d_ >>= 1) {
+      float x_ = lf_shfl_down(acc11, d_);
+      acc11 = acc11 + x_;
+    }
+    if ((threadIdx.x & 31) == 0) { ((float*)red_v)[threadIdx.x >> 5] = acc11; }
+    __syncthreads();
+    if (threadIdx.x < 32) {
+      acc11 = threadIdx.x < (blockDim.x >> 5) ? ((float*)red_v)[threadIdx.x] : 0.0f;
+      for (int d_ = 16; d_ > 0; d_ >>= 1) {
+        float x_ = lf_shfl_down(acc11, d_);
+        acc11 = acc11 + x_;
+      }
+      if (threadIdx.x == 0) { ((float*)red_v)[0] = acc11; }
+    }
+    __syncthreads();
+    acc11 = ((float*)red_v)[0];
+    __syncthreads();
+    const float v11 = acc11;
+    const float v12 = (v11 / v3);
+    const float v13 = ((float)(__longlong_as_double(q3)));
+    const float v14 = (v12 + v13);
+    const float v15 = (1.0f / sqrtf(v14));
     #pragma unroll
     for (int k_ = 0; k_ < 1; ++k_) {
       const i64 j64 = (i64)threadIdx.x + (i64)k_ * 256;
@@ -125,9 +189,9 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
       int e2 = b2 + j;
       const i64 v0 = c0[k_];
       const float v1 = g1[k_];
-      const float v5 = (v1 - v4);
-      const float v12 = (v5 * v11);
-      p2[e2] = v12;
+      const float v9 = (v1 - v8);
+      const float v16 = (v9 * v15);
+      p2[e2] = v16;
     }
     __syncthreads();
   }

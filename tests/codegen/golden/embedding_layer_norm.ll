@@ -39,113 +39,119 @@ entry:
   %42 = icmp slt i64 %2, %3
   br i1 %42, label %row, label %row.exit
 row:                                              ; preds = %col.exit5, %entry
-  %row.i = phi i64 [ %2, %entry ], [ %129, %col.exit5 ]
+  %row.i = phi i64 [ %2, %entry ], [ %133, %col.exit5 ]
   %43 = mul i64 %row.i, 1
   %44 = add i64 %11, %43
   %45 = mul i64 %row.i, 0
   %46 = add i64 %19, %45
   %47 = mul i64 %row.i, %29
   %48 = add i64 %27, %47
-  %49 = icmp slt i64 %4, %5
-  br i1 %49, label %col, label %col.exit
+  %49 = getelementptr i64, ptr %17, i64 %44
+  %50 = load i64, ptr %49, align 4
+  %51 = add i64 %50, %35
+  %52 = icmp slt i64 %50, 0
+  %53 = select i1 %52, i64 %51, i64 %50
+  %54 = icmp slt i64 %4, %5
+  br i1 %54, label %col, label %col.exit
 row.exit:                                         ; preds = %col.exit5, %entry
   ret void
 col:                                              ; preds = %col, %row
-  %col.i = phi i64 [ %4, %row ], [ %69, %col ]
-  %50 = phi float [ 0.000000e+00, %row ], [ %68, %col ]
-  %51 = mul i64 %col.i, 0
-  %52 = add i64 %44, %51
-  %53 = mul i64 %col.i, 1
-  %54 = add i64 %46, %53
-  %55 = mul i64 %col.i, 1
-  %56 = add i64 %48, %55
-  %57 = mul i64 0, %9
-  %58 = add i64 %57, %col.i
-  %59 = getelementptr i64, ptr %17, i64 %52
-  %60 = load i64, ptr %59, align 4
-  %61 = add i64 %60, %35
-  %62 = icmp slt i64 %60, 0
-  %63 = select i1 %62, i64 %61, i64 %60
-  %64 = mul i64 %63, %37
-  %65 = add i64 %54, %64
-  %66 = getelementptr float, ptr %25, i64 %65
-  %67 = load float, ptr %66, align 4
-  %68 = fadd reassoc float %50, %67
-  %69 = add i64 %col.i, 1
-  %70 = icmp slt i64 %69, %5
-  br i1 %70, label %col, label %col.exit
+  %col.i = phi i64 [ %4, %row ], [ %73, %col ]
+  %55 = phi float [ 0.000000e+00, %row ], [ %70, %col ]
+  %56 = phi float [ 0x7FF0000000000000, %row ], [ %71, %col ]
+  %57 = phi float [ 0xFFF0000000000000, %row ], [ %72, %col ]
+  %58 = mul i64 %col.i, 0
+  %59 = add i64 %44, %58
+  %60 = mul i64 %col.i, 1
+  %61 = add i64 %46, %60
+  %62 = mul i64 %col.i, 1
+  %63 = add i64 %48, %62
+  %64 = mul i64 0, %9
+  %65 = add i64 %64, %col.i
+  %66 = mul i64 %53, %37
+  %67 = add i64 %61, %66
+  %68 = getelementptr float, ptr %25, i64 %67
+  %69 = load float, ptr %68, align 4
+  %70 = fadd reassoc float %55, %69
+  %71 = call float @llvm.minimum.f32(float %56, float %69)
+  %72 = call float @llvm.maximum.f32(float %57, float %69)
+  %73 = add i64 %col.i, 1
+  %74 = icmp slt i64 %73, %5
+  br i1 %74, label %col, label %col.exit
 col.exit:                                         ; preds = %col, %row
-  %71 = phi float [ 0.000000e+00, %row ], [ %68, %col ]
-  %72 = bitcast i64 %39 to double
-  %73 = fptrunc double %72 to float
-  %74 = fdiv float %71, %73
-  %75 = icmp slt i64 %4, %5
-  br i1 %75, label %col1, label %col.exit2
+  %75 = phi float [ 0.000000e+00, %row ], [ %70, %col ]
+  %76 = phi float [ 0x7FF0000000000000, %row ], [ %71, %col ]
+  %77 = phi float [ 0xFFF0000000000000, %row ], [ %72, %col ]
+  %78 = bitcast i64 %39 to double
+  %79 = fptrunc double %78 to float
+  %80 = fdiv float %75, %79
+  %81 = fcmp olt float %80, %76
+  %82 = select i1 %81, float %76, float %80
+  %83 = fcmp uno float %80, %76
+  %84 = select i1 %83, float 0x7FF8000000000000, float %82
+  %85 = fcmp olt float %77, %84
+  %86 = select i1 %85, float %77, float %84
+  %87 = fcmp uno float %84, %77
+  %88 = select i1 %87, float 0x7FF8000000000000, float %86
+  %89 = icmp slt i64 %4, %5
+  br i1 %89, label %col1, label %col.exit2
 col1:                                             ; preds = %col1, %col.exit
-  %col.i3 = phi i64 [ %4, %col.exit ], [ %97, %col1 ]
-  %76 = phi float [ 0.000000e+00, %col.exit ], [ %96, %col1 ]
-  %77 = mul i64 %col.i3, 0
-  %78 = add i64 %44, %77
-  %79 = mul i64 %col.i3, 1
-  %80 = add i64 %46, %79
-  %81 = mul i64 %col.i3, 1
-  %82 = add i64 %48, %81
-  %83 = mul i64 0, %9
-  %84 = add i64 %83, %col.i3
-  %85 = getelementptr i64, ptr %17, i64 %78
-  %86 = load i64, ptr %85, align 4
-  %87 = add i64 %86, %35
-  %88 = icmp slt i64 %86, 0
-  %89 = select i1 %88, i64 %87, i64 %86
-  %90 = mul i64 %89, %37
-  %91 = add i64 %80, %90
-  %92 = getelementptr float, ptr %25, i64 %91
-  %93 = load float, ptr %92, align 4
-  %94 = fsub float %93, %74
-  %95 = fmul float %94, %94
-  %96 = fadd reassoc float %76, %95
-  %97 = add i64 %col.i3, 1
-  %98 = icmp slt i64 %97, %5
-  br i1 %98, label %col1, label %col.exit2
+  %col.i3 = phi i64 [ %4, %col.exit ], [ %106, %col1 ]
+  %90 = phi float [ 0.000000e+00, %col.exit ], [ %105, %col1 ]
+  %91 = mul i64 %col.i3, 0
+  %92 = add i64 %44, %91
+  %93 = mul i64 %col.i3, 1
+  %94 = add i64 %46, %93
+  %95 = mul i64 %col.i3, 1
+  %96 = add i64 %48, %95
+  %97 = mul i64 0, %9
+  %98 = add i64 %97, %col.i3
+  %99 = mul i64 %53, %37
+  %100 = add i64 %94, %99
+  %101 = getelementptr float, ptr %25, i64 %100
+  %102 = load float, ptr %101, align 4
+  %103 = fsub float %102, %88
+  %104 = fmul float %103, %103
+  %105 = fadd reassoc float %90, %104
+  %106 = add i64 %col.i3, 1
+  %107 = icmp slt i64 %106, %5
+  br i1 %107, label %col1, label %col.exit2
 col.exit2:                                        ; preds = %col1, %col.exit
-  %99 = phi float [ 0.000000e+00, %col.exit ], [ %96, %col1 ]
-  %100 = fdiv float %99, %73
-  %101 = bitcast i64 %41 to double
-  %102 = fptrunc double %101 to float
-  %103 = fadd float %100, %102
-  %104 = call float @llvm.sqrt.f32(float %103)
-  %105 = fdiv float 1.000000e+00, %104
-  %106 = icmp slt i64 %4, %5
-  br i1 %106, label %col4, label %col.exit5
+  %108 = phi float [ 0.000000e+00, %col.exit ], [ %105, %col1 ]
+  %109 = fdiv float %108, %79
+  %110 = bitcast i64 %41 to double
+  %111 = fptrunc double %110 to float
+  %112 = fadd float %109, %111
+  %113 = call float @llvm.sqrt.f32(float %112)
+  %114 = fdiv float 1.000000e+00, %113
+  %115 = icmp slt i64 %4, %5
+  br i1 %115, label %col4, label %col.exit5
 col4:                                             ; preds = %col4, %col.exit2
-  %col.i6 = phi i64 [ %4, %col.exit2 ], [ %127, %col4 ]
-  %107 = mul i64 %col.i6, 0
-  %108 = add i64 %44, %107
-  %109 = mul i64 %col.i6, 1
-  %110 = add i64 %46, %109
-  %111 = mul i64 %col.i6, 1
-  %112 = add i64 %48, %111
-  %113 = mul i64 0, %9
-  %114 = add i64 %113, %col.i6
-  %115 = getelementptr i64, ptr %17, i64 %108
-  %116 = load i64, ptr %115, align 4
-  %117 = add i64 %116, %35
-  %118 = icmp slt i64 %116, 0
-  %119 = select i1 %118, i64 %117, i64 %116
-  %120 = mul i64 %119, %37
-  %121 = add i64 %110, %120
-  %122 = getelementptr float, ptr %25, i64 %121
-  %123 = load float, ptr %122, align 4
-  %124 = fsub float %123, %74
-  %125 = fmul float %124, %105
-  %126 = getelementptr float, ptr %33, i64 %112
-  store float %125, ptr %126, align 4
-  %127 = add i64 %col.i6, 1
-  %128 = icmp slt i64 %127, %5
-  br i1 %128, label %col4, label %col.exit5
+  %col.i6 = phi i64 [ %4, %col.exit2 ], [ %131, %col4 ]
+  %116 = mul i64 %col.i6, 0
+  %117 = add i64 %44, %116
+  %118 = mul i64 %col.i6, 1
+  %119 = add i64 %46, %118
+  %120 = mul i64 %col.i6, 1
+  %121 = add i64 %48, %120
+  %122 = mul i64 0, %9
+  %123 = add i64 %122, %col.i6
+  %124 = mul i64 %53, %37
+  %125 = add i64 %119, %124
+  %126 = getelementptr float, ptr %25, i64 %125
+  %127 = load float, ptr %126, align 4
+  %128 = fsub float %127, %88
+  %129 = fmul float %128, %114
+  %130 = getelementptr float, ptr %33, i64 %121
+  store float %129, ptr %130, align 4
+  %131 = add i64 %col.i6, 1
+  %132 = icmp slt i64 %131, %5
+  br i1 %132, label %col4, label %col.exit5
 col.exit5:                                        ; preds = %col4, %col.exit2
-  %129 = add i64 %row.i, 1
-  %130 = icmp slt i64 %129, %3
-  br i1 %130, label %row, label %row.exit
+  %133 = add i64 %row.i, 1
+  %134 = icmp slt i64 %133, %3
+  br i1 %134, label %row, label %row.exit
 }
+declare float @llvm.minimum.f32(float, float) #1
+declare float @llvm.maximum.f32(float, float) #1
 declare float @llvm.sqrt.f32(float) #1
