@@ -1,5 +1,6 @@
 // The CUDA emitter: row kernels (a block per row, register-cached rows, split rows).
 #include "codegen/cuda/emitter.h"
+#include "codegen/kir/split.h"
 
 namespace lf::cuda {
 
@@ -105,6 +106,54 @@ void Emitter::emit_block_reduce(const Instr& in, DType src, const std::string& a
   os_ << indent << "}\n";
   os_ << indent << "__syncthreads();\n";
   os_ << indent << acc << " = ((" << t << "*)red_v)[0];" << (arg ? " " + acc_i + " = red_i[0];" : "") << "\n";
+  os_ << indent << "__syncthreads();\n";
+}
+
+void Emitter::emit_block_reduce_level(const std::vector<int>& is, const std::string& indent) {
+  constexpr int kWarps = kBlockThreads / 32;
+  struct Red {
+    const Instr* in;
+    DType src;
+    std::string acc, acc_i, slot, slot_i;
+    bool arg;
+  };
+  std::vector<Red> rs;
+  for (size_t r = 0; r < is.size(); ++r) {
+    const Instr& in = k_.instrs[static_cast<size_t>(is[r])];
+    const DType src = k_.instrs[in.args[0]].dtype;
+    const std::string n = std::to_string(is[r]), base = std::to_string(r * kWarps);
+    rs.push_back({&in, src, "acc" + n, "acci" + n, "((" + std::string(ctype(src)) + "*)(red_v + " + base + "))",
+                  "(red_i + " + base + ")", in.op == Op::ArgMax || in.op == Op::ArgMin});
+  }
+  for (const Red& r : rs) emit_warp_reduce(*r.in, r.src, r.acc, r.acc_i, indent);
+  os_ << indent << "if ((threadIdx.x & 31) == 0) {\n";
+  for (const Red& r : rs) {
+    os_ << indent << "  " << r.slot << "[threadIdx.x >> 5] = " << r.acc << ";\n";
+    if (r.arg) os_ << indent << "  " << r.slot_i << "[threadIdx.x >> 5] = " << r.acc_i << ";\n";
+  }
+  os_ << indent << "}\n";
+  os_ << indent << "__syncthreads();\n";
+  os_ << indent << "if (threadIdx.x < 32) {\n";
+  for (const Red& r : rs) {
+    os_ << indent << "  " << r.acc << " = threadIdx.x < (blockDim.x >> 5) ? " << r.slot << "[threadIdx.x] : "
+        << reduction_init(*r.in, r.src).init << ";\n";
+    if (r.arg)
+      os_ << indent << "  " << r.acc_i << " = threadIdx.x < (blockDim.x >> 5) ? " << r.slot_i
+          << "[threadIdx.x] : (i64)0x7fffffffffffffffll;\n";
+    emit_warp_reduce(*r.in, r.src, r.acc, r.acc_i, indent + "  ");
+  }
+  os_ << indent << "  if (threadIdx.x == 0) {\n";
+  for (const Red& r : rs) {
+    os_ << indent << "    " << r.slot << "[0] = " << r.acc << ";\n";
+    if (r.arg) os_ << indent << "    " << r.slot_i << "[0] = " << r.acc_i << ";\n";
+  }
+  os_ << indent << "  }\n";
+  os_ << indent << "}\n";
+  os_ << indent << "__syncthreads();\n";
+  for (const Red& r : rs) {
+    os_ << indent << r.acc << " = " << r.slot << "[0];\n";
+    if (r.arg) os_ << indent << r.acc_i << " = " << r.slot_i << "[0];\n";
+  }
   os_ << indent << "__syncthreads();\n";
 }
 
@@ -289,8 +338,22 @@ void Emitter::emit_chunk_prefix(const std::string& indent) {
 }
 
 void Emitter::emit_row_kernel() {
-  os_ << "  __shared__ double red_v[" << kBlockThreads / 32 << "];\n";
-  os_ << "  __shared__ i64 red_i[" << kBlockThreads / 32 << "];\n";
+  const bool group = opt_.row_group > 0;
+  // A block a row whose rows are never split (register-cached rows): the reductions of a level
+  // share one block exchange (emit_block_reduce_level), each with its own shared slots.
+  const bool by_level = opt_.row_cache > 0 && !group;
+  const std::vector<int> level = kir::reduction_levels(k_);
+  std::vector<std::vector<int>> levels;
+  for (size_t i = 0; i < level.size(); ++i) {
+    if (level[i] < 0) continue;
+    if (levels.size() <= static_cast<size_t>(level[i])) levels.resize(static_cast<size_t>(level[i]) + 1);
+    levels[static_cast<size_t>(level[i])].push_back(static_cast<int>(i));
+  }
+  size_t widest = 1;
+  if (by_level)
+    for (const auto& l : levels) widest = std::max(widest, l.size());
+  os_ << "  __shared__ double red_v[" << widest * kBlockThreads / 32 << "];\n";
+  os_ << "  __shared__ i64 red_i[" << widest * kBlockThreads / 32 << "];\n";
   os_ << "  __shared__ bool last_block;\n";
   os_ << "  " << idx_ << " rows = 1";
   for (int d = 0; d < k_.outer_rank; ++d) os_ << " * " << size(d);
@@ -307,7 +370,6 @@ void Emitter::emit_row_kernel() {
       << " * blockIdx.y) / gridDim.y);\n";
   os_ << "  const " << idx_ << " seg_hi = gridDim.y == 1 ? inner : " << scale << "(" << idx_ << ")(((i64)" << inner
       << " * (blockIdx.y + 1)) / gridDim.y);\n";
-  const bool group = opt_.row_group > 0;
   if (group) {
     // row_group lanes a row; the grid strides over the rows a warp at a time (the loop's test is
     // the warp's first row, the same in every lane, so that the shuffles see the whole warp);
@@ -340,9 +402,20 @@ void Emitter::emit_row_kernel() {
   emit_row_bases("row", in4);
   row_done_.assign(k_.instrs.size(), false);
   if (opt_.row_cache > 0) emit_row_cache(in4);
+  for (const std::vector<int>& is : by_level ? levels : std::vector<std::vector<int>>{}) {
+    for (int i : is) emit_thread_reduce(i, "seg_lo", "seg_hi", in4);
+    if (is.size() == 1) {
+      const Instr& in = k_.instrs[static_cast<size_t>(is[0])];
+      const std::string n = std::to_string(is[0]);
+      emit_block_reduce(in, k_.instrs[in.args[0]].dtype, "acc" + n, "acci" + n, in4);
+    } else {
+      emit_block_reduce_level(is, in4);
+    }
+    for (int i : is) emit_reduce_result(i, in4);
+  }
   for (size_t i = 0; i < k_.instrs.size(); ++i) {
     const Instr& in = k_.instrs[i];
-    if (in.kind != InstrKind::Reduce) continue;
+    if (in.kind != InstrKind::Reduce || row_done_[i]) continue;
     DType src = k_.instrs[in.args[0]].dtype;
     Combine c = reduction_init(in, src);
     bool arg = c.arg;

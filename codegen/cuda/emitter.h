@@ -175,6 +175,11 @@ class Emitter {
   void emit_block_reduce(const Instr& in, DType src, const std::string& acc, const std::string& acc_i,
                          const std::string& indent);
 
+  // emit_block_reduce for the reductions `is` of one level at once (a block a row): each warp's
+  // leaders write every accumulator to its own slots, so the level costs one exchange through
+  // shared memory (three barriers) instead of one a reduction (layer_norm's sum, min and max).
+  void emit_block_reduce_level(const std::vector<int>& is, const std::string& indent);
+
   // Loads this thread's elements of every per-element input of the row into registers, once.
   void emit_row_cache(const std::string& indent);
 

@@ -1,8 +1,9 @@
-// A CPU row kernel's reduction passes (codegen/cpu/llvm/emit_reduce.cpp) and its gathers
-// (emit.cpp): the reductions of one level share one pass over the row (layer_norm's sum, min and
-// max), and a gather whose index is the same across the row's columns (embedding's token id) is
-// wrapped and checked once at the row's start, so the column loops vectorize. Against the
-// reference executor, on the default device (the CUDA emitter has its own row kernels).
+// Row kernels with several reductions of one level and gathers. On the CPU
+// (codegen/cpu/llvm/emit_reduce.cpp, emit.cpp) the reductions of one level share one pass over
+// the row (layer_norm's sum, min and max), and a gather whose index is the same across the row's
+// columns (embedding's token id) is wrapped and checked once at the row's start, so the column
+// loops vectorize; on a GPU (codegen/cuda/emit_row.cpp) a level's reductions share one exchange
+// through shared memory. Against the reference executor, on the default device.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -33,7 +34,7 @@ Tensor random(lf::Shape shape, uint64_t seed, DType dt = DType::Float32) {
 // around the vector width, with NaN and inf in some rows, in each float dtype.
 TEST(RowLoops, ReductionsOfOneLevelShareAPass) {
   for (DType dt : {DType::Float32, DType::Float64, DType::BFloat16, DType::Float16}) {
-    for (int64_t cols : {int64_t{1}, int64_t{7}, int64_t{16}, int64_t{33}, int64_t{130}}) {
+    for (int64_t cols : {int64_t{1}, int64_t{7}, int64_t{16}, int64_t{33}, int64_t{130}, int64_t{1000}}) {
       std::string at = std::string(lf::dtype_name(dt)) + " cols " + std::to_string(cols);
       Tensor x = random({5, cols}, static_cast<uint64_t>(cols), dt);
       std::vector<float> specials(static_cast<size_t>(5 * cols), 0.0f);
@@ -43,6 +44,7 @@ TEST(RowLoops, ReductionsOfOneLevelShareAPass) {
       Tensor s = lf::sum(y, {1}, true), lo = lf::min(y, {1}, true), hi = lf::max(y, {1}, true);
       lf::test::expect_matches_reference(s + lo * hi, cols, at + " sum + min * max");
       lf::test::expect_matches_reference(lf::argmax(y, {1}), 1, at + " argmax");
+      lf::test::expect_matches_reference(lf::cast(lf::argmax(y, {1}, true), dt) + s + hi, cols, at + " argmax + sum + max");
       lf::test::expect_matches_reference(y - lf::minimum(lf::maximum(lf::mean(y, {1}, true), lo), hi), cols,
                                          at + " y - clamped mean");
     }

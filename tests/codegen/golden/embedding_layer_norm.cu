@@ -15,8 +15,8 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
   const i64 q1 = meta.v[12];
   const i64 q2 = meta.v[13];
   const i64 q3 = meta.v[14];
-  __shared__ double red_v[8];
-  __shared__ i64 red_i[8];
+  __shared__ double red_v[24];
+  __shared__ i64 red_i[24];
   __shared__ bool last_block;
   int rows = 1 * n0;
   int inner = 1 * n1;
@@ -58,24 +58,6 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
       const float v1 = g1[k_];
       acc2 = acc2 + v1;
     }
-    for (int d_ = 16; d_ > 0; d_ >>= 1) {
-      float x_ = lf_shfl_down(acc2, d_);
-      acc2 = acc2 + x_;
-    }
-    if ((threadIdx.x & 31) == 0) { ((float*)red_v)[threadIdx.x >> 5] = acc2; }
-    __syncthreads();
-    if (threadIdx.x < 32) {
-      acc2 = threadIdx.x < (blockDim.x >> 5) ? ((float*)red_v)[threadIdx.x] : 0.0f;
-      for (int d_ = 16; d_ > 0; d_ >>= 1) {
-        float x_ = lf_shfl_down(acc2, d_);
-        acc2 = acc2 + x_;
-      }
-      if (threadIdx.x == 0) { ((float*)red_v)[0] = acc2; }
-    }
-    __syncthreads();
-    acc2 = ((float*)red_v)[0];
-    __syncthreads();
-    const float v2 = acc2;
     float acc5 = ((float)INFINITY);
     #pragma unroll
     for (int k_ = 0; k_ < 1; ++k_) {
@@ -89,24 +71,6 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
       const float v1 = g1[k_];
       acc5 = lf_min<float>(acc5, v1);
     }
-    for (int d_ = 16; d_ > 0; d_ >>= 1) {
-      float x_ = lf_shfl_down(acc5, d_);
-      acc5 = lf_min<float>(acc5, x_);
-    }
-    if ((threadIdx.x & 31) == 0) { ((float*)red_v)[threadIdx.x >> 5] = acc5; }
-    __syncthreads();
-    if (threadIdx.x < 32) {
-      acc5 = threadIdx.x < (blockDim.x >> 5) ? ((float*)red_v)[threadIdx.x] : ((float)INFINITY);
-      for (int d_ = 16; d_ > 0; d_ >>= 1) {
-        float x_ = lf_shfl_down(acc5, d_);
-        acc5 = lf_min<float>(acc5, x_);
-      }
-      if (threadIdx.x == 0) { ((float*)red_v)[0] = acc5; }
-    }
-    __syncthreads();
-    acc5 = ((float*)red_v)[0];
-    __syncthreads();
-    const float v5 = acc5;
     float acc7 = (-(float)INFINITY);
     #pragma unroll
     for (int k_ = 0; k_ < 1; ++k_) {
@@ -121,22 +85,52 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
       acc7 = lf_max<float>(acc7, v1);
     }
     for (int d_ = 16; d_ > 0; d_ >>= 1) {
+      float x_ = lf_shfl_down(acc2, d_);
+      acc2 = acc2 + x_;
+    }
+    for (int d_ = 16; d_ > 0; d_ >>= 1) {
+      float x_ = lf_shfl_down(acc5, d_);
+      acc5 = lf_min<float>(acc5, x_);
+    }
+    for (int d_ = 16; d_ > 0; d_ >>= 1) {
       float x_ = lf_shfl_down(acc7, d_);
       acc7 = lf_max<float>(acc7, x_);
     }
-    if ((threadIdx.x & 31) == 0) { ((float*)red_v)[threadIdx.x >> 5] = acc7; }
+    if ((threadIdx.x & 31) == 0) {
+      ((float*)(red_v + 0))[threadIdx.x >> 5] = acc2;
+      ((float*)(red_v + 8))[threadIdx.x >> 5] = acc5;
+      ((float*)(red_v + 16))[threadIdx.x >> 5] = acc7;
+    }
     __syncthreads();
     if (threadIdx.x < 32) {
-      acc7 = threadIdx.x < (blockDim.x >> 5) ? ((float*)red_v)[threadIdx.x] : (-(float)INFINITY);
+      acc2 = threadIdx.x < (blockDim.x >> 5) ? ((float*)(red_v + 0))[threadIdx.x] : 0.0f;
+      for (int d_ = 16; d_ > 0; d_ >>= 1) {
+        float x_ = lf_shfl_down(acc2, d_);
+        acc2 = acc2 + x_;
+      }
+      acc5 = threadIdx.x < (blockDim.x >> 5) ? ((float*)(red_v + 8))[threadIdx.x] : ((float)INFINITY);
+      for (int d_ = 16; d_ > 0; d_ >>= 1) {
+        float x_ = lf_shfl_down(acc5, d_);
+        acc5 = lf_min<float>(acc5, x_);
+      }
+      acc7 = threadIdx.x < (blockDim.x >> 5) ? ((float*)(red_v + 16))[threadIdx.x] : (-(float)INFINITY);
       for (int d_ = 16; d_ > 0; d_ >>= 1) {
         float x_ = lf_shfl_down(acc7, d_);
         acc7 = lf_max<float>(acc7, x_);
       }
-      if (threadIdx.x == 0) { ((float*)red_v)[0] = acc7; }
+      if (threadIdx.x == 0) {
+        ((float*)(red_v + 0))[0] = acc2;
+        ((float*)(red_v + 8))[0] = acc5;
+        ((float*)(red_v + 16))[0] = acc7;
+      }
     }
     __syncthreads();
-    acc7 = ((float*)red_v)[0];
+    acc2 = ((float*)(red_v + 0))[0];
+    acc5 = ((float*)(red_v + 8))[0];
+    acc7 = ((float*)(red_v + 16))[0];
     __syncthreads();
+    const float v2 = acc2;
+    const float v5 = acc5;
     const float v7 = acc7;
     const float v3 = ((float)(__longlong_as_double(q2)));
     const float v4 = (v2 / v3);
