@@ -302,6 +302,24 @@ struct Builder {
     for (const auto& e : edges) read_external(g, e.source);
   }
 
+  // A reduction of a value that its producer's group cannot take (a matmul's output) joins a
+  // recent row group over the same rows that already reads that value (layer_norm's sum, min and
+  // max of x + attn @ w: one kernel, not three). Reading it adds no dependency, so no cycle.
+  bool join_sibling_reduction(Node* n, Node* source, int producer) {
+    const Shape& in_shape = n->inputs[0]->shape;
+    for (int gi = static_cast<int>(groups.size()) - 1; gi >= 0 && gi >= static_cast<int>(groups.size()) - 8; --gi) {
+      Group& g = groups[gi];
+      if (gi == producer || !deps[gi].count(producer) || g.kind != Group::Kind::Row || g.scan ||
+          g.rdims != n->attrs.dims || g.full != in_shape || static_cast<int>(g.nodes.size()) >= kMaxGroupNodes)
+        continue;
+      add(gi, n, true);
+      level[n] = 1;
+      read_external(gi, source);
+      return true;
+    }
+    return false;
+  }
+
   void place_reduce(Node* n) {
     auto [source, chain] = ir::resolve_views(n->inputs[0].get());
     const Shape& in_shape = n->inputs[0]->shape;
@@ -326,6 +344,7 @@ struct Builder {
         level[n] = lv;
         return;
       }
+      if (why == CutReason::kDifferentReduction && join_sibling_reduction(n, source, gi)) return;
       cut(why, n, gi);
     } else if (fusion && !computed(source)) {
       // A reduction of a buffer or generator may join a recent group over the same rows (mean

@@ -74,6 +74,18 @@ TEST(Fuser, SoftmaxIsOneKernel) {
   for (float s : v) EXPECT_NEAR(s, 1.0f, 1e-5f);
 }
 
+// Reductions of a value its producer's group cannot take (a matmul's output, which the GEMM's
+// epilogue writes) share one row group: sum, max and min of x @ w + 1 and their consumer are one
+// kernel after the GEMM (join_sibling_reduction; layer_norm's statistics of a residual x + attn @ w
+// were a kernel each).
+TEST(Fuser, ReductionsOfAMatmulsOutputShareOneRowGroup) {
+  Tensor a = input({24, 40}), w = input({40, 48}, 1.0f, -0.002f);
+  Tensor h = lf::matmul(a, w) + 1.0;
+  Tensor y = lf::sum(h, {1}, true) * lf::max(h, {1}, true) + lf::min(h, {1}, true);
+  EXPECT_EQ(partition_of({y}).groups.size(), 2u) << "the GEMM with its epilogue, then one row group";
+  check_one(y, 48 * 40);
+}
+
 TEST(Fuser, LogSoftmaxOverDim0IsOneKernel) {
   Tensor x = input({40, 6}, -3.0f, 0.07f);
   EXPECT_EQ(check_one(lf::log_softmax(x, 0), 40), 1u);
