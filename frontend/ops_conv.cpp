@@ -302,9 +302,9 @@ BatchNormOutput batch_norm_training(const Tensor& x, const Tensor& weight, const
   std::vector<int64_t> dims{0};
   for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
   Tensor m;
-  Tensor centered = detail::centered(x, dims, &m);
-  Tensor v = mean(centered * centered, dims, true);
-  Tensor y = affine(centered * rsqrt(v + eps), weight, bias);
+  detail::Moments mo = detail::moments(x, dims, &m);
+  Tensor v = mo.sum_sq / static_cast<double>(x.numel() / std::max<int64_t>(1, x.shape()[1]));
+  Tensor y = affine(mo.centered * rsqrt(v + eps), weight, bias);
   Shape c{x.shape()[1]};
   return {y, reshape(m, c), reshape(v, c)};
 }
@@ -320,9 +320,9 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
   int64_t per_group = C / num_groups;
   for (int64_t d = 2; d < x.dim(); ++d) per_group *= x.shape()[d];
   Tensor g = reshape(x, {x.shape()[0], num_groups, per_group});
-  Tensor centered = detail::centered(g, {2});
-  Tensor v = mean(centered * centered, {2}, true);
-  return affine(reshape(centered * rsqrt(v + eps), x.shape()), weight, bias);
+  detail::Moments mo = detail::moments(g, {2});
+  Tensor v = mo.sum_sq / static_cast<double>(per_group);
+  return affine(reshape(mo.centered * rsqrt(v + eps), x.shape()), weight, bias);
 }
 
 // F.conv_transpose2d as a convolution: x with stride - 1 zeros between its elements (slice

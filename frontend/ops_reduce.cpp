@@ -104,16 +104,24 @@ Tensor var(const Tensor& x, std::vector<int64_t> dims, bool keepdim, int64_t cor
   if (correction < 0) fail("var", "correction must be >= 0, not " + std::to_string(correction), {&x});
   std::vector<int64_t> d = normalize_dims("var", dims, f);
   int64_t n = reduced_count(f.shape(), d);
-  Tensor c = detail::centered(f, d);
+  Tensor sum_sq = detail::moments(f, d).sum_sq;
+  if (!keepdim) sum_sq = reshape(sum_sq, reduced_shape(f.shape(), d, false));
   // Fewer values than the correction divides by 0 (inf or NaN), as PyTorch does.
-  return sum(c * c, d, keepdim) / std::max<int64_t>(0, n - correction);
+  return sum_sq / std::max<int64_t>(0, n - correction);
 }
 
-Tensor detail::centered(const Tensor& x, const std::vector<int64_t>& dims, Tensor* mean_out) {
+detail::Moments detail::moments(const Tensor& x, const std::vector<int64_t>& dims, Tensor* mean_out) {
+  const int64_t n = reduced_count(x.shape(), dims);
   Tensor m = mean(x, dims, true);
-  if (reduced_count(x.shape(), dims) > 0) m = minimum(maximum(m, min(x, dims, true)), max(x, dims, true));
-  if (mean_out) *mean_out = m;
-  return x - m;
+  Tensor c = x - m;
+  Tensor e = mean(c, dims, true);
+  if (mean_out) *mean_out = m + e;
+  // At least 0; NaN stays NaN. A sum of squares that overflowed (values beyond about 1e19 apart,
+  // or equal ones beyond about 1e25 in float32) stays inf rather than inf - inf: a norm then
+  // scales by rsqrt(inf) = 0, which is what PyTorch's overflowing variance gives too.
+  Tensor s2 = sum(c * c, dims, true);
+  Tensor sum_sq = where(isinf(s2), s2, clamp_min(s2 - e * e * static_cast<double>(n), 0.0));
+  return {c - e, sum_sq};
 }
 
 Tensor std(const Tensor& x, std::vector<int64_t> dims, bool keepdim, int64_t correction) {

@@ -1,4 +1,4 @@
-struct Meta { i64 v[17]; };
+struct Meta { i64 v[18]; };
 struct Ptrs { void* p[3]; };
 struct Scratch { void* partial; void* partial_index; unsigned* counters; };
 extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Meta meta, const Ptrs ptrs, const Scratch scratch) {
@@ -15,8 +15,9 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
   const i64 q1 = meta.v[12];
   const i64 q2 = meta.v[13];
   const i64 q3 = meta.v[14];
-  __shared__ double red_v[24];
-  __shared__ i64 red_i[24];
+  const i64 q4 = meta.v[15];
+  __shared__ double red_v[16];
+  __shared__ i64 red_i[16];
   __shared__ bool last_block;
   int rows = 1 * n0;
   int inner = 1 * n1;
@@ -58,85 +59,27 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
       const float v1 = g1[k_];
       acc2 = acc2 + v1;
     }
-    float acc5 = ((float)INFINITY);
-    #pragma unroll
-    for (int k_ = 0; k_ < 1; ++k_) {
-      const i64 j64 = (i64)threadIdx.x + (i64)k_ * 256;
-      if (j64 >= seg_hi) break;
-      const int j = (int)j64;
-      int e0 = b0;
-      int e1 = b1 + j;
-      int e2 = b2 + j;
-      const i64 v0 = c0[k_];
-      const float v1 = g1[k_];
-      acc5 = lf_min<float>(acc5, v1);
-    }
-    float acc7 = (-(float)INFINITY);
-    #pragma unroll
-    for (int k_ = 0; k_ < 1; ++k_) {
-      const i64 j64 = (i64)threadIdx.x + (i64)k_ * 256;
-      if (j64 >= seg_hi) break;
-      const int j = (int)j64;
-      int e0 = b0;
-      int e1 = b1 + j;
-      int e2 = b2 + j;
-      const i64 v0 = c0[k_];
-      const float v1 = g1[k_];
-      acc7 = lf_max<float>(acc7, v1);
-    }
     for (int d_ = 16; d_ > 0; d_ >>= 1) {
       float x_ = lf_shfl_down(acc2, d_);
       acc2 = acc2 + x_;
     }
-    for (int d_ = 16; d_ > 0; d_ >>= 1) {
-      float x_ = lf_shfl_down(acc5, d_);
-      acc5 = lf_min<float>(acc5, x_);
-    }
-    for (int d_ = 16; d_ > 0; d_ >>= 1) {
-      float x_ = lf_shfl_down(acc7, d_);
-      acc7 = lf_max<float>(acc7, x_);
-    }
-    if ((threadIdx.x & 31) == 0) {
-      ((float*)(red_v + 0))[threadIdx.x >> 5] = acc2;
-      ((float*)(red_v + 8))[threadIdx.x >> 5] = acc5;
-      ((float*)(red_v + 16))[threadIdx.x >> 5] = acc7;
-    }
+    if ((threadIdx.x & 31) == 0) { ((float*)red_v)[threadIdx.x >> 5] = acc2; }
     __syncthreads();
     if (threadIdx.x < 32) {
-      acc2 = threadIdx.x < (blockDim.x >> 5) ? ((float*)(red_v + 0))[threadIdx.x] : 0.0f;
+      acc2 = threadIdx.x < (blockDim.x >> 5) ? ((float*)red_v)[threadIdx.x] : 0.0f;
       for (int d_ = 16; d_ > 0; d_ >>= 1) {
         float x_ = lf_shfl_down(acc2, d_);
         acc2 = acc2 + x_;
       }
-      acc5 = threadIdx.x < (blockDim.x >> 5) ? ((float*)(red_v + 8))[threadIdx.x] : ((float)INFINITY);
-      for (int d_ = 16; d_ > 0; d_ >>= 1) {
-        float x_ = lf_shfl_down(acc5, d_);
-        acc5 = lf_min<float>(acc5, x_);
-      }
-      acc7 = threadIdx.x < (blockDim.x >> 5) ? ((float*)(red_v + 16))[threadIdx.x] : (-(float)INFINITY);
-      for (int d_ = 16; d_ > 0; d_ >>= 1) {
-        float x_ = lf_shfl_down(acc7, d_);
-        acc7 = lf_max<float>(acc7, x_);
-      }
-      if (threadIdx.x == 0) {
-        ((float*)(red_v + 0))[0] = acc2;
-        ((float*)(red_v + 8))[0] = acc5;
-        ((float*)(red_v + 16))[0] = acc7;
-      }
+      if (threadIdx.x == 0) { ((float*)red_v)[0] = acc2; }
     }
     __syncthreads();
-    acc2 = ((float*)(red_v + 0))[0];
-    acc5 = ((float*)(red_v + 8))[0];
-    acc7 = ((float*)(red_v + 16))[0];
+    acc2 = ((float*)red_v)[0];
     __syncthreads();
     const float v2 = acc2;
-    const float v5 = acc5;
-    const float v7 = acc7;
     const float v3 = ((float)(__longlong_as_double(q2)));
     const float v4 = (v2 / v3);
-    const float v6 = lf_max<float>(v4, v5);
-    const float v8 = lf_min<float>(v6, v7);
-    float acc11 = 0.0f;
+    float acc6 = 0.0f;
     #pragma unroll
     for (int k_ = 0; k_ < 1; ++k_) {
       const i64 j64 = (i64)threadIdx.x + (i64)k_ * 256;
@@ -147,32 +90,71 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
       int e2 = b2 + j;
       const i64 v0 = c0[k_];
       const float v1 = g1[k_];
-      const float v9 = (v1 - v8);
-      const float v10 = (v9 * v9);
-      acc11 = acc11 + v10;
+      const float v5 = (v1 - v4);
+      acc6 = acc6 + v5;
+    }
+    float acc10 = 0.0f;
+    #pragma unroll
+    for (int k_ = 0; k_ < 1; ++k_) {
+      const i64 j64 = (i64)threadIdx.x + (i64)k_ * 256;
+      if (j64 >= seg_hi) break;
+      const int j = (int)j64;
+      int e0 = b0;
+      int e1 = b1 + j;
+      int e2 = b2 + j;
+      const i64 v0 = c0[k_];
+      const float v1 = g1[k_];
+      const float v5 = (v1 - v4);
+      const float v9 = (v5 * v5);
+      acc10 = acc10 + v9;
     }
     for (int d_ = 16; d_ > 0; d_ >>= 1) {
-      float x_ = lf_shfl_down(acc11, d_);
-      acc11 = acc11 + x_;
+      float x_ = lf_shfl_down(acc6, d_);
+      acc6 = acc6 + x_;
     }
-    if ((threadIdx.x & 31) == 0) { ((float*)red_v)[threadIdx.x >> 5] = acc11; }
+    for (int d_ = 16; d_ > 0; d_ >>= 1) {
+      float x_ = lf_shfl_down(acc10, d_);
+      acc10 = acc10 + x_;
+    }
+    if ((threadIdx.x & 31) == 0) {
+      ((float*)(red_v + 0))[threadIdx.x >> 5] = acc6;
+      ((float*)(red_v + 8))[threadIdx.x >> 5] = acc10;
+    }
     __syncthreads();
     if (threadIdx.x < 32) {
-      acc11 = threadIdx.x < (blockDim.x >> 5) ? ((float*)red_v)[threadIdx.x] : 0.0f;
+      acc6 = threadIdx.x < (blockDim.x >> 5) ? ((float*)(red_v + 0))[threadIdx.x] : 0.0f;
       for (int d_ = 16; d_ > 0; d_ >>= 1) {
-        float x_ = lf_shfl_down(acc11, d_);
-        acc11 = acc11 + x_;
+        float x_ = lf_shfl_down(acc6, d_);
+        acc6 = acc6 + x_;
       }
-      if (threadIdx.x == 0) { ((float*)red_v)[0] = acc11; }
+      acc10 = threadIdx.x < (blockDim.x >> 5) ? ((float*)(red_v + 8))[threadIdx.x] : 0.0f;
+      for (int d_ = 16; d_ > 0; d_ >>= 1) {
+        float x_ = lf_shfl_down(acc10, d_);
+        acc10 = acc10 + x_;
+      }
+      if (threadIdx.x == 0) {
+        ((float*)(red_v + 0))[0] = acc6;
+        ((float*)(red_v + 8))[0] = acc10;
+      }
     }
     __syncthreads();
-    acc11 = ((float*)red_v)[0];
+    acc6 = ((float*)(red_v + 0))[0];
+    acc10 = ((float*)(red_v + 8))[0];
     __syncthreads();
-    const float v11 = acc11;
-    const float v12 = (v11 / v3);
-    const float v13 = ((float)(__longlong_as_double(q3)));
-    const float v14 = (v12 + v13);
-    const float v15 = (1.0f / sqrtf(v14));
+    const float v6 = acc6;
+    const float v10 = acc10;
+    const float v7 = (v6 / v3);
+    const bool v11 = isinf(v10);
+    const float v12 = (v7 * v7);
+    const float v13 = (v12 * v3);
+    const float v14 = (v10 - v13);
+    const float v15 = ((float)(__longlong_as_double(q3)));
+    const float v16 = lf_max<float>(v14, v15);
+    const float v17 = (v11 ? v10 : v16);
+    const float v18 = (v17 / v3);
+    const float v19 = ((float)(__longlong_as_double(q4)));
+    const float v20 = (v18 + v19);
+    const float v21 = (1.0f / sqrtf(v20));
     #pragma unroll
     for (int k_ = 0; k_ < 1; ++k_) {
       const i64 j64 = (i64)threadIdx.x + (i64)k_ * 256;
@@ -183,9 +165,10 @@ extern "C" __global__ void __launch_bounds__(256) embedding_layer_norm(const Met
       int e2 = b2 + j;
       const i64 v0 = c0[k_];
       const float v1 = g1[k_];
-      const float v9 = (v1 - v8);
-      const float v16 = (v9 * v15);
-      p2[e2] = v16;
+      const float v5 = (v1 - v4);
+      const float v8 = (v5 - v7);
+      const float v22 = (v8 * v21);
+      p2[e2] = v22;
     }
     __syncthreads();
   }

@@ -36,122 +36,126 @@ entry:
   %39 = load i64, ptr %38, align 4
   %40 = getelementptr inbounds i64, ptr %0, i64 14
   %41 = load i64, ptr %40, align 4
-  %42 = icmp slt i64 %2, %3
-  br i1 %42, label %row, label %row.exit
+  %42 = getelementptr inbounds i64, ptr %0, i64 15
+  %43 = load i64, ptr %42, align 4
+  %44 = icmp slt i64 %2, %3
+  br i1 %44, label %row, label %row.exit
 row:                                              ; preds = %col.exit5, %entry
-  %row.i = phi i64 [ %2, %entry ], [ %133, %col.exit5 ]
-  %43 = mul i64 %row.i, 1
-  %44 = add i64 %11, %43
-  %45 = mul i64 %row.i, 0
-  %46 = add i64 %19, %45
-  %47 = mul i64 %row.i, %29
-  %48 = add i64 %27, %47
-  %49 = getelementptr i64, ptr %17, i64 %44
-  %50 = load i64, ptr %49, align 4
-  %51 = add i64 %50, %35
-  %52 = icmp slt i64 %50, 0
-  %53 = select i1 %52, i64 %51, i64 %50
-  %54 = icmp slt i64 %4, %5
-  br i1 %54, label %col, label %col.exit
+  %row.i = phi i64 [ %2, %entry ], [ %138, %col.exit5 ]
+  %45 = mul i64 %row.i, 1
+  %46 = add i64 %11, %45
+  %47 = mul i64 %row.i, 0
+  %48 = add i64 %19, %47
+  %49 = mul i64 %row.i, %29
+  %50 = add i64 %27, %49
+  %51 = getelementptr i64, ptr %17, i64 %46
+  %52 = load i64, ptr %51, align 4
+  %53 = add i64 %52, %35
+  %54 = icmp slt i64 %52, 0
+  %55 = select i1 %54, i64 %53, i64 %52
+  %56 = icmp slt i64 %4, %5
+  br i1 %56, label %col, label %col.exit
 row.exit:                                         ; preds = %col.exit5, %entry
   ret void
 col:                                              ; preds = %col, %row
-  %col.i = phi i64 [ %4, %row ], [ %73, %col ]
-  %55 = phi float [ 0.000000e+00, %row ], [ %70, %col ]
-  %56 = phi float [ 0x7FF0000000000000, %row ], [ %71, %col ]
-  %57 = phi float [ 0xFFF0000000000000, %row ], [ %72, %col ]
+  %col.i = phi i64 [ %4, %row ], [ %71, %col ]
+  %57 = phi float [ 0.000000e+00, %row ], [ %70, %col ]
   %58 = mul i64 %col.i, 0
-  %59 = add i64 %44, %58
+  %59 = add i64 %46, %58
   %60 = mul i64 %col.i, 1
-  %61 = add i64 %46, %60
+  %61 = add i64 %48, %60
   %62 = mul i64 %col.i, 1
-  %63 = add i64 %48, %62
+  %63 = add i64 %50, %62
   %64 = mul i64 0, %9
   %65 = add i64 %64, %col.i
-  %66 = mul i64 %53, %37
+  %66 = mul i64 %55, %37
   %67 = add i64 %61, %66
   %68 = getelementptr float, ptr %25, i64 %67
   %69 = load float, ptr %68, align 4
-  %70 = fadd reassoc float %55, %69
-  %71 = call float @llvm.minimum.f32(float %56, float %69)
-  %72 = call float @llvm.maximum.f32(float %57, float %69)
-  %73 = add i64 %col.i, 1
-  %74 = icmp slt i64 %73, %5
-  br i1 %74, label %col, label %col.exit
+  %70 = fadd reassoc float %57, %69
+  %71 = add i64 %col.i, 1
+  %72 = icmp slt i64 %71, %5
+  br i1 %72, label %col, label %col.exit
 col.exit:                                         ; preds = %col, %row
-  %75 = phi float [ 0.000000e+00, %row ], [ %70, %col ]
-  %76 = phi float [ 0x7FF0000000000000, %row ], [ %71, %col ]
-  %77 = phi float [ 0xFFF0000000000000, %row ], [ %72, %col ]
-  %78 = bitcast i64 %39 to double
-  %79 = fptrunc double %78 to float
-  %80 = fdiv float %75, %79
-  %81 = fcmp olt float %80, %76
-  %82 = select i1 %81, float %76, float %80
-  %83 = fcmp uno float %80, %76
-  %84 = select i1 %83, float 0x7FF8000000000000, float %82
-  %85 = fcmp olt float %77, %84
-  %86 = select i1 %85, float %77, float %84
-  %87 = fcmp uno float %84, %77
-  %88 = select i1 %87, float 0x7FF8000000000000, float %86
-  %89 = icmp slt i64 %4, %5
-  br i1 %89, label %col1, label %col.exit2
+  %73 = phi float [ 0.000000e+00, %row ], [ %70, %col ]
+  %74 = bitcast i64 %39 to double
+  %75 = fptrunc double %74 to float
+  %76 = fdiv float %73, %75
+  %77 = icmp slt i64 %4, %5
+  br i1 %77, label %col1, label %col.exit2
 col1:                                             ; preds = %col1, %col.exit
-  %col.i3 = phi i64 [ %4, %col.exit ], [ %106, %col1 ]
-  %90 = phi float [ 0.000000e+00, %col.exit ], [ %105, %col1 ]
-  %91 = mul i64 %col.i3, 0
-  %92 = add i64 %44, %91
-  %93 = mul i64 %col.i3, 1
-  %94 = add i64 %46, %93
-  %95 = mul i64 %col.i3, 1
-  %96 = add i64 %48, %95
-  %97 = mul i64 0, %9
-  %98 = add i64 %97, %col.i3
-  %99 = mul i64 %53, %37
-  %100 = add i64 %94, %99
-  %101 = getelementptr float, ptr %25, i64 %100
-  %102 = load float, ptr %101, align 4
-  %103 = fsub float %102, %88
-  %104 = fmul float %103, %103
-  %105 = fadd reassoc float %90, %104
-  %106 = add i64 %col.i3, 1
-  %107 = icmp slt i64 %106, %5
-  br i1 %107, label %col1, label %col.exit2
+  %col.i3 = phi i64 [ %4, %col.exit ], [ %96, %col1 ]
+  %78 = phi float [ 0.000000e+00, %col.exit ], [ %93, %col1 ]
+  %79 = phi float [ 0.000000e+00, %col.exit ], [ %95, %col1 ]
+  %80 = mul i64 %col.i3, 0
+  %81 = add i64 %46, %80
+  %82 = mul i64 %col.i3, 1
+  %83 = add i64 %48, %82
+  %84 = mul i64 %col.i3, 1
+  %85 = add i64 %50, %84
+  %86 = mul i64 0, %9
+  %87 = add i64 %86, %col.i3
+  %88 = mul i64 %55, %37
+  %89 = add i64 %83, %88
+  %90 = getelementptr float, ptr %25, i64 %89
+  %91 = load float, ptr %90, align 4
+  %92 = fsub float %91, %76
+  %93 = fadd reassoc float %78, %92
+  %94 = fmul float %92, %92
+  %95 = fadd reassoc float %79, %94
+  %96 = add i64 %col.i3, 1
+  %97 = icmp slt i64 %96, %5
+  br i1 %97, label %col1, label %col.exit2
 col.exit2:                                        ; preds = %col1, %col.exit
-  %108 = phi float [ 0.000000e+00, %col.exit ], [ %105, %col1 ]
-  %109 = fdiv float %108, %79
-  %110 = bitcast i64 %41 to double
-  %111 = fptrunc double %110 to float
-  %112 = fadd float %109, %111
-  %113 = call float @llvm.sqrt.f32(float %112)
-  %114 = fdiv float 1.000000e+00, %113
-  %115 = icmp slt i64 %4, %5
-  br i1 %115, label %col4, label %col.exit5
+  %98 = phi float [ 0.000000e+00, %col.exit ], [ %93, %col1 ]
+  %99 = phi float [ 0.000000e+00, %col.exit ], [ %95, %col1 ]
+  %100 = fdiv float %98, %75
+  %101 = call float @llvm.fabs.f32(float %99)
+  %102 = fcmp oeq float %101, 0x7FF0000000000000
+  %103 = fmul float %100, %100
+  %104 = fmul float %103, %75
+  %105 = fsub float %99, %104
+  %106 = bitcast i64 %41 to double
+  %107 = fptrunc double %106 to float
+  %108 = fcmp olt float %105, %107
+  %109 = select i1 %108, float %107, float %105
+  %110 = fcmp uno float %105, %107
+  %111 = select i1 %110, float 0x7FF8000000000000, float %109
+  %112 = select i1 %102, float %99, float %111
+  %113 = fdiv float %112, %75
+  %114 = bitcast i64 %43 to double
+  %115 = fptrunc double %114 to float
+  %116 = fadd float %113, %115
+  %117 = call float @llvm.sqrt.f32(float %116)
+  %118 = fdiv float 1.000000e+00, %117
+  %119 = icmp slt i64 %4, %5
+  br i1 %119, label %col4, label %col.exit5
 col4:                                             ; preds = %col4, %col.exit2
-  %col.i6 = phi i64 [ %4, %col.exit2 ], [ %131, %col4 ]
-  %116 = mul i64 %col.i6, 0
-  %117 = add i64 %44, %116
-  %118 = mul i64 %col.i6, 1
-  %119 = add i64 %46, %118
-  %120 = mul i64 %col.i6, 1
-  %121 = add i64 %48, %120
-  %122 = mul i64 0, %9
-  %123 = add i64 %122, %col.i6
-  %124 = mul i64 %53, %37
-  %125 = add i64 %119, %124
-  %126 = getelementptr float, ptr %25, i64 %125
-  %127 = load float, ptr %126, align 4
-  %128 = fsub float %127, %88
-  %129 = fmul float %128, %114
-  %130 = getelementptr float, ptr %33, i64 %121
-  store float %129, ptr %130, align 4
-  %131 = add i64 %col.i6, 1
-  %132 = icmp slt i64 %131, %5
-  br i1 %132, label %col4, label %col.exit5
+  %col.i6 = phi i64 [ %4, %col.exit2 ], [ %136, %col4 ]
+  %120 = mul i64 %col.i6, 0
+  %121 = add i64 %46, %120
+  %122 = mul i64 %col.i6, 1
+  %123 = add i64 %48, %122
+  %124 = mul i64 %col.i6, 1
+  %125 = add i64 %50, %124
+  %126 = mul i64 0, %9
+  %127 = add i64 %126, %col.i6
+  %128 = mul i64 %55, %37
+  %129 = add i64 %123, %128
+  %130 = getelementptr float, ptr %25, i64 %129
+  %131 = load float, ptr %130, align 4
+  %132 = fsub float %131, %76
+  %133 = fsub float %132, %100
+  %134 = fmul float %133, %118
+  %135 = getelementptr float, ptr %33, i64 %125
+  store float %134, ptr %135, align 4
+  %136 = add i64 %col.i6, 1
+  %137 = icmp slt i64 %136, %5
+  br i1 %137, label %col4, label %col.exit5
 col.exit5:                                        ; preds = %col4, %col.exit2
-  %133 = add i64 %row.i, 1
-  %134 = icmp slt i64 %133, %3
-  br i1 %134, label %row, label %row.exit
+  %138 = add i64 %row.i, 1
+  %139 = icmp slt i64 %138, %3
+  br i1 %139, label %row, label %row.exit
 }
-declare float @llvm.minimum.f32(float, float) #1
-declare float @llvm.maximum.f32(float, float) #1
+declare float @llvm.fabs.f32(float) #1
 declare float @llvm.sqrt.f32(float) #1
