@@ -177,7 +177,8 @@ class Emitter {
 
   // emit_block_reduce for the reductions `is` of one level at once (a block a row): each warp's
   // leaders write every accumulator to its own slots, so the level costs one exchange through
-  // shared memory (three barriers) instead of one a reduction (layer_norm's sum, min and max).
+  // shared memory (three barriers) instead of one a reduction (var's and layer_norm's sums of
+  // x - mean and of its squares).
   void emit_block_reduce_level(const std::vector<int>& is, const std::string& indent);
 
   // Loads this thread's elements of every per-element input of the row into registers, once.

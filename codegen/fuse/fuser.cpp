@@ -303,8 +303,10 @@ struct Builder {
   }
 
   // A reduction of a value that its producer's group cannot take (a matmul's output) joins a
-  // recent row group over the same rows that already reads that value (layer_norm's sum, min and
-  // max of x + attn @ w: one kernel, not three). Reading it adds no dependency, so no cycle.
+  // recent row group over the same rows that already reads from that group (a sibling reduction
+  // of the same value: layer_norm's mean and, through it, its squares of x + attn @ w: one kernel
+  // after the GEMM). Reading the value adds no dependency between groups, so no cycle; the value
+  // is written anyway, since the producer's group cannot take its consumer.
   bool join_sibling_reduction(Node* n, Node* source, int producer) {
     const Shape& in_shape = n->inputs[0]->shape;
     for (int gi = static_cast<int>(groups.size()) - 1; gi >= 0 && gi >= static_cast<int>(groups.size()) - 8; --gi) {

@@ -119,11 +119,17 @@ void Emitter::emit_reductions() {
   const std::vector<int> level = kir::reduction_levels(k_);
   const int levels = level.empty() ? 0 : *std::max_element(level.begin(), level.end()) + 1;
   for (int l = 0; l < levels; ++l) {
-    std::vector<int> is;
-    for (size_t i = 0; i < level.size(); ++i)
-      if (level[i] == l) is.push_back(static_cast<int>(i));
-    std::vector<std::vector<Value*>> acc = reduce_loop(is);
-    for (size_t r = 0; r < is.size(); ++r) row_vals_[is[r]] = reduce_finish(is[r], acc[r]);
+    std::vector<int> plain, arg;
+    for (size_t i = 0; i < level.size(); ++i) {
+      if (level[i] != l) continue;
+      const Op op = k_.instrs[i].op;
+      (op == Op::ArgMax || op == Op::ArgMin ? arg : plain).push_back(static_cast<int>(i));
+    }
+    for (const std::vector<int>& is : {plain, arg}) {
+      if (is.empty()) continue;
+      std::vector<std::vector<Value*>> acc = reduce_loop(is);
+      for (size_t r = 0; r < is.size(); ++r) row_vals_[is[r]] = reduce_finish(is[r], acc[r]);
+    }
   }
 }
 
@@ -186,11 +192,17 @@ void Emitter::emit_part() {
       int ii = static_cast<int>(i);
       if (l >= 0 && l < level) row_vals_[ii] = reduce_finish(ii, load_acc(fn_->getArg(6), ii));
     }
-    std::vector<int> is;
-    for (size_t i = 0; i < k_.instrs.size(); ++i)
-      if (split_.level[i] == level) is.push_back(static_cast<int>(i));
-    std::vector<std::vector<Value*>> acc = reduce_loop(is);
-    for (size_t r = 0; r < is.size(); ++r) store_acc(fn_->getArg(7), is[r], acc[r]);
+    std::vector<int> plain, arg;  // as emit_reductions: argmax and argmin in a pass of their own
+    for (size_t i = 0; i < k_.instrs.size(); ++i) {
+      if (split_.level[i] != level) continue;
+      const Op op = k_.instrs[i].op;
+      (op == Op::ArgMax || op == Op::ArgMin ? arg : plain).push_back(static_cast<int>(i));
+    }
+    for (const std::vector<int>& is : {plain, arg}) {
+      if (is.empty()) continue;
+      std::vector<std::vector<Value*>> acc = reduce_loop(is);
+      for (size_t r = 0; r < is.size(); ++r) store_acc(fn_->getArg(7), is[r], acc[r]);
+    }
   });
 }
 

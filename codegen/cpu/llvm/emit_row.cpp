@@ -294,6 +294,7 @@ void Emitter::set_row_base(Value* row) {
     row_base_[o] = off;
   }
   row_vals_.clear();
+  // (A row of no columns checks its index too, as PyTorch's embedding checks every index.)
   row_gather_.clear();
   for (size_t i = 0; i < k_.instrs.size(); ++i) {
     const Instr& in = k_.instrs[i];

@@ -238,8 +238,9 @@ class Emitter {
   // elements [col_begin, col_end) of the current row, in one pass; their accumulators, in order.
   std::vector<std::vector<Value*>> reduce_loop(const std::vector<int>& is);
 
-  // The row values of every reduction, one pass over the row per level (layer_norm's sum, min
-  // and max in one; var's mean, then its squared deviations).
+  // The row values of every reduction, one pass over the row per level (var's mean, then the
+  // sums of x - mean and of its squares in one), argmax and argmin in a pass of their own: their
+  // index select keeps a loop scalar, which would hold back the level's other reductions.
   void emit_reductions();
 
   // ---- split rows (see SplitInfo): accumulators live in 16-byte slots, value then int64 index

@@ -1,6 +1,7 @@
 // Row kernels with several reductions of one level and gathers. On the CPU
 // (codegen/cpu/llvm/emit_reduce.cpp, emit.cpp) the reductions of one level share one pass over
-// the row (layer_norm's sum, min and max), and a gather whose index is the same across the row's
+// the row (sum, min and max of one value; var's sums of x - mean and of its squares), argmax and
+// argmin a pass of their own, and a gather whose index is the same across the row's
 // columns (embedding's token id) is wrapped and checked once at the row's start, so the column
 // loops vectorize; on a GPU (codegen/cuda/emit_row.cpp) a level's reductions share one exchange
 // through shared memory. Against the reference executor, on the default device.

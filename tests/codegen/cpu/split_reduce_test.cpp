@@ -57,7 +57,7 @@ TEST(SplitReduce, WhichKernelsSplit) {
   EXPECT_TRUE(lf::kir::split_info(kernel_of(lf::argmax(x))).splittable);
   auto var = lf::kir::split_info(kernel_of(lf::var(x)));
   EXPECT_TRUE(var.splittable);
-  EXPECT_EQ(var.levels, 2);  // the mean (with the min and max that clamp it), then the squared deviations
+  EXPECT_EQ(var.levels, 2);  // the mean, then the deviations' sum and their squares' sum
   auto lse = lf::kir::split_info(kernel_of(lf::logsumexp(x, {0})));
   EXPECT_TRUE(lse.splittable);
   EXPECT_EQ(lse.levels, 2);
