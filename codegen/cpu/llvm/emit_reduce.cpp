@@ -115,18 +115,24 @@ std::vector<std::vector<Value*>> Emitter::reduce_loop(const std::vector<int>& is
   return out;
 }
 
+std::vector<std::vector<int>> Emitter::level_passes(const std::vector<int>& levels, int level) const {
+  std::vector<int> plain, arg;
+  for (size_t i = 0; i < levels.size(); ++i) {
+    if (levels[i] != level) continue;
+    const Op op = k_.instrs[i].op;
+    (op == Op::ArgMax || op == Op::ArgMin ? arg : plain).push_back(static_cast<int>(i));
+  }
+  std::vector<std::vector<int>> passes;
+  for (std::vector<int>* is : {&plain, &arg})
+    if (!is->empty()) passes.push_back(std::move(*is));
+  return passes;
+}
+
 void Emitter::emit_reductions() {
   const std::vector<int> level = kir::reduction_levels(k_);
   const int levels = level.empty() ? 0 : *std::max_element(level.begin(), level.end()) + 1;
   for (int l = 0; l < levels; ++l) {
-    std::vector<int> plain, arg;
-    for (size_t i = 0; i < level.size(); ++i) {
-      if (level[i] != l) continue;
-      const Op op = k_.instrs[i].op;
-      (op == Op::ArgMax || op == Op::ArgMin ? arg : plain).push_back(static_cast<int>(i));
-    }
-    for (const std::vector<int>& is : {plain, arg}) {
-      if (is.empty()) continue;
+    for (const std::vector<int>& is : level_passes(level, l)) {
       std::vector<std::vector<Value*>> acc = reduce_loop(is);
       for (size_t r = 0; r < is.size(); ++r) row_vals_[is[r]] = reduce_finish(is[r], acc[r]);
     }
@@ -192,14 +198,7 @@ void Emitter::emit_part() {
       int ii = static_cast<int>(i);
       if (l >= 0 && l < level) row_vals_[ii] = reduce_finish(ii, load_acc(fn_->getArg(6), ii));
     }
-    std::vector<int> plain, arg;  // as emit_reductions: argmax and argmin in a pass of their own
-    for (size_t i = 0; i < k_.instrs.size(); ++i) {
-      if (split_.level[i] != level) continue;
-      const Op op = k_.instrs[i].op;
-      (op == Op::ArgMax || op == Op::ArgMin ? arg : plain).push_back(static_cast<int>(i));
-    }
-    for (const std::vector<int>& is : {plain, arg}) {
-      if (is.empty()) continue;
+    for (const std::vector<int>& is : level_passes(split_.level, level)) {
       std::vector<std::vector<Value*>> acc = reduce_loop(is);
       for (size_t r = 0; r < is.size(); ++r) store_acc(fn_->getArg(7), is[r], acc[r]);
     }

@@ -238,9 +238,12 @@ class Emitter {
   // elements [col_begin, col_end) of the current row, in one pass; their accumulators, in order.
   std::vector<std::vector<Value*>> reduce_loop(const std::vector<int>& is);
 
-  // The row values of every reduction, one pass over the row per level (var's mean, then the
-  // sums of x - mean and of its squares in one), argmax and argmin in a pass of their own: their
-  // index select keeps a loop scalar, which would hold back the level's other reductions.
+  // The reductions at `level` (of `levels`, per instruction) in the passes over the row they
+  // share: the others in one (var's sums of x - mean and of its squares), then argmax and argmin
+  // in one of their own, whose index select keeps a loop scalar, which would hold back the rest.
+  std::vector<std::vector<int>> level_passes(const std::vector<int>& levels, int level) const;
+
+  // The row values of every reduction, level by level (level_passes).
   void emit_reductions();
 
   // ---- split rows (see SplitInfo): accumulators live in 16-byte slots, value then int64 index
