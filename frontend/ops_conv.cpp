@@ -303,7 +303,7 @@ BatchNormOutput batch_norm_training(const Tensor& x, const Tensor& weight, const
   for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
   Tensor m;
   detail::Moments mo = detail::moments(x, dims, &m);
-  Tensor v = mo.sum_sq / static_cast<double>(x.numel() / std::max<int64_t>(1, x.shape()[1]));
+  Tensor v = mo.sum_sq / static_cast<double>(mo.n);
   Tensor y = affine(mo.centered * rsqrt(v + eps), weight, bias);
   Shape c{x.shape()[1]};
   return {y, reshape(m, c), reshape(v, c)};
@@ -321,7 +321,7 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
   for (int64_t d = 2; d < x.dim(); ++d) per_group *= x.shape()[d];
   Tensor g = reshape(x, {x.shape()[0], num_groups, per_group});
   detail::Moments mo = detail::moments(g, {2});
-  Tensor v = mo.sum_sq / static_cast<double>(per_group);
+  Tensor v = mo.sum_sq / static_cast<double>(mo.n);
   return affine(reshape(mo.centered * rsqrt(v + eps), x.shape()), weight, bias);
 }
 

@@ -60,10 +60,8 @@ Tensor layer_norm(const Tensor& x, int64_t normalized_dims, const Tensor& weight
   Tensor f = as_float("layer_norm", x);
   std::vector<int64_t> dims;
   for (int64_t d = f.dim() - normalized_dims; d < f.dim(); ++d) dims.push_back(d);
-  int64_t n = 1;
-  for (int64_t d : dims) n *= f.shape()[d];
   detail::Moments mo = detail::moments(f, dims);
-  Tensor var = mo.sum_sq / static_cast<double>(n);  // biased, like PyTorch's layer_norm
+  Tensor var = mo.sum_sq / static_cast<double>(mo.n);  // biased, like PyTorch's layer_norm
   Tensor y = mo.centered * rsqrt(var + eps);
   if (weight.defined()) y = y * weight;
   if (bias.defined()) y = y + bias;

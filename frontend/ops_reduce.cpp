@@ -103,11 +103,10 @@ Tensor var(const Tensor& x, std::vector<int64_t> dims, bool keepdim, int64_t cor
   Tensor f = as_float("var", x);
   if (correction < 0) fail("var", "correction must be >= 0, not " + std::to_string(correction), {&x});
   std::vector<int64_t> d = normalize_dims("var", dims, f);
-  int64_t n = reduced_count(f.shape(), d);
-  Tensor sum_sq = detail::moments(f, d).sum_sq;
-  if (!keepdim) sum_sq = reshape(sum_sq, reduced_shape(f.shape(), d, false));
+  detail::Moments mo = detail::moments(f, d);
+  Tensor sum_sq = keepdim ? mo.sum_sq : reshape(mo.sum_sq, reduced_shape(f.shape(), d, false));
   // Fewer values than the correction divides by 0 (inf or NaN), as PyTorch does.
-  return sum_sq / std::max<int64_t>(0, n - correction);
+  return sum_sq / std::max<int64_t>(0, mo.n - correction);
 }
 
 detail::Moments detail::moments(const Tensor& x, const std::vector<int64_t>& dims, Tensor* mean_out) {
@@ -121,7 +120,7 @@ detail::Moments detail::moments(const Tensor& x, const std::vector<int64_t>& dim
   // scales by rsqrt(inf) = 0, which is what PyTorch's overflowing variance gives too.
   Tensor s2 = sum(c * c, dims, true);
   Tensor sum_sq = where(isinf(s2), s2, clamp_min(s2 - e * e * static_cast<double>(n), 0.0));
-  return {c - e, sum_sq};
+  return {c - e, sum_sq, n};
 }
 
 Tensor std(const Tensor& x, std::vector<int64_t> dims, bool keepdim, int64_t correction) {

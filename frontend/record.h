@@ -75,6 +75,7 @@ const NodePtr& scalar_operand(const Shape& shape, Scalar value, DType dtype, Dev
 // mean(x) + e.
 struct Moments {
   Tensor centered, sum_sq;
+  int64_t n;  // the values in each slab
 };
 Moments moments(const Tensor& x, const std::vector<int64_t>& dims, Tensor* mean = nullptr);
 

@@ -302,18 +302,28 @@ struct Builder {
     for (const auto& e : edges) read_external(g, e.source);
   }
 
-  // A reduction of a value that its producer's group cannot take (a matmul's output) joins a
-  // recent row group over the same rows that already reads from that group (a sibling reduction
-  // of the same value: layer_norm's mean and, through it, its squares of x + attn @ w: one kernel
-  // after the GEMM). Reading the value adds no dependency between groups, so no cycle; the value
-  // is written anyway, since the producer's group cannot take its consumer.
-  bool join_sibling_reduction(Node* n, Node* source, int producer) {
+  // Joins reduction `n` of `source`, as a first-level reduction, to one of the last 8 groups over
+  // the same rows (the most recent first) instead of a group of its own. A buffer or generator
+  // (producer < 0) may join any such group, or a pointwise group of its shape, which becomes a row
+  // group (mean and std of one x: one pass instead of two). A value of group `producer`, which
+  // cannot take the reduction (a matmul's output), only a row group that already reads from
+  // `producer` (a sibling reduction of the same value: layer_norm's of x + attn @ w, one kernel
+  // after the GEMM; the value is written anyway). Neither adds a dependency, so no cycle.
+  bool join_recent_row_group(Node* n, Node* source, int producer) {
     const Shape& in_shape = n->inputs[0]->shape;
     for (int gi = static_cast<int>(groups.size()) - 1; gi >= 0 && gi >= static_cast<int>(groups.size()) - 8; --gi) {
       Group& g = groups[gi];
-      if (gi == producer || !deps[gi].count(producer) || g.kind != Group::Kind::Row || g.scan ||
-          g.rdims != n->attrs.dims || g.full != in_shape || static_cast<int>(g.nodes.size()) >= kMaxGroupNodes)
+      bool same_rows = g.kind == Group::Kind::Row && !g.scan && g.rdims == n->attrs.dims && g.full == in_shape;
+      bool can_become_row = producer < 0 && g.kind == Group::Kind::Pointwise && g.full == in_shape;
+      if (!(same_rows || can_become_row) || static_cast<int>(g.nodes.size()) >= kMaxGroupNodes) continue;
+      if (producer >= 0 ? gi == producer || !deps[gi].count(producer)
+                        : leaves[gi] >= kMaxGroupLeaves ||
+                              (can_become_row && short_rows(in_shape, n->attrs.dims) && holds_element_output(gi)))
         continue;
+      if (can_become_row) {
+        g.kind = Group::Kind::Row;
+        g.rdims = n->attrs.dims;
+      }
       add(gi, n, true);
       level[n] = 1;
       read_external(gi, source);
@@ -346,27 +356,10 @@ struct Builder {
         level[n] = lv;
         return;
       }
-      if (why == CutReason::kDifferentReduction && join_sibling_reduction(n, source, gi)) return;
+      if (why == CutReason::kDifferentReduction && join_recent_row_group(n, source, gi)) return;
       cut(why, n, gi);
     } else if (fusion && !computed(source)) {
-      // A reduction of a buffer or generator may join a recent group over the same rows (mean
-      // and std of one x: one pass instead of two). It adds no dependency, so no cycle.
-      for (int gi = static_cast<int>(groups.size()) - 1; gi >= 0 && gi >= static_cast<int>(groups.size()) - 8; --gi) {
-        Group& g = groups[gi];
-        bool same_rows = g.kind == Group::Kind::Row && !g.scan && g.rdims == n->attrs.dims && g.full == in_shape;
-        bool can_become_row = g.kind == Group::Kind::Pointwise && g.full == in_shape;
-        if (!(same_rows || can_become_row) || static_cast<int>(g.nodes.size()) >= kMaxGroupNodes ||
-            leaves[gi] >= kMaxGroupLeaves || (can_become_row && short_rows(in_shape, n->attrs.dims) && holds_element_output(gi)))
-          continue;
-        if (can_become_row) {
-          g.kind = Group::Kind::Row;
-          g.rdims = n->attrs.dims;
-        }
-        add(gi, n, true);
-        level[n] = 1;
-        read_external(gi, source);
-        return;
-      }
+      if (join_recent_row_group(n, source, -1)) return;
       cut(CutReason::kNoProducerGroup, n);
     } else {
       cut(!fusion ? CutReason::kFusionDisabled

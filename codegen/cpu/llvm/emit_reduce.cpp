@@ -85,7 +85,7 @@ Value* Emitter::reduce_finish(int i, const std::vector<Value*>& acc) {
 // in one pass: an element value several of them read (a gather, x - mean) is computed once.
 std::vector<std::vector<Value*>> Emitter::reduce_loop(const std::vector<int>& is) {
   std::vector<Value*> init;
-  std::vector<size_t> at;  // where each reduction's accumulators start among the carried values
+  std::vector<size_t> at;  // where each reduction's accumulators start among the carried values, then the end
   std::vector<int> keep;   // element values stored for the output pass (row_plan), once each
   for (int i : is) {
     const int v = k_.instrs[i].args[0];
@@ -95,23 +95,21 @@ std::vector<std::vector<Value*>> Emitter::reduce_loop(const std::vector<int>& is
     if (cache_slot_.count(v) && !cache_ready_.count(v) && std::find(keep.begin(), keep.end(), v) == keep.end())
       keep.push_back(v);
   }
+  at.push_back(init.size());
+  auto part = [&](const std::vector<Value*>& all, size_t r) {
+    return std::vector<Value*>(all.begin() + static_cast<std::ptrdiff_t>(at[r]), all.begin() + static_cast<std::ptrdiff_t>(at[r + 1]));
+  };
   std::vector<Value*> acc = emit_inner(0, row_base_, b_.getInt64(0), init, [&](std::vector<Value*> c) {
     for (int v : keep) store(cache_slot_.at(v), elem_off_[cache_slot_.at(v)], k_.instrs[v].dtype, elem(v));
     for (size_t r = 0; r < is.size(); ++r) {
-      const size_t width = r + 1 < is.size() ? at[r + 1] - at[r] : c.size() - at[r];
-      std::vector<Value*> cur(c.begin() + static_cast<std::ptrdiff_t>(at[r]),
-                              c.begin() + static_cast<std::ptrdiff_t>(at[r] + width));
-      std::vector<Value*> next = reduce_step(is[r], cur, elem(k_.instrs[is[r]].args[0]), lin_, /*reassoc=*/true);
+      std::vector<Value*> next = reduce_step(is[r], part(c, r), elem(k_.instrs[is[r]].args[0]), lin_, /*reassoc=*/true);
       std::copy(next.begin(), next.end(), c.begin() + static_cast<std::ptrdiff_t>(at[r]));
     }
     return c;
   });
   for (int v : keep) cache_ready_.insert(v);
   std::vector<std::vector<Value*>> out;
-  for (size_t r = 0; r < is.size(); ++r) {
-    const size_t end = r + 1 < is.size() ? at[r + 1] : acc.size();
-    out.emplace_back(acc.begin() + static_cast<std::ptrdiff_t>(at[r]), acc.begin() + static_cast<std::ptrdiff_t>(end));
-  }
+  for (size_t r = 0; r < is.size(); ++r) out.push_back(part(acc, r));
   return out;
 }
 
