@@ -59,6 +59,8 @@ struct Params {
 // subnormals, three instructions more). The tensor-core kernels' x is at most 0, so what flushes
 // is below 2^-126 against a row sum of at least 1.
 __device__ __forceinline__ float lf_exp2(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+// A shared-memory pointer as the 32-bit address that cp.async, ldmatrix and wgmma's descriptors take.
+__device__ __forceinline__ unsigned lf_smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
 // Batch b (the batch dims flattened, the last fastest) as element offsets into q, k, v and the mask.
 // The batch count is a grid dimension's (below 2^31), so the divisions are 32-bit: a 64-bit one is
 // a subroutine of dozens of instructions, and every thread of a block runs these.

@@ -20,6 +20,14 @@ std::string attention_source(DType dtype, int64_t d, int64_t dv, int mask, bool 
 // The dynamic shared memory a block of that kernel uses.
 size_t attention_shared_bytes(DType dtype, int64_t d, int64_t dv);
 
+// Hopper's warpgroup MMA for the tensor-core kernels (codegen/cuda/attention_wgmma.cpp): the device
+// helpers (descriptors, fences, lf_keep_a) and the products lf_wgmma_ss<ss_n>(d, desc_a, desc_b, acc),
+// both operands K-major in shared memory, and lf_wgmma_rs<rs_n>(d, a, desc_b, acc), A from
+// registers (B N-major where rs_b_n_major), m64 x n x k16 of "f16" or "bf16", d = A B + (acc ? d :
+// 0); lf_keep<n>(d) holds d's registers in place. The caller fences before and waits after
+// (lf_wg_fence, lf_wg_wait).
+std::string attention_wgmma_helpers(const std::string& type, int ss_n, int rs_n, bool rs_b_n_major);
+
 // The tensor-core kernel for float16 and bfloat16 (codegen/cuda/attention_tc.cpp): the same
 // `lf_attention` entry and parameter block, attention_tc_rows() query rows a block of 128 threads.
 // Whether it runs a call of that dtype and head dims; if not, `why` says why (for the log).

@@ -75,7 +75,6 @@ __device__ __forceinline__ void lf_mark_bad(int* flags, int c8, const uint4& see
     if (words[x] & 0x80000000u) flags[c8 + 2 * x + 1] = 1;
   }
 }
-__device__ __forceinline__ unsigned lf_smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ void lf_ldsm_x4(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
                : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
@@ -138,36 +137,8 @@ __device__ __forceinline__ void lf_load_tile(u16* dst, int stride, const u16* sr
 }
 __device__ __forceinline__ void lf_commit() { asm volatile("cp.async.commit_group;"); }
 __device__ __forceinline__ void lf_wait_all() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
-#if WG
-// Hopper's warpgroup products (WG: the 4 warps of the block are one warpgroup of 64 rows). A shared
-// operand's descriptor: its address, the byte offsets between 64-column blocks (LBO; N-major V) and
-// between 8-row groups (SBO), 128-byte swizzle.
-__device__ __forceinline__ unsigned long long lf_desc(unsigned addr, unsigned lbo, unsigned sbo) {
-  return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)((lbo & 0x3FFFF) >> 4) << 16) |
-         ((unsigned long long)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
-}
-__device__ __forceinline__ void lf_wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void lf_wg_wait() {
-  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-}
-// cp.async and element stores write shared memory through the generic proxy, wgmma reads it
-// through the async proxy: each thread orders its writes before the barrier that publishes them.
-__device__ __forceinline__ void lf_proxy_fence() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
-// wgmma reads its A registers and writes its accumulators asynchronously, until the wait: the
-// compiler must neither reuse the A fragments' registers nor touch the accumulators in between.
-// An empty asm that reads and writes them after the wait (and before the fence, for accumulators
-// that carry over) keeps them in place, as CUTLASS's warpgroup_fence_operand does.
-__device__ __forceinline__ void lf_keep_a(unsigned* a) {
-  asm volatile("" : "+r"(a[0]), "+r"(a[1]), "+r"(a[2]), "+r"(a[3])::"memory");
-}
-#define LF_WGMMA_RS_(n) lf_wgmma_rs##n
-#define LF_WGMMA_RS(n) LF_WGMMA_RS_(n)
-#define LF_WGMMA_SS_(n) lf_wgmma_ss##n
-#define LF_WGMMA_SS(n) LF_WGMMA_SS_(n)
-#define LF_KEEP_(n) lf_keep##n
-#define LF_KEEP(n) LF_KEEP_(n)
-#else
+// WG: the wgmma helpers (attention_wgmma_helpers) come before this kernel.
+#if !WG
 __device__ __forceinline__ void lf_proxy_fence() {}
 #endif
 
@@ -588,61 +559,14 @@ int attention_tc_rows(int64_t d, int64_t dv, int mask, int requested, bool wgmma
   return !wgmma && requested == 128 && d <= 64 && dv <= 64 ? 128 : 64;
 }
 
-namespace {
-
-// The warpgroup products the kernel calls, m64 x n x k16 with float32 accumulators d, one warpgroup's
-// asynchronous product that the caller fences before and waits after (lf_wg_fence, lf_wg_wait):
-// lf_wgmma_ss<n>(d, desc_a, desc_b, acc), both operands K-major in shared memory (S = Q K^T);
-// lf_wgmma_rs<n>(d, a, desc_b, acc), A from registers and B N-major in shared memory (O += P V);
-// d = A B + (acc ? d : 0). lf_keep<n>(d): d's registers held in place up to that point.
-std::string wgmma_asm(int n, const std::string& type, const std::string& operands, int first_in, bool b_n_major) {
-  std::string outs;
-  for (int i = 0; i < n / 2; ++i) outs += (i ? ", %" : "%") + std::to_string(i);
-  return "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(first_in + 2) + ", 0;\\n\"\n"
-         "    \"wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." + type + " {" + outs +
-         "}, " + operands + ", p, 1, 1" + (b_n_major ? ", 1" : ", 0, 0") + ";\\n}\\n\"\n";
-}
-
-std::string accumulators(int n) {
-  std::string regs;
-  for (int i = 0; i < n / 2; ++i) regs += std::string(i ? ", " : "") + "\"+f\"(d[" + std::to_string(i) + "])";
-  return regs;
-}
-
-std::string keep_helper(int n) {
-  return "__device__ __forceinline__ void lf_keep" + std::to_string(n) + "(float* d) {\n  asm volatile(\"\" : " +
-         accumulators(n) + " :: \"memory\");\n}\n";
-}
-
-std::string wgmma_ss_helper(int n, const std::string& type) {
-  const int nd = n / 2;
-  return "__device__ __forceinline__ void lf_wgmma_ss" + std::to_string(n) +
-         "(float* d, unsigned long long da, unsigned long long db, int acc) {\n" +
-         wgmma_asm(n, type, "%" + std::to_string(nd) + ", %" + std::to_string(nd + 1), nd, false) + "    : " +
-         accumulators(n) + "\n    : \"l\"(da), \"l\"(db), \"r\"(acc));\n}\n";
-}
-
-std::string wgmma_rs_helper(int n, const std::string& type) {
-  const int nd = n / 2;
-  std::string a = "{";
-  for (int i = 0; i < 4; ++i) a += (i ? ", %" : "%") + std::to_string(nd + i);
-  a += "}, %" + std::to_string(nd + 4);
-  return "__device__ __forceinline__ void lf_wgmma_rs" + std::to_string(n) +
-         "(float* d, const unsigned* a, unsigned long long desc, int acc) {\n" + wgmma_asm(n, type, a, nd + 3, true) +
-         "    : " + accumulators(n) +
-         "\n    : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(desc), \"r\"(acc));\n}\n";
-}
-
-}  // namespace
-
 std::string attention_tc_source(DType dtype, int64_t d, int64_t dv, int mask, bool causal, int rows, bool wgmma,
                                 bool few_blocks, bool pairs) {
   const int bc = attention_tc_keys_per_tile(d, dv, wgmma, few_blocks);
   std::string helpers;
   if (wgmma) {
-    const std::string type = dtype == DType::Float16 ? "f16" : "bf16";
-    helpers = wgmma_ss_helper(bc, type) + wgmma_rs_helper(static_cast<int>(dv), type) + keep_helper(bc);
-    if (dv != bc) helpers += keep_helper(static_cast<int>(dv));
+    // S = Q K^T with both operands K-major in shared memory, O += P V with P from registers and V N-major.
+    helpers = attention_wgmma_helpers(dtype == DType::Float16 ? "f16" : "bf16", bc, static_cast<int>(dv),
+                                      /*rs_b_n_major=*/true);
   }
   return "#define DTYPE " + std::string(dtype == DType::Float16 ? "2" : "3") + "\n#define D " + std::to_string(d) +
          "\n#define DV " + std::to_string(dv) + "\n#define BC " + std::to_string(bc) +
