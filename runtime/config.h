@@ -44,9 +44,10 @@ struct Config {
   // kernels); 1 (default): NHWC, the layout its tensor-core kernels run on (codegen/cuda/cudnn.h).
   bool conv_nhwc = true;
   int attention_rows = 0;  // LAZYFUSE_ATTENTION_ROWS: query rows a block of the GPU's tensor-core attention (0: auto)
-  // LAZYFUSE_ATTENTION_WGMMA=0: the 16-bit attention kernel takes mma.sync on Hopper too, instead of
-  // warpgroup MMA (wgmma).
-  bool attention_wgmma = true;
+  // LAZYFUSE_ATTENTION_WGMMA: whether the tensor-core attention kernels take Hopper's warpgroup MMA
+  // (wgmma) instead of mma.sync. -1 (default): the 16-bit kernel wherever it can, the float32 kernel
+  // on grids where it is the faster (attention_f32_many_blocks); 1: both wherever they can; 0: neither.
+  int attention_wgmma = -1;
   // LAZYFUSE_ATTENTION_KEYS: keys a K/V tile of the wgmma attention kernel at head dims up to 64
   // (64 or 128; 0: by the grid's size).
   int attention_keys = 0;

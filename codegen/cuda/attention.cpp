@@ -311,8 +311,9 @@ void run_attention(backend::AttentionCall& call) {
     (tc ? not_tc : not_f32) = "the GPU is older than sm_80";
     tc = f32 = false;
   }
-  // On Hopper (sm_90) the 16-bit kernel's products are warpgroup MMA (wgmma) at head dims 64 and
-  // 128, unless LAZYFUSE_ATTENTION_WGMMA=0.
+  // On Hopper (sm_90) the tensor-core kernels' products are warpgroup MMA (wgmma): the 16-bit
+  // kernel's at head dims 64 and 128, the float32 kernel's where that is the faster
+  // (attention_f32_many_blocks) or LAZYFUSE_ATTENTION_WGMMA=1 asks; none with LAZYFUSE_ATTENTION_WGMMA=0.
   std::string not_wg = "LAZYFUSE_ATTENTION_WGMMA=0";
   const auto& info = rt::cu::context_of(device).info;
   const rt::Config& config = rt::config();
@@ -341,15 +342,17 @@ void run_attention(backend::AttentionCall& call) {
     c.pairs = tc && attention_tc_pairs(call.params.causal, wg, static_cast<long long>(call.batch_count()), c.qblocks,
                                        info.multiprocessors, config.attention_pairs);
     if (c.pairs) c.blocks = static_cast<long long>(call.batch_count()) * ((c.qblocks + 1) / 2);
-    c.many_blocks = f32 && attention_f32_many_blocks(call.d, call.dv, c.blocks, info.multiprocessors);
+    c.many_blocks = f32 && !wg && attention_f32_many_blocks(call.d, call.dv, c.blocks, info.multiprocessors);
     c.keys = tc    ? attention_tc_keys_per_tile(call.d, call.dv, wg, c.few_blocks)
-             : f32 ? attention_f32_keys_per_tile(call.d, call.dv)
+             : f32 ? attention_f32_keys_per_tile(call.d, call.dv, wg)
                    : kBn;
     c.shared = tc    ? attention_tc_shared_bytes(call.d, call.dv, c.rows, wg, c.few_blocks)
-               : f32 ? attention_f32_shared_bytes(call.d, call.dv)
+               : f32 ? attention_f32_shared_bytes(call.d, call.dv, wg)
                      : attention_shared_bytes(call.dtype, call.d, call.dv);
     c.arch = wg ? "sm_90a" : arch_of(device);  // wgmma is sm_90a's
-    const char* tag = wg ? "wg" : tc ? "tc" : f32 ? (config.matmul_tf32 ? "tf32x1" : "tf32x3") : "simt";
+    const char* tag = tc    ? (wg ? "wg" : "tc")
+                      : f32 ? (config.matmul_tf32 ? (wg ? "wgtf32x1" : "tf32x1") : (wg ? "wgtf32x3" : "tf32x3"))
+                            : "simt";
     c.key = std::string(tag) + std::to_string(c.rows) + "x" + std::to_string(c.keys) + (c.pairs ? "p" : "") +
             (c.many_blocks ? "m" : "") + "|" +
             std::to_string(dtype_code(call.dtype)) + "|" + std::to_string(call.d) + "|" + std::to_string(call.dv) + "|" +
@@ -369,7 +372,7 @@ void run_attention(backend::AttentionCall& call) {
           tc    ? attention_tc_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal, c.rows, c.wg,
                                       c.few_blocks, c.pairs)
           : f32 ? attention_f32_source(call.d, call.dv, call.params.mask, call.params.causal, c.many_blocks,
-                                       config.matmul_tf32)
+                                       config.matmul_tf32, c.wg)
                 : attention_source(call.dtype, call.d, call.dv, call.params.mask, call.params.causal);
       auto module = library_module(src, "lf_attention", c.arch, device, &log);
       Loaded l;
@@ -386,8 +389,19 @@ void run_attention(backend::AttentionCall& call) {
     }
     return it->second;
   };
-  Choice choice = choose(tc && config.attention_wgmma &&
-                         attention_wgmma_supports(call.dtype, call.d, call.dv, info.sm_major, info.sm_minor, &not_wg));
+  auto wgmma_runs = [&] {
+    if (config.attention_wgmma == 0) return false;
+    if (tc) return attention_wgmma_supports(call.dtype, call.d, call.dv, info.sm_major, info.sm_minor, &not_wg);
+    if (!f32 || !attention_f32_wgmma_supports(call.d, call.dv, info.sm_major, info.sm_minor, &not_wg)) return false;
+    const long long blocks = static_cast<long long>(call.batch_count()) *
+                             ((call.tq + attention_f32_rows() - 1) / attention_f32_rows());
+    if (config.attention_wgmma < 0 && !attention_f32_many_blocks(call.d, call.dv, blocks, info.multiprocessors)) {
+      not_wg = "mma.sync is the faster at head dim 128 and on grids of fewer than 3 blocks an SM";
+      return false;
+    }
+    return true;
+  };
+  Choice choice = choose(wgmma_runs());
   if (choice.shared > static_cast<size_t>(optin))
     return backend::run_attention_on_reference(call, "head dims too large for the kernel's shared memory");
   bool compiled_now = false;
@@ -467,11 +481,12 @@ void run_attention(backend::AttentionCall& call) {
     call.record->replay = [](void* const*) {};  // nothing to compute: the output is empty
   }
   call.finish(std::move(out));
-  const std::string what = wg    ? "tensor-core flash attention kernel (wgmma"
-                           : tc    ? "tensor-core flash attention kernel (mma.sync"
+  const std::string mma = wg ? "wgmma" : "mma.sync";
+  const std::string what = tc    ? "tensor-core flash attention kernel (" + mma
                            : f32 ? (config.matmul_tf32
-                                        ? "tensor-core flash attention kernel (float32 as one TF32 mma.sync product, LAZYFUSE_MATMUL_TF32=1"
-                                        : "tensor-core flash attention kernel (float32 as three TF32 mma.sync products")
+                                        ? "tensor-core flash attention kernel (float32 as one TF32 " + mma +
+                                              " product, LAZYFUSE_MATMUL_TF32=1"
+                                        : "tensor-core flash attention kernel (float32 as three TF32 " + mma + " products")
                                  : "flash attention kernel (float32 SIMT";
   const std::string loads = kind == Kind::kSimt ? ""
                             : vec_loads         ? (tc ? ", cp.async loads" : ", 16-byte loads")
@@ -485,7 +500,7 @@ void run_attention(backend::AttentionCall& call) {
                                        : call.dtype == DType::Float64 ? "float64"
                                                                       : not_tc) +
                                       ")"
-                            : tc && !wg ? " (no wgmma: " + not_wg + ")"
+                            : !wg ? " (no wgmma: " + not_wg + ")"
                                         : ""));
 }
 

@@ -23,9 +23,9 @@ size_t attention_shared_bytes(DType dtype, int64_t d, int64_t dv);
 // Hopper's warpgroup MMA for the tensor-core kernels (codegen/cuda/attention_wgmma.cpp): the device
 // helpers (descriptors, fences, lf_keep_a) and the products lf_wgmma_ss<ss_n>(d, desc_a, desc_b, acc),
 // both operands K-major in shared memory, and lf_wgmma_rs<rs_n>(d, a, desc_b, acc), A from
-// registers (B N-major where rs_b_n_major), m64 x n x k16 of "f16" or "bf16", d = A B + (acc ? d :
-// 0); lf_keep<n>(d) holds d's registers in place. The caller fences before and waits after
-// (lf_wg_fence, lf_wg_wait).
+// registers (B N-major where rs_b_n_major; TF32 takes K-major only), m64 x n x k16 for "f16" and
+// "bf16", k8 for "tf32", d = A B + (acc ? d : 0); lf_keep<n>(d) holds d's registers in place. The
+// caller fences before and waits after (lf_wg_fence, lf_wg_wait).
 std::string attention_wgmma_helpers(const std::string& type, int ss_n, int rs_n, bool rs_b_n_major);
 
 // The tensor-core kernel for float16 and bfloat16 (codegen/cuda/attention_tc.cpp): the same
@@ -56,13 +56,16 @@ size_t attention_tc_shared_bytes(int64_t d, int64_t dv, int rows, bool wgmma = f
 // float32 accuracy): the same entry and parameter block, attention_f32_rows() query rows a block.
 bool attention_f32_supports(DType dtype, int64_t d, int64_t dv, std::string* why);
 int attention_f32_rows();
-int attention_f32_keys_per_tile(int64_t d, int64_t dv);
+int attention_f32_keys_per_tile(int64_t d, int64_t dv, bool wgmma = false);
+// Whether it runs its products as Hopper's warpgroup MMA (sm_90, compiled for sm_90a; V stored
+// transposed); if not, `why` says why.
+bool attention_f32_wgmma_supports(int64_t d, int64_t dv, int sm_major, int sm_minor, std::string* why);
 // Whether a grid of `blocks` takes the kernel's many-blocks variant (Q from shared memory, 3 blocks
 // an SM): head dims up to 64, at least 3 blocks an SM.
 bool attention_f32_many_blocks(int64_t d, int64_t dv, long long blocks, int multiprocessors);
 // tf32: one TF32 product a product instead of three (the user allowed TF32: LAZYFUSE_MATMUL_TF32).
 std::string attention_f32_source(int64_t d, int64_t dv, int mask, bool causal, bool many_blocks = false,
-                                 bool tf32 = false);
-size_t attention_f32_shared_bytes(int64_t d, int64_t dv);
+                                 bool tf32 = false, bool wgmma = false);
+size_t attention_f32_shared_bytes(int64_t d, int64_t dv, bool wgmma = false);
 
 }  // namespace lf::cuda

@@ -8,14 +8,26 @@
 // other kernels' parameter block.
 //
 // A block of 4 warps takes BR = 64 query rows of one batch-head, a warp 16 of them; K and V stream
-// in tiles of BC = 32 keys (16 at head dim 128): each thread loads its share of the next tile into registers while the
-// current one is computed, then splits it into shared memory as (big, small) pairs, so the split
-// is done once a tile rather than once a warp. Q is split once; at head dims up to 64 its
-// fragments stay in registers. S = Q K^T and O += P V are m16n8k8 mma with float32 accumulators,
-// online softmax in registers as the 16-bit kernel (attention_tc.cpp). P goes from the S
-// accumulators to A fragments without a shuffle by permuting the keys of each 8-key step: the
-// thread that holds scores of keys 2t and 2t + 1 feeds them as k-indices t and t + 4, and reads
-// V's rows 2t and 2t + 1 for them.
+// in tiles of BC = 32 keys (16 at head dim 128): each thread loads its share of the next tile into
+// registers while the current one is computed, then splits it into shared memory, so the split is
+// done once a tile rather than once a warp. The split of a tile is three instructions a value (an
+// integer rounding to TF32, a subtraction: lf_split_fast), with the exact one (lf_split) again only
+// where a check sum says the tile has inf, NaN or a value near the largest float; on the H200 the
+// exact split of every value took a third of the kernel's time. Q is split once; at head dims up
+// to 64 its fragments stay in registers. S = Q K^T and O += P V are m16n8k8 mma with float32
+// accumulators, online softmax in registers as the 16-bit kernel (attention_tc.cpp). P goes from
+// the S accumulators to A fragments without a shuffle by permuting the keys of each 8-key step:
+// the thread that holds scores of keys 2t and 2t + 1 feeds them as k-indices t and t + 4, and
+// reads V's rows 2t and 2t + 1 for them.
+//
+// WG (sm_90, compiled for sm_90a): the products are Hopper's warpgroup MMA, m64 x n x k8 on TF32.
+// The 4 warps are one warpgroup of the 64 rows; Q, K and V sit in shared memory as separate big
+// and small tiles, 128-byte swizzled; S = Q K^T reads both from shared memory, O += P V takes P
+// from registers (the same fragments as mma.sync's). TF32 operands must be K-major, so V is stored
+// transposed, its keys in the permuted order P's fragments give them: the even keys of an 8-key
+// group are 4 consecutive places of a V^T row, the odd ones the next 4, and a thread that loads 4
+// such keys' rows stores a 16-byte chunk a column. A tile with inf or NaN (or a Q with them) takes
+// the guarded products below on mma.sync, reading the same tiles.
 //
 // inf and NaN: a split of inf or NaN is (x, 0), and the big * small and small * big terms would
 // turn inf * 0 into NaN where the unfused product gives inf. A tile whose K (or V) holds a
@@ -45,7 +57,13 @@ const char* kF32Kernel = R"CUDA(
 #define NS (BC / 8)  // the S tile's n-tiles of 8 keys
 #define NO (DV / 8)  // the O tile's n-tiles of 8 columns
 #define KCH (BC * D / 4 / NT)   // 4-float chunks of a K tile a thread loads
+#if WG
+// A V tile in items of 4 keys (the even or the odd keys of an 8-key group) x 4 columns, VIT a thread.
+#define VITEMS (BC / 4 * DV / 4)
+#define VIT ((VITEMS + NT - 1) / NT)
+#else
 #define VCH (BC * DV / 4 / NT)
+#endif
 // Q's fragments in registers (up to head dim 64, in grids of few blocks), else read from shared
 // memory at each product; MINB blocks an SM that ptxas fits the registers for.
 #ifndef QREG
@@ -67,6 +85,23 @@ __device__ __forceinline__ float2 lf_split(float x, bool& bad) {
   unsigned b = lf_tf32(x);
   if ((b & 0x7f800000u) == 0x7f800000u) b = u & 0xffffe000u;  // rounded past the largest float: truncate
   return make_float2(__uint_as_float(b), __uint_as_float(lf_tf32(x - __uint_as_float(b))));
+}
+// The same split in three instructions, for the K and V tiles: big is x's bit pattern rounded to
+// TF32's 10 mantissa bits (half the dropped range added, then cleared), small = x - big exactly
+// (the tensor cores read its top 19 bits). inf, NaN and values that round past the largest float
+// give a non-finite small; `chk` sums the smalls (finite ones cannot overflow it), and where it is
+// not finite the caller splits its values again with lf_split.
+__device__ __forceinline__ float2 lf_split_fast(float x, float& chk) {
+  const float big = __uint_as_float((__float_as_uint(x) + 0x1000u) & 0xffffe000u);
+  const float small = x - big;
+  chk += small;
+  return make_float2(big, small);
+}
+// A probability p in [0, 1], or NaN (ex2's and the float unit's NaN have their top mantissa bits
+// set, which truncation keeps): big = p truncated to TF32, small = p - big.
+__device__ __forceinline__ float2 lf_split_p(float p) {
+  const float big = __uint_as_float(__float_as_uint(p) & 0xffffe000u);
+  return make_float2(big, p - big);
 }
 __device__ __forceinline__ float lf_fin(float x) { return lf_nonfinite(x) ? 0.f : x; }
 // c += a (16x8, row) * b (8x8, col), TF32 operands, float32 accumulators.
@@ -118,8 +153,59 @@ __device__ __forceinline__ void lf_store_split(float2* d, float4 x, bool& bad) {
   *(float4*)d = make_float4(a.x, a.y, b.x, b.y);  // d is 16-byte aligned: an even pair index
   *(float4*)(d + 2) = make_float4(c.x, c.y, e.x, e.y);
 }
+__device__ __forceinline__ void lf_store_split(float2* d, float4 x, float& chk) {
+  const float2 a = lf_split_fast(x.x, chk), b = lf_split_fast(x.y, chk), c = lf_split_fast(x.z, chk),
+               e = lf_split_fast(x.w, chk);
+  *(float4*)d = make_float4(a.x, a.y, b.x, b.y);
+  *(float4*)(d + 2) = make_float4(c.x, c.y, e.x, e.y);
+}
 // NaN wins, as the unfused max.
 __device__ __forceinline__ float nmax(float a, float b) { float r; asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r; }
+
+#if WG
+// Byte offset of element (r, c) of a [ROWS][...] float tile in wgmma's 128-byte swizzle: blocks of
+// 32 columns, each ROWS rows of 128 bytes from a 1024-byte boundary, the 16-byte chunks of row r
+// at chunk ^ (r % 8).
+template <int ROWS>
+__device__ __forceinline__ unsigned lf_sw(int r, int c) {
+  return (unsigned)((c >> 5) * ROWS * 128 + r * 128 + ((((c & 31) >> 2) ^ (r & 7)) << 4) + (c & 3) * 4);
+}
+template <int ROWS>
+__device__ __forceinline__ float lf_ld(const float* tile, int r, int c) {
+  return *(const float*)((const unsigned char*)tile + lf_sw<ROWS>(r, c));
+}
+// Four values at columns c4 .. c4 + 3 (c4 % 4 == 0) of row r, split into the big and small tiles.
+// Bad: bool (lf_split, setting it for inf and NaN) or float (lf_split_fast's check sum).
+template <int ROWS, typename Bad>
+__device__ __forceinline__ void lf_store_split(float* hi, float* lo, int r, int c4, float4 x, Bad& bad) {
+  float2 a, b, c, e;
+  if constexpr (sizeof(Bad) == sizeof(bool))
+    a = lf_split(x.x, bad), b = lf_split(x.y, bad), c = lf_split(x.z, bad), e = lf_split(x.w, bad);
+  else
+    a = lf_split_fast(x.x, bad), b = lf_split_fast(x.y, bad), c = lf_split_fast(x.z, bad), e = lf_split_fast(x.w, bad);
+  const unsigned off = lf_sw<ROWS>(r, c4);
+  *(float4*)((unsigned char*)hi + off) = make_float4(a.x, b.x, c.x, e.x);
+  *(float4*)((unsigned char*)lo + off) = make_float4(a.y, b.y, c.y, e.y);
+}
+// Item `it` of the V tile from key k0 (VITEMS items): the even or odd keys (quad & 1) of 8-key group
+// quad / 2, columns c4 .. c4 + 3. In V^T those 4 keys are the 4 consecutive places 4 quad .. 4 quad
+// + 3 of a row (lf_vplace), so a thread stores a 16-byte chunk a column, and the 8 threads of a
+// quarter warp (8 quads) fill a row's 8 chunks: no bank conflict.
+__device__ __forceinline__ void lf_load_vitem(float4 (&x)[4], const float* v, long long vo, long long k0, const Params& P,
+                                              int it, bool vec) {
+  const int quad = it % (BC / 4), c4 = it / (BC / 4) * 4;
+#pragma unroll
+  for (int r = 0; r < 4; ++r)
+    x[r] = (VITEMS % NT == 0 || it < VITEMS)
+               ? lf_load4(v, vo, k0 + (quad >> 1) * 8 + (quad & 1) + 2 * r, P.tk, P.vsr, P.vsc, c4, vec)
+               : make_float4(0.f, 0.f, 0.f, 0.f);
+}
+// The descriptors of k-step kk (8 columns, 32 bytes of a 128-byte row) of Q and K, and c of V^T (one
+// 32-column block: BC = 32).
+#define LF_QDESC(T, kk) lf_desc(lf_smem(T) + ((kk) >> 2) * BR * 128 + ((kk) & 3) * 32, 16, 1024)
+#define LF_KDESC(T, kk) lf_desc(lf_smem(T) + ((kk) >> 2) * BC * 128 + ((kk) & 3) * 32, 16, 1024)
+#define LF_VDESC(T, c) lf_desc(lf_smem(T) + (c) * 32, 16, 1024)
+#endif
 
 // S (16 rows x BC keys of the warp) = Q K^T. Q's A fragment of k-step kk: rows g, g + 8, columns
 // 8 kk + t, 8 kk + t + 4; K's B fragment of n-tile n: key 8 n + g, the same columns.
@@ -150,25 +236,35 @@ __device__ __forceinline__ void lf_scores(float (&s)[NS][4], const float (&qb)[Q
   }
 }
 
-// O += P V over the tile's keys: k-step c's 8 keys in the order 2t, 2t + 1 of each thread
-// (k-indices t and t + 4), so P's A fragment is the thread's own S accumulators of n-tile c:
-// a0 (row g, key 2t), a1 (row g + 8, key 2t), a2 (row g, key 2t + 1), a3 (row g + 8, key 2t + 1),
-// i.e. accumulators 0, 2, 1, 3. P = 2^(x - max) is formed and split here; l gets its sums.
+// P = 2^(x - max) of one n-tile's scores (sc: row g keys 2t, 2t + 1, row g + 8 the same), split
+// into A fragments as bits: k-step c's 8 keys in the order 2t, 2t + 1 of each thread (k-indices t
+// and t + 4), so the fragment is the thread's own accumulators: a0 (row g, key 2t), a1 (row g + 8,
+// key 2t), a2 (row g, key 2t + 1), a3 (row g + 8, key 2t + 1), i.e. accumulators 0, 2, 1, 3. l
+// gets the rows' sums.
+__device__ __forceinline__ void lf_p_fragment(const float (&sc)[4], const float (&sub)[2], float (&l)[2],
+                                              unsigned (&pb)[4], unsigned (&ps)[4]) {
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const float p = lf_exp2(sc[e] - sub[e >> 1]);
+    l[e >> 1] += p;
+    const float2 x = lf_split_p(p);
+    const int a = (e == 1) ? 2 : (e == 2) ? 1 : e;
+    pb[a] = __float_as_uint(x.x), ps[a] = __float_as_uint(x.y);
+  }
+}
+
+// O += P V over the tile's keys (lf_p_fragment's key order: V's rows 2t and 2t + 1 for k-indices t
+// and t + 4).
 template <bool G>
 __device__ __forceinline__ void lf_pv(float (&o)[NO][4], const float (&s)[NS][4], const float (&sub)[2], float (&l)[2],
                                       const float2* Vt, int g, int t) {
 #pragma unroll
   for (int c = 0; c < NS; ++c) {
+    unsigned pbu[4], psu[4];
+    lf_p_fragment(s[c], sub, l, pbu, psu);
     float pb[4], ps[4];
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const float p = lf_exp2(s[c][e] - sub[e >> 1]);
-      l[e >> 1] += p;
-      bool unused = false;
-      const float2 x = lf_split(p, unused);  // p is in [0, 1], or NaN
-      const int a = (e == 1) ? 2 : (e == 2) ? 1 : e;
-      pb[a] = x.x, ps[a] = x.y;
-    }
+    for (int e = 0; e < 4; ++e) pb[e] = __uint_as_float(pbu[e]), ps[e] = __uint_as_float(psu[e]);
 #pragma unroll
     for (int n0 = 0; n0 < NO; n0 += 4) {  // 4 n-tiles' products interleaved
       float2 vf[4][2];
@@ -182,11 +278,68 @@ __device__ __forceinline__ void lf_pv(float (&o)[NO][4], const float (&s)[NS][4]
   }
 }
 
+#if WG
+// The products by mma.sync, in lf_mma3's guarded form, for the tiles whose operands hold inf or NaN
+// (the warpgroup products have no per-fragment guard): the fragments of lf_scores and lf_pv, read
+// from the swizzled tiles. V^T's place 8 c + t is key 8 c + 2 t, 8 c + t + 4 key 8 c + 2 t + 1: the
+// k-indices P's fragments give them.
+__device__ __forceinline__ void lf_scores_sync(float (&s)[NS][4], const float* Qhi, const float* Qlo, const float* Khi,
+                                               const float* Klo, int wrow, int g, int t) {
+#pragma unroll
+  for (int kk = 0; kk < D / 8; ++kk) {
+    float ab[4], as[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int r = wrow + g + 8 * (e & 1), c = kk * 8 + t + 4 * (e >> 1);
+      ab[e] = lf_ld<BR>(Qhi, r, c), as[e] = lf_ld<BR>(Qlo, r, c);
+    }
+    float2 kf[NS][2];
+#pragma unroll
+    for (int n = 0; n < NS; ++n)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        kf[n][h] = make_float2(lf_ld<BC>(Khi, n * 8 + g, kk * 8 + t + 4 * h), lf_ld<BC>(Klo, n * 8 + g, kk * 8 + t + 4 * h));
+    lf_mma3<true, NS>(s, ab, as, kf);
+  }
+}
+__device__ __forceinline__ void lf_pv_sync(float (&o)[NO][4], const unsigned (&pb)[NS][4], const unsigned (&ps)[NS][4],
+                                           const float* Vhi, const float* Vlo, int g, int t) {
+#pragma unroll
+  for (int c = 0; c < NS; ++c) {
+    float ab[4], as[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) ab[e] = __uint_as_float(pb[c][e]), as[e] = __uint_as_float(ps[c][e]);
+#pragma unroll
+    for (int n0 = 0; n0 < NO; n0 += 4) {
+      float2 vf[4][2];
+#pragma unroll
+      for (int n = 0; n < 4; ++n)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          vf[n][h] = make_float2(lf_ld<DV>(Vhi, (n0 + n) * 8 + g, c * 8 + t + 4 * h),
+                                 lf_ld<DV>(Vlo, (n0 + n) * 8 + g, c * 8 + t + 4 * h));
+      lf_mma3<true, 4>(o + n0, ab, as, vf);
+    }
+  }
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(NT, MINB) lf_attention(Params P) {
   extern __shared__ __align__(16) unsigned char smem[];
+#if WG
+  // From a 1024-byte boundary (the host adds 1024 bytes for it), swizzled (lf_sw): Q, K and V^T,
+  // each as its big and its small TF32 halves.
+  float* Qhi = (float*)(smem + ((1024u - (lf_smem(smem) & 1023u)) & 1023u));  // [BR][D]
+  float* Qlo = Qhi + BR * D;
+  float* Khi = Qlo + BR * D;  // [BC][D]
+  float* Klo = Khi + BC * D;
+  float* Vhi = Klo + BC * D;  // [DV][BC]: V transposed, its keys in the order of P's fragments
+  float* Vlo = Vhi + DV * BC;
+#else
   float2* Qs = (float2*)smem;  // [BR][QSS]
   float2* Ks = Qs + BR * QSS;  // [BC][KSS]
   float2* Vs = Ks + BC * KSS;  // [BC][VSS]
+#endif
   __shared__ unsigned wflags[NT / 32];
   __shared__ int bad[DV];
   const int t = threadIdx.x, warp = t >> 5, lane = t & 31, g = lane >> 2, tq4 = lane & 3;
@@ -202,17 +355,25 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) lf_attention(Params P) {
   const long long kv_end = CAUSAL ? min(P.tk, q0 + BR) : P.tk;
   const int ntiles = (int)((kv_end + BC - 1) / BC);
   // The first tile's K and V, in flight while Q is loaded and split.
-  float4 kr[KCH], vr[VCH];
+  float4 kr[KCH];
 #pragma unroll
   for (int u = 0; u < KCH; ++u) {
     const int e = t + u * NT, rr = e / (D / 4), c4 = (e % (D / 4)) * 4;
     kr[u] = ntiles > 0 ? lf_load4(k, ko, rr, P.tk, P.ksr, P.ksc, c4, vec) : make_float4(0.f, 0.f, 0.f, 0.f);
   }
+#if WG
+  float4 vr[VIT][4];
+#pragma unroll
+  for (int u = 0; u < VIT; ++u) lf_load_vitem(vr[u], v, vo, ntiles > 0 ? 0 : P.tk, P, t + u * NT, vec);
+#else
+  float4 vr[VCH];
 #pragma unroll
   for (int u = 0; u < VCH; ++u) {
     const int e = t + u * NT, rr = e / (DV / 4), c4 = (e % (DV / 4)) * 4;
     vr[u] = ntiles > 0 ? lf_load4(v, vo, rr, P.tk, P.vsr, P.vsc, c4, vec) : make_float4(0.f, 0.f, 0.f, 0.f);
   }
+#endif
+  bool qbad = false;
   {  // Q: every load in flight at once, then split
     float4 x[BR * D / 4 / NT];
 #pragma unroll
@@ -220,19 +381,30 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) lf_attention(Params P) {
       const int e = t + u * NT, rr = e / (D / 4), c4 = (e % (D / 4)) * 4;
       x[u] = lf_load4(q, qo, q0 + rr, P.tq, P.qsr, P.qsc, c4, vec);
     }
-    bool unused = false;
+    bool qnf = false;
 #pragma unroll
     for (int u = 0; u < BR * D / 4 / NT; ++u) {
       const int e = t + u * NT, rr = e / (D / 4), c4 = (e % (D / 4)) * 4;
-      lf_store_split(Qs + rr * QSS + c4, x[u], unused);
+#if WG
+      lf_store_split<BR>(Qhi, Qlo, rr, c4, x[u], qnf);
+#else
+      lf_store_split(Qs + rr * QSS + c4, x[u], qnf);
+#endif
     }
+#if WG
+    lf_proxy_fence();
+    qbad = __syncthreads_or(qnf);  // the block's Q holds inf or NaN: the guarded products
+  }
+#else
   }
   __syncthreads();
+#endif
   const int wrow = warp * 16;
+#if !WG
   const float2* Qw = Qs + wrow * QSS;
   bool qnf = false;  // the warp's Q rows hold inf or NaN
   for (int e = lane; e < 16 * D; e += 32) qnf |= lf_nonfinite(Qw[(e / D) * QSS + e % D].x);
-  const bool qbad = __any_sync(0xffffffffu, qnf);
+  qbad = __any_sync(0xffffffffu, qnf);
   float qb[QREG ? D / 8 : 1][4], qs[QREG ? D / 8 : 1][4];
 #if QREG
 #pragma unroll
@@ -243,6 +415,7 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) lf_attention(Params P) {
       qb[kk][e] = x.x, qs[kk][e] = x.y;
     }
 #endif
+#endif  // !WG
   const float scale = (float)P.scale, post = (float)(P.post * 1.4426950408889634);
   const float scale_post = (float)(P.scale * P.post * 1.4426950408889634);
   const float inf = __int_as_float(0x7f800000), nan = __int_as_float(0x7fc00000);
@@ -254,17 +427,55 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) lf_attention(Params P) {
   for (int tile = 0; tile < ntiles; ++tile) {
     const long long k0 = (long long)tile * BC;
     __syncthreads();  // every warp is done with the last tile's Ks and Vs
+    // The fast split, then where a check sum is not finite (inf, NaN or a value rounding past the
+    // largest float: rare) the exact one again over the same places, which also says whether the
+    // tile holds inf or NaN.
     bool knf = false, vnf = false;
+#if WG
+    auto store_k = [&](auto& bad) {
 #pragma unroll
-    for (int u = 0; u < KCH; ++u) {
-      const int e = t + u * NT, rr = e / (D / 4), c4 = (e % (D / 4)) * 4;
-      lf_store_split(Ks + rr * KSS + c4, kr[u], knf);
-    }
+      for (int u = 0; u < KCH; ++u) {
+        const int e = t + u * NT, rr = e / (D / 4), c4 = (e % (D / 4)) * 4;
+        lf_store_split<BC>(Khi, Klo, rr, c4, kr[u], bad);
+      }
+    };
+    auto store_v = [&](auto& bad) {
 #pragma unroll
-    for (int u = 0; u < VCH; ++u) {
-      const int e = t + u * NT, rr = e / (DV / 4), c4 = (e % (DV / 4)) * 4;
-      lf_store_split(Vs + rr * VSS + c4, vr[u], vnf);
-    }
+      for (int u = 0; u < VIT; ++u) {  // V^T: a column's 4 keys a 16-byte chunk
+        const int it = t + u * NT, quad = it % (BC / 4), c4 = it / (BC / 4) * 4;
+        if (VITEMS % NT == 0 || it < VITEMS) {
+          const float4(&x)[4] = vr[u];
+          lf_store_split<DV>(Vhi, Vlo, c4, 4 * quad, make_float4(x[0].x, x[1].x, x[2].x, x[3].x), bad);
+          lf_store_split<DV>(Vhi, Vlo, c4 + 1, 4 * quad, make_float4(x[0].y, x[1].y, x[2].y, x[3].y), bad);
+          lf_store_split<DV>(Vhi, Vlo, c4 + 2, 4 * quad, make_float4(x[0].z, x[1].z, x[2].z, x[3].z), bad);
+          lf_store_split<DV>(Vhi, Vlo, c4 + 3, 4 * quad, make_float4(x[0].w, x[1].w, x[2].w, x[3].w), bad);
+        }
+      }
+    };
+#else
+    auto store_k = [&](auto& bad) {
+#pragma unroll
+      for (int u = 0; u < KCH; ++u) {
+        const int e = t + u * NT, rr = e / (D / 4), c4 = (e % (D / 4)) * 4;
+        lf_store_split(Ks + rr * KSS + c4, kr[u], bad);
+      }
+    };
+    auto store_v = [&](auto& bad) {
+#pragma unroll
+      for (int u = 0; u < VCH; ++u) {
+        const int e = t + u * NT, rr = e / (DV / 4), c4 = (e % (DV / 4)) * 4;
+        lf_store_split(Vs + rr * VSS + c4, vr[u], bad);
+      }
+    };
+#endif
+    float kchk = 0.f, vchk = 0.f;
+    store_k(kchk);
+    store_v(vchk);
+    if (lf_nonfinite(kchk)) store_k(knf);
+    if (lf_nonfinite(vchk)) store_v(vnf);
+#if WG
+    lf_proxy_fence();
+#endif
     const unsigned f = __reduce_or_sync(0xffffffffu, (knf ? 1u : 0u) | (vnf ? 2u : 0u));
     if (lane == 0) wflags[warp] = f;
     if (tile + 1 < ntiles) {  // the next tile's loads, in flight while this one is computed
@@ -273,23 +484,51 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) lf_attention(Params P) {
         const int e = t + u * NT, rr = e / (D / 4), c4 = (e % (D / 4)) * 4;
         kr[u] = lf_load4(k, ko, k0 + BC + rr, P.tk, P.ksr, P.ksc, c4, vec);
       }
+#if WG
+#pragma unroll
+      for (int u = 0; u < VIT; ++u) lf_load_vitem(vr[u], v, vo, k0 + BC, P, t + u * NT, vec);
+#else
 #pragma unroll
       for (int u = 0; u < VCH; ++u) {
         const int e = t + u * NT, rr = e / (DV / 4), c4 = (e % (DV / 4)) * 4;
         vr[u] = lf_load4(v, vo, k0 + BC + rr, P.tk, P.vsr, P.vsc, c4, vec);
       }
+#endif
     }
     __syncthreads();
     unsigned tf = 0;
 #pragma unroll
     for (int w = 0; w < NT / 32; ++w) tf |= wflags[w];
     float s[NS][4];
+#if WG
+    if (!qbad && !(tf & 1u)) {
+      // S = Q K^T: per k-step of 8 columns, the small terms (Q_lo K_hi, Q_hi K_lo), then Q_hi K_hi,
+      // m64 x BC x k8 warpgroup products with both operands K-major in shared memory.
+      lf_wg_fence();
+#if !TF32X1
+#pragma unroll
+      for (int kk = 0; kk < D / 8; ++kk) LF_WGMMA_SS(BC)(&s[0][0], LF_QDESC(Qlo, kk), LF_KDESC(Khi, kk), kk > 0);
+#pragma unroll
+      for (int kk = 0; kk < D / 8; ++kk) LF_WGMMA_SS(BC)(&s[0][0], LF_QDESC(Qhi, kk), LF_KDESC(Klo, kk), 1);
+#endif
+#pragma unroll
+      for (int kk = 0; kk < D / 8; ++kk)
+        LF_WGMMA_SS(BC)(&s[0][0], LF_QDESC(Qhi, kk), LF_KDESC(Khi, kk), TF32X1 ? kk > 0 : 1);
+      lf_wg_wait();
+      LF_KEEP(BC)(&s[0][0]);
+    } else {
+#pragma unroll
+      for (int n = 0; n < NS; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+      lf_scores_sync(s, Qhi, Qlo, Khi, Klo, wrow, g, tq4);
+    }
+#else
 #pragma unroll
     for (int n = 0; n < NS; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
     if (qbad || (tf & 1u))
       lf_scores<true>(s, qb, qs, Qw, Ks, g, tq4);
     else
       lf_scores<false>(s, qb, qs, Qw, Ks, g, tq4);
+#endif
     // Scores in the log2 domain: ((s * scale) `mask`) * post * log2(e), as the unfused order.
     const bool edge = MASK != 0 || k0 + BC > P.tk || (CAUSAL && k0 + BC - 1 > q0 + wrow);
     const int keys_left = (int)min(P.tk - k0, (long long)BC);
@@ -344,10 +583,36 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) lf_attention(Params P) {
         o[n][2 * h + 1] *= alpha;
       }
     }
+#if WG
+    // P = 2^(x - max) split as A fragments (V^T holds its keys in their order), then O += P V:
+    // m64 x DV x k8 products, P from registers, V^T K-major in shared memory.
+    unsigned pb[NS][4], ps[NS][4];
+#pragma unroll
+    for (int c = 0; c < NS; ++c) lf_p_fragment(s[c], sub, l, pb[c], ps[c]);
+    if (!(tf & 2u)) {
+      LF_KEEP(DV)(&o[0][0]);
+      lf_wg_fence();
+#if !TF32X1
+#pragma unroll
+      for (int c = 0; c < NS; ++c) LF_WGMMA_RS(DV)(&o[0][0], ps[c], LF_VDESC(Vhi, c), 1);
+#pragma unroll
+      for (int c = 0; c < NS; ++c) LF_WGMMA_RS(DV)(&o[0][0], pb[c], LF_VDESC(Vlo, c), 1);
+#endif
+#pragma unroll
+      for (int c = 0; c < NS; ++c) LF_WGMMA_RS(DV)(&o[0][0], pb[c], LF_VDESC(Vhi, c), 1);
+      lf_wg_wait();
+      LF_KEEP(DV)(&o[0][0]);
+#pragma unroll
+      for (int c = 0; c < NS; ++c) lf_keep_a(pb[c]), lf_keep_a(ps[c]);
+    } else {
+      lf_pv_sync(o, pb, ps, Vhi, Vlo, g, tq4);
+    }
+#else
     if (tf & 2u)
       lf_pv<true>(o, s, sub, l, Vs, g, tq4);
     else
       lf_pv<false>(o, s, sub, l, Vs, g, tq4);
+#endif
   }
   // Keys past the diagonal have weight 0 for every row of the block; the unfused P @ V still
   // multiplies them, so a non-finite value there makes that column NaN. A thread reads the same 4
@@ -412,7 +677,16 @@ bool attention_f32_supports(DType dtype, int64_t d, int64_t dv, std::string* why
 }
 
 int attention_f32_rows() { return kRows; }
-int attention_f32_keys_per_tile(int64_t d, int64_t dv) { return d > 64 || dv > 64 ? 16 : 32; }
+int attention_f32_keys_per_tile(int64_t d, int64_t dv, bool wgmma) { return !wgmma && (d > 64 || dv > 64) ? 16 : 32; }
+
+bool attention_f32_wgmma_supports(int64_t d, int64_t dv, int sm_major, int sm_minor, std::string* why) {
+  if (!attention_f32_supports(DType::Float32, d, dv, why)) return false;
+  if (sm_major != 9 || sm_minor != 0) {
+    *why = "not an sm_90 GPU (wgmma is Hopper's)";
+    return false;
+  }
+  return true;
+}
 
 // Grids of at least 3 blocks an SM at head dims up to 64 read Q from shared memory at each product
 // instead of keeping its fragments (64 registers) live: 236 registers a thread become 168, 3
@@ -420,23 +694,37 @@ int attention_f32_keys_per_tile(int64_t d, int64_t dv) { return d > 64 || dv > 6
 // B8 H16 T512 d64 0.248 -> 0.224 ms, d32 0.157 -> 0.132; B1 H8 T2048 d64 (256 blocks) 0.351 ->
 // 0.389, so grids of fewer blocks keep Q in registers. Head dim 128 reads Q from shared memory at
 // any grid, and forced to 3 blocks an SM it spills (0.499 -> 0.610).
+// The same grids take the wgmma kernel on an sm_90 GPU. On the H200 (2026-11-29, causal float32,
+// lazyfuse-programs --quick, both kernels with the fast split; mma.sync -> wgmma): B8 H16 T512 d64
+// 0.164 -> 0.143 ms, d32 0.088 -> 0.073; B1 H8 T2048 d64 (256 blocks) 0.181 -> 0.195; d128 (1
+// block an SM: 129 KiB of tiles) 0.361 -> 0.476.
 bool attention_f32_many_blocks(int64_t d, int64_t dv, long long blocks, int multiprocessors) {
   return d <= 64 && dv <= 64 && blocks >= 3LL * multiprocessors;
 }
 
-std::string attention_f32_source(int64_t d, int64_t dv, int mask, bool causal, bool many_blocks, bool tf32) {
-  return std::string(many_blocks ? "#define QREG 0\n#define MINB 3\n" : "") + "#define TF32X1 " + (tf32 ? "1" : "0") +
-         "\n#define BC " +
-         std::to_string(attention_f32_keys_per_tile(d, dv)) + "\n#define D " + std::to_string(d) +
-         "\n#define DV " + std::to_string(dv) + "\n#define MASK " + std::to_string(mask) + "\n#define CAUSAL " +
-         (causal ? "1" : "0") + "\n" + attention_prelude() + kF32Kernel;
+std::string attention_f32_source(int64_t d, int64_t dv, int mask, bool causal, bool many_blocks, bool tf32,
+                                 bool wgmma) {
+  const int bc = attention_f32_keys_per_tile(d, dv, wgmma);
+  std::string head = "#define WG " + std::string(wgmma ? "1" : "0") + "\n";
+  if (wgmma)
+    head += std::string(d <= 64 && dv <= 64 ? "#define MINB 3\n" : "");
+  else if (many_blocks)
+    head += "#define QREG 0\n#define MINB 3\n";
+  head += "#define TF32X1 " + std::string(tf32 ? "1" : "0") + "\n#define BC " + std::to_string(bc) + "\n#define D " +
+          std::to_string(d) + "\n#define DV " + std::to_string(dv) + "\n#define MASK " + std::to_string(mask) +
+          "\n#define CAUSAL " + (causal ? "1" : "0") + "\n" + attention_prelude();
+  // S = Q K^T, and O += P V with V stored transposed: TF32 operands are K-major only.
+  if (wgmma) head += attention_wgmma_helpers("tf32", bc, static_cast<int>(dv), /*rs_b_n_major=*/false);
+  return head + kF32Kernel;
 }
 
-size_t attention_f32_shared_bytes(int64_t d, int64_t dv) {
+size_t attention_f32_shared_bytes(int64_t d, int64_t dv, bool wgmma) {
+  const size_t keys = static_cast<size_t>(attention_f32_keys_per_tile(d, dv, wgmma));
+  const size_t rows = static_cast<size_t>(kRows), ud = static_cast<size_t>(d), udv = static_cast<size_t>(dv);
+  // wgmma: unpadded big and small tiles from a 1024-byte boundary (up to 1024 bytes to get there).
+  if (wgmma) return 2 * 4 * (rows * ud + keys * ud + keys * udv) + 1024;
   const size_t pair = 8;  // (big, small) floats
-  const size_t keys = static_cast<size_t>(attention_f32_keys_per_tile(d, dv));
-  return pair * (static_cast<size_t>(kRows) * static_cast<size_t>(d + 4) + keys * static_cast<size_t>(d + 4) +
-                 keys * static_cast<size_t>(dv + 2));
+  return pair * (rows * (ud + 4) + keys * (ud + 4) + keys * (udv + 2));
 }
 
 }  // namespace lf::cuda

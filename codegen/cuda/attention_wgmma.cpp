@@ -1,6 +1,7 @@
-// Hopper's warpgroup MMA (wgmma, sm_90a) as the attention kernels use it (attention_tc.cpp: k16
-// products of float16 or bfloat16). Device helpers in CUDA C, and the products' inline PTX for the
-// tile widths a kernel names, generated here because each width has its own register list.
+// Hopper's warpgroup MMA (wgmma, sm_90a) as the attention kernels use it: the 16-bit kernel
+// (attention_tc.cpp, k16 products of float16 or bfloat16) and the float32 one (attention_f32.cpp,
+// k8 products of TF32). Device helpers in CUDA C, and the products' inline PTX for the tile widths a
+// kernel names, generated here because each width has its own register list.
 #include <string>
 
 #include "codegen/cuda/attention.h"
@@ -38,13 +39,21 @@ __device__ __forceinline__ void lf_keep_a(unsigned* a) {
 #define LF_KEEP(n) LF_KEEP_(n)
 )CUDA";
 
-// One product m64 x n x k16 with float32 accumulators; B N-major where b_n_major.
-std::string wgmma_asm(int n, const std::string& type, const std::string& operands, int first_in, bool b_n_major) {
+bool is_tf32(const std::string& type) { return type == "tf32"; }
+
+// One product m64 x n x k (k16 for the 16-bit types, k8 for TF32) with float32 accumulators. The
+// immediates after the predicate: the scales of A and B, then for the 16-bit types their transposes
+// (B's is 1 for an N-major B; A from registers has none). TF32 operands are K-major only.
+std::string wgmma_asm(int n, const std::string& type, const std::string& operands, int first_in, bool a_in_registers,
+                      bool b_n_major) {
   std::string outs;
   for (int i = 0; i < n / 2; ++i) outs += (i ? ", %" : "%") + std::to_string(i);
+  const std::string trans = is_tf32(type)     ? ""
+                            : a_in_registers ? (b_n_major ? ", 1" : ", 0")
+                                             : (b_n_major ? ", 0, 1" : ", 0, 0");
   return "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(first_in + 2) + ", 0;\\n\"\n"
-         "    \"wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." + type + " {" + outs +
-         "}, " + operands + ", p, 1, 1" + (b_n_major ? ", 1" : ", 0, 0") + ";\\n}\\n\"\n";
+         "    \"wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + (is_tf32(type) ? "k8" : "k16") + ".f32." +
+         type + "." + type + " {" + outs + "}, " + operands + ", p, 1, 1" + trans + ";\\n}\\n\"\n";
 }
 
 std::string accumulators(int n) {
@@ -62,7 +71,7 @@ std::string wgmma_ss_helper(int n, const std::string& type) {
   const int nd = n / 2;
   return "__device__ __forceinline__ void lf_wgmma_ss" + std::to_string(n) +
          "(float* d, unsigned long long da, unsigned long long db, int acc) {\n" +
-         wgmma_asm(n, type, "%" + std::to_string(nd) + ", %" + std::to_string(nd + 1), nd, false) + "    : " +
+         wgmma_asm(n, type, "%" + std::to_string(nd) + ", %" + std::to_string(nd + 1), nd, false, false) + "    : " +
          accumulators(n) + "\n    : \"l\"(da), \"l\"(db), \"r\"(acc));\n}\n";
 }
 
@@ -73,7 +82,7 @@ std::string wgmma_rs_helper(int n, const std::string& type, bool b_n_major) {
   a += "}, %" + std::to_string(nd + 4);
   return "__device__ __forceinline__ void lf_wgmma_rs" + std::to_string(n) +
          "(float* d, const unsigned* a, unsigned long long desc, int acc) {\n" +
-         wgmma_asm(n, type, a, nd + 3, b_n_major) + "    : " + accumulators(n) +
+         wgmma_asm(n, type, a, nd + 3, true, b_n_major) + "    : " + accumulators(n) +
          "\n    : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(desc), \"r\"(acc));\n}\n";
 }
 

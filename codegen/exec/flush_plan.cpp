@@ -41,9 +41,9 @@ int64_t settings_word() {
   const rt::Config& c = rt::config();
   auto mode = [](const std::string& m) { return m == "auto" ? 0 : m == "generated" ? 1 : m == "cublaslt" ? 2 : 3; };
   return int64_t{c.matmul_tf32} | int64_t{c.conv_tf32} << 1 | int64_t{c.conv_nhwc} << 2 |
-         int64_t{c.conv_benchmark} << 3 | int64_t{c.attention_wgmma} << 4 | int64_t{c.deterministic} << 5 |
+         int64_t{c.conv_benchmark} << 3 | int64_t{c.deterministic} << 5 |
          int64_t{mode(c.matmul)} << 8 | int64_t{mode(c.conv)} << 12 | int64_t{c.attention_rows} << 16 |
-         int64_t{c.attention_keys} << 32 | int64_t{c.attention_pairs + 1} << 48;
+         int64_t{c.attention_keys} << 32 | int64_t{c.attention_pairs + 1} << 48 | int64_t{c.attention_wgmma + 1} << 52;
 }
 
 }  // namespace

@@ -206,6 +206,41 @@ TEST(CudaAttention, EveryFloat32TensorCoreVariantCompilesWithNvrtc) {
   EXPECT_LE(cuda::attention_f32_shared_bytes(128, 128), 227u << 10);
 }
 
+// The float32 kernel with Hopper's warpgroup products (WG, sm_90a; V stored transposed): every head
+// dim pair, mask kind and causal flag, three TF32 products a product or one.
+TEST(CudaAttention, EveryFloat32WgmmaVariantCompilesWithNvrtc) {
+  if (!cuda::check_compiles("extern \"C\" __global__ void probe() {}", "probe", "sm_90a").ok())
+    GTEST_SKIP() << "NVRTC for sm_90a is not available here";
+  std::string why;
+  EXPECT_FALSE(cuda::attention_f32_wgmma_supports(64, 64, 8, 0, &why));
+  EXPECT_EQ(why, "not an sm_90 GPU (wgmma is Hopper's)");
+  EXPECT_FALSE(cuda::attention_f32_wgmma_supports(64, 64, 10, 0, &why));
+  EXPECT_FALSE(cuda::attention_f32_wgmma_supports(48, 48, 9, 0, &why));
+  EXPECT_EQ(why, "head dims other than 32, 64, 128");
+  std::vector<NvrtcJob> jobs;
+  const int64_t dims[][2] = {{32, 32}, {64, 64}, {128, 128}, {32, 128}, {128, 64}};
+  for (int di = 0; di < 5; ++di)
+    for (int mask = 0; mask < 4; ++mask)
+      for (bool causal : {false, true}) {
+        if (!every_variant() && causal != ((mask + di) % 2 == 1)) continue;
+        const int64_t d = dims[di][0], dv = dims[di][1];
+        ASSERT_TRUE(cuda::attention_f32_wgmma_supports(d, dv, 9, 0, &why)) << why;
+        for (bool x1 : {false, true}) {
+          if (x1 && !every_variant() && mask % 2 == 0) continue;
+          jobs.push_back({cuda::attention_f32_source(d, dv, mask, causal, false, x1, /*wgmma=*/true), "lf_attention",
+                          "wgmma float32 d " + std::to_string(d) + " dv " + std::to_string(dv) + " mask " +
+                              std::to_string(mask) + " causal " + std::to_string(causal) + " tf32x1 " +
+                              std::to_string(x1),
+                          "sm_90a"});
+        }
+      }
+  expect_all_compile(jobs);
+  // 32 keys a tile; Q, K and V^T as big and small tiles after up to 1024 bytes of alignment.
+  EXPECT_EQ(cuda::attention_f32_keys_per_tile(128, 128, true), 32);
+  EXPECT_EQ(cuda::attention_f32_shared_bytes(64, 64, true), 8u * (64 * 64 + 32 * 64 + 32 * 64) + 1024);
+  EXPECT_LE(cuda::attention_f32_shared_bytes(128, 128, true), 227u << 10);
+}
+
 TEST(CudaAttention, SharedMemoryFitsTheH100) {
   // 227 KiB a block with the opt-in attribute on sm_90: head dims up to 256 in float32, and in float64.
   EXPECT_LE(cuda::attention_shared_bytes(DType::Float32, 256, 256), 227u << 10);

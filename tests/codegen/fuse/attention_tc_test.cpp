@@ -246,7 +246,7 @@ TEST(AttentionTc, StridedHeads) {
 // small grids do not take) and with 128-key tiles, and mma.sync (LAZYFUSE_ATTENTION_WGMMA=0, every
 // other GPU's kernel). Elsewhere each pass checks the one kernel again.
 struct RestoreAttentionConfig {
-  bool wgmma = rt::config().attention_wgmma;
+  int wgmma = rt::config().attention_wgmma;
   int keys = rt::config().attention_keys, pairs = rt::config().attention_pairs;
   ~RestoreAttentionConfig() {
     rt::mutable_config().attention_wgmma = wgmma;
@@ -268,6 +268,28 @@ TEST(AttentionTc, EveryKernelChoiceAtHeadDim64) {
     check_non_finite(DType::BFloat16, 64);
     check_far_past_diagonal(DType::BFloat16, 64);
     check_strided_heads(DType::Float16, 64);
+  }
+}
+
+// Both float32 kernels the GPU can pick, forced through the config: on an sm_90 GPU the wgmma one
+// (LAZYFUSE_ATTENTION_WGMMA=1: these small grids would take mma.sync by default; V transposed in
+// shared memory; mma.sync for tiles with inf or NaN) and mma.sync (LAZYFUSE_ATTENTION_WGMMA=0,
+// every other GPU's kernel), at every head dim. Elsewhere each pass checks the one kernel again.
+TEST(AttentionTc, EveryFloat32KernelChoice) {
+  RestoreAttentionConfig restore;
+  for (int wgmma : {1, 0}) {
+    SCOPED_TRACE(wgmma ? "wgmma" : "mma.sync");
+    rt::mutable_config().attention_wgmma = wgmma;
+    uint32_t seed = 1500;
+    for (int64_t d : {32, 64, 128}) {
+      check_masks_and_tails(DType::Float32, d, seed);
+      check_non_finite(DType::Float32, d);
+    }
+    check_head_dims_differ(DType::Float32, 32, 128, seed);
+    check_head_dims_differ(DType::Float32, 128, 64, seed);
+    check_bool_masks(DType::Float32);
+    check_far_past_diagonal(DType::Float32, 64);
+    check_strided_heads(DType::Float32, 64);
   }
 }
 
@@ -352,9 +374,17 @@ TEST(AttentionTc, LogNamesTheKernel) {
     EXPECT_NE(tc.find("(no wgmma: "), std::string::npos) << tc;
   std::string simt = run(DType::Float16, 48);
   EXPECT_NE(simt.find("no tensor cores: head dims other than 32, 64, 128"), std::string::npos) << simt;
+  // Float32: mma.sync on a grid this small, and why not wgmma; wgmma where asked on an sm_90 GPU.
   std::string f32 = run(DType::Float32, 64);
   EXPECT_NE(f32.find("float32 as three TF32 mma.sync products"), std::string::npos) << f32;
-  EXPECT_NE(f32.find("16-byte loads"), std::string::npos) << f32;
+  EXPECT_NE(f32.find("16-byte loads (no wgmma: "), std::string::npos) << f32;
+  if (tc.find("(wgmma") != std::string::npos) {
+    EXPECT_NE(f32.find("mma.sync is the faster"), std::string::npos) << f32;
+    RestoreAttentionConfig restore;
+    rt::mutable_config().attention_wgmma = 1;
+    f32 = run(DType::Float32, 64);
+    EXPECT_NE(f32.find("float32 as three TF32 wgmma products"), std::string::npos) << f32;
+  }
   std::string f32_simt = run(DType::Float32, 48);
   EXPECT_NE(f32_simt.find("no tensor cores: head dims other than 32, 64, 128"), std::string::npos) << f32_simt;
   std::string f64 = run(DType::Float64, 64);
@@ -383,7 +413,9 @@ TEST(AttentionTc, Float32OnOneTf32ProductWhereAllowed) {
     testing::internal::CaptureStderr();
     lf::sync();
     const std::string log = testing::internal::GetCapturedStderr();
-    EXPECT_NE(log.find("float32 as one TF32 mma.sync product"), std::string::npos) << log;
+    EXPECT_TRUE(log.find("float32 as one TF32 mma.sync product") != std::string::npos ||
+                log.find("float32 as one TF32 wgmma product") != std::string::npos)
+        << log;
     test::Tolerance tf32{2e-3, 2e-3};
     test::Values got = test::fused_values(y);
     EXPECT_EQ(test::compare(ref, got, tf32), "") << "d " << d;
