@@ -96,6 +96,11 @@ Tensor argmin(const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
 Tensor mean(const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
   Tensor f = as_float("mean", x);
   std::vector<int64_t> d = normalize_dims("mean", dims, f);
+  // A 16-bit mean sums and divides in float32 and rounds once, as PyTorch's: a float16 sum past
+  // 65504 would be inf, and a bfloat16 one keeps 8 bits. The casts are part of the sum's kernel.
+  const DType dt = f.dtype();
+  if (dt == DType::Float16 || dt == DType::BFloat16)
+    return detail::cast_to(sum(detail::cast_to(f, DType::Float32), d, keepdim) / reduced_count(f.shape(), d), dt);
   return sum(f, d, keepdim) / reduced_count(f.shape(), d);  // an empty mean is 0 / 0 = NaN
 }
 

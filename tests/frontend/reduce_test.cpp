@@ -256,6 +256,23 @@ TEST(ReduceMean, Values) {
   EXPECT_EQ(lf::mean(cube()).dtype(), lf::DType::Float64);
 }
 
+// A 16-bit mean sums and divides in float32 and rounds once, as PyTorch's: a float16 row whose sum
+// passes 65504 (rounding the sum to float16 first gave inf), and bfloat16 sums beyond its 8 bits
+// (257 ones sum to 256 in bfloat16: the mean was 0.996). Alone, fused with a producer and a
+// consumer, and as a whole-tensor mean.
+TEST(ReduceMean, SixteenBitMeansAccumulateInFloat32) {
+  lf::Tensor h = lf::full({2, 100}, 1000.0, lf::DType::Float16);
+  lf::Tensor b = lf::full({3, 257}, 1.0, lf::DType::BFloat16);
+  EXPECT_EQ(lf::mean(h, {1}).dtype(), lf::DType::Float16);
+  expect_close(lf::mean(h, {1}), {1000, 1000});
+  expect_close(lf::mean(h * 2.0, {1}) - 1.0, {1999, 1999});
+  EXPECT_EQ(lf::mean(h).item<float>(), 1000.0f);
+  EXPECT_EQ(lf::mean(b, {1}).dtype(), lf::DType::BFloat16);
+  expect_close(lf::mean(b, {1}), {1, 1, 1});
+  expect_close(lf::mean(b - 0.5, {-1}, true) * 4.0, {2, 2, 2});
+  EXPECT_EQ(lf::mean(b).item<float>(), 1.0f);
+}
+
 TEST(ReduceMean, EmptyIsNaN) {
   EXPECT_TRUE(std::isnan(lf::mean(lf::zeros({0})).item<float>()));
   expect_close(lf::mean(lf::zeros({2, 0}), {1}), {kNaN, kNaN});
