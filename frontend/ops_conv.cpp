@@ -370,29 +370,71 @@ Tensor conv_transpose2d(const Tensor& x0, const Tensor& weight, const Tensor& bi
 
 // F.interpolate (issue 22's decoders): PyTorch's source index per output index along H and W,
 // computed in the accumulation type as PyTorch computes it (float32, float64 for float64), then
-// gathers (index math in the consumer) and, for bilinear, the four-point weighted sum.
+// gathers (index math in the consumer) and, for the linear and cubic modes, their weighted sum;
+// "area" is adaptive average pooling, as in PyTorch.
 namespace {
 
+enum class Interp { kNearest, kNearestExact, kLinear, kCubic };
+
+// The source indices (int64) along one axis and their weights (the linear and cubic modes): 1, 2
+// or 4 points an output index, each a tensor of the output's shape.
 struct Axis {
-  Tensor i0, i1;  // int64 source indices [out]
-  Tensor w0, w1;  // weights [out] (bilinear)
+  std::vector<Tensor> i, w;
 };
 
+// PyTorch's cubic convolution kernel (aten/src/ATen/native/UpSample.h, A = -0.75): the weights of
+// the points at distances t + 1, t, 1 - t and 2 - t from the source coordinate.
+std::vector<Tensor> cubic_weights(const Tensor& t) {
+  constexpr double A = -0.75;
+  auto near = [](const Tensor& x) { return ((A + 2) * x - (A + 3)) * x * x + 1.0; };     // |x| <= 1
+  auto far = [](const Tensor& x) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; };  // 1 < |x| < 2
+  Tensor u = 1.0 - t;
+  return {far(t + 1.0), near(t), near(u), far(u + 1.0)};
+}
+
 // scale: in / out, or 1 / scale_factor when the caller gave one (PyTorch's rule).
-Axis interp_axis(int64_t in, int64_t out, double scale, bool linear, bool align_corners, DType acc, Device dev) {
-  Tensor dst = arange(0, static_cast<double>(out), 1, acc).to(dev);
+// The output index is broadcast to the output's shape `full` first (along dim `axis`), so that no
+// computed index or weight is broadcast afterwards: a view of a computed value is stored for its
+// readers, a kernel of its own (the cubic weights are too deep to be pushed through as index
+// math). Each output element computes its coordinates: a few operations beside 16 reads.
+Axis interp_axis(int64_t in, int64_t out, double scale, Interp mode, bool align_corners, DType acc, Device dev,
+                 const Shape& full, int64_t axis) {
+  Shape one(full.size(), 1);
+  one[static_cast<size_t>(axis)] = out;
+  Tensor dst = expand(reshape(arange(0, static_cast<double>(out), 1, acc).to(dev), one), full);
   Axis a;
-  if (!linear) {  // nearest: floor(dst * scale), at most in - 1
-    a.i0 = clamp_max(cast(floor(dst * scale), DType::Int64), in - 1);
+  if (mode == Interp::kNearest || mode == Interp::kNearestExact) {  // floor(dst * scale), or of dst + 0.5
+    Tensor src = mode == Interp::kNearest ? dst * scale : (dst + 0.5) * scale;
+    a.i = {clamp_max(cast(floor(src), DType::Int64), in - 1)};
     return a;
   }
   double s = align_corners ? (out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0) : scale;
-  Tensor src = align_corners ? dst * s : clamp_min((dst + 0.5) * s - 0.5, 0.0);
-  a.i0 = clamp_max(cast(src, DType::Int64), in - 1);  // src >= 0: truncation is floor
-  a.i1 = clamp_max(a.i0 + 1, in - 1);
-  a.w1 = src - cast(a.i0, acc);
-  a.w0 = 1.0 - a.w1;
+  if (mode == Interp::kLinear) {
+    Tensor src = align_corners ? dst * s : clamp_min((dst + 0.5) * s - 0.5, 0.0);
+    Tensor i0 = clamp_max(cast(src, DType::Int64), in - 1);  // src >= 0: truncation is floor
+    Tensor w1 = src - cast(i0, acc);
+    a.i = {i0, clamp_max(i0 + 1, in - 1)};
+    a.w = {1.0 - w1, w1};
+    return a;
+  }
+  // Cubic: the source coordinate is not clamped at 0; the 4 points around its floor are clamped
+  // into the image (PyTorch's guard_index_and_lambda and upsample_get_value_bounded).
+  Tensor src = align_corners ? dst * s : (dst + 0.5) * s - 0.5;
+  Tensor i0 = clamp_max(cast(floor(src), DType::Int64), in - 1);
+  a.w = cubic_weights(clamp(src - cast(i0, acc), 0.0, 1.0));
+  for (int64_t k = -1; k <= 2; ++k) a.i.push_back(clamp(i0 + k, 0, in - 1));
   return a;
+}
+
+Interp interp_mode(const Tensor& x, const std::string& mode) {
+  if (mode == "nearest") return Interp::kNearest;
+  if (mode == "nearest-exact") return Interp::kNearestExact;
+  if (mode == "linear" || mode == "bilinear") return Interp::kLinear;
+  if (mode == "bicubic") return Interp::kCubic;
+  fail("interpolate",
+       "mode must be \"nearest\", \"nearest-exact\", \"linear\", \"bilinear\", \"bicubic\" or \"area\", not \"" +
+           mode + "\"",
+       {&x});
 }
 
 }  // namespace
@@ -400,14 +442,15 @@ Axis interp_axis(int64_t in, int64_t out, double scale, bool linear, bool align_
 Tensor interpolate(const Tensor& x, std::vector<int64_t> size, const std::string& mode,
                    std::optional<bool> align_corners, std::vector<double> scales) {
   detail::check_defined("interpolate", {&x});
-  bool linear = mode == "bilinear" || mode == "linear";
-  if (mode != "nearest" && !linear)
-    fail("interpolate", "mode must be \"nearest\", \"linear\" or \"bilinear\", not \"" + mode + "\"", {&x});
+  const bool area = mode == "area";
+  const Interp how = area ? Interp::kNearest : interp_mode(x, mode);
+  const bool weighted = how == Interp::kLinear || how == Interp::kCubic;
   if (!is_floating(x.dtype())) fail("interpolate", "x must be a floating-point tensor", {&x});
   if (x.dim() != 3 && x.dim() != 4) fail("interpolate", "x must be [N, C, L] or [N, C, H, W]", {&x});
-  if ((mode == "linear") != (x.dim() == 3) && linear)
-    fail("interpolate", "\"linear\" is for [N, C, L] and \"bilinear\" for [N, C, H, W]", {&x});
-  if (!linear && align_corners.has_value()) fail("interpolate", "align_corners is for the linear modes only", {&x});
+  if ((mode == "linear" && x.dim() != 3) || ((mode == "bilinear" || mode == "bicubic") && x.dim() != 4))
+    fail("interpolate", "\"linear\" is for [N, C, L], \"bilinear\" and \"bicubic\" for [N, C, H, W]", {&x});
+  if (!weighted && align_corners.has_value())
+    fail("interpolate", "align_corners is for the linear and cubic modes only", {&x});
   const size_t spatial = static_cast<size_t>(x.dim() - 2);
   if (size.size() != spatial)
     fail("interpolate", "needs " + std::to_string(spatial) + " output sizes, got " + shape_str(size), {&x});
@@ -418,30 +461,36 @@ Tensor interpolate(const Tensor& x, std::vector<int64_t> size, const std::string
   if (scales.size() == 1 && x.dim() == 3) scales.insert(scales.begin(), 1.0);
   const int64_t h = v.size(2), w = v.size(3);
   if (h == 0 || w == 0) fail("interpolate", "cannot resize an empty image", {&x});
+  if (area) {  // each output the mean of its window, as adaptive_avg_pool (which ignores a scale factor)
+    Tensor out = adaptive_avg_pool2d(v, {size[0], size[1]});
+    return x.dim() == 3 ? squeeze(out, 2) : out;
+  }
   DType acc = x.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
   auto scale_of = [&](size_t k, int64_t in, int64_t out) {
     return scales.empty() ? static_cast<double>(in) / static_cast<double>(out) : 1.0 / scales[k];
   };
-  Axis ah = interp_axis(h, size[0], scale_of(0, h, size[0]), linear, align_corners.value_or(false), acc, x.device());
-  Axis aw = interp_axis(w, size[1], scale_of(1, w, size[1]), linear, align_corners.value_or(false), acc, x.device());
+  const int64_t n = v.size(0), c = v.size(1), oh = size[0], ow = size[1];
+  const Shape full{n, c, oh, ow};
+  Axis ah = interp_axis(h, oh, scale_of(0, h, oh), how, align_corners.value_or(false), acc, x.device(), full, 2);
+  Axis aw = interp_axis(w, ow, scale_of(1, w, ow), how, align_corners.value_or(false), acc, x.device(), full, 3);
   // Each point read is one gather of the image's plane at a flat index i * w + j, gathered in the
   // output's own shape (the plane broadcast over the output rows): no gather of a gather and no
   // reshape of a gathered value, so the reads and the weighted sum are one kernel.
-  const int64_t n = v.size(0), c = v.size(1), oh = size[0], ow = size[1];
   Tensor plane = expand(reshape(v, {n, c, 1, h * w}), {n, c, oh, h * w});
-  auto read = [&](const Tensor& i, const Tensor& j) {
-    Tensor at = reshape(i, {oh, 1}) * w + reshape(j, {1, ow});
-    return gather(plane, 3, expand(reshape(at, {1, 1, oh, ow}), {n, c, oh, ow}));
-  };
+  auto read = [&](const Tensor& i, const Tensor& j) { return gather(plane, 3, i * w + j); };
   Tensor out;
-  if (!linear) {
-    out = read(ah.i0, aw.i0);
+  if (!weighted) {
+    out = read(ah.i[0], aw.i[0]);
   } else {
-    Tensor wh0 = reshape(ah.w0, {-1, 1}), wh1 = reshape(ah.w1, {-1, 1});
+    // Along W in each source row, then along H: sum_r wh[r] * sum_k ww[k] * x[ih[r], iw[k]].
     auto row = [&](const Tensor& i) {
-      return cast(read(i, aw.i0), acc) * aw.w0 + cast(read(i, aw.i1), acc) * aw.w1;
+      Tensor sum = cast(read(i, aw.i[0]), acc) * aw.w[0];
+      for (size_t k = 1; k < aw.i.size(); ++k) sum = sum + cast(read(i, aw.i[k]), acc) * aw.w[k];
+      return sum;
     };
-    out = cast(wh0 * row(ah.i0) + wh1 * row(ah.i1), x.dtype());
+    Tensor sum = ah.w[0] * row(ah.i[0]);
+    for (size_t r = 1; r < ah.i.size(); ++r) sum = sum + ah.w[r] * row(ah.i[r]);
+    out = cast(sum, x.dtype());
   }
   return x.dim() == 3 ? squeeze(out, 2) : out;
 }

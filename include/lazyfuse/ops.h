@@ -304,10 +304,13 @@ Tensor max_pool2d(const Tensor& x, Size2 kernel, std::optional<Size2> stride = s
 Tensor avg_pool2d(const Tensor& x, Size2 kernel, std::optional<Size2> stride = std::nullopt, Size2 padding = 0,
                   bool ceil_mode = false, bool count_include_pad = true);
 Tensor adaptive_avg_pool2d(const Tensor& x, Size2 output_size);
-// F.interpolate of [N, C, H, W] ("nearest", "bilinear") or [N, C, L] ("nearest", "linear") to
-// `size`, or by `scale_factor` (output floor(in * scale), source coordinates from the scale as
-// PyTorch computes them); align_corners for the linear modes (default false). Source indices and
-// weights in float32 (float64 for float64 x), as PyTorch; gathers and the weighted sum fuse.
+// F.interpolate of [N, C, H, W] ("nearest", "nearest-exact", "bilinear", "bicubic", "area") or
+// [N, C, L] ("nearest", "nearest-exact", "linear", "area") to `size`, or by `scale_factor` (output
+// floor(in * scale), source coordinates from the scale as PyTorch computes them); align_corners
+// for the linear and cubic modes (default false). Source indices and weights in float32 (float64
+// for float64 x), as PyTorch; gathers and the weighted sum fuse. "bicubic" is PyTorch's cubic
+// convolution (A = -0.75) over the 4 x 4 points around the source, clamped into the image (it may
+// overshoot the input's range, as PyTorch's); "area" is adaptive_avg_pool2d.
 // `scales` (internal to the scale_factor form): the factors the coordinates use.
 Tensor interpolate(const Tensor& x, std::vector<int64_t> size, const std::string& mode = "nearest",
                    std::optional<bool> align_corners = std::nullopt, std::vector<double> scales = {});

@@ -904,19 +904,25 @@ class Graph {
       return;
     }
     if (rng_.chance(0.25)) {
-      // F.interpolate, nearest or bilinear (align_corners either way), up or down.
+      // F.interpolate, every mode (align_corners either way where it applies), up or down.
       if (H == 0 || W == 0) return;
       int64_t oh = rng_.range(1, 2 * H + 1), ow = rng_.range(1, 2 * W + 1);
-      int m = static_cast<int>(rng_.range(0, 2));
-      r = m == 0 ? lf::interpolate(x, {oh, ow}) : lf::interpolate(x, {oh, ow}, "bilinear", m == 2);
-      what << "interpolate(" << a.name << " as " << lf::shape_str(s) << ", [" << oh << ", " << ow << "], "
-           << (m == 0 ? "nearest" : m == 1 ? "bilinear" : "bilinear align_corners") << ")";
+      static const char* kModes[] = {"nearest", "bilinear", "bilinear", "nearest-exact", "bicubic", "area"};
+      const int m = static_cast<int>(rng_.range(0, 5));
+      const bool align = m == 2 || (m == 4 && rng_.chance(0.5));
+      r = m == 1 || m == 2 || m == 4 ? lf::interpolate(x, {oh, ow}, kModes[m], align) : lf::interpolate(x, {oh, ow}, kModes[m]);
+      what << "interpolate(" << a.name << " as " << lf::shape_str(s) << ", [" << oh << ", " << ow << "], " << kModes[m]
+           << (align ? " align_corners" : "") << ")";
       // Bilinear weights are computed ((dst + 0.5) * scale - 0.5, minus its floor), and a GPU
       // kernel contracts that into a multiply-add: a weight the reference computes as exactly 0
       // may be a last-bit nonzero, which turns 0 * inf = NaN at an infinite neighbour into +-inf
       // (the GPU fuzz's seeds 6300184, 6300302, 6300534). NaN and inf positions are not compared.
-      add(r, what.str(), m == 0 ? rel : std::min(1.0, rel + 16 * eps_of(x.dtype())), a.fuzzy || m > 0,
-          a.nan_fuzzy || m > 0);
+      // Bicubic's weights are polynomials of that coordinate, some negative: its sums cancel.
+      // Area averages a window, as a mean does.
+      const bool weighted = m == 1 || m == 2 || m == 4;
+      const double slack = m == 4 ? 64 : weighted || m == 5 ? 16 : 0;
+      add(r, what.str(), std::min(1.0, rel + slack * eps_of(x.dtype())), a.fuzzy || slack > 0, a.nan_fuzzy || weighted);
+      if (m == 4) vals_.back().cancels = true;
       return;
     }
     int64_t k = rng_.range(1, 3);
