@@ -3,6 +3,7 @@
 // reductions and elementwise ops, which the fuser fuses; after a convolution, inference batch
 // norm's per-channel scale and shift join the convolution's epilogue).
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 #include <cstring>
@@ -429,10 +430,10 @@ Axis interp_axis(int64_t in, int64_t out, double scale, Interp mode, bool align_
 Interp interp_mode(const Tensor& x, const std::string& mode) {
   if (mode == "nearest") return Interp::kNearest;
   if (mode == "nearest-exact") return Interp::kNearestExact;
-  if (mode == "linear" || mode == "bilinear") return Interp::kLinear;
+  if (mode == "linear" || mode == "bilinear" || mode == "trilinear") return Interp::kLinear;
   if (mode == "bicubic") return Interp::kCubic;
   fail("interpolate",
-       "mode must be \"nearest\", \"nearest-exact\", \"linear\", \"bilinear\", \"bicubic\" or \"area\", not \"" +
+       "mode must be \"nearest\", \"nearest-exact\", \"linear\", \"bilinear\", \"bicubic\", \"trilinear\" or \"area\", not \"" +
            mode + "\"",
        {&x});
 }
@@ -446,9 +447,12 @@ Tensor interpolate(const Tensor& x, std::vector<int64_t> size, const std::string
   const Interp how = area ? Interp::kNearest : interp_mode(x, mode);
   const bool weighted = how == Interp::kLinear || how == Interp::kCubic;
   if (!is_floating(x.dtype())) fail("interpolate", "x must be a floating-point tensor", {&x});
-  if (x.dim() != 3 && x.dim() != 4) fail("interpolate", "x must be [N, C, L] or [N, C, H, W]", {&x});
-  if ((mode == "linear" && x.dim() != 3) || ((mode == "bilinear" || mode == "bicubic") && x.dim() != 4))
-    fail("interpolate", "\"linear\" is for [N, C, L], \"bilinear\" and \"bicubic\" for [N, C, H, W]", {&x});
+  if (x.dim() < 3 || x.dim() > 5) fail("interpolate", "x must be [N, C, L], [N, C, H, W] or [N, C, D, H, W]", {&x});
+  if ((mode == "linear" && x.dim() != 3) || ((mode == "bilinear" || mode == "bicubic") && x.dim() != 4) ||
+      (mode == "trilinear" && x.dim() != 5))
+    fail("interpolate",
+         "\"linear\" is for [N, C, L], \"bilinear\" and \"bicubic\" for [N, C, H, W], \"trilinear\" for [N, C, D, H, W]",
+         {&x});
   if (!weighted && align_corners.has_value())
     fail("interpolate", "align_corners is for the linear and cubic modes only", {&x});
   const size_t spatial = static_cast<size_t>(x.dim() - 2);
@@ -456,50 +460,68 @@ Tensor interpolate(const Tensor& x, std::vector<int64_t> size, const std::string
     fail("interpolate", "needs " + std::to_string(spatial) + " output sizes, got " + shape_str(size), {&x});
   for (int64_t n : size)
     if (n <= 0) fail("interpolate", "output sizes must be positive, got " + shape_str(size), {&x});
-  Tensor v = x.dim() == 3 ? unsqueeze(x, 2) : x;  // [N, C, 1, L]
+  // [N, C, L] as [N, C, 1, L]; images and volumes as they are.
+  Tensor v = x.dim() == 3 ? unsqueeze(x, 2) : x;
   if (x.dim() == 3) size.insert(size.begin(), 1);
   if (scales.size() == 1 && x.dim() == 3) scales.insert(scales.begin(), 1.0);
-  const int64_t h = v.size(2), w = v.size(3);
-  if (h == 0 || w == 0) fail("interpolate", "cannot resize an empty image", {&x});
+  const size_t k = size.size();  // 2 or 3 axes
+  const int64_t n = v.size(0), c = v.size(1);
+  std::vector<int64_t> in(k);
+  for (size_t a = 0; a < k; ++a) in[a] = v.size(static_cast<int64_t>(2 + a));
+  for (int64_t s : in)
+    if (s == 0) fail("interpolate", "cannot resize an empty image", {&x});
+  auto unflat = [&](const Tensor& out) { return x.dim() == 3 ? squeeze(out, 2) : out; };
   if (area) {  // each output the mean of its window, as adaptive_avg_pool (which ignores a scale factor)
-    Tensor out = adaptive_avg_pool2d(v, {size[0], size[1]});
-    return x.dim() == 3 ? squeeze(out, 2) : out;
+    if (k == 2) return unflat(adaptive_avg_pool2d(v, {size[0], size[1]}));
+    // A box's mean is the mean over its depths of its planes' window means: H and W, then D.
+    const int64_t d = in[0], od = size[0], oh = size[1], ow = size[2];
+    Tensor planes = adaptive_avg_pool2d(reshape(v, {n, c * d, in[1], in[2]}), {oh, ow});
+    return reshape(adaptive_avg_pool2d(reshape(planes, {n, c, d, oh * ow}), {od, oh * ow}), {n, c, od, oh, ow});
   }
   DType acc = x.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
-  auto scale_of = [&](size_t k, int64_t in, int64_t out) {
-    return scales.empty() ? static_cast<double>(in) / static_cast<double>(out) : 1.0 / scales[k];
-  };
-  const int64_t n = v.size(0), c = v.size(1), oh = size[0], ow = size[1];
-  const Shape full{n, c, oh, ow};
-  Axis ah = interp_axis(h, oh, scale_of(0, h, oh), how, align_corners.value_or(false), acc, x.device(), full, 2);
-  Axis aw = interp_axis(w, ow, scale_of(1, w, ow), how, align_corners.value_or(false), acc, x.device(), full, 3);
-  // Each point read is one gather of the image's plane at a flat index i * w + j, gathered in the
-  // output's own shape (the plane broadcast over the output rows): no gather of a gather and no
-  // reshape of a gathered value, so the reads and the weighted sum are one kernel.
-  Tensor plane = expand(reshape(v, {n, c, 1, h * w}), {n, c, oh, h * w});
-  auto read = [&](const Tensor& i, const Tensor& j) { return gather(plane, 3, i * w + j); };
-  Tensor out;
-  if (!weighted) {
-    out = read(ah.i[0], aw.i[0]);
-  } else {
-    // Along W in each source row, then along H: sum_r wh[r] * sum_k ww[k] * x[ih[r], iw[k]].
-    auto row = [&](const Tensor& i) {
-      Tensor sum = cast(read(i, aw.i[0]), acc) * aw.w[0];
-      for (size_t k = 1; k < aw.i.size(); ++k) sum = sum + cast(read(i, aw.i[k]), acc) * aw.w[k];
-      return sum;
-    };
-    Tensor sum = ah.w[0] * row(ah.i[0]);
-    for (size_t r = 1; r < ah.i.size(); ++r) sum = sum + ah.w[r] * row(ah.i[r]);
-    out = cast(sum, x.dtype());
+  Shape full{n, c};
+  full.insert(full.end(), size.begin(), size.end());
+  std::vector<Axis> axes;
+  for (size_t a = 0; a < k; ++a) {
+    const double scale = scales.empty() ? static_cast<double>(in[a]) / static_cast<double>(size[a]) : 1.0 / scales[a];
+    axes.push_back(interp_axis(in[a], size[a], scale, how, align_corners.value_or(false), acc, x.device(), full,
+                               static_cast<int64_t>(2 + a)));
   }
-  return x.dim() == 3 ? squeeze(out, 2) : out;
+  // Each point read is one gather of the image's plane at a flat index (i * H + j) * W + l,
+  // gathered in the output's own shape (the plane broadcast over the output's other axes): no
+  // gather of a gather and no reshape of a gathered value, so the reads and the weighted sum are
+  // one kernel.
+  int64_t volume = 1;
+  for (int64_t s : in) volume *= s;
+  Shape plane_shape(full.begin(), full.end() - 1), one(k + 2, 1);
+  plane_shape.push_back(volume);
+  one[0] = n, one[1] = c, one[k + 1] = volume;
+  Tensor plane = expand(reshape(v, one), plane_shape);
+  const int64_t last = static_cast<int64_t>(k + 1);
+  // The weighted sum over axes a.. of the points whose flat index so far is `at`: along the last
+  // axis first (W in each source row), then the ones before it.
+  std::function<Tensor(size_t, const Tensor&)> point_sum = [&](size_t a, const Tensor& at) -> Tensor {
+    const Axis& ax = axes[a];
+    auto inner = [&](size_t r) {
+      Tensor idx = a == 0 ? ax.i[r] : at * in[a] + ax.i[r];
+      if (a + 1 < k) return point_sum(a + 1, idx);
+      Tensor point = gather(plane, last, idx);
+      return weighted ? cast(point, acc) : point;
+    };
+    if (!weighted) return inner(0);
+    Tensor sum = inner(0) * ax.w[0];
+    for (size_t r = 1; r < ax.i.size(); ++r) sum = sum + inner(r) * ax.w[r];
+    return sum;
+  };
+  Tensor out = point_sum(0, Tensor());
+  return unflat(weighted ? cast(out, x.dtype()) : out);
 }
 
 Tensor interpolate(const Tensor& x, double scale_factor, const std::string& mode, std::optional<bool> align_corners) {
   detail::check_defined("interpolate", {&x});
   if (!(scale_factor > 0) || !std::isfinite(scale_factor))
     fail("interpolate", "scale_factor must be positive, got " + std::to_string(scale_factor), {&x});
-  if (x.dim() != 3 && x.dim() != 4) fail("interpolate", "x must be [N, C, L] or [N, C, H, W]", {&x});
+  if (x.dim() < 3 || x.dim() > 5) fail("interpolate", "x must be [N, C, L], [N, C, H, W] or [N, C, D, H, W]", {&x});
   std::vector<int64_t> size;
   for (int64_t d = 2; d < x.dim(); ++d)
     size.push_back(static_cast<int64_t>(std::floor(static_cast<double>(x.size(d)) * scale_factor)));

@@ -304,10 +304,11 @@ Tensor max_pool2d(const Tensor& x, Size2 kernel, std::optional<Size2> stride = s
 Tensor avg_pool2d(const Tensor& x, Size2 kernel, std::optional<Size2> stride = std::nullopt, Size2 padding = 0,
                   bool ceil_mode = false, bool count_include_pad = true);
 Tensor adaptive_avg_pool2d(const Tensor& x, Size2 output_size);
-// F.interpolate of [N, C, H, W] ("nearest", "nearest-exact", "bilinear", "bicubic", "area") or
-// [N, C, L] ("nearest", "nearest-exact", "linear", "area") to `size`, or by `scale_factor` (output
-// floor(in * scale), source coordinates from the scale as PyTorch computes them); align_corners
-// for the linear and cubic modes (default false). Source indices and weights in float32 (float64
+// F.interpolate of [N, C, H, W] ("nearest", "nearest-exact", "bilinear", "bicubic", "area"),
+// [N, C, L] ("nearest", "nearest-exact", "linear", "area") or [N, C, D, H, W] ("nearest",
+// "nearest-exact", "trilinear", "area") to `size`, or by `scale_factor` (output floor(in * scale),
+// source coordinates from the scale as PyTorch computes them); align_corners for the linear and
+// cubic modes (default false). Source indices and weights in float32 (float64
 // for float64 x), as PyTorch; gathers and the weighted sum fuse. "bicubic" is PyTorch's cubic
 // convolution (A = -0.75) over the 4 x 4 points around the source, clamped into the image (it may
 // overshoot the input's range, as PyTorch's); "area" is adaptive_avg_pool2d.

@@ -228,6 +228,75 @@ TEST_P(Interpolate, NearestExactBicubicAndAreaMatchPyTorchsFormulas) {
   }
 }
 
+// [N, C, D, H, W]: nearest, nearest-exact, trilinear (align_corners both ways) and area, up and
+// down per axis, against the per-axis formulas above applied along D, H and W.
+std::vector<float> resize3(const std::vector<float>& x, int64_t nc, const int64_t (&in)[3], const int64_t (&out)[3],
+                           const std::string& mode, bool align_corners, double scale_factor = 0) {
+  auto along = [&](int a, int64_t dst) -> Points {
+    if (mode == "nearest-exact") return points(dst, in[a], out[a], Mode::kNearestExact, false, scale_factor);
+    const bool linear = mode == "trilinear";
+    Src s = source(dst, in[a], out[a], linear, align_corners, scale_factor);
+    return linear ? Points{{s.i0, s.i1}, {s.w0, s.w1}} : Points{{s.i0}, {1.f}};
+  };
+  std::vector<float> y;
+  for (int64_t p = 0; p < nc; ++p)
+    for (int64_t i = 0; i < out[0]; ++i)
+      for (int64_t j = 0; j < out[1]; ++j)
+        for (int64_t l = 0; l < out[2]; ++l) {
+          Points pd = along(0, i), ph = along(1, j), pw = along(2, l);
+          float sum = 0;
+          for (size_t a = 0; a < pd.i.size(); ++a) {
+            float plane = 0;
+            for (size_t b = 0; b < ph.i.size(); ++b) {
+              float row = 0;
+              for (size_t e = 0; e < pw.i.size(); ++e)
+                row += pw.w[e] * x[static_cast<size_t>(((p * in[0] + pd.i[a]) * in[1] + ph.i[b]) * in[2] + pw.i[e])];
+              plane += ph.w[b] * row;
+            }
+            sum += pd.w[a] * plane;
+          }
+          y.push_back(sum);
+        }
+  return y;
+}
+
+TEST_P(Interpolate, VolumesMatchPyTorchsFormulas) {
+  FusionScope scope(GetParam());
+  Tensor x = lf::rand({2, 2, 3, 4, 5}) * 4 - 2;
+  std::vector<float> hx = x.to_vector<float>();
+  const int64_t in[3] = {3, 4, 5};
+  for (auto out : {std::vector<int64_t>{5, 7, 9}, {2, 3, 2}, {1, 1, 1}, {3, 8, 4}}) {
+    const int64_t o[3] = {out[0], out[1], out[2]};
+    const std::string size = lf::shape_str(out);
+    for (const char* mode : {"nearest", "nearest-exact"}) {
+      Tensor y = lf::interpolate(x * 1, out, mode);
+      EXPECT_EQ(y.shape(), (lf::Shape{2, 2, o[0], o[1], o[2]}));
+      expect_near(y.to_vector<float>(), resize3(hx, 4, in, o, mode, false), 0, size + " " + mode);
+    }
+    for (bool align : {false, true})
+      expect_near(lf::interpolate(x * 1, out, "trilinear", align).to_vector<float>(),
+                  resize3(hx, 4, in, o, "trilinear", align), 1e-5f, size + " trilinear" + (align ? " align_corners" : ""));
+    // area: the separable means agree with one box mean to float32's rounding.
+    // (the planes' window means [4 x 3][oh][ow], then their means over depth windows: the plane
+    // means as [4][3][oh * ow] resized to [4][od][oh * ow]).
+    std::vector<float> planes = resize_area(hx, 4, 3, 4, 5, o[1], o[2]);
+    std::vector<float> box = resize_area(planes, 4, 1, 3, o[1] * o[2], o[0], o[1] * o[2]);
+    expect_near(lf::interpolate(x * 1, out, "area").to_vector<float>(), box, 1e-6f, size + " area");
+  }
+  expect_near(lf::interpolate(x, 1.5, "trilinear").to_vector<float>(),
+              resize3(hx, 4, in, {4, 6, 7}, "trilinear", false, 1.5), 1e-5f, "trilinear scale 1.5");
+  Tensor withnan = lf::where(lf::rand({1, 1, 3, 4, 4}) < 0.1f, std::nan(""), lf::rand({1, 1, 3, 4, 4}));
+  const int64_t nin[3] = {3, 4, 4}, nout[3] = {5, 6, 3};
+  expect_near(lf::interpolate(withnan, {5, 6, 3}, "trilinear").to_vector<float>(),
+              resize3(withnan.to_vector<float>(), 1, nin, nout, "trilinear", false), 1e-5f, "trilinear NaN");
+  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float64}) {
+    Tensor xd = lf::cast(x, dt);
+    lf::test::expect_matches_reference(lf::interpolate(xd, {4, 3, 7}, "trilinear", true), 8,
+                                       std::string("trilinear ") + lf::dtype_name(dt));
+    lf::test::expect_matches_reference(lf::interpolate(xd, {2, 2, 2}, "area"), 30, std::string("area 3d ") + lf::dtype_name(dt));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(FusedAndUnfused, Interpolate, ::testing::Values(true, false),
                          [](const auto& info) { return info.param ? "Fused" : "Unfused"; });
 
@@ -241,11 +310,16 @@ TEST(InterpolateFusion, OneKernel) {
     (lf::interpolate(x, {33, 20}, mode) * 2).to_vector<float>();
     EXPECT_EQ(d.launched(), 1u) << mode;
   }
+  Tensor vol = lf::rand({1, 2, 4, 8, 8});
+  lf::sync();
+  lf::test::StatsDelta d;
+  (lf::interpolate(vol, {7, 9, 16}, "trilinear") * 2).to_vector<float>();
+  EXPECT_EQ(d.launched(), 1u) << "trilinear";
 }
 
 TEST(InterpolateErrors, NameTheOpAndShape) {
   Tensor x = lf::zeros({1, 2, 3, 4});
-  std::string m = lf::test::error_message([&] { lf::interpolate(x, {2, 2}, "trilinear"); });
+  std::string m = lf::test::error_message([&] { lf::interpolate(x, {2, 2}, "cubic"); });
   EXPECT_NE(m.find("lf::interpolate: mode must be"), std::string::npos) << m;
   EXPECT_NE(m.find("float32[1, 2, 3, 4]"), std::string::npos) << m;
   EXPECT_NE(lf::test::error_message([&] { lf::interpolate(x, {2}); }).find("needs 2 output sizes"), std::string::npos);
@@ -255,10 +329,16 @@ TEST(InterpolateErrors, NameTheOpAndShape) {
             std::string::npos);
   EXPECT_NE(lf::test::error_message([&] { lf::interpolate(x, {2, 2}, "area", false); }).find("align_corners is for the linear"),
             std::string::npos);
+  EXPECT_NE(lf::test::error_message([&] { lf::interpolate(lf::zeros({1, 1, 2, 2, 2}), {3, 3}, "trilinear"); })
+                .find("needs 3 output sizes"),
+            std::string::npos);
+  EXPECT_NE(lf::test::error_message([&] { lf::interpolate(lf::zeros({1, 1, 2, 2, 2}), {3, 3, 3}, "bilinear"); })
+                .find("\"trilinear\" for [N, C, D, H, W]"),
+            std::string::npos);
   EXPECT_NE(lf::test::error_message([&] { lf::interpolate(lf::zeros({1, 2, 3}), {2}, "bicubic"); })
                 .find("\"bicubic\" for [N, C, H, W]"),
             std::string::npos);
-  EXPECT_NE(lf::test::error_message([&] { lf::interpolate(lf::zeros({2, 3}), {2}); }).find("[N, C, L] or [N, C, H, W]"), std::string::npos);
+  EXPECT_NE(lf::test::error_message([&] { lf::interpolate(lf::zeros({2, 3}), {2}); }).find("[N, C, L], [N, C, H, W] or [N, C, D, H, W]"), std::string::npos);
   EXPECT_NE(lf::test::error_message([&] { lf::interpolate(x, -1.0); }).find("scale_factor must be positive"), std::string::npos);
   EXPECT_NE(lf::test::error_message([&] { lf::interpolate(lf::zeros({1, 1, 2, 2}, DType::Int32), {4, 4}); }).find("floating-point"),
             std::string::npos);
