@@ -87,8 +87,10 @@ __device__ __forceinline__ float2 lf_split(float x, bool& bad) {
   return make_float2(__uint_as_float(b), __uint_as_float(lf_tf32(x - __uint_as_float(b))));
 }
 // The same split in three instructions, for the K and V tiles: big is x's bit pattern rounded to
-// TF32's 10 mantissa bits (half the dropped range added, then cleared), small = x - big exactly
-// (the tensor cores read its top 19 bits). inf, NaN and values that round past the largest float
+// TF32's 10 mantissa bits (half the dropped range added, then cleared), small = x - big exactly.
+// small goes to the tensor cores as it is: they read a .tf32 register's top 19 bits and ignore
+// the rest (sm_80 and sm_90, measured within float32's tolerance on the H200; PTX leaves it
+// implementation-defined, so a new architecture would want lf_tf32 here). inf, NaN and values that round past the largest float
 // give a non-finite small; `chk` sums the smalls (finite ones cannot overflow it), and where it is
 // not finite the caller splits its values again with lf_split.
 __device__ __forceinline__ float2 lf_split_fast(float x, float& chk) {
@@ -98,9 +100,15 @@ __device__ __forceinline__ float2 lf_split_fast(float x, float& chk) {
   return make_float2(big, small);
 }
 // A probability p in [0, 1], or NaN (ex2's and the float unit's NaN have their top mantissa bits
-// set, which truncation keeps): big = p truncated to TF32, small = p - big.
+// set, which truncation keeps): big = p truncated to TF32, small = p - big. With one product
+// (TF32X1) big is all there is: rounded to nearest, or every p would be biased low against the
+// row sum, which takes p whole.
 __device__ __forceinline__ float2 lf_split_p(float p) {
+#if TF32X1
+  const float big = __uint_as_float(lf_tf32(p));
+#else
   const float big = __uint_as_float(__float_as_uint(p) & 0xffffe000u);
+#endif
   return make_float2(big, p - big);
 }
 __device__ __forceinline__ float lf_fin(float x) { return lf_nonfinite(x) ? 0.f : x; }
