@@ -405,6 +405,8 @@ Axis interp_axis(int64_t in, int64_t out, double scale, Interp mode, bool align_
   Tensor dst = expand(reshape(arange(0, static_cast<double>(out), 1, acc).to(dev), one), full);
   Axis a;
   if (mode == Interp::kNearest || mode == Interp::kNearestExact) {  // floor(dst * scale), or of dst + 0.5
+    // (Some PyTorch CPU builds take an output as large as the input, or twice as large, as dst
+    // and dst / 2 whatever the scale factor; 1.13's and the CUDA kernels use the scale, as here.)
     Tensor src = mode == Interp::kNearest ? dst * scale : (dst + 0.5) * scale;
     a.i = {clamp_max(cast(floor(src), DType::Int64), in - 1)};
     return a;
@@ -473,10 +475,13 @@ Tensor interpolate(const Tensor& x, std::vector<int64_t> size, const std::string
   auto unflat = [&](const Tensor& out) { return x.dim() == 3 ? squeeze(out, 2) : out; };
   if (area) {  // each output the mean of its window, as adaptive_avg_pool (which ignores a scale factor)
     if (k == 2) return unflat(adaptive_avg_pool2d(v, {size[0], size[1]}));
-    // A box's mean is the mean over its depths of its planes' window means: H and W, then D.
+    // A box's mean is the mean over its depths of its planes' window means: H and W, then D, in
+    // float32 for the 16-bit floats (rounded once, as one pool would).
     const int64_t d = in[0], od = size[0], oh = size[1], ow = size[2];
-    Tensor planes = adaptive_avg_pool2d(reshape(v, {n, c * d, in[1], in[2]}), {oh, ow});
-    return reshape(adaptive_avg_pool2d(reshape(planes, {n, c, d, oh * ow}), {od, oh * ow}), {n, c, od, oh, ow});
+    const bool narrow = x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16;
+    Tensor planes = adaptive_avg_pool2d(reshape(narrow ? cast(v, DType::Float32) : v, {n, c * d, in[1], in[2]}), {oh, ow});
+    Tensor box = adaptive_avg_pool2d(reshape(planes, {n, c, d, oh * ow}), {od, oh * ow});
+    return reshape(narrow ? cast(box, x.dtype()) : box, {n, c, od, oh, ow});
   }
   DType acc = x.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
   Shape full{n, c};
