@@ -215,6 +215,77 @@ Tensor pool(const char* op, const Tensor& x0, ir::PoolParams p, bool ceil_mode, 
   return x0.dim() == 3 ? squeeze(y, 0) : y;
 }
 
+// max_pool2d with dilation, and where each maximum came from (return_indices): elementwise ops over
+// the window's strided views of the input padded with -inf, as pool_as_views, one kernel. A
+// running maximum takes a view's value where it is greater or NaN (PyTorch's test, so the first
+// maximum and the last NaN win) and its index along with it; the index starts at the window's
+// first element inside the input, which a padded -inf never displaces. The input positions are
+// index math over aranges broadcast to the output's shape first (a view of a computed index would
+// be stored, a kernel of its own).
+std::pair<Tensor, Tensor> dilated_max_pool(const char* op, const Tensor& x0, Size2 kernel, Size2 stride, Size2 padding,
+                                           Size2 dilation, bool ceil_mode, bool want_indices) {
+  detail::check_defined(op, {&x0});
+  check_float(op, {&x0});
+  Tensor x = batched(op, x0, 4);
+  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
+  if (kernel.h < 1 || kernel.w < 1) fail(op, "kernel_size must be positive, not " + pair_str(kernel.h, kernel.w), {&x0});
+  if (stride.h < 1 || stride.w < 1) fail(op, "stride must be positive, not " + pair_str(stride.h, stride.w), {&x0});
+  if (dilation.h < 1 || dilation.w < 1) fail(op, "dilation must be positive, not " + pair_str(dilation.h, dilation.w), {&x0});
+  if (padding.h < 0 || padding.w < 0 || 2 * padding.h > kernel.h || 2 * padding.w > kernel.w)
+    fail(op, "padding " + pair_str(padding.h, padding.w) + " must be between 0 and half the kernel " +
+                 pair_str(kernel.h, kernel.w), {&x0});
+  // The window's span with dilation: its first and last elements' distance + 1.
+  const int64_t span_h = dilation.h * (kernel.h - 1) + 1, span_w = dilation.w * (kernel.w - 1) + 1;
+  const int64_t oh = ir::PoolParams::out_size(h, span_h, stride.h, padding.h, ceil_mode);
+  const int64_t ow = ir::PoolParams::out_size(w, span_w, stride.w, padding.w, ceil_mode);
+  if (oh < 1 || ow < 1)
+    fail(op, "the padded input " + pair_str(h + 2 * padding.h, w + 2 * padding.w) + " is smaller than the window " +
+                 pair_str(span_h, span_w), {&x0});
+  const int64_t right_h = std::max<int64_t>(0, (oh - 1) * stride.h + span_h - h - padding.h);
+  const int64_t right_w = std::max<int64_t>(0, (ow - 1) * stride.w + span_w - w - padding.w);
+  const double inf = std::numeric_limits<double>::infinity();
+  Tensor xp = padding.h || padding.w || right_h || right_w
+                  ? pad(x, {padding.w, right_w, padding.h, right_h}, PadMode::Constant, -inf)
+                  : x;
+  const Shape full{n, c, oh, ow};
+  auto place = [&](int64_t count, Shape one) {  // output row or column index in the output's shape
+    return expand(reshape(arange(0, static_cast<double>(count), 1, DType::Int64).to(x.device()), std::move(one)), full);
+  };
+  // Input rows of the window's rows i (row[i] * w: the index of their first column), and columns
+  // of its columns j; the first ones inside the input (a window starts inside the input or its
+  // left padding, so the first row >= 0 is inside).
+  std::vector<Tensor> row_at, col;
+  Tensor first_row, first_col;
+  if (want_indices) {
+    const Tensor out_row = place(oh, {1, 1, oh, 1}), out_col = place(ow, {1, 1, 1, ow});
+    for (int64_t i = 0; i < kernel.h; ++i) row_at.push_back(out_row * stride.h + (i * dilation.h - padding.h));
+    for (int64_t j = 0; j < kernel.w; ++j) col.push_back(out_col * stride.w + (j * dilation.w - padding.w));
+    first_row = row_at.back(), first_col = col.back();
+    for (size_t i = row_at.size(); i-- > 0;) first_row = where(row_at[i] >= int64_t{0}, row_at[i], first_row);
+    for (size_t j = col.size(); j-- > 0;) first_col = where(col[j] >= int64_t{0}, col[j], first_col);
+    for (Tensor& r : row_at) r = r * w;
+  }
+  Tensor value, index;
+  for (int64_t i = 0; i < kernel.h; ++i)
+    for (int64_t j = 0; j < kernel.w; ++j) {
+      Tensor v = slice(xp, -2, i * dilation.h, i * dilation.h + (oh - 1) * stride.h + 1, stride.h);
+      v = slice(v, -1, j * dilation.w, j * dilation.w + (ow - 1) * stride.w + 1, stride.w);
+      if (!want_indices) {
+        value = value.defined() ? maximum(value, v) : v;  // NaN propagates
+        continue;
+      }
+      if (!value.defined()) {
+        value = full_like(v, -inf);
+        index = first_row * w + first_col;  // kept where every element is -inf
+      }
+      Tensor take = (v > value) || isnan(v);
+      value = where(take, v, value);
+      index = where(take, row_at[static_cast<size_t>(i)] + col[static_cast<size_t>(j)], index);
+    }
+  if (x0.dim() == 3) return {squeeze(value, 0), want_indices ? squeeze(index, 0) : Tensor()};
+  return {value, index};
+}
+
 ir::PoolParams window(int64_t kind, Size2 kernel, std::optional<Size2> stride, Size2 padding) {
   Size2 s = stride.value_or(kernel);
   return {kind, kernel.h, kernel.w, s.h, s.w, padding.h, padding.w, 1};
@@ -222,8 +293,43 @@ ir::PoolParams window(int64_t kind, Size2 kernel, std::optional<Size2> stride, S
 
 }  // namespace
 
-Tensor max_pool2d(const Tensor& x, Size2 kernel, std::optional<Size2> stride, Size2 padding, bool ceil_mode) {
-  return pool("max_pool2d", x, window(ir::PoolParams::kMax, kernel, stride, padding), ceil_mode);
+Tensor max_pool2d(const Tensor& x, Size2 kernel, std::optional<Size2> stride, Size2 padding, bool ceil_mode,
+                  Size2 dilation) {
+  if (dilation.h == 1 && dilation.w == 1)
+    return pool("max_pool2d", x, window(ir::PoolParams::kMax, kernel, stride, padding), ceil_mode);
+  return dilated_max_pool("max_pool2d", x, kernel, stride.value_or(kernel), padding, dilation, ceil_mode, false).first;
+}
+
+std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, Size2 kernel, std::optional<Size2> stride,
+                                                  Size2 padding, bool ceil_mode, Size2 dilation) {
+  return dilated_max_pool("max_pool2d_with_indices", x, kernel, stride.value_or(kernel), padding, dilation, ceil_mode,
+                          true);
+}
+
+Tensor max_unpool2d(const Tensor& x0, const Tensor& indices0, Size2 kernel, std::optional<Size2> stride, Size2 padding,
+                    std::optional<Size2> output_size) {
+  const char* op = "max_unpool2d";
+  detail::check_defined(op, {&x0, &indices0});
+  detail::check_same_device(op, {&x0, &indices0});
+  check_float(op, {&x0});
+  if (indices0.dtype() != DType::Int64) fail(op, "indices must be int64", {&x0, &indices0});
+  if (indices0.shape() != x0.shape()) fail(op, "indices must have the shape of x", {&x0, &indices0});
+  Tensor x = batched(op, x0, 4), indices = batched(op, indices0, 4);
+  const Size2 s = stride.value_or(kernel);
+  if (kernel.h < 1 || kernel.w < 1 || s.h < 1 || s.w < 1)
+    fail(op, "kernel_size and stride must be positive, not " + pair_str(kernel.h, kernel.w) + " and " + pair_str(s.h, s.w),
+         {&x0});
+  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
+  const Size2 natural((h - 1) * s.h - 2 * padding.h + kernel.h, (w - 1) * s.w - 2 * padding.w + kernel.w);
+  const Size2 out = output_size.value_or(natural);
+  // PyTorch's rule: within a stride of the natural size, either way.
+  if (out.h <= natural.h - s.h || out.h >= natural.h + s.h || out.w <= natural.w - s.w || out.w >= natural.w + s.w)
+    fail(op, "output_size " + pair_str(out.h, out.w) + " must be within a stride of " + pair_str(natural.h, natural.w),
+         {&x0});
+  if (out.h < 1 || out.w < 1) fail(op, "the output size " + pair_str(out.h, out.w) + " must be positive", {&x0});
+  Tensor plane = zeros({n, c, out.h * out.w}, x.dtype()).to(x.device());
+  Tensor y = reshape(scatter(plane, 2, reshape(indices, {n, c, h * w}), reshape(x, {n, c, h * w})), {n, c, out.h, out.w});
+  return x0.dim() == 3 ? squeeze(y, 0) : y;
 }
 
 Tensor avg_pool2d(const Tensor& x, Size2 kernel, std::optional<Size2> stride, Size2 padding, bool ceil_mode,

@@ -49,12 +49,14 @@ struct PoolParams {
     const auto& d = n.attrs.dims;
     return {d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]};
   }
-  // PyTorch's rule: with ceil_mode, a last window must start inside the input or its left padding.
+  // PyTorch's rule (pooling_output_shape): floor((in + 2 pad - k) / stride) + 1, the division
+  // rounded up with ceil_mode, whose last window must start inside the input or its left padding
+  // (so a window longer than the padded input still gives one output with ceil_mode); k is the
+  // window's span (dilation (kernel - 1) + 1). Below 1: no output.
   static int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad, bool ceil_mode) {
-    int64_t span = in + 2 * pad - k;
-    if (span < 0) return 0;
-    int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
-    if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+    const int64_t num = in + 2 * pad - k + (ceil_mode ? stride - 1 : 0);
+    int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;  // floor division
+    if (ceil_mode && out > 0 && (out - 1) * stride >= in + pad) --out;
     return out;
   }
 };

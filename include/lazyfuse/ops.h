@@ -299,8 +299,28 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bia
 Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, int64_t stride = 1, Padding2 padding = 0,
               int64_t dilation = 1, int64_t groups = 1);
 // stride defaults to the kernel size; padding at most half the kernel. max: NaN propagates.
+// dilation (max_pool2d's last argument here, so that a ceil_mode given by position stays one):
+// the window's elements that far apart.
 Tensor max_pool2d(const Tensor& x, Size2 kernel, std::optional<Size2> stride = std::nullopt, Size2 padding = 0,
-                  bool ceil_mode = false);
+                  bool ceil_mode = false, Size2 dilation = 1);
+// A number where ceil_mode goes would be taken for a bool: the dilation is the last argument.
+Tensor max_pool2d(const Tensor& x, Size2 kernel, std::optional<Size2> stride, Size2 padding, int ceil_mode,
+                  Size2 dilation = 1) = delete;
+// F.max_pool2d(..., return_indices=True): {values, indices}, the indices int64 into each input
+// plane (h * W + w) of the window's maximum, as PyTorch's: the first maximum in the window's
+// row-major order, the last NaN where the window holds NaN, the first element inside the input
+// where every element is -inf. One kernel with the values.
+// Its arguments in max_pool2d's order (ceil_mode, then dilation).
+std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, Size2 kernel, std::optional<Size2> stride = std::nullopt,
+                                                  Size2 padding = 0, bool ceil_mode = false, Size2 dilation = 1);
+std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, Size2 kernel, std::optional<Size2> stride,
+                                                  Size2 padding, int ceil_mode, Size2 dilation = 1) = delete;
+// F.max_unpool2d: each value of x [N, C, h, w] (or [C, h, w]) at its index (max_pool2d_with_indices')
+// in a plane of zeros [N, C, H, W]; H, W = output_size (within a stride of the default, as
+// PyTorch's), by default (in - 1) * stride - 2 * padding + kernel. An index outside the plane is
+// an error at the sync point.
+Tensor max_unpool2d(const Tensor& x, const Tensor& indices, Size2 kernel, std::optional<Size2> stride = std::nullopt,
+                    Size2 padding = 0, std::optional<Size2> output_size = std::nullopt);
 Tensor avg_pool2d(const Tensor& x, Size2 kernel, std::optional<Size2> stride = std::nullopt, Size2 padding = 0,
                   bool ceil_mode = false, bool count_include_pad = true);
 Tensor adaptive_avg_pool2d(const Tensor& x, Size2 output_size);

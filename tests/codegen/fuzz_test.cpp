@@ -927,13 +927,24 @@ class Graph {
     }
     int64_t k = rng_.range(1, 3);
     pad = std::min(pad, k / 2);
-    if (H + 2 * pad < k || W + 2 * pad < k) return;
     bool ceil = rng_.chance(0.5), max = rng_.chance(0.5);
-    r = max ? lf::max_pool2d(x, k, stride, pad, ceil) : lf::avg_pool2d(x, k, stride, pad, ceil, rng_.chance(0.5));
+    // Max pooling with dilation, and with the maximum's indices (max_pool2d_with_indices).
+    const int64_t dil = max && rng_.chance(0.3) ? 2 : 1, span = dil * (k - 1) + 1;
+    const bool indices = max && rng_.chance(0.3);
+    if (H + 2 * pad < span || W + 2 * pad < span) return;
+    Tensor where_from;
+    if (indices) {
+      auto [v, i] = lf::max_pool2d_with_indices(x, k, stride, pad, ceil, dil);
+      r = v, where_from = i;
+    } else {
+      r = max ? lf::max_pool2d(x, k, stride, pad, ceil, dil) : lf::avg_pool2d(x, k, stride, pad, ceil, rng_.chance(0.5));
+    }
     if (!max) rel += static_cast<double>(k * k + 4) * eps_of(x.dtype()) * 4;
     what << (max ? "max_pool2d(" : "avg_pool2d(") << a.name << " as " << lf::shape_str(s) << ", k " << k << ", stride "
-         << stride << ", pad " << pad << (ceil ? ", ceil" : "") << ")";
+         << stride << ", pad " << pad << ", dilation " << dil << (ceil ? ", ceil" : "") << ")";
     add(r, what.str(), std::min(1.0, rel), a.fuzzy || !max, a.nan_fuzzy);
+    // The indices are exact where the values are: a value one rounding off may move a maximum.
+    if (indices && !a.fuzzy && !a.nan_fuzzy) add(where_from, "indices of " + what.str(), 0, false, false);
   }
 
   // k-means' assignment over the value's rows (fuse/nearest.h rewrites it into one nearest call):
