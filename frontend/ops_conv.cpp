@@ -286,6 +286,60 @@ std::pair<Tensor, Tensor> dilated_max_pool(const char* op, const Tensor& x0, Siz
   return {value, index};
 }
 
+// One axis of adaptive max pooling: along `dim` (2: H, 3: W) of x [n, c, ., .], the maximum of
+// output place i's window [floor(i in / out), ceil((i + 1) in / out)), read by gathers at the
+// window's k-th place for k below the longest window (a shorter one's extra places read its last
+// element again, which changes no maximum), with where each came from along `dim` (an index into
+// `from`, the earlier axis' indices, when given: then row * width + column). The same test as max_pool2d_with_indices: a
+// value greater than the running maximum, or NaN, is taken.
+std::pair<Tensor, Tensor> adaptive_max_axis(const Tensor& x, int64_t dim, int64_t out, const Tensor& from,
+                                            int64_t width) {
+  const int64_t in = x.size(dim);
+  std::vector<int64_t> start(static_cast<size_t>(out)), last(static_cast<size_t>(out));
+  int64_t longest = 1;
+  for (int64_t i = 0; i < out; ++i) {
+    start[static_cast<size_t>(i)] = i * in / out;
+    last[static_cast<size_t>(i)] = ((i + 1) * in + out - 1) / out - 1;
+    longest = std::max(longest, last[static_cast<size_t>(i)] - start[static_cast<size_t>(i)] + 1);
+  }
+  Shape shape = x.shape(), one(4, 1);
+  shape[static_cast<size_t>(dim)] = out;
+  one[static_cast<size_t>(dim)] = out;
+  auto spread = [&](const std::vector<int64_t>& v) { return expand(reshape(from_vector(v, {out}).to(x.device()), one), shape); };
+  const Tensor first = spread(start), end = spread(last);
+  Tensor value, index;
+  for (int64_t k = 0; k < longest; ++k) {
+    Tensor at = k == 0 ? first : minimum(first + k, end);
+    Tensor v = gather(x, dim, at);
+    if (!value.defined()) {
+      value = v, index = at;
+      continue;
+    }
+    Tensor take = (v > value) || isnan(v);
+    value = where(take, v, value);
+    index = where(take, at, index);
+  }
+  // Rows after columns: the column each row's maximum came from, at the row taken.
+  if (from.defined()) index = index * width + gather(from, dim, index);
+  return {value, index};
+}
+
+std::pair<Tensor, Tensor> adaptive_max_pool(const char* op, const Tensor& x0, Size2 output_size, bool want_indices) {
+  detail::check_defined(op, {&x0});
+  check_float(op, {&x0});
+  Tensor x = batched(op, x0, 4);
+  if (output_size.h < 1 || output_size.w < 1)
+    fail(op, "output_size must be positive, not " + pair_str(output_size.h, output_size.w), {&x0});
+  if (x.size(2) < 1 || x.size(3) < 1) fail(op, "needs a non-empty image", {&x0});
+  // The maximum over a box is the maximum over its rows of each row's maximum over its columns:
+  // along W (each row's first maximum, or last NaN), then along H, which keeps row-major order's
+  // first maximum and last NaN.
+  auto [cols, col_at] = adaptive_max_axis(x, 3, output_size.w, Tensor(), 0);
+  auto [value, index] = adaptive_max_axis(cols, 2, output_size.h, col_at, x.size(3));
+  if (x0.dim() == 3) return {squeeze(value, 0), want_indices ? squeeze(index, 0) : Tensor()};
+  return {value, want_indices ? index : Tensor()};
+}
+
 ir::PoolParams window(int64_t kind, Size2 kernel, std::optional<Size2> stride, Size2 padding) {
   Size2 s = stride.value_or(kernel);
   return {kind, kernel.h, kernel.w, s.h, s.w, padding.h, padding.w, 1};
@@ -304,6 +358,14 @@ std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, Size2 kernel,
                                                   Size2 padding, bool ceil_mode, Size2 dilation) {
   return dilated_max_pool("max_pool2d_with_indices", x, kernel, stride.value_or(kernel), padding, dilation, ceil_mode,
                           true);
+}
+
+Tensor adaptive_max_pool2d(const Tensor& x, Size2 output_size) {
+  return adaptive_max_pool("adaptive_max_pool2d", x, output_size, false).first;
+}
+
+std::pair<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& x, Size2 output_size) {
+  return adaptive_max_pool("adaptive_max_pool2d_with_indices", x, output_size, true);
 }
 
 Tensor max_unpool2d(const Tensor& x0, const Tensor& indices0, Size2 kernel, std::optional<Size2> stride, Size2 padding,

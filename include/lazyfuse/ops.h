@@ -324,6 +324,11 @@ Tensor max_unpool2d(const Tensor& x, const Tensor& indices, Size2 kernel, std::o
 Tensor avg_pool2d(const Tensor& x, Size2 kernel, std::optional<Size2> stride = std::nullopt, Size2 padding = 0,
                   bool ceil_mode = false, bool count_include_pad = true);
 Tensor adaptive_avg_pool2d(const Tensor& x, Size2 output_size);
+// F.adaptive_max_pool2d: the maximum of each window [floor(i H / oh), ceil((i + 1) H / oh)) x (the
+// same along W); NaN propagates. _with_indices also gives int64 indices into each input plane, as
+// max_pool2d_with_indices' (the first maximum in row-major order, or the last NaN).
+Tensor adaptive_max_pool2d(const Tensor& x, Size2 output_size);
+std::pair<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& x, Size2 output_size);
 // F.interpolate of [N, C, H, W] ("nearest", "nearest-exact", "bilinear", "bicubic", "area"),
 // [N, C, L] ("nearest", "nearest-exact", "linear", "area") or [N, C, D, H, W] ("nearest",
 // "nearest-exact", "trilinear", "area") to `size`, or by `scale_factor` (output floor(in * scale),

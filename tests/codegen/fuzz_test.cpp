@@ -925,6 +925,14 @@ class Graph {
       if (m == 4) vals_.back().cancels = true;
       return;
     }
+    if (H > 0 && W > 0 && rng_.chance(0.1)) {  // adaptive max pooling, with its indices where exact
+      const int64_t oh = rng_.range(1, H + 2), ow = rng_.range(1, W + 2);
+      auto [v, i] = lf::adaptive_max_pool2d_with_indices(x, lf::Size2(oh, ow));
+      what << "adaptive_max_pool2d(" << a.name << " as " << lf::shape_str(s) << ", [" << oh << ", " << ow << "])";
+      add(v, what.str(), rel, a.fuzzy, a.nan_fuzzy);
+      if (!a.fuzzy && !a.nan_fuzzy) add(i, "indices of " + what.str(), 0, false, false);
+      return;
+    }
     int64_t k = rng_.range(1, 3);
     pad = std::min(pad, k / 2);
     bool ceil = rng_.chance(0.5), max = rng_.chance(0.5);

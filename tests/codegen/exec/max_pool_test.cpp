@@ -1,4 +1,5 @@
-// max_pool2d with dilation, max_pool2d_with_indices (PyTorch's return_indices) and max_unpool2d
+// max_pool2d with dilation, max_pool2d_with_indices (PyTorch's return_indices), max_unpool2d and
+// adaptive_max_pool2d
 // against PyTorch's CPU loops written out on the host (aten/src/ATen/native/cpu/MaxPoolKernel.cpp:
 // the window's elements inside the input in row-major order, a value taken where it is greater
 // than the running maximum or NaN, the index starting at the first element inside the input),
@@ -138,6 +139,51 @@ TEST_P(MaxPool, UnpoolPutsTheMaximaBack) {
   EXPECT_EQ(lf::max_unpool2d(values, indices, 2, 2, 0, lf::Size2(7, 9)).shape(), (lf::Shape{2, 2, 7, 9}));
   auto [v3, i3] = lf::max_pool2d_with_indices(x, 3, 2, 1);
   EXPECT_EQ(lf::max_unpool2d(v3, i3, 3, 2, 1).shape(), (lf::Shape{2, 2, 5, 7}));
+}
+
+// adaptive_max_pool2d: PyTorch's loop over each window [floor(i H / oh), ceil((i + 1) H / oh)) x
+// (the same along W), row-major, a value taken where it is greater or NaN.
+Pooled host_adaptive(const std::vector<float>& x, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow) {
+  Pooled r;
+  for (int64_t c = 0; c < planes; ++c)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j) {
+        const int64_t h0 = i * h / oh, h1 = ((i + 1) * h + oh - 1) / oh, w0 = j * w / ow, w1 = ((j + 1) * w + ow - 1) / ow;
+        int64_t index = h0 * w + w0;
+        float best = -std::numeric_limits<float>::infinity();
+        for (int64_t y = h0; y < h1; ++y)
+          for (int64_t z = w0; z < w1; ++z) {
+            const float v = x[static_cast<size_t>((c * h + y) * w + z)];
+            if (v > best || std::isnan(v)) best = v, index = y * w + z;
+          }
+        r.values.push_back(best);
+        r.indices.push_back(index);
+      }
+  return r;
+}
+
+TEST_P(MaxPool, AdaptiveMatchesPyTorchsLoop) {
+  FusionScope scope(GetParam());
+  Tensor x = lf::floor(lf::rand({2, 3, 9, 11}) * 6);
+  Tensor u = lf::rand({2, 3, 9, 11});
+  x = lf::where(u < 0.04f, std::nan(""), lf::where(u > 0.97f, -std::numeric_limits<double>::infinity(), x));
+  const std::vector<float> hx = x.to_vector<float>();
+  for (auto [oh, ow] : {std::pair<int64_t, int64_t>{1, 1}, {3, 4}, {4, 7}, {9, 11}, {5, 13}, {2, 1}}) {
+    const std::string what = std::to_string(oh) + "x" + std::to_string(ow);
+    auto [values, indices] = lf::adaptive_max_pool2d_with_indices(x * 1, lf::Size2(oh, ow));
+    const Pooled want = host_adaptive(hx, 6, 9, 11, oh, ow);
+    expect_same(values.to_vector<float>(), want.values, what + " values");
+    EXPECT_EQ(indices.to_vector<int64_t>(), want.indices) << what;
+    expect_same(lf::adaptive_max_pool2d(x * 1, lf::Size2(oh, ow)).to_vector<float>(), want.values, what);
+  }
+  auto [vu, iu] = lf::adaptive_max_pool2d_with_indices(lf::select(x, 0, 1), lf::Size2(2, 3));
+  EXPECT_EQ(iu.shape(), (lf::Shape{3, 2, 3}));
+  EXPECT_EQ(iu.to_vector<int64_t>(), lf::select(lf::adaptive_max_pool2d_with_indices(x, lf::Size2(2, 3)).second, 0, 1).to_vector<int64_t>());
+  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float64})
+    lf::test::expect_matches_reference(lf::adaptive_max_pool2d(lf::cast(x, dt), lf::Size2(4, 3)), 1,
+                                       std::string("adaptive max ") + lf::dtype_name(dt));
+  EXPECT_NE(lf::test::error_message([&] { lf::adaptive_max_pool2d(x, lf::Size2(0, 2)); }).find("output_size must be positive"),
+            std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(FusedAndUnfused, MaxPool, ::testing::Values(true, false),
