@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <cstring>
 
 #include "codegen/ir/conv.h"
@@ -181,6 +182,35 @@ Tensor pool_as_views(const Tensor& x, const ir::PoolParams& p, int64_t oh, int64
   return narrow ? cast(y, x.dtype()) : y;
 }
 
+ir::PoolParams window(int64_t kind, Size2 kernel, std::optional<Size2> stride, Size2 padding) {
+  Size2 s = stride.value_or(kernel);
+  return {kind, kernel.h, kernel.w, s.h, s.w, padding.h, padding.w, 1};
+}
+
+// The checks of a pooling window (kernel, stride, dilation, padding at most half the kernel) and
+// the output size of x [n, c, h, w] (x0 as the user gave it, for the messages): windows spanning
+// dilation (kernel - 1) + 1 places, PyTorch's rule.
+std::pair<int64_t, int64_t> window_out_size(const char* op, const Tensor& x0, const Tensor& x, const ir::PoolParams& p,
+                                            Size2 dilation, bool ceil_mode) {
+  if (p.kernel_h < 1 || p.kernel_w < 1) fail(op, "kernel_size must be positive, not " + pair_str(p.kernel_h, p.kernel_w), {&x0});
+  if (p.stride_h < 1 || p.stride_w < 1) fail(op, "stride must be positive, not " + pair_str(p.stride_h, p.stride_w), {&x0});
+  if (dilation.h < 1 || dilation.w < 1) fail(op, "dilation must be positive, not " + pair_str(dilation.h, dilation.w), {&x0});
+  if (p.pad_h < 0 || p.pad_w < 0 || 2 * p.pad_h > p.kernel_h || 2 * p.pad_w > p.kernel_w) {
+    fail(op, "padding " + pair_str(p.pad_h, p.pad_w) + " must be between 0 and half the kernel " +
+                 pair_str(p.kernel_h, p.kernel_w), {&x0});
+  }
+  const int64_t h = x.size(2), w = x.size(3);
+  const int64_t span_h = dilation.h * (p.kernel_h - 1) + 1, span_w = dilation.w * (p.kernel_w - 1) + 1;
+  const int64_t oh = ir::PoolParams::out_size(h, span_h, p.stride_h, p.pad_h, ceil_mode);
+  const int64_t ow = ir::PoolParams::out_size(w, span_w, p.stride_w, p.pad_w, ceil_mode);
+  if (oh < 1 || ow < 1) {
+    const bool dilated = dilation.h > 1 || dilation.w > 1;
+    fail(op, "the padded input " + pair_str(h + 2 * p.pad_h, w + 2 * p.pad_w) + " is smaller than the " +
+                 (dilated ? "window " : "kernel ") + pair_str(span_h, span_w), {&x0});
+  }
+  return {oh, ow};
+}
+
 Tensor pool(const char* op, const Tensor& x0, ir::PoolParams p, bool ceil_mode, int64_t oh_adaptive = 0,
             int64_t ow_adaptive = 0) {
   detail::check_defined(op, {&x0});
@@ -192,18 +222,7 @@ Tensor pool(const char* op, const Tensor& x0, ir::PoolParams p, bool ceil_mode, 
     if (oh < 1 || ow < 1) fail(op, "output_size must be positive, not " + pair_str(oh, ow), {&x0});
     if (xs[2] < 1 || xs[3] < 1) fail(op, "needs a non-empty image", {&x0});
   } else {
-    if (p.kernel_h < 1 || p.kernel_w < 1) fail(op, "kernel_size must be positive, not " + pair_str(p.kernel_h, p.kernel_w), {&x0});
-    if (p.stride_h < 1 || p.stride_w < 1) fail(op, "stride must be positive, not " + pair_str(p.stride_h, p.stride_w), {&x0});
-    if (p.pad_h < 0 || p.pad_w < 0 || 2 * p.pad_h > p.kernel_h || 2 * p.pad_w > p.kernel_w) {
-      fail(op, "padding " + pair_str(p.pad_h, p.pad_w) + " must be between 0 and half the kernel " +
-                   pair_str(p.kernel_h, p.kernel_w), {&x0});
-    }
-    oh = ir::PoolParams::out_size(xs[2], p.kernel_h, p.stride_h, p.pad_h, ceil_mode);
-    ow = ir::PoolParams::out_size(xs[3], p.kernel_w, p.stride_w, p.pad_w, ceil_mode);
-    if (oh < 1 || ow < 1) {
-      fail(op, "the padded input " + pair_str(xs[2] + 2 * p.pad_h, xs[3] + 2 * p.pad_w) + " is smaller than the kernel " +
-                   pair_str(p.kernel_h, p.kernel_w), {&x0});
-    }
+    std::tie(oh, ow) = window_out_size(op, x0, x, p, 1, ceil_mode);
   }
   if (p.kind != ir::PoolParams::kAdaptiveAvg && p.kernel_h * p.kernel_w <= kMaxWindowViews) {
     Tensor y = pool_as_views(x, p, oh, ow);
@@ -228,19 +247,10 @@ std::pair<Tensor, Tensor> dilated_max_pool(const char* op, const Tensor& x0, Siz
   check_float(op, {&x0});
   Tensor x = batched(op, x0, 4);
   const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
-  if (kernel.h < 1 || kernel.w < 1) fail(op, "kernel_size must be positive, not " + pair_str(kernel.h, kernel.w), {&x0});
-  if (stride.h < 1 || stride.w < 1) fail(op, "stride must be positive, not " + pair_str(stride.h, stride.w), {&x0});
-  if (dilation.h < 1 || dilation.w < 1) fail(op, "dilation must be positive, not " + pair_str(dilation.h, dilation.w), {&x0});
-  if (padding.h < 0 || padding.w < 0 || 2 * padding.h > kernel.h || 2 * padding.w > kernel.w)
-    fail(op, "padding " + pair_str(padding.h, padding.w) + " must be between 0 and half the kernel " +
-                 pair_str(kernel.h, kernel.w), {&x0});
+  const ir::PoolParams p = window(ir::PoolParams::kMax, kernel, stride, padding);
+  const auto [oh, ow] = window_out_size(op, x0, x, p, dilation, ceil_mode);
   // The window's span with dilation: its first and last elements' distance + 1.
   const int64_t span_h = dilation.h * (kernel.h - 1) + 1, span_w = dilation.w * (kernel.w - 1) + 1;
-  const int64_t oh = ir::PoolParams::out_size(h, span_h, stride.h, padding.h, ceil_mode);
-  const int64_t ow = ir::PoolParams::out_size(w, span_w, stride.w, padding.w, ceil_mode);
-  if (oh < 1 || ow < 1)
-    fail(op, "the padded input " + pair_str(h + 2 * padding.h, w + 2 * padding.w) + " is smaller than the window " +
-                 pair_str(span_h, span_w), {&x0});
   const int64_t right_h = std::max<int64_t>(0, (oh - 1) * stride.h + span_h - h - padding.h);
   const int64_t right_w = std::max<int64_t>(0, (ow - 1) * stride.w + span_w - w - padding.w);
   const double inf = std::numeric_limits<double>::infinity();
@@ -268,8 +278,7 @@ std::pair<Tensor, Tensor> dilated_max_pool(const char* op, const Tensor& x0, Siz
   Tensor value, index;
   for (int64_t i = 0; i < kernel.h; ++i)
     for (int64_t j = 0; j < kernel.w; ++j) {
-      Tensor v = slice(xp, -2, i * dilation.h, i * dilation.h + (oh - 1) * stride.h + 1, stride.h);
-      v = slice(v, -1, j * dilation.w, j * dilation.w + (ow - 1) * stride.w + 1, stride.w);
+      Tensor v = window_view(xp, p, oh, ow, i * dilation.h, j * dilation.w);
       if (!want_indices) {
         value = value.defined() ? maximum(value, v) : v;  // NaN propagates
         continue;
@@ -338,11 +347,6 @@ std::pair<Tensor, Tensor> adaptive_max_pool(const char* op, const Tensor& x0, Si
   auto [value, index] = adaptive_max_axis(cols, 2, output_size.h, col_at, x.size(3));
   if (x0.dim() == 3) return {squeeze(value, 0), want_indices ? squeeze(index, 0) : Tensor()};
   return {value, want_indices ? index : Tensor()};
-}
-
-ir::PoolParams window(int64_t kind, Size2 kernel, std::optional<Size2> stride, Size2 padding) {
-  Size2 s = stride.value_or(kernel);
-  return {kind, kernel.h, kernel.w, s.h, s.w, padding.h, padding.w, 1};
 }
 
 }  // namespace

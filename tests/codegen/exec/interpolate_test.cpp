@@ -66,24 +66,41 @@ Points points(int64_t dst, int64_t in, int64_t out, Mode mode, bool align_corner
   return p;
 }
 
+// The host result of resizing `planes` planes (or volumes) of sizes `in` to `out` (D, H, W; D = 1
+// for images), each output the weighted sum of its points along each axis (`along(axis, dst)`):
+// along W first, then H, then D, as PyTorch's separable kernels.
+template <typename Along>
+std::vector<float> resize_axes(const std::vector<float>& x, int64_t planes, const int64_t (&in)[3],
+                               const int64_t (&out)[3], Along along) {
+  std::vector<float> y;
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t i = 0; i < out[0]; ++i)
+      for (int64_t j = 0; j < out[1]; ++j)
+        for (int64_t l = 0; l < out[2]; ++l) {
+          Points pd = along(0, i), ph = along(1, j), pw = along(2, l);
+          float sum = 0;
+          for (size_t a = 0; a < pd.i.size(); ++a) {
+            float plane = 0;
+            for (size_t b = 0; b < ph.i.size(); ++b) {
+              float row = 0;
+              for (size_t e = 0; e < pw.i.size(); ++e)
+                row += pw.w[e] * x[static_cast<size_t>(((p * in[0] + pd.i[a]) * in[1] + ph.i[b]) * in[2] + pw.i[e])];
+              plane += ph.w[b] * row;
+            }
+            sum += pd.w[a] * plane;
+          }
+          y.push_back(sum);
+        }
+  return y;
+}
+
 std::vector<float> resize_points(const std::vector<float>& x, int64_t n, int64_t c, int64_t h, int64_t w, int64_t oh,
                                  int64_t ow, Mode mode, bool align_corners, double scale_factor = 0) {
-  std::vector<float> out;
-  for (int64_t p = 0; p < n * c; ++p)
-    for (int64_t i = 0; i < oh; ++i)
-      for (int64_t j = 0; j < ow; ++j) {
-        Points ph = points(i, h, oh, mode, align_corners, scale_factor);
-        Points pw = points(j, w, ow, mode, align_corners, scale_factor);
-        if (h == 1 && oh == 1) ph = {{0}, {1.f}};  // [N, C, L]: no H axis
-        float sum = 0;
-        for (size_t r = 0; r < ph.i.size(); ++r) {
-          float row = 0;
-          for (size_t k = 0; k < pw.i.size(); ++k) row += pw.w[k] * x[static_cast<size_t>((p * h + ph.i[r]) * w + pw.i[k])];
-          sum += ph.w[r] * row;
-        }
-        out.push_back(sum);
-      }
-  return out;
+  const int64_t in[3] = {1, h, w}, out[3] = {1, oh, ow};
+  return resize_axes(x, n * c, in, out, [&](int a, int64_t dst) -> Points {
+    if (in[a] == 1 && out[a] == 1) return {{0}, {1.f}};  // no such axis ([N, C, L], or an image's D)
+    return points(dst, in[a], out[a], mode, align_corners, scale_factor);
+  });
 }
 
 // "area": the mean of adaptive pooling's window [floor(i in / out), ceil((i + 1) in / out)) per axis.
@@ -104,20 +121,18 @@ std::vector<float> resize_area(const std::vector<float>& x, int64_t n, int64_t c
   return out;
 }
 
-// The host result of resizing [n, c, h, w] `x` to [oh, ow].
+// The host result of resizing [n, c, h, w] `x` to [oh, ow], nearest or (bi)linear.
+Points linear_points(int64_t dst, int64_t in, int64_t out, bool linear, bool align_corners, double scale_factor) {
+  Src s = source(dst, in, out, linear, align_corners, scale_factor);
+  return linear ? Points{{s.i0, s.i1}, {s.w0, s.w1}} : Points{{s.i0}, {1.f}};
+}
 std::vector<float> resize(const std::vector<float>& x, int64_t n, int64_t c, int64_t h, int64_t w, int64_t oh,
                           int64_t ow, bool linear, bool align_corners, double scale_factor = 0) {
-  std::vector<float> out;
-  for (int64_t p = 0; p < n * c; ++p)
-    for (int64_t i = 0; i < oh; ++i)
-      for (int64_t j = 0; j < ow; ++j) {
-        Src sh = source(i, h, oh, linear, align_corners, scale_factor);
-        Src sw = source(j, w, ow, linear, align_corners, scale_factor);
-        auto at = [&](int64_t y, int64_t z) { return x[static_cast<size_t>((p * h + y) * w + z)]; };
-        out.push_back(sh.w0 * (sw.w0 * at(sh.i0, sw.i0) + sw.w1 * at(sh.i0, sw.i1)) +
-                      sh.w1 * (sw.w0 * at(sh.i1, sw.i0) + sw.w1 * at(sh.i1, sw.i1)));
-      }
-  return out;
+  const int64_t in[3] = {1, h, w}, out[3] = {1, oh, ow};
+  return resize_axes(x, n * c, in, out, [&](int a, int64_t dst) -> Points {
+    if (a == 0) return {{0}, {1.f}};
+    return linear_points(dst, in[a], out[a], linear, align_corners, scale_factor);
+  });
 }
 
 void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tol, const std::string& what) {
@@ -232,32 +247,10 @@ TEST_P(Interpolate, NearestExactBicubicAndAreaMatchPyTorchsFormulas) {
 // down per axis, against the per-axis formulas above applied along D, H and W.
 std::vector<float> resize3(const std::vector<float>& x, int64_t nc, const int64_t (&in)[3], const int64_t (&out)[3],
                            const std::string& mode, bool align_corners, double scale_factor = 0) {
-  auto along = [&](int a, int64_t dst) -> Points {
+  return resize_axes(x, nc, in, out, [&](int a, int64_t dst) -> Points {
     if (mode == "nearest-exact") return points(dst, in[a], out[a], Mode::kNearestExact, false, scale_factor);
-    const bool linear = mode == "trilinear";
-    Src s = source(dst, in[a], out[a], linear, align_corners, scale_factor);
-    return linear ? Points{{s.i0, s.i1}, {s.w0, s.w1}} : Points{{s.i0}, {1.f}};
-  };
-  std::vector<float> y;
-  for (int64_t p = 0; p < nc; ++p)
-    for (int64_t i = 0; i < out[0]; ++i)
-      for (int64_t j = 0; j < out[1]; ++j)
-        for (int64_t l = 0; l < out[2]; ++l) {
-          Points pd = along(0, i), ph = along(1, j), pw = along(2, l);
-          float sum = 0;
-          for (size_t a = 0; a < pd.i.size(); ++a) {
-            float plane = 0;
-            for (size_t b = 0; b < ph.i.size(); ++b) {
-              float row = 0;
-              for (size_t e = 0; e < pw.i.size(); ++e)
-                row += pw.w[e] * x[static_cast<size_t>(((p * in[0] + pd.i[a]) * in[1] + ph.i[b]) * in[2] + pw.i[e])];
-              plane += ph.w[b] * row;
-            }
-            sum += pd.w[a] * plane;
-          }
-          y.push_back(sum);
-        }
-  return y;
+    return linear_points(dst, in[a], out[a], mode == "trilinear", align_corners, scale_factor);
+  });
 }
 
 TEST_P(Interpolate, VolumesMatchPyTorchsFormulas) {
