@@ -16,22 +16,13 @@
 namespace lf {
 namespace {
 
+using detail::coord;
 using detail::fail;
 using detail::record;
 using ir::Op;
 
 std::string list_str(const std::vector<int64_t>& v) { return shape_str(v); }
 
-// The coordinate along dim d of every element of `shape`: int64, an arange viewed along d.
-Tensor coord(const Shape& shape, size_t d, Device device) {
-  ir::Attrs a;
-  a.value = 0;
-  a.value2 = 1;
-  Tensor r = record(Op::Arange, DType::Int64, device, {shape[d]}, {}, a);
-  Shape along(shape.size(), 1);
-  along[d] = shape[d];
-  return expand(reshape(r, along), shape);
-}
 
 // floor(i / n) for 0 <= i < 2^52 and n > 0, in float64 (exact there; there is no integer
 // division op): the index arithmetic of tile, repeat and strided index_put.

@@ -143,6 +143,17 @@ Shape broadcast_shapes(const char* op, const Shape& x, const Shape& y, std::init
   return out;
 }
 
+Tensor coord(const Shape& shape, size_t d, Device device) {
+  ir::Attrs a;
+  a.value = 0;
+  a.value2 = 1;
+  Tensor r = record(Op::Arange, DType::Int64, device, {shape[d]}, {}, a);
+  Shape along(shape.size(), 1);
+  along[d] = shape[d];
+  if (along != r.shape()) r = record(Op::Reshape, DType::Int64, device, along, {&r});
+  return broadcast_to(r, shape);
+}
+
 Tensor cast_to(const Tensor& x, DType dtype) {
   if (x.dtype() == dtype) return x;
   return record(Op::Cast, dtype, x.device(), x.shape(), {&x});

@@ -41,6 +41,9 @@ int64_t normalize_dim(const char* op, int64_t dim, int64_t rank, const Tensor& x
 // `index` the result's shape; `op` is the user-facing op its index errors name.
 Tensor record_gather(const Tensor& src, int64_t axis, const Tensor& index, ir::GatherOp op);
 
+// The coordinate along dim d of every element of `shape`: int64, an arange viewed along d.
+Tensor coord(const Shape& shape, size_t d, Device device);
+
 DType promote(DType a, DType b);
 DType promote_scalar(DType t, Scalar::Kind kind);
 Shape broadcast_shapes(const char* op, const Shape& x, const Shape& y, std::initializer_list<const Tensor*> args);
