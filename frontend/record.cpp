@@ -37,8 +37,14 @@ void check_node_shape(const ir::Node& n) {
 
 }  // namespace
 
+int& keep_graph_depth() {
+  thread_local int depth = 0;
+  return depth;
+}
+
 Tensor record_node(NodePtr node) {
   check_node_shape(*node);
+  node->keep_history = keep_graph_depth() > 0;
   Tensor t(std::move(node));  // held before trace_append, which may flush: a flush computes held nodes
   trace_append(t.node());
   return t;

@@ -20,6 +20,9 @@ Tensor record(Op op, DType dtype, Device device, const Shape& shape, std::initia
               Attrs attrs = {});
 // Records `node`, made by ir::make_node and not yet in the trace.
 Tensor record_node(NodePtr node);
+// How many lf::KeepGraph scopes this thread is in: while above 0, recorded nodes keep their
+// history when realized (ir::Node::history).
+int& keep_graph_depth();
 
 // "float32[2, 3]"
 std::string describe(const Tensor& t);

@@ -236,6 +236,11 @@ void run_fallback(const Prepared& k) {
 void materialize(ir::Node& n, std::shared_ptr<rt::Storage> storage, ir::Layout layout) {
   n.storage = std::move(storage);
   n.layout = std::move(layout);
+  // A node no handle holds is an intermediate the executor stored (an unfused run's, a rewrite's
+  // copy): it keeps its history too, or a history-keeping node that reads it would be cut from the
+  // graph behind it. Without such a reader it dies with the flush anyway.
+  if ((n.keep_history || n.user_refs.load(std::memory_order_relaxed) == 0) && !n.history && !n.inputs.empty())
+    n.history.reset(new ir::Node::History{n.op, std::move(n.inputs), n.attrs});
   n.op = ir::Op::Buffer;
   n.inputs.clear();
 }

@@ -109,6 +109,7 @@ Shape recycled_shape(const Shape& like) {
 
 Node::~Node() {
   recycle_shape(shape);
+  if (history) inputs = std::move(history->inputs);  // freed by the same loop as a pending node's
   if (inputs.empty()) return;  // leaves (buffers, generators, realized nodes) free nothing more
   // Inputs that die with this node are queued and freed by the outermost destructor in a loop,
   // instead of each destructor recursing into its inputs.

@@ -131,6 +131,18 @@ struct Node {
   uint64_t flush_mark = 0;
   uint64_t id = 0;  // creation order, for stable printing and topological ties
 
+  // Autograd (frontend/autograd): a node recorded while its thread keeps graphs (lf::KeepGraph,
+  // lf::value_and_grad) keeps, once realized, the op, inputs and attributes it was computed from,
+  // so that a gradient can still be taken through a value a sync point computed. Without it a
+  // realized node is a leaf and the graph behind it is freed.
+  struct History {
+    Op op;
+    Inputs inputs;
+    Attrs attrs;
+  };
+  std::unique_ptr<History> history;
+  bool keep_history = false;
+
   Node(Op op, DType dtype, Device device, Shape&& shape) : op(op), dtype(dtype), device(device), shape(std::move(shape)) {}
   Node(Op op, DType dtype, Device device, Shape&& shape, Inputs&& inputs, Attrs&& attrs)
       : op(op), dtype(dtype), device(device), shape(std::move(shape)), inputs(std::move(inputs)),

@@ -6,12 +6,12 @@
 namespace lf::ir {
 
 enum class Op : uint8_t {
-#define LF_GENERATOR(Name, str) Name,
-#define LF_UNARY(Name, str, rule, expr) Name,
-#define LF_BINARY(Name, str, rule, expr) Name,
-#define LF_REDUCE(Name, str) Name,
-#define LF_VIEW(Name, str) Name,
-#define LF_SPECIAL(Name, str) Name,
+#define LF_GENERATOR(Name, str, grad) Name,
+#define LF_UNARY(Name, str, rule, expr, grad) Name,
+#define LF_BINARY(Name, str, rule, expr, grad_a, grad_b) Name,
+#define LF_REDUCE(Name, str, grad) Name,
+#define LF_VIEW(Name, str, grad) Name,
+#define LF_SPECIAL(Name, str, grad) Name,
 #include "codegen/ir/ops.inc"
 };
 
@@ -44,12 +44,12 @@ struct OpInfo {
 // The table itself is a constexpr array in the header so that op_info is a load, not a call: it
 // is asked on every recorded op and many times a node in the fuser.
 inline constexpr OpInfo kOpTable[] = {
-#define LF_GENERATOR(Name, str) {str, OpKind::Generator, DTypeRule::kNone},
-#define LF_UNARY(Name, str, rule, expr) {str, OpKind::Unary, DTypeRule::rule},
-#define LF_BINARY(Name, str, rule, expr) {str, OpKind::Binary, DTypeRule::rule},
-#define LF_REDUCE(Name, str) {str, OpKind::Reduce, DTypeRule::kNone},
-#define LF_VIEW(Name, str) {str, OpKind::View, DTypeRule::kNone},
-#define LF_SPECIAL(Name, str) {str, OpKind::Special, DTypeRule::kNone},
+#define LF_GENERATOR(Name, str, grad) {str, OpKind::Generator, DTypeRule::kNone},
+#define LF_UNARY(Name, str, rule, expr, grad) {str, OpKind::Unary, DTypeRule::rule},
+#define LF_BINARY(Name, str, rule, expr, grad_a, grad_b) {str, OpKind::Binary, DTypeRule::rule},
+#define LF_REDUCE(Name, str, grad) {str, OpKind::Reduce, DTypeRule::kNone},
+#define LF_VIEW(Name, str, grad) {str, OpKind::View, DTypeRule::kNone},
+#define LF_SPECIAL(Name, str, grad) {str, OpKind::Special, DTypeRule::kNone},
 #include "codegen/ir/ops.inc"
 };
 

@@ -102,7 +102,7 @@ constexpr bool reachable(ir::DTypeRule r) {
 template <typename T>
 auto unary_expr(Op op, T x) {
   switch (op) {
-#define LF_UNARY(Name, str, rule, expr)                                \
+#define LF_UNARY(Name, str, rule, expr, grad)                                \
   case Op::Name:                                                       \
     if constexpr (reachable<T>(ir::DTypeRule::rule)) return static_cast<double>(expr); \
     break;
@@ -115,7 +115,7 @@ auto unary_expr(Op op, T x) {
 template <typename T>
 auto binary_expr(Op op, T a, T b) {
   switch (op) {
-#define LF_BINARY(Name, str, rule, expr)                               \
+#define LF_BINARY(Name, str, rule, expr, grad_a, grad_b)                               \
   case Op::Name:                                                       \
     if constexpr (reachable<T>(ir::DTypeRule::rule)) return static_cast<double>(expr); \
     break;

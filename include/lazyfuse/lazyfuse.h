@@ -1,6 +1,7 @@
 // The one public header of LazyFuse: #include <lazyfuse/lazyfuse.h>.
 #pragma once
 
+#include "lazyfuse/autograd.h"
 #include "lazyfuse/interop.h"
 #include "lazyfuse/ops.h"
 #include "lazyfuse/runtime.h"

@@ -1,0 +1,82 @@
+// Reverse-mode gradients over the lazy trace. lf::grad walks the graph behind a value backwards and
+// records each op's derivative (the op table's derivative column) as ordinary ops of the same
+// trace, so the forward pass, the backward pass and an optimizer's update reach the fuser together
+// and nothing runs before a sync point.
+#pragma once
+
+#include <initializer_list>
+#include <map>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "lazyfuse/tensor.h"
+
+namespace lf {
+
+// torch.autograd.grad: the gradient of `output` with respect to each of `inputs` (floating-point
+// tensors; one result each, in their shapes and dtypes). `cotangent` (output's shape) weights the
+// output's elements, a vector-Jacobian product; it may be left out only when the output has one
+// element. An input that the output does not depend on gets zeros, or an lf::Error when
+// allow_unused is false. The gradient flows through the ops recorded since the inputs, and through
+// values a sync point computed meanwhile only if they were recorded under lf::KeepGraph (a
+// computed value is otherwise a constant: its graph is freed).
+std::vector<Tensor> grad(const Tensor& output, const std::vector<Tensor>& inputs, const Tensor& cotangent = {},
+                         bool allow_unused = true);
+
+// A model's parameters by name (ordered, so every walk over them has the same order).
+using Params = std::map<std::string, Tensor>;
+Params grad(const Tensor& output, const Params& inputs, const Tensor& cotangent = {}, bool allow_unused = true);
+
+// While one is alive on this thread, every op recorded keeps, after a sync point computes it, what
+// it was computed from, so lf::grad can still differentiate through it (printing a loss inside the
+// forward pass, say). That graph lives as long as the values do.
+class KeepGraph {
+ public:
+  KeepGraph();
+  ~KeepGraph();
+  KeepGraph(const KeepGraph&) = delete;
+  KeepGraph& operator=(const KeepGraph&) = delete;
+};
+
+// The same with the inputs in braces, grad(loss, {w, b}).
+std::vector<Tensor> grad(const Tensor& output, std::initializer_list<Tensor> inputs, const Tensor& cotangent = {},
+                         bool allow_unused = true);
+
+// JAX's and MLX's value_and_grad: value_and_grad(f) is a function that returns f's value at its
+// argument and the gradient of that value with respect to the argument. f takes a
+// std::vector<Tensor> or an lf::Params and returns a tensor of one element; its forward pass runs
+// under KeepGraph, so f may read values.
+template <typename F>
+class ValueAndGrad {
+ public:
+  explicit ValueAndGrad(F f) : f_(std::move(f)) {}
+  std::pair<Tensor, std::vector<Tensor>> operator()(const std::vector<Tensor>& args) const
+    requires std::is_invocable_r_v<Tensor, const F&, const std::vector<Tensor>&>
+  {
+    Tensor value = forward(args);
+    return {value, grad(value, args)};
+  }
+  std::pair<Tensor, Params> operator()(const Params& args) const
+    requires std::is_invocable_r_v<Tensor, const F&, const Params&>
+  {
+    Tensor value = forward(args);
+    return {value, grad(value, args)};
+  }
+
+ private:
+  template <typename Args>
+  Tensor forward(const Args& args) const {
+    KeepGraph keep;
+    return f_(args);
+  }
+  F f_;
+};
+
+template <typename F>
+ValueAndGrad<F> value_and_grad(F f) {
+  return ValueAndGrad<F>(std::move(f));
+}
+
+}  // namespace lf
