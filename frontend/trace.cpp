@@ -19,6 +19,7 @@ namespace {
 struct Trace {
   static constexpr size_t kMinPrune = 256;
   std::vector<std::weak_ptr<ir::Node>> pending;
+  std::vector<std::weak_ptr<ir::Node>> next_sync_roots;  // compute_at_next_sync's
   size_t prune_at = kMinPrune;  // the list's size that triggers the next pruning
   bool flushing = false;
 };
@@ -65,7 +66,28 @@ void trace_append(const ir::NodePtr& node) {
   }
 }
 
-void realize(const std::vector<ir::Node*>& roots) {
+void compute_at_next_sync(const ir::NodePtr& node) { this_thread_trace().next_sync_roots.push_back(node); }
+
+void realize(const std::vector<ir::Node*>& requested) {
+  // The roots compute_at_next_sync left join this sync's (held ones still pending).
+  Trace& trace = this_thread_trace();
+  thread_local std::vector<ir::NodePtr> extra_held;
+  thread_local std::vector<ir::Node*> with_extra;
+  const std::vector<ir::Node*>* rp = &requested;
+  if (!trace.next_sync_roots.empty()) {
+    extra_held.clear();
+    for (auto& w : trace.next_sync_roots) {
+      ir::NodePtr n = w.lock();
+      if (n && !n->realized() && n->user_refs.load(std::memory_order_relaxed) > 0) extra_held.push_back(std::move(n));
+    }
+    trace.next_sync_roots.clear();
+    if (!extra_held.empty()) {
+      with_extra.assign(requested.begin(), requested.end());
+      for (const ir::NodePtr& n : extra_held) with_extra.push_back(n.get());
+      rp = &with_extra;
+    }
+  }
+  const std::vector<ir::Node*>& roots = *rp;
   // Wanted: held by a user, or a root. Roots are usually held (a sync's are, by definition), and
   // then the root set is not needed.
   thread_local ir::NodeIndex root_set;  // keeps its memory from flush to flush
@@ -84,6 +106,12 @@ void realize(const std::vector<ir::Node*>& roots) {
   // One flush at a time in the process: the caches and counters are shared.
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
+  struct Release {  // the extra roots' handles, on return and on a throw
+    ~Release() {
+      extra_held.clear();
+      with_extra.clear();
+    }
+  } release;
   exec::run(roots, wanted, options, stats());
 }
 

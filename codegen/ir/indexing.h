@@ -9,7 +9,10 @@
 namespace lf::ir {
 
 // IndexPut: index_put checks and normalizes each index tensor by a gather of arange (dim j of x).
-enum class GatherOp : int64_t { Gather = 0, IndexSelect, TakeAlongDim, Take, Embedding, IndexPut, MaskedScatter, Searchsorted, Index };
+enum class GatherOp : int64_t {
+  Gather = 0, IndexSelect, TakeAlongDim, Take, Embedding, IndexPut, MaskedScatter, Searchsorted, Index,
+  CrossEntropy, NllLoss
+};
 
 inline const char* gather_op_name(int64_t op) {
   switch (static_cast<GatherOp>(op)) {
@@ -22,6 +25,8 @@ inline const char* gather_op_name(int64_t op) {
     case GatherOp::MaskedScatter: return "masked_scatter";
     case GatherOp::Searchsorted: return "searchsorted";
     case GatherOp::Index: return "index";
+    case GatherOp::CrossEntropy: return "cross_entropy";
+    case GatherOp::NllLoss: return "nll_loss";
   }
   return "gather";
 }

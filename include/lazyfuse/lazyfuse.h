@@ -3,7 +3,9 @@
 
 #include "lazyfuse/autograd.h"
 #include "lazyfuse/interop.h"
+#include "lazyfuse/losses.h"
 #include "lazyfuse/ops.h"
+#include "lazyfuse/optim.h"
 #include "lazyfuse/runtime.h"
 #include "lazyfuse/tensor.h"
 #include "lazyfuse/types.h"

@@ -1,0 +1,188 @@
+// LazyFuse's side of the autograd parity test (torch_parity.py writes PyTorch's side): each case's
+// output and gradients, and each optimizer's trajectory, against PyTorch 1.13's in float64.
+// Usage: lazyfuse-torch-parity <dir written by torch_parity.py>; runs on the default device.
+// Prints "N passed, M failed".
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <lazyfuse/lazyfuse.h>
+#include <lazyfuse/losses.h>
+#include <lazyfuse/optim.h>
+
+namespace {
+
+using lf::Tensor;
+using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
+
+const std::map<std::string, Fn>& cases() {
+  using lf::Reduction;
+  static const std::map<std::string, Fn> c = {
+      {"cross_entropy", [](auto& x) { return lf::cross_entropy(x[0], x[1]); }},
+      {"cross_entropy_weight_ignore", [](auto& x) { return lf::cross_entropy(x[0], x[1], x[2], -100); }},
+      {"cross_entropy_smoothing",
+       [](auto& x) { return lf::cross_entropy(x[0], x[1], x[2], -100, Reduction::Mean, 0.2); }},
+      {"cross_entropy_smoothing_ignore_sum",
+       [](auto& x) { return lf::cross_entropy(x[0], x[1], {}, 7, Reduction::Sum, 0.1); }},
+      {"cross_entropy_spatial_none", [](auto& x) { return lf::cross_entropy(x[0], x[1], {}, -100, Reduction::None); }},
+      {"cross_entropy_probs", [](auto& x) { return lf::cross_entropy(x[0], x[1], {}, -100, Reduction::Mean, 0.1); }},
+      {"nll_loss", [](auto& x) { return lf::nll_loss(lf::log_softmax(x[0], 1), x[1]); }},
+      {"mse_loss", [](auto& x) { return lf::mse_loss(x[0], x[1]); }},
+      {"l1_loss_sum", [](auto& x) { return lf::l1_loss(x[0], x[1], Reduction::Sum); }},
+      {"smooth_l1_loss", [](auto& x) { return lf::smooth_l1_loss(x[0], x[1], Reduction::Mean, 0.7); }},
+      {"huber_loss", [](auto& x) { return lf::huber_loss(x[0], x[1], Reduction::Mean, 0.6); }},
+      {"binary_cross_entropy", [](auto& x) { return lf::binary_cross_entropy(x[0], x[1], x[2]); }},
+      {"bce_with_logits",
+       [](auto& x) { return lf::binary_cross_entropy_with_logits(x[0], x[1], {}, Reduction::Mean, x[2]); }},
+      {"kl_div_batchmean",
+       [](auto& x) { return lf::kl_div(lf::log_softmax(x[0], 1), x[1], lf::KLReduction::BatchMean); }},
+      {"kl_div_log_target", [](auto& x) { return lf::kl_div(x[0], x[1], lf::KLReduction::Sum, true); }},
+      {"softplus", [](auto& x) { return lf::softplus(x[0], 2, 10); }},
+      {"logaddexp", [](auto& x) { return lf::logaddexp(x[0], x[1]); }},
+      {"linear", [](auto& x) { return lf::linear(x[0], x[1], x[2]); }},
+      {"mlp", [](auto& x) { return lf::cross_entropy(lf::linear(lf::gelu(lf::linear(x[0], x[1], x[2])), x[3]), x[4]); }},
+      {"attention",
+       [](auto& x) { return lf::matmul(lf::softmax(lf::matmul(x[0], lf::transpose(x[1], -1, -2)) * 0.5, -1), x[2]); }},
+      {"layer_norm", [](auto& x) { return lf::layer_norm(x[0], 1, x[1], x[2]); }},
+      {"group_norm", [](auto& x) { return lf::group_norm(x[0], 2, x[1], x[2]); }},
+      {"batch_norm_training", [](auto& x) { return lf::batch_norm_training(x[0], x[1], x[2]).output; }},
+      {"conv2d", [](auto& x) { return lf::conv2d(x[0], x[1], x[2], lf::Size2(2, 1), 1, lf::Size2(1, 2), 2); }},
+      {"conv_transpose2d", [](auto& x) { return lf::conv_transpose2d(x[0], x[1], {}, 2, 1, 1); }},
+      {"max_pool2d", [](auto& x) { return lf::max_pool2d(x[0], 3, 2, 1, true); }},
+      {"avg_pool2d", [](auto& x) { return lf::avg_pool2d(x[0], 3, 2, 1, false, false); }},
+      {"adaptive_avg_pool2d", [](auto& x) { return lf::adaptive_avg_pool2d(x[0], {3, 2}); }},
+      {"interpolate_bilinear", [](auto& x) { return lf::interpolate(x[0], {5, 7}, "bilinear", false); }},
+      {"embedding", [](auto& x) { return lf::embedding(x[0], x[1]); }},
+      {"amax_ties", [](auto& x) { return lf::max(x[0], {1}); }},
+      {"prod_zeros", [](auto& x) { return lf::prod(x[0], {1}); }},
+      {"cumprod_zeros", [](auto& x) { return lf::cumprod(x[0], 0); }},
+      {"pow_zero_base", [](auto& x) { return lf::pow(x[0], x[1]); }},
+      {"relu_kink", [](auto& x) { return lf::relu(x[0]); }},
+      {"maximum_ties", [](auto& x) { return lf::maximum(x[0], x[1]); }},
+      {"gelu_tanh", [](auto& x) { return lf::gelu(x[0], true); }},
+      {"hardswish", [](auto& x) { return lf::hardswish(x[0]); }},
+      {"var_std_norm", [](auto& x) { return lf::var(x[0], {1}) + lf::sum(lf::std(x[0], {0})) + lf::norm(x[0], 2, {1}); }},
+      {"logsumexp_softmax", [](auto& x) { return lf::logsumexp(x[0], {1}, true) * lf::softmax(x[0], 1); }},
+  };
+  return c;
+}
+
+using Step = std::function<void(lf::Params&, const lf::Params&)>;
+std::map<std::string, std::function<Step()>> optimizers() {
+  using namespace lf::optim;
+  return {
+      {"sgd_momentum_nesterov",
+       [] {
+         auto o = std::make_shared<SGD>(SGDOptions{.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01, .nesterov = true});
+         return Step([o](lf::Params& p, const lf::Params& g) { o->step(p, g); });
+       }},
+      {"sgd_dampening",
+       [] {
+         auto o = std::make_shared<SGD>(SGDOptions{.lr = 0.05, .momentum = 0.8, .dampening = 0.3});
+         return Step([o](lf::Params& p, const lf::Params& g) { o->step(p, g); });
+       }},
+      {"adam",
+       [] {
+         auto o = std::make_shared<Adam>(AdamOptions{.lr = 0.1, .weight_decay = 0.02});
+         return Step([o](lf::Params& p, const lf::Params& g) { o->step(p, g); });
+       }},
+      {"adamw_amsgrad",
+       [] {
+         auto o = std::make_shared<Adam>(AdamW({.lr = 0.1, .weight_decay = 0.1, .amsgrad = true}));
+         return Step([o](lf::Params& p, const lf::Params& g) { o->step(p, g); });
+       }},
+  };
+}
+
+int passed = 0, failed = 0;
+
+// load_npz gives CPU tensors; the cases run on the default device (CUDA where there is one).
+std::map<std::string, Tensor> on_default_device(std::map<std::string, Tensor> m) {
+  for (auto& [k, v] : m) v = v.to(lf::default_device());
+  return m;
+}
+
+// Element by element within rtol 1e-8 (float64 on both sides; the sums' orders differ).
+bool close(const std::string& what, const Tensor& got, const Tensor& want) {
+  if (got.shape() != want.shape()) {
+    std::printf("FAIL %s: shape %s, want %s\n", what.c_str(), lf::shape_str(got.shape()).c_str(),
+                lf::shape_str(want.shape()).c_str());
+    return false;
+  }
+  std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
+  for (size_t i = 0; i < g.size(); ++i) {
+    bool ok = std::isnan(w[i]) ? std::isnan(g[i]) : std::fabs(g[i] - w[i]) <= 1e-10 + 1e-8 * std::fabs(w[i]);
+    if (!ok) {
+      std::printf("FAIL %s: element %zu is %.17g, PyTorch %.17g\n", what.c_str(), i, g[i], w[i]);
+      return false;
+    }
+  }
+  return true;
+}
+
+void check_case(const std::string& dir, const std::string& name, const Fn& f) {
+  std::map<std::string, Tensor> npz = on_default_device(lf::load_npz(dir + "/" + name + ".npz"));
+  std::vector<Tensor> xs, floats;
+  for (int i = 0; npz.count("x" + std::to_string(i)); ++i) {
+    xs.push_back(npz.at("x" + std::to_string(i)));
+    if (lf::is_floating(xs.back().dtype())) floats.push_back(xs.back());
+  }
+  Tensor out;
+  {
+    lf::KeepGraph keep;  // the output is read (computed) before its gradient is taken
+    out = f(xs);
+  }
+  bool ok = close(name + " output", out, npz.at("out"));
+  std::vector<Tensor> grads = lf::grad(lf::sum(out * npz.at("w")), floats);
+  for (size_t i = 0, k = 0; i < xs.size(); ++i) {
+    if (!lf::is_floating(xs[i].dtype())) continue;
+    if (!npz.count("g" + std::to_string(i))) {  // an input PyTorch does not differentiate
+      ++k;
+      continue;
+    }
+    ok &= close(name + " gradient of input " + std::to_string(i), grads[k++], npz.at("g" + std::to_string(i)));
+  }
+  (ok ? passed : failed)++;
+}
+
+void check_optimizer(const std::string& dir, const std::string& name, const std::function<Step()>& make) {
+  std::map<std::string, Tensor> npz = on_default_device(lf::load_npz(dir + "/optim_" + name + ".npz"));
+  lf::Params p{{"p", npz.at("p0")}};
+  Tensor c = npz.at("c");
+  Step step = make();
+  bool ok = true;
+  for (int64_t t = 0; t < 5; ++t) {
+    auto [loss, g] = lf::value_and_grad([&](const lf::Params& q) { return lf::sum(q.at("p") * q.at("p") * c); })(p);
+    step(p, g);
+    ok &= close(name + " step " + std::to_string(t + 1), p.at("p"), lf::select(npz.at("traj"), 0, t));
+  }
+  (ok ? passed : failed)++;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s <dir written by torch_parity.py>\n", argv[0]);
+    return 2;
+  }
+  std::printf("device: %s\n", lf::default_device().str().c_str());
+  std::string dir = argv[1];
+  for (bool fused : {true, false}) {
+    lf::set_fusion_enabled(fused);
+    for (const auto& [name, f] : cases()) {
+      try {
+        check_case(dir, name, f);
+      } catch (const lf::Error& e) {
+        std::printf("FAIL %s: %s\n", name.c_str(), e.what());
+        ++failed;
+      }
+    }
+    for (const auto& [name, make] : optimizers()) check_optimizer(dir, name, make);
+  }
+  std::printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
