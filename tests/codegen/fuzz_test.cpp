@@ -64,7 +64,10 @@ class Graph {
   // Builds the graph, keeps some values, drops the rest; returns "" or a failure report.
   std::string run() {
     int inputs = static_cast<int>(rng_.range(1, 3));
-    for (int k = 0; k < inputs; ++k) add_input(random_shape(), random_dtype());
+    for (int k = 0; k < inputs; ++k) {
+      add_input(random_shape(), random_dtype());
+      inputs_.push_back(vals_.back());
+    }
     for (int s = 0; s < steps_; ++s) {
       if (rng_.chance(0.06)) {
         std::string r = checkpoint();
@@ -79,7 +82,11 @@ class Graph {
     kept.push_back(vals_.back());
     for (size_t k = 0; k + 1 < vals_.size(); ++k)
       if (rng_.chance(0.25) && kept.size() < 4) kept.push_back(vals_[k]);
+    // Gradients (lf::grad): the newest kept value's vector-Jacobian product with respect to the
+    // floating-point inputs, recorded as ops like any other and compared the same way.
+    if (rng_.chance(0.35)) add_gradients(&kept);
     vals_.clear();
+    inputs_.clear();
     desc_ << "keep:";
     for (const Val& v : kept) desc_ << " " << v.name;
     desc_ << "\n";
@@ -100,6 +107,7 @@ class Graph {
   Rng rng_;
   int steps_;
   std::vector<Val> vals_;
+  std::vector<Val> inputs_;
   std::ostringstream desc_;
   int next_id_ = 0;
 
@@ -127,6 +135,28 @@ class Graph {
        << (tol.nan_exact ? "" : ", NaN positions not checked") << ") differs:\n"
        << diff;
     return os.str();
+  }
+
+  void add_gradients(std::vector<Val>* kept) {
+    const Val out = kept->front();  // a copy: kept grows below
+    if (!is_floating(out.t.dtype())) return;
+    std::vector<Tensor> wrt;
+    std::vector<const Val*> of;
+    for (const Val& in : inputs_)
+      if (is_floating(in.t.dtype())) {
+        wrt.push_back(in.t);
+        of.push_back(&in);
+      }
+    if (wrt.empty()) return;
+    Tensor cot = lf::cast(lf::rand(out.t.shape()) + 0.5, out.t.dtype());
+    std::vector<Tensor> g = lf::grad(out.t, wrt, cot);
+    for (size_t i = 0; i < g.size(); ++i) {
+      // A derivative divides by and multiplies with the forward's values: its rounding budget is the
+      // forward's, grown, and its NaN and inf positions follow the forward's edges.
+      double rel = std::min(1.0, grow(std::max(out.rel, of[i]->rel)) * 8 + 1e-5);
+      const Val& v = add(g[i], "grad(" + out.name + ", " + of[i]->name + ")", rel, true, true);
+      if (kept->size() < 6) kept->push_back(v);
+    }
   }
 
   // Reads a random value mid-graph (compared too), so later ops see materialized buffers and views.
