@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "codegen/ir/node.h"
+#include "frontend/file_io.h"
 #include "frontend/record.h"
 #include "lazyfuse/interop.h"
 #include "runtime/storage.h"
@@ -22,9 +23,9 @@
 namespace lf {
 namespace {
 
-[[noreturn]] void file_error(const char* op, const std::string& path, const std::string& message) {
-  throw Error("lf::" + std::string(op) + ": " + path + ": " + message);
-}
+using detail::file_error;
+using detail::read_file;
+using detail::write_file;
 
 const char* npy_descr(DType d) {
   switch (d) {
@@ -69,14 +70,6 @@ std::vector<char> npy_bytes(const char* op, const std::string& path, const Tenso
     out.insert(out.end(), p, p + bytes);
   }
   return out;
-}
-
-void write_file(const char* op, const std::string& path, const std::vector<std::pair<const char*, size_t>>& parts) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) file_error(op, path, std::string("cannot open for writing: ") + std::strerror(errno));
-  for (auto [p, n] : parts) f.write(p, static_cast<std::streamsize>(n));
-  f.flush();
-  if (!f) file_error(op, path, std::string("write failed: ") + std::strerror(errno));
 }
 
 // ---- Reading .npy from bytes in memory.
@@ -252,17 +245,6 @@ Tensor tensor_from_npy(const char* op, const std::string& path, const char* data
   if (h.swap) byte_swap(static_cast<char*>(storage->data()), bytes, dtype_size(h.dtype));
   rt::note_value_range(*storage, h.dtype, static_cast<int64_t>(bytes / dtype_size(h.dtype)));
   return make_tensor(std::move(storage), h);
-}
-
-std::vector<char> read_file(const char* op, const std::string& path) {
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
-  if (!f) file_error(op, path, std::string("cannot open: ") + std::strerror(errno));
-  std::streamsize size = f.tellg();
-  if (size < 0) file_error(op, path, "cannot read its size");
-  std::vector<char> out(static_cast<size_t>(size));
-  f.seekg(0);
-  if (size > 0 && !f.read(out.data(), size)) file_error(op, path, "read failed");
-  return out;
 }
 
 // ---- zip (for .npz): the parts numpy writes and reads.
