@@ -1,8 +1,10 @@
 // lf::save / lf::load (.npy) and lf::savez / lf::load_npz (.npz): round trips and bad files.
 // numpy's side is tests/tools/numpy_interop.py.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -153,3 +155,51 @@ TEST_F(NpyFiles, NpzRoundTripAndErrors) {
 }
 
 }  // namespace
+
+namespace lf::test {
+namespace {
+
+class NpyPaths : public OnCpu {
+ protected:
+  void SetUp() override {
+    OnCpu::SetUp();
+    char tmpl[] = "/tmp/lazyfuse-paths-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    std::system(("rm -rf '" + dir_ + "'").c_str());
+    OnCpu::TearDown();
+  }
+  std::string dir_;
+};
+
+// A directory or a FIFO is refused at once, never read as a huge file or waited on.
+TEST_F(NpyPaths, DirectoriesAndFifosAreErrorsNotHangs) {
+  expect_error([&] { load(dir_); }, {"lf::load", dir_, "is a directory"});
+  expect_error([&] { load_npz(dir_); }, {"lf::load_npz", "is a directory"});
+  std::string fifo = dir_ + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  expect_error([&] { load(fifo); }, {"lf::load", "not a regular file"});
+  expect_error([&] { load_npz(fifo); }, {"lf::load_npz", "not a regular file"});
+  expect_error([&] { save(fifo, ones({2})); }, {"lf::save", "not a regular file"});
+  expect_error([&] { savez(fifo, {{"a", ones({2})}}); }, {"lf::savez", "not a regular file"});
+}
+
+// save writes a temporary file and renames it: a failed save leaves the old file whole, and a
+// good one leaves nothing else behind.
+TEST_F(NpyPaths, SaveReplacesTheFileWhole) {
+  std::string p = dir_ + "/x.npy";
+  save(p, from_vector(std::vector<float>{1, 2}, {2}));
+  expect_error([&] { save(p, cast(ones({2}), DType::BFloat16)); }, {"lf::save", "bfloat16"});
+  expect_close(load(p), {1, 2});
+  save(p, from_vector(std::vector<float>{3}, {1}));
+  expect_close(load(p), {3});
+  int entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir_)) entries += e.is_regular_file();
+  EXPECT_EQ(entries, 1);
+  expect_error([&] { save(dir_ + "/missing/x.npy", ones({1})); }, {"lf::save", "cannot open for writing"});
+}
+
+}  // namespace
+}  // namespace lf::test
