@@ -48,6 +48,15 @@ Tensor load(const std::string& path);
 // reads archives numpy.savez_compressed writes (deflate).
 void savez(const std::string& path, const std::map<std::string, Tensor>& tensors);
 std::map<std::string, Tensor> load_npz(const std::string& path);
+// The safetensors format model weights ship in (Hugging Face's): named tensors of bool, int32,
+// int64, float16, bfloat16, float32 or float64 and string metadata. save_safetensors is a sync
+// point and replaces the file whole (written beside it, then renamed); load_safetensors gives CPU
+// tensors, and an lf::Error naming the file and the tensor for a header that does not match the
+// data (offsets outside it, a size that disagrees with the shape, an unknown dtype, bad JSON).
+void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
+                      const std::map<std::string, std::string>& metadata = {});
+std::map<std::string, Tensor> load_safetensors(const std::string& path,
+                                               std::map<std::string, std::string>* metadata = nullptr);
 
 // ---- CUDA streams (untested on a GPU: written and compiled on a machine without one).
 // LazyFuse queues its GPU work on one stream per device. set_stream makes it use the caller's

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 
 #include "frontend/test_util.h"
@@ -199,6 +200,72 @@ TEST_F(NpyPaths, SaveReplacesTheFileWhole) {
   for (const auto& e : std::filesystem::directory_iterator(dir_)) entries += e.is_regular_file();
   EXPECT_EQ(entries, 1);
   expect_error([&] { save(dir_ + "/missing/x.npy", ones({1})); }, {"lf::save", "cannot open for writing"});
+}
+
+}  // namespace
+}  // namespace lf::test
+
+namespace lf::test {
+namespace {
+
+class Safetensors : public NpyPaths {
+ protected:
+  // A file of this header text and these data bytes.
+  std::string file(const std::string& header, const std::string& data) {
+    std::string p = dir_ + "/f.safetensors";
+    std::string bytes(8, '\0');
+    for (int i = 0; i < 8; ++i) bytes[static_cast<size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+    std::ofstream(p, std::ios::binary) << bytes << header << data;
+    return p;
+  }
+};
+
+TEST_F(Safetensors, RoundTripEveryDtypeAndMetadata) {
+  std::map<std::string, Tensor> in{
+      {"b", from_vector(std::vector<bool>{true, false, true}, {3})},
+      {"i32", from_vector(std::vector<int32_t>{-1, 2}, {2, 1})},
+      {"i64", from_vector(std::vector<int64_t>{9007199254740993LL}, {1})},
+      {"f16", cast(from_vector(std::vector<float>{0.5, -2}, {2}), DType::Float16)},
+      {"bf16", cast(from_vector(std::vector<float>{1.5}, {1}), DType::BFloat16)},
+      {"f32", transpose(from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}), 0, 1)},  // strided: written row-major
+      {"f64", from_vector(std::vector<double>{3.25}, {})},
+      {"empty", zeros({0, 4})},
+      {"model.layers.0.weight \"quoted\"", ones({2})},
+  };
+  std::string p = dir_ + "/m.safetensors";
+  save_safetensors(p, in, {{"format", "pt"}});
+  std::map<std::string, std::string> meta;
+  std::map<std::string, Tensor> out = load_safetensors(p, &meta);
+  EXPECT_EQ(meta.at("format"), "pt");
+  ASSERT_EQ(out.size(), in.size());
+  for (const auto& [name, t] : in) {
+    SCOPED_TRACE(name);
+    const Tensor& got = out.at(name);
+    EXPECT_EQ(got.dtype(), t.dtype());
+    EXPECT_EQ(got.shape(), t.shape());
+    if (t.dtype() == DType::Int64) EXPECT_EQ(got.to_vector<int64_t>(), t.to_vector<int64_t>());
+    else expect_close(got, t.to_vector<double>());
+  }
+}
+
+TEST_F(Safetensors, HeadersThatDoNotMatchTheDataAreErrorsNamingTheTensor) {
+  const std::string four(4, '\0');
+  expect_error([&] { load_safetensors(file("{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", four)); },
+               {"lf::load_safetensors", "tensor \"w\"", "outside the 4 bytes"});
+  expect_error([&] { load_safetensors(file("{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}}", four)); },
+               {"tensor \"w\"", "4 bytes of data for F32[2], which takes 8"});
+  expect_error([&] { load_safetensors(file("{\"w\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]}}", four)); },
+               {"tensor \"w\"", "dtype U8"});
+  expect_error([&] { load_safetensors(file("{\"w\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", four)); },
+               {"tensor \"w\"", "non-negative"});
+  expect_error([&] {
+    load_safetensors(file("{\"w\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,4]}}", four));
+  }, {"tensor \"w\"", "overflows"});
+  expect_error([&] { load_safetensors(file("{\"w\":{\"dtype\":\"F32\"", four)); }, {"bad header"});
+  expect_error([&] { load_safetensors(file("{\"a\":1,\"a\":2}", "")); }, {"appears twice"});
+  std::string p = dir_ + "/short.safetensors";
+  std::ofstream(p, std::ios::binary) << std::string("\xff\xff\xff\xff\0\0\0\0{}", 10);
+  expect_error([&] { load_safetensors(p); }, {"lf::load_safetensors", "claims 4294967295 bytes"});
 }
 
 }  // namespace
