@@ -28,6 +28,13 @@ std::vector<Tensor> grad(const Tensor& output, const std::vector<Tensor>& inputs
 // A model's parameters by name (ordered, so every walk over them has the same order).
 using Params = std::map<std::string, Tensor>;
 Params grad(const Tensor& output, const Params& inputs, const Tensor& cotangent = {}, bool allow_unused = true);
+// A checkpoint of `like`'s parameters (or an optimizer's state) from a .npz or .safetensors file
+// (by its extension): every name of `like` must be in the file with its shape; values are cast to
+// like's dtypes and moved to its devices. A missing name, a shape that differs, or a name the
+// file has and `like` has not (unless allow_extra) is an lf::Error naming the file and the tensor.
+Params load_params(const std::string& path, const Params& like, bool allow_extra = false);
+// Saves them (.npz or .safetensors by the extension; replaces the file whole).
+void save_params(const std::string& path, const Params& params);
 
 // While one is alive on this thread, every op recorded keeps, after a sync point computes it, what
 // it was computed from, so lf::grad can still differentiate through it (printing a loss inside the

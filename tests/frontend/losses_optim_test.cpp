@@ -13,7 +13,7 @@
 namespace lf::test {
 namespace {
 
-class Losses : public OnCpu {};
+class Losses : public ::testing::Test {};  // on the default device
 
 std::vector<double> values(int64_t n, double lo, double hi, unsigned seed) {
   std::mt19937 rng(seed);

@@ -1,7 +1,10 @@
 // lf::grad against float64 central differences, for every differentiable row of the op table and
 // the composites users call (through their primitives), fused and unfused; ties, kinks, errors,
 // lf::KeepGraph and value_and_grad.
+#include <stdlib.h>
+
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <string>
@@ -69,17 +72,14 @@ void gradcheck(const std::string& name, const Fn& f, const std::vector<Input>& i
   }
 }
 
-class Autograd : public OnCpu, public ::testing::WithParamInterface<bool> {
+// On the default device (CUDA on a GPU machine), fused and unfused.
+class Autograd : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
-    OnCpu::SetUp();
     saved_fusion_ = fusion_enabled();
     set_fusion_enabled(GetParam());
   }
-  void TearDown() override {
-    set_fusion_enabled(saved_fusion_);
-    OnCpu::TearDown();
-  }
+  void TearDown() override { set_fusion_enabled(saved_fusion_); }
 
  private:
   bool saved_fusion_ = true;
@@ -364,6 +364,37 @@ TEST_P(Autograd, SecondDerivativeOfThePendingGraph) {
   Tensor x = from_vector(std::vector<double>{0.3, 1.2}, {2});
   Tensor dx = grad(sum(x * x * x), {x})[0];
   expect_close(grad(sum(dx), {x})[0], {6 * 0.3, 6 * 1.2});
+}
+
+}  // namespace
+}  // namespace lf::test
+
+namespace lf::test {
+namespace {
+
+TEST(Checkpoints, ParamsAndOptimizerStateRoundTripBothFormats) {
+  char tmpl[] = "/tmp/lazyfuse-ckpt-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  Params p{{"w", from_vector(std::vector<float>{1, 2, 3, 4}, {2, 2})}, {"b", cast(ones({2}), DType::BFloat16)}};
+  for (const char* ext : {".npz", ".safetensors"}) {
+    SCOPED_TRACE(ext);
+    const std::string path = dir + "/ckpt" + ext;
+    Params saved = p;
+    if (std::string(ext) == ".npz") saved["b"] = cast(saved["b"], DType::Float32);  // numpy has no bfloat16
+    save_params(path, saved);
+    Params back = load_params(path, p);
+    EXPECT_EQ(back.at("b").dtype(), DType::BFloat16);
+    expect_close(back.at("w"), {1, 2, 3, 4});
+    Params wrong{{"w", zeros({4})}, {"b", zeros({2})}};
+    expect_error([&] { load_params(path, wrong); }, {"lf::load_params", path, "tensor \"w\"", "[2, 2]", "[4]"});
+    Params missing{{"w", zeros({2, 2})}, {"b", zeros({2})}, {"c", zeros({1})}};
+    expect_error([&] { load_params(path, missing); }, {"lf::load_params", "no tensor \"c\""});
+    Params fewer{{"w", zeros({2, 2})}};
+    expect_error([&] { load_params(path, fewer); }, {"tensor \"b\" is not one of the parameters"});
+    EXPECT_EQ(load_params(path, fewer, true).size(), 1u);
+  }
+  std::system(("rm -rf '" + dir + "'").c_str());
 }
 
 }  // namespace
