@@ -122,6 +122,18 @@ Tensor randint(int64_t low, int64_t high, Shape shape, DType dtype) {
   constexpr int64_t kExact = int64_t{1} << 53;
   if (low < -kExact || high > kExact) fail("randint", "low and high must be within +-2^53");
   if (dtype == DType::Bool) fail("randint", "needs a numeric dtype, not bool");
+  // PyTorch's check_from_to_in_range: low and high - 1 must be values of the dtype (integers that
+  // a float dtype holds exactly: +-2^11 for float16, 2^8 for bfloat16, 2^24 for float32).
+  const int64_t lim = dtype == DType::Int32     ? int64_t{INT32_MAX}
+                      : dtype == DType::Float16  ? int64_t{1} << 11
+                      : dtype == DType::BFloat16 ? int64_t{1} << 8
+                      : dtype == DType::Float32  ? int64_t{1} << 24
+                                                 : kExact;
+  const int64_t lo_lim = dtype == DType::Int32 ? int64_t{INT32_MIN} : -lim;
+  if (low < lo_lim || high - 1 > lim)
+    fail("randint", "the range [" + std::to_string(low) + ", " + std::to_string(high) + ") does not fit " +
+                        dtype_name(dtype) + " (its values run from " + std::to_string(lo_lim) + " to " +
+                        std::to_string(lim) + ")");
   detail::check_shape("randint", shape, dtype);
   double range = static_cast<double>(high - low);
   Tensor u = detail::random(Op::Rand, "randint", std::move(shape), DType::Float64, default_device());

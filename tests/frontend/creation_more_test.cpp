@@ -121,3 +121,13 @@ TEST(CreationMore, RandomOpsStatisticsAndCounterBased) {
 }
 
 }  // namespace
+
+// PyTorch's rule: low and high - 1 must be values of the dtype (hostile input issue, item 2: an
+// int32 range past 2^31 gave INT32_MAX, a float16 one past 65504 gave inf).
+TEST(CreationMore, RandintRangeMustFitTheDtype) {
+  EXPECT_NE(error_of([] { lf::randint(0, int64_t{1} << 40, {4}, DType::Int32); }).find("lf::randint: the range [0, 1099511627776) does not fit int32"), std::string::npos);
+  EXPECT_NE(error_of([] { lf::randint(0, 1 << 20, {4}, DType::Float16); }).find("float16 (its values run from -2048 to 2048)"), std::string::npos);
+  EXPECT_NE(error_of([] { lf::randint(-300, 0, {4}, DType::BFloat16); }).find("does not fit bfloat16"), std::string::npos);
+  EXPECT_EQ(lf::max(lf::randint(0, 2049, {4096}, DType::Float16)).item<double>() <= 2048, true);
+  EXPECT_EQ(lf::randint(INT32_MIN, int64_t{INT32_MAX} + 1, {8}, DType::Int32).dtype(), DType::Int32);
+}
