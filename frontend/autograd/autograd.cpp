@@ -3,6 +3,7 @@
 // order, each node's derivative recorded as ordinary ops (frontend/autograd/derivatives.cpp).
 #include "lazyfuse/autograd.h"
 
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "frontend/autograd/derivatives.h"
 #include "frontend/record.h"
 #include "lazyfuse/ops.h"
+#include "runtime/config.h"
 
 namespace lf {
 namespace {
@@ -62,6 +64,33 @@ void check_input(size_t i, const Tensor& x, const Tensor& output) {
     fail("grad", which + " has dtype " + dtype_name(x.dtype()) + ": only floating-point tensors have gradients", {&x});
   if (x.device() != output.device())
     fail("grad", which + " is on " + x.device().str() + " and the output on " + output.device().str(), {&x, &output});
+}
+
+// LAZYFUSE_LOG: the forward values (not leaves) the recorded backward reads (each is stored at the flush, or
+// recomputed where the fuser keeps it inside a group), walking the gradients' pending graph down
+// to the forward's nodes.
+void log_saved(const std::vector<Tensor>& grads, const ir::NodeIndex& forward, size_t forward_nodes) {
+  std::vector<const Node*> stack, saved;
+  ir::NodeIndex seen;
+  for (const Tensor& g : grads)
+    if (seen.insert(g.node().get(), 0)) stack.push_back(g.node().get());
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (forward.find(n) >= 0) {
+      // Leaves (parameters, data) are held anyway; constants are no memory.
+      if (n->op != ir::Op::Full && (!n->realized() || n->history)) saved.push_back(n);
+      continue;
+    }
+    if (n->realized()) continue;
+    for (const NodePtr& in : n->inputs)
+      if (seen.insert(in.get(), 0)) stack.push_back(in.get());
+  }
+  std::string list;
+  for (const Node* n : saved)
+    list += " " + ir::node_name(*n) + " " + dtype_name(n->dtype) + shape_str(n->shape);
+  std::fprintf(stderr, "[lazyfuse] grad: %zu forward nodes; the backward reads %zu forward values:%s\n", forward_nodes,
+               saved.size(), list.c_str());
 }
 
 }  // namespace
@@ -163,6 +192,7 @@ std::vector<Tensor> grad(const Tensor& output, const std::vector<Tensor>& inputs
            {&inputs[i], &output});
     result.push_back(zeros_like(inputs[i]));
   }
+  if (rt::config().log_level >= 1) log_saved(result, index, order.size());
   return result;
 }
 
