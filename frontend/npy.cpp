@@ -18,6 +18,7 @@
 #include "frontend/file_io.h"
 #include "frontend/record.h"
 #include "lazyfuse/interop.h"
+#include "runtime/checked.h"
 #include "runtime/storage.h"
 
 namespace lf {
@@ -209,6 +210,10 @@ NpyHeader read_header(const char* op, const std::string& path, const char* data,
 }
 
 size_t element_bytes(const char* op, const std::string& path, const NpyHeader& h) {
+  // rt::shape_problem's rule, every tensor's: the product of the non-zero sizes fits int64 too (a
+  // shape (0, 1e18, 1e18) holds no element, but its strides overflow; numpy refuses it as well).
+  std::string why = rt::shape_problem(h.shape, dtype_size(h.dtype));
+  if (!why.empty()) file_error(op, path, why);
   size_t n = 1;
   for (int64_t s : h.shape)
     if (__builtin_mul_overflow(n, static_cast<size_t>(s), &n)) file_error(op, path, "the shape " + shape_str(h.shape) + " overflows");

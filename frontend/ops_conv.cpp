@@ -5,6 +5,8 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <cstring>
@@ -340,11 +342,21 @@ std::pair<Tensor, Tensor> adaptive_max_pool(const char* op, const Tensor& x0, Si
   if (output_size.h < 1 || output_size.w < 1)
     fail(op, "output_size must be positive, not " + pair_str(output_size.h, output_size.w), {&x0});
   if (x.size(2) < 1 || x.size(3) < 1) fail(op, "needs a non-empty image", {&x0});
+  detail::check_shape(op, {x.size(0), x.size(1), output_size.h, output_size.w}, x.dtype());
   // The maximum over a box is the maximum over its rows of each row's maximum over its columns:
   // along W (each row's first maximum, or last NaN), then along H, which keeps row-major order's
   // first maximum and last NaN.
-  auto [cols, col_at] = adaptive_max_axis(x, 3, output_size.w, Tensor(), 0);
-  auto [value, index] = adaptive_max_axis(cols, 2, output_size.h, col_at, x.size(3));
+  Tensor value, index;
+  try {
+    auto [cols, col_at] = adaptive_max_axis(x, 3, output_size.w, Tensor(), 0);
+    std::tie(value, index) = adaptive_max_axis(cols, 2, output_size.h, col_at, x.size(3));
+  } catch (const std::bad_alloc&) {
+    // The windows' tables (host vectors as long as the output's sides) of an output_size of 2^40
+    // (hostile input issue, item 12).
+    fail(op, "output_size " + pair_str(output_size.h, output_size.w) + " needs more memory than there is", {&x0});
+  } catch (const std::length_error&) {
+    fail(op, "output_size " + pair_str(output_size.h, output_size.w) + " is too large", {&x0});
+  }
   if (x0.dim() == 3) return {squeeze(value, 0), want_indices ? squeeze(index, 0) : Tensor()};
   return {value, want_indices ? index : Tensor()};
 }

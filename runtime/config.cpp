@@ -74,6 +74,8 @@ Config read_config() {
   c.conv_benchmark = env_int("LAZYFUSE_CONV_BENCHMARK", 0, 0, 1) != 0;
   c.conv_nhwc = env_int("LAZYFUSE_CONV_NHWC", 1, 0, 1) != 0;
   c.attention_rows = static_cast<int>(env_int("LAZYFUSE_ATTENTION_ROWS", 0, 0, 128));
+  if (c.attention_rows != 0 && c.attention_rows != 64 && c.attention_rows != 128)
+    throw Error("LAZYFUSE_ATTENTION_ROWS=" + std::to_string(c.attention_rows) + ": expected 0 (auto), 64 or 128");
   c.attention_wgmma = static_cast<int>(env_int("LAZYFUSE_ATTENTION_WGMMA", -1, -1, 1));
   c.attention_keys = static_cast<int>(env_int("LAZYFUSE_ATTENTION_KEYS", 0, 0, 128));
   if (c.attention_keys != 0 && c.attention_keys != 64 && c.attention_keys != 128)

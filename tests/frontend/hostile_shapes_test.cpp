@@ -264,3 +264,15 @@ TEST(ViewsOfPendingValues, ViewsOfElementwiseValuesAreIndexMath) {
 }
 
 }  // namespace
+
+namespace {
+
+// Hostile input, round two (item 12): a huge output_size is an lf::Error naming the op, not
+// std::bad_alloc or std::length_error.
+TEST(HostileShapes, AdaptiveMaxPoolHugeOutputSize) {
+  Tensor x = lf::ones({1, 1, 4, 4});
+  expect_error([&] { lf::adaptive_max_pool2d(x, {int64_t{1} << 40, 1}); }, {"lf::adaptive_max_pool2d", "output_size"});
+  expect_error([&] { lf::adaptive_max_pool2d(x, {INT64_MAX, 1}); }, {"lf::adaptive_max_pool2d"});
+}
+
+}  // namespace

@@ -106,6 +106,9 @@ TEST_F(NpyFiles, Errors) {
   expect_error([&] { lf::load(path("magic.npy")); }, {"magic.npy", "not a .npy file"});
   write("version.npy", std::string("\x93NUMPY\x07\x00\x10\x00", 10) + std::string(16, ' '));
   expect_error([&] { lf::load(path("version.npy")); }, {"unsupported .npy version 7"});
+  // No element, but the sizes' product overflows int64 (hostile input issue, item 6).
+  write("huge.npy", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 999999999999999999, 999999999999999999), }", ""));
+  expect_error([&] { lf::load(path("huge.npy")); }, {"lf::load", "huge.npy", "more elements than fit int64"});
   write("header.npy", npy("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2,), }", std::string(8, '\0')));
   expect_error([&] { lf::load(path("header.npy")); }, {"bad .npy header", "True nor False"});
   write("nokey.npy", npy("{'descr': '<f4', 'shape': (2,), }", std::string(8, '\0')));

@@ -55,4 +55,7 @@ for l in launches:
 PY
 LAZYFUSE_TRACE_FILE="$dir/no/such/dir/t.json" "$demo" >"$dir/out" 2>"$dir/err" || fail "an unwritable trace file is no error"
 grep -q "LAZYFUSE_TRACE_FILE: cannot write" "$dir/err" || { cat "$dir/err"; fail "unwritable trace warning"; }
+# A setting outside what the README allows is an error naming the variable, not a silent choice.
+if LAZYFUSE_ATTENTION_ROWS=4 "$demo" >"$dir/out" 2>"$dir/err"; then fail "LAZYFUSE_ATTENTION_ROWS=4 was accepted"; fi
+grep -q "LAZYFUSE_ATTENTION_ROWS=4: expected 0 (auto), 64 or 128" "$dir/err" || { cat "$dir/err"; fail "bad setting's message"; }
 echo "observability: ok"
