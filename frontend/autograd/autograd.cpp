@@ -201,6 +201,37 @@ std::vector<Tensor> grad(const Tensor& output, std::initializer_list<Tensor> inp
   return grad(output, std::vector<Tensor>(inputs), cotangent, allow_unused);
 }
 
+namespace detail {
+namespace {
+
+template <typename Args>
+auto value_and_grad_of(const std::function<Tensor(const Args&)>& f, const Args& args) {
+  Tensor value;
+  {
+    KeepGraph keep;
+    value = f(args);
+  }
+  auto grads = grad(value, args);
+  // The gradients reference the forward's nodes themselves; the value need not keep them.
+  ir::Node& n = *value.node();
+  n.keep_history = false;
+  n.history.reset();
+  return std::pair<Tensor, decltype(grads)>(std::move(value), std::move(grads));
+}
+
+}  // namespace
+
+std::pair<Tensor, std::vector<Tensor>> value_and_grad(const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                                                      const std::vector<Tensor>& args) {
+  return value_and_grad_of(f, args);
+}
+
+std::pair<Tensor, Params> value_and_grad(const std::function<Tensor(const Params&)>& f, const Params& args) {
+  return value_and_grad_of(f, args);
+}
+
+}  // namespace detail
+
 Params grad(const Tensor& output, const Params& inputs, const Tensor& cotangent, bool allow_unused) {
   std::vector<Tensor> values;
   values.reserve(inputs.size());

@@ -4,6 +4,7 @@
 // and nothing runs before a sync point.
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <string>
@@ -55,6 +56,14 @@ std::vector<Tensor> grad(const Tensor& output, std::initializer_list<Tensor> inp
 // argument and the gradient of that value with respect to the argument. f takes a
 // std::vector<Tensor> or an lf::Params and returns a tensor of one element; its forward pass runs
 // under KeepGraph, so f may read values.
+namespace detail {
+// value_and_grad's work: f(args) under KeepGraph, then its gradient; the value returned no longer
+// keeps the graph behind it (a loop that stores its losses would keep every step's graph).
+std::pair<Tensor, std::vector<Tensor>> value_and_grad(const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                                                      const std::vector<Tensor>& args);
+std::pair<Tensor, Params> value_and_grad(const std::function<Tensor(const Params&)>& f, const Params& args);
+}  // namespace detail
+
 template <typename F>
 class ValueAndGrad {
  public:
@@ -62,22 +71,15 @@ class ValueAndGrad {
   std::pair<Tensor, std::vector<Tensor>> operator()(const std::vector<Tensor>& args) const
     requires std::is_invocable_r_v<Tensor, const F&, const std::vector<Tensor>&>
   {
-    Tensor value = forward(args);
-    return {value, grad(value, args)};
+    return detail::value_and_grad(std::function<Tensor(const std::vector<Tensor>&)>(std::cref(f_)), args);
   }
   std::pair<Tensor, Params> operator()(const Params& args) const
     requires std::is_invocable_r_v<Tensor, const F&, const Params&>
   {
-    Tensor value = forward(args);
-    return {value, grad(value, args)};
+    return detail::value_and_grad(std::function<Tensor(const Params&)>(std::cref(f_)), args);
   }
 
  private:
-  template <typename Args>
-  Tensor forward(const Args& args) const {
-    KeepGraph keep;
-    return f_(args);
-  }
   F f_;
 };
 

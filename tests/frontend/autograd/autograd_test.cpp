@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/ir/node.h"
 #include "frontend/test_util.h"
 
 namespace lf::test {
@@ -358,6 +359,9 @@ TEST_P(Autograd, ValueAndGradOverParams) {
   EXPECT_NEAR(value.item<double>(), 2.5 * 2.5 + 4.5 * 4.5 + 6.5 * 6.5, 1e-12);
   expect_close(g.at("w"), {2 * 2.5 * 2, 2 * 4.5 * 2, 2 * 6.5 * 2});
   expect_close(g.at("b"), {2 * (2.5 + 4.5 + 6.5)});
+  // The value a loop keeps (a list of losses) does not keep the step's graph once computed.
+  value.item<double>();
+  EXPECT_EQ(value.node()->history, nullptr);
   auto h = value_and_grad([](const std::vector<Tensor>& x) { return sum(x[0] * x[0]); });
   expect_close(h({p.at("w")}).second[0], {2, 4, 6});
 }
