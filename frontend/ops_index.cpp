@@ -9,6 +9,7 @@
 
 #include "codegen/ir/indexing.h"
 #include "frontend/record.h"
+#include "lazyfuse/autograd.h"
 #include "lazyfuse/ops.h"
 
 namespace lf {
@@ -164,6 +165,12 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
     fail("embedding", "padding_idx " + std::to_string(*padding_idx) + " is out of range for " + std::to_string(n) +
                           " embeddings",
          {&weight, &indices});
+  // The padding row's lookups are the same values but carry no gradient (PyTorch's padding_idx).
+  if (padding_idx) {
+    const int64_t pad = *padding_idx < 0 ? *padding_idx + n : *padding_idx;
+    Tensor at_pad = unsqueeze(indices == pad, indices.dim());
+    rows = where(at_pad, detach(rows), rows);
+  }
   if (!max_norm) return rows;
   if (!is_floating(weight.dtype())) fail("embedding", "max_norm needs a floating-point weight", {&weight, &indices});
   if (!(*max_norm >= 0)) fail("embedding", "max_norm must be a number >= 0", {&weight, &indices});

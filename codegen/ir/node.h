@@ -142,6 +142,8 @@ struct Node {
   };
   std::unique_ptr<History> history;
   bool keep_history = false;
+  // lf::detach's node: the same value, a constant to autograd (no gradient flows through it).
+  bool detached = false;
 
   Node(Op op, DType dtype, Device device, Shape&& shape) : op(op), dtype(dtype), device(device), shape(std::move(shape)) {}
   Node(Op op, DType dtype, Device device, Shape&& shape, Inputs&& inputs, Attrs&& attrs)

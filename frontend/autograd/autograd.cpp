@@ -29,6 +29,7 @@ struct Recorded {
 };
 
 Recorded recorded(const Node& n) {
+  if (n.detached) return {};
   if (!n.realized()) return {n.op, &n.inputs, &n.attrs};
   if (n.history) return {n.history->op, &n.history->inputs, &n.history->attrs};
   return {};
@@ -94,6 +95,17 @@ void log_saved(const std::vector<Tensor>& grads, const ir::NodeIndex& forward, s
 }
 
 }  // namespace
+
+Tensor detach(const Tensor& x) {
+  detail::check_defined("detach", {&x});
+  const ir::Node& n = *x.node();
+  // A computed value: another buffer node over the same storage (no copy); a pending one: an
+  // identity op marked detached, which fuses into its consumers like any elementwise op.
+  if (n.realized()) return Tensor(ir::make_buffer(n.storage, n.dtype, n.shape, n.layout));
+  Tensor t = detail::record(ir::Op::Copy, x.dtype(), x.device(), x.shape(), {&x});
+  t.node()->detached = true;
+  return t;
+}
 
 KeepGraph::KeepGraph() { ++detail::keep_graph_depth(); }
 KeepGraph::~KeepGraph() { --detail::keep_graph_depth(); }

@@ -26,6 +26,10 @@ namespace lf {
 std::vector<Tensor> grad(const Tensor& output, const std::vector<Tensor>& inputs, const Tensor& cotangent = {},
                          bool allow_unused = true);
 
+// torch.Tensor.detach: the same value, a constant to lf::grad (no gradient flows through it);
+// no copy of a computed value.
+Tensor detach(const Tensor& x);
+
 // A model's parameters by name (ordered, so every walk over them has the same order).
 using Params = std::map<std::string, Tensor>;
 Params grad(const Tensor& output, const Params& inputs, const Tensor& cotangent = {}, bool allow_unused = true);

@@ -56,6 +56,7 @@ const std::map<std::string, Fn>& cases() {
       {"adaptive_avg_pool2d", [](auto& x) { return lf::adaptive_avg_pool2d(x[0], {3, 2}); }},
       {"interpolate_bilinear", [](auto& x) { return lf::interpolate(x[0], {5, 7}, "bilinear", false); }},
       {"embedding", [](auto& x) { return lf::embedding(x[0], x[1]); }},
+      {"embedding_padding_idx", [](auto& x) { return lf::embedding(x[0], x[1], 2); }},
       {"amax_ties", [](auto& x) { return lf::max(x[0], {1}); }},
       {"prod_zeros", [](auto& x) { return lf::prod(x[0], {1}); }},
       {"cumprod_zeros", [](auto& x) { return lf::cumprod(x[0], 0); }},

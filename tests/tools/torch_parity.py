@@ -75,6 +75,8 @@ CASES = {
     "interpolate_bilinear": ([u(1, 2, 3, 4)],
                              lambda x: F.interpolate(x, size=(5, 7), mode="bilinear", align_corners=False)),
     "embedding": ([u(6, 3), ints(6, 2, 4)], lambda w, i: F.embedding(i, w)),
+    "embedding_padding_idx": ([u(6, 3), np.array([[0, 2, 2, 5], [2, 1, 3, 2]])],
+                              lambda w, i: F.embedding(i, w, padding_idx=2)),
     "amax_ties": ([np.array([[1.0, 3, 3, 2], [5, 5, 5, 0]])], lambda x: torch.amax(x, 1)),
     "prod_zeros": ([np.array([[0.0, 2, 3], [1, 0, 0], [2, 0.5, 4]])], lambda x: torch.prod(x, 1)),
     "cumprod_zeros": ([np.array([2.0, 0, 3, 0, 1.5])], lambda x: torch.cumprod(x, 0)),

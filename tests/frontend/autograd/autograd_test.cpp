@@ -405,3 +405,26 @@ TEST(Checkpoints, ParamsAndOptimizerStateRoundTripBothFormats) {
 
 }  // namespace
 }  // namespace lf::test
+
+namespace lf::test {
+namespace {
+
+TEST(Detach, IsTheSameValueAndAConstantToGrad) {
+  Tensor x = from_vector(std::vector<double>{1, 2, 3}, {3});
+  expect_close(grad(sum(detach(x) * x), {x})[0], {1, 2, 3});  // d/dx (c x) at c = x
+  Tensor y = x * 2;                                            // pending
+  expect_close(grad(sum(detach(y) * y), {x})[0], {4, 8, 12});
+  expect_close(detach(y), {2, 4, 6});
+}
+
+// embedding's padding_idx: the padding row's lookups give the same values and no gradient.
+TEST(Detach, EmbeddingPaddingIdxRowGetsNoGradient) {
+  Tensor w = from_vector(std::vector<double>{1, 2, 3, 4, 5, 6}, {3, 2});
+  Tensor idx = from_vector(std::vector<int64_t>{0, 2, 2, 1}, {4});
+  expect_close(embedding(w, idx, 2), {1, 2, 5, 6, 5, 6, 3, 4});
+  expect_close(grad(sum(embedding(w, idx, 2)), {w})[0], {1, 1, 1, 1, 0, 0});
+  expect_close(grad(sum(embedding(w, idx, -1)), {w})[0], {1, 1, 1, 1, 0, 0});
+}
+
+}  // namespace
+}  // namespace lf::test
