@@ -339,12 +339,36 @@ std::vector<Tensor> vjp_scatter(const VjpArgs& args) {
       Tensor gs = include_self ? where(received, shared, g) : where(received, 0, g);
       return {gs, Tensor(), args.needed[2] ? gather(shared, axis, index) : Tensor()};
     }
-    case R::Prod:
     case R::AMax:
-    case R::AMin: break;
+    case R::AMin: {
+      // PyTorch's: the gradient split evenly between self and the sources equal to the result.
+      const Tensor& src = args.in[2];
+      Tensor at_src = gather(args.y, axis, index);
+      Tensor self_is = cast(self == args.y, self.dtype()), src_is = cast(src == at_src, src.dtype());
+      Tensor share = g / scatter_add(self_is, axis, index, src_is);
+      Tensor gs = self_is * share;
+      return {include_self ? gs : scatter(gs, axis, index, 0), Tensor(),
+              args.needed[2] ? src_is * gather(share, axis, index) : Tensor()};
+    }
+    case R::Prod: {
+      // PyTorch's: the product of the others, exact where one factor is 0 (self's zeros taken out
+      // of its product, a source's single zero taken out of its destination's).
+      const Tensor& src = args.in[2];
+      const std::string name = ir::scatter_reduce_name(mode);
+      Tensor masked_self = where(self == 0, 1, self);
+      Tensor gs = g * scatter_reduce(masked_self, axis, index, src, name, include_self) / masked_self;
+      Tensor gsrc;
+      if (args.needed[2]) {
+        Tensor src_zero = src == 0;
+        Tensor zeros_at = gather(scatter_add(zeros_like(self), axis, index, cast(src_zero, self.dtype())), axis, index);
+        Tensor single_zero = src_zero && (zeros_at == 1);
+        Tensor without = scatter_reduce(self, axis, index, where(single_zero, 1, src), name, include_self);
+        gsrc = where(single_zero, gather(g * without, axis, index), gather(g * args.y, axis, index) / where(src_zero, 1, src));
+      }
+      return {include_self ? gs : scatter(gs, axis, index, 0), Tensor(), gsrc};
+    }
   }
-  throw Error(std::string("lf::grad: the derivative of ") + ir::scatter_op_name(args.attrs.step) + " with reduce \"" +
-              ir::scatter_reduce_name(mode) + "\" is not implemented yet");
+  throw Error(std::string("lf::grad: internal: scatter reduce mode ") + ir::scatter_reduce_name(mode));
 }
 
 Tensor reverse_cumsum(const Tensor& v, int64_t axis) { return flip(cumsum(flip(v, {axis}), axis), {axis}); }

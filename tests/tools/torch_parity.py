@@ -8,10 +8,13 @@ Usage: torch_parity.py <dir>
 import os
 import sys
 
+import warnings
+
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+warnings.filterwarnings("ignore", message="scatter_reduce")  # "in beta" in 1.13
 rng = np.random.default_rng(2026)
 
 
@@ -77,6 +80,16 @@ CASES = {
     "embedding": ([u(6, 3), ints(6, 2, 4)], lambda w, i: F.embedding(i, w)),
     "embedding_padding_idx": ([u(6, 3), np.array([[0, 2, 2, 5], [2, 1, 3, 2]])],
                               lambda w, i: F.embedding(i, w, padding_idx=2)),
+    "scatter_reduce_amax": ([np.array([[1.0, 3, 3, 2], [0.5, 4, 4, 1]]), np.array([[0, 1, 1, 0], [1, 1, 0, 0]]),
+                             np.array([[3.0, 3, 1, 2], [4.0, 0.5, 4, 1]])],
+                            lambda x, i, s: x.scatter_reduce(1, i, s, "amax")),
+    "scatter_reduce_amin_no_self": ([u(2, 4), np.array([[0, 1, 1, 3], [2, 2, 0, 0]]), u(2, 4)],
+                                    lambda x, i, s: x.scatter_reduce(1, i, s, "amin", include_self=False)),
+    "scatter_reduce_prod_zeros": ([np.array([[2.0, 0, 3, 1], [1.5, 2, 0, 4]]), np.array([[0, 1, 1, 0], [2, 2, 3, 3]]),
+                                   np.array([[0.0, 2, 0, 5], [3.0, 0, 2, 0]])],
+                                  lambda x, i, s: x.scatter_reduce(1, i, s, "prod")),
+    "scatter_reduce_prod_no_self": ([u(2, 4), np.array([[0, 1, 1, 3], [2, 2, 0, 0]]), np.array([[0.0, 2, -1, 5], [3.0, 0, 2, 0.5]])],
+                                    lambda x, i, s: x.scatter_reduce(1, i, s, "prod", include_self=False)),
     "amax_ties": ([np.array([[1.0, 3, 3, 2], [5, 5, 5, 0]])], lambda x: torch.amax(x, 1)),
     "prod_zeros": ([np.array([[0.0, 2, 3], [1, 0, 0], [2, 0.5, 4]])], lambda x: torch.prod(x, 1)),
     "cumprod_zeros": ([np.array([2.0, 0, 3, 0, 1.5])], lambda x: torch.cumprod(x, 0)),

@@ -272,6 +272,14 @@ TEST_P(Autograd, IndexingAndScans) {
             {{{2, 3}}, {{2, 3}}});
   gradcheck("scatter_reduce sum without self", [g2](const auto& x) {
     return scatter_reduce(x[0], 1, g2, x[1], "sum", false); }, {{{2, 3}}, {{2, 3}}});
+  gradcheck("scatter_reduce amax", [g2](const auto& x) { return scatter_reduce(x[0], 1, g2, x[1], "amax"); },
+            {{{2, 3}}, {{2, 3}}});
+  gradcheck("scatter_reduce amin without self", [g2](const auto& x) {
+    return scatter_reduce(x[0], 1, g2, x[1], "amin", false); }, {{{2, 3}}, {{2, 3}}});
+  gradcheck("scatter_reduce prod", [g2](const auto& x) { return scatter_reduce(x[0], 1, g2, x[1], "prod"); },
+            {{{2, 3}, 0.5, 2}, {{2, 3}, 0.5, 2}});
+  gradcheck("scatter_reduce prod with a zero", [g2](const auto& x) { return scatter_reduce(x[0], 1, g2, x[1], "prod"); },
+            {{{2, 3}}, {{2, 3}}}, 1e-6, {{0, 1.5, 2, -1, 0.5, 3}, {2, 0, 1.5, 3, -2, 0}});
   gradcheck("index_put", [](const auto& x) {
     return index_put(x[0], {from_vector(std::vector<int64_t>{1, 3}, {2})}, x[1], true); }, {{{4, 2}}, {{2, 2}}});
   gradcheck("masked_fill", [](const auto& x) { return masked_fill(x[0], x[0] > 0, 2.0); }, {{{2, 3}}});
