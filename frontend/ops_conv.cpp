@@ -343,6 +343,11 @@ std::pair<Tensor, Tensor> adaptive_max_pool(const char* op, const Tensor& x0, Si
     fail(op, "output_size must be positive, not " + pair_str(output_size.h, output_size.w), {&x0});
   if (x.size(2) < 1 || x.size(3) < 1) fail(op, "needs a non-empty image", {&x0});
   detail::check_shape(op, {x.size(0), x.size(1), output_size.h, output_size.w}, x.dtype());
+  // Each side's window table is a host vector: a side of 2^40 would fill a large machine's memory
+  // before failing (seen on the 128 GiB GPU host), so sides past 2^24 are refused outright.
+  constexpr int64_t kMaxSide = int64_t{1} << 24;
+  if (output_size.h > kMaxSide || output_size.w > kMaxSide)
+    fail(op, "output_size " + pair_str(output_size.h, output_size.w) + " is too large (each side at most 2^24)", {&x0});
   // The maximum over a box is the maximum over its rows of each row's maximum over its columns:
   // along W (each row's first maximum, or last NaN), then along H, which keeps row-major order's
   // first maximum and last NaN.

@@ -97,8 +97,8 @@ CASES = {
     "relu_kink": ([np.array([-1.0, 0, 1])], lambda x: F.relu(x)),
     "maximum_ties": ([np.array([1.0, 2, 3]), np.array([1.0, 3, 2])], lambda a, b: torch.maximum(a, b)),
     "gelu_tanh": ([u(7)], lambda x: F.gelu(x, approximate="tanh")),
-    # Not at -3: PyTorch 1.13 gives the kink the right-hand slope -0.5, 2.x (and LazyFuse) 0.
-    "hardswish": ([np.array([-4.0, -2.5, -1, 0, 2, 3, 4])], lambda x: F.hardswish(x)),
+    # Not at -3 or 3: PyTorch 1.13 gives the kinks the inner slopes (-0.5, 1.5), 2.x (and LazyFuse) the outer (0, 1).
+    "hardswish": ([np.array([-4.0, -2.5, -1, 0, 2, 2.9, 4])], lambda x: F.hardswish(x)),
     "var_std_norm": ([u(3, 5)], lambda x: x.var(1) + x.std(0).sum() + torch.linalg.vector_norm(x, 2, 1)),
     "logsumexp_softmax": ([u(3, 5)], lambda x: torch.logsumexp(x, 1, keepdim=True) * torch.softmax(x, 1)),
 }
