@@ -106,6 +106,9 @@ void run_scatter_group(const backend::GroupRun& run, backend::RecordedCall* reco
   call.self_zero =
       !device.is_cpu() && is_pending_full(self_node) && self_node->attrs.value == 0 && self_node->attrs.ivalue == 0;
   call.src_full = !device.is_cpu() && is_pending_full(src_node);
+  // Both decide the call, and a full src is a constant of its kernel: a plan requires them to repeat.
+  if (is_pending_full(self_node)) ir::note_number_use(*self_node);
+  if (call.src_full) ir::note_number_use(*src_node);
   Operand self, src;
   if (!call.self_zero) {
     self = operand(self_node, device);

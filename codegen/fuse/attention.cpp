@@ -42,6 +42,7 @@ double round_to(DType d, double v) {
 std::optional<double> number(Node* n) {
   Node* s = ir::resolve_views(n).first;
   if (!ir::pending(s, Op::Full) || !is_floating(s->dtype)) return std::nullopt;
+  ir::note_number_use(*s);  // the attention's scale: a plan requires it to repeat
   return round_to(s->dtype, s->attrs.value);
 }
 
@@ -99,6 +100,7 @@ std::optional<AxisArange> arange_axis(Node* in, const std::vector<Node*>& outer,
     if (d < rank - 2 || s->strides[static_cast<size_t>(d)] != 1 || r.axis >= 0) return std::nullopt;
     r.axis = static_cast<int>(d - (rank - 2));
   }
+  ir::note_number_use(*a);  // the mask's shape: a plan requires it to repeat
   r.start = a->attrs.value;
   r.step = a->attrs.value2;
   // Integral values computed exactly in any dtype (below 2^24), so that i >= j is start + i * step

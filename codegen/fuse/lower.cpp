@@ -121,6 +121,12 @@ class Lowerer {
     return param(kir::ParamKind::Float, bits);
   }
 
+  // Launch parameter `p` is number `field` of `source` (Lowered::numbers).
+  void number(int p, const Node& source, int field) {
+    ir::note_number_use(source);
+    out_.numbers.push_back({p, source.flush_mark, source.flush_pos, field});
+  }
+
   // A value read from outside the group: a buffer, or a generator evaluated in place.
   int leaf(Node* source, const std::vector<Node*>& chain, bool row) {
     if (source->op == ir::Op::Full && !source->realized()) {
@@ -132,6 +138,7 @@ class Lowerer {
       in.row = row;
       in.slot = is_floating(source->dtype) ? float_param(source->attrs.value)
                                            : param(kir::ParamKind::Int, source->attrs.ivalue);
+      number(in.slot, *source, is_floating(source->dtype) ? 0 : 1);  // the value's bits, or the integer value
       return leaves_[key] = push(in);
     }
     auto view = ir::view_of_chain(*source, chain);
@@ -161,6 +168,8 @@ class Lowerer {
         in.params = {param(kir::ParamKind::Int, static_cast<int64_t>(a.seed)),
                      param(kir::ParamKind::Int, static_cast<int64_t>(a.counter))};
       }
+      number(in.params[0], *source, 0);
+      number(in.params[1], *source, 1);
     } else {
       out_.bytes += source->numel() * static_cast<int64_t>(dtype_size(source->dtype));
     }

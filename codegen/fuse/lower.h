@@ -27,6 +27,18 @@ struct Lowered {
   // reads it after) and the gather node of each tag (tag t is gathers[t - 1]).
   std::shared_ptr<rt::Storage> error_storage;
   std::vector<ir::Node*> gathers;
+  // The launch parameters that are numbers of the trace (ir::note_number_use), which a flush plan
+  // patches at each replay: the parameter, its node's flush numbering when lowered (the node may
+  // be freed before the recorder reads this), and which of the node's numbers it is
+  // (plan::Signature::numbers: 0 a full's value as bits, an arange's start, a rand's seed; 1 a
+  // full's integer value, an arange's step, a rand's counter).
+  struct Number {
+    int param;
+    uint64_t mark;
+    int32_t pos;
+    int field;
+  };
+  std::vector<Number> numbers;
 };
 
 // Throws the index error a launch of `low` recorded, if any (waits for the device: the flush is a

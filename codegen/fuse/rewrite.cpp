@@ -206,6 +206,7 @@ int push_views_into_elementwise(const std::vector<ir::Node*>& order, std::vector
 ir::NodePtr remapped_coordinate(const ir::Node& r, const ir::Node& s, const std::vector<ir::Node*>& chain,
                                 std::vector<ir::NodePtr>* made) {
   if (s.realized() || s.op != ir::Op::Arange || s.dtype != DType::Int64) return nullptr;
+  ir::note_number_use(s);  // folded into the nodes made below: a plan requires it to repeat
   const double start = s.attrs.value, step = s.attrs.value2;
   constexpr double kExact = 9007199254740992.0;  // 2^53: integers up to here are exact doubles
   if (start != std::floor(start) || step != std::floor(step) || std::abs(start) > kExact || std::abs(step) > kExact)
@@ -244,6 +245,7 @@ ir::NodePtr remap_like(const ir::Node& r, const ir::NodePtr& a, std::vector<ir::
   if (ir::NodePtr c = remapped_coordinate(r, *s, chain, made)) return c;
   ir::NodePtr n;
   if (!s->realized() && s->op == ir::Op::Full) {
+    ir::note_number_use(*s);  // copied into a node of its own: a plan requires it to repeat
     n = ir::make_node(ir::Op::Full, a->dtype, a->device, Shape(r.shape), {}, ir::Attrs(s->attrs));
   } else {
     ir::Inputs in{a};

@@ -298,4 +298,15 @@ std::string describe(const Node& n) {
   return os.str();
 }
 
+namespace {
+thread_local NumberUses* t_number_uses = nullptr;
+}  // namespace
+
+NumberUses::NumberUses() : outer_(t_number_uses) { t_number_uses = this; }
+NumberUses::~NumberUses() { t_number_uses = outer_; }
+
+void note_number_use(const Node& n) {
+  if (t_number_uses != nullptr) t_number_uses->uses_.push_back({n.flush_mark, n.flush_pos});
+}
+
 }  // namespace lf::ir

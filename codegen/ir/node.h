@@ -199,6 +199,36 @@ void flush_order(const std::vector<Node*>& roots, std::vector<Node*>* order);
 // A fresh Node::flush_mark value.
 uint64_t next_flush_mark();
 
+// Numbers are parameters of a flush plan (exec/flush_plan.h): a pending full's value, an arange's
+// start and step, rand's and randn's seed and counter. A replay patches a number into the launch
+// parameters it became, so it may change from one replay to the next, but only where every use of
+// it in the recorded flush was such a parameter. Every place that consumes a number notes the use
+// here while a plan is being recorded (NumberUses, on the flush's thread): the lowering of a
+// launch parameter (which the recorder then claims), and any decision or value taken from it
+// elsewhere (a rewrite that reads an arange's start, a library call that bakes a constant in, the
+// host's evaluation), which makes the plan require the number to repeat.
+void note_number_use(const Node& n);
+// The flush's noted uses, while a NumberUses scope is open on this thread: each use as the node's
+// flush numbering at the time (Node::flush_mark, flush_pos; the node itself may be freed before
+// the flush ends).
+class NumberUses {
+ public:
+  struct Use {
+    uint64_t mark;
+    int32_t pos;
+  };
+  NumberUses();
+  ~NumberUses();
+  NumberUses(const NumberUses&) = delete;
+  NumberUses& operator=(const NumberUses&) = delete;
+  const std::vector<Use>& uses() const { return uses_; }
+
+ private:
+  friend void note_number_use(const Node& n);
+  std::vector<Use> uses_;
+  NumberUses* outer_;
+};
+
 // One line per node, for logs and test failure messages.
 std::string describe(const Node& node);
 

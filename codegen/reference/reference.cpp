@@ -215,6 +215,7 @@ Value cast(const Node& node, const Value& in) {
 // ---- generators
 
 Value generate(const Node& node) {
+  ir::note_number_use(node);  // its numbers are in the values: a plan must see them repeat
   int64_t n = node.numel();
   const Attrs& at = node.attrs;
   return dispatch(node.dtype, [&](auto tag) {
