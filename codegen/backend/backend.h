@@ -61,13 +61,14 @@ struct Launch {
 };
 
 // A fixed sequence of launches on one device, replayed many times (a flush plan's); only the
-// operands' pointers may change between replays.
+// operands' pointers and the launch parameters (numbers) may change between replays.
 class LaunchGraph {
  public:
   virtual ~LaunchGraph() = default;
-  // Launch i's operand pointers for the next replay. False when the backend refused the change:
-  // launch one by one instead.
-  virtual bool set_pointers(size_t i, const std::vector<void*>& pointers) = 0;
+  // Launch i's operand pointers and parameters for the next replay (`launch`: the kernel and
+  // variant it was built with). False when the backend refused the change: launch one by one
+  // instead.
+  virtual bool update(size_t i, const Launch& launch) = 0;
   // Launches them all; true when handed to a launch thread (CacheStats::queued_launches).
   virtual bool launch() = 0;
 };
@@ -84,6 +85,16 @@ class Backend {
   // the same kernel (backends with a generated matmul kernel: cuda/matmul.cpp).
   virtual Specialized specialize(const kir::Kernel& kernel, const kir::LaunchArgs& args, Device device,
                                  int product_operand = -1) const = 0;
+
+  // Whether the variant specialize() picks for `kernel` may depend on the value of launch
+  // parameter `param`; then a flush plan that patches a new number into it asks same_variant()
+  // before it replays (flush_plan.h). None do by default.
+  virtual bool specializes_on_param(const kir::Kernel& kernel, int param) const { return false; }
+  // Whether specialize() would still pick `variant` for `kernel` at `args`.
+  virtual bool same_variant(const kir::Kernel& kernel, const kir::LaunchArgs& args, const Variant& variant,
+                            Device device) const {
+    return true;
+  }
 
   // Generates and compiles. Touches no device: the kernel cache's background thread runs it for
   // tiered compiling. `quick`: a quick build (CompiledKernel::quick says whether it is one).
@@ -115,7 +126,7 @@ class Backend {
   }
 
   // `run` (a flush plan's replay: kernel launches and library calls on `device`, nothing else)
-  // captured as one graph and not run; launch() runs it whole, and set_pointers() refuses every
+  // captured as one graph and not run; launch() runs it whole, and update() refuses every
   // change (the caller captures again). `kernels`: the kernel launches among them, for the backend
   // to check. Null where the backend has no capture, declines, or the capture failed.
   virtual std::unique_ptr<LaunchGraph> capture(const std::vector<Launch>& kernels, const std::function<void()>& run,

@@ -423,16 +423,16 @@ bool needs_setup(const backend::Launch& l, int device) {
   return !grid.skip && grid.split;
 }
 
-bool LaunchGraph::set_pointers(size_t i, const std::vector<void*>& pointers) {
+bool LaunchGraph::update(size_t i, const backend::Launch& launch) {
   Node& n = *nodes_[i];
   if (n.node == nullptr) return true;
-  bool same = true;
-  for (size_t k = 0; k < pointers.size(); ++k) same &= n.ptrs[k] == pointers[k];
-  if (same) return true;
-  // A launch still queued must not see the new pointers; and if this throws (a queued launch
-  // failed), the recorded pointers must still be the graph's.
+  KernelParams kp(*launch.kernel, *launch.args);  // the same kernel: the same sizes as n's
+  if (kp.meta == n.meta && kp.ptrs == n.ptrs) return true;
+  // A launch still queued must not see the new values; and if this throws (a queued launch
+  // failed), the recorded ones must still be the graph's.
   rt::cu::drain_launches();
-  std::copy(pointers.begin(), pointers.end(), n.ptrs.begin());
+  std::copy(kp.meta.begin(), kp.meta.end(), n.meta.begin());  // in place: n.param_ptrs point at them
+  std::copy(kp.ptrs.begin(), kp.ptrs.end(), n.ptrs.begin());
   return rt::cu::api().cuGraphExecKernelNodeSetParams(static_cast<rt::cu::CUgraphExec>(exec_), n.node, &n.params) == 0;
 }
 
@@ -536,6 +536,26 @@ class CudaBackend final : public backend::Backend {
                       (o.rows2d ? "|r2d" + std::to_string(o.rows2d) : "") + mm + "|" +
                       kernel.key();
     return {std::move(key), std::move(v)};
+  }
+  // options_for reads integer parameters (narrow_ints' ranges), int64 aranges' bounds
+  // (int_aranges) and a remap's reach.
+  bool specializes_on_param(const kir::Kernel& kernel, int param) const override {
+    if (kernel.params[static_cast<size_t>(param)] == kir::ParamKind::Int)
+      for (const kir::Instr& in : kernel.instrs)
+        if (in.kind == kir::InstrKind::Param && in.slot == param) return true;
+    for (const kir::Instr& in : kernel.instrs) {
+      bool reads = in.kind == kir::InstrKind::Remap ||
+                   (in.kind == kir::InstrKind::Gen && in.op == ir::Op::Arange && in.dtype == DType::Int64);
+      if (reads && std::find(in.params.begin(), in.params.end(), param) != in.params.end()) return true;
+    }
+    return false;
+  }
+  // The choices those parameters make (options_for; specialize() overrides neither).
+  bool same_variant(const kir::Kernel& kernel, const kir::LaunchArgs& args, const backend::Variant& variant,
+                    Device device) const override {
+    const EmitOptions& was = variant_of(variant).options;
+    EmitOptions now = options_for(kernel, args, device.index());
+    return now.index32 == was.index32 && now.int_arange == was.int_arange && now.narrow == was.narrow;
   }
   lf::StatusOr<std::shared_ptr<lf::CompiledKernel>> build(const kir::Kernel& kernel, const std::string& name,
                                                           const backend::Variant& variant, bool quick) const override {

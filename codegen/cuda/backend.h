@@ -117,7 +117,7 @@ void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir
 // flush_plan.h), as one CUDA graph: one cuGraphLaunch for all of them instead of a cuLaunchKernel
 // each. On the H100 hosts a graph of one kernel took 1.2-1.9 us of host time to launch, the kernel
 // through cuLaunchKernel 2.7-4.2 us (bench/experiments/launch_path.cpp, bench/RESULTS.md). The operands' pointers
-// may change between launches; nothing else may.
+// and the launch parameters may change between launches; nothing else may.
 class LaunchGraph final : public backend::LaunchGraph {
  public:
   // The launches in order, each after the one before (their variants are cuda::Variant). Null
@@ -129,9 +129,9 @@ class LaunchGraph final : public backend::LaunchGraph {
   LaunchGraph(const LaunchGraph&) = delete;
   LaunchGraph& operator=(const LaunchGraph&) = delete;
 
-  // Launch i's operand pointers for the next launch (a driver call only when they changed). False
-  // when the driver refused the change: launch the kernels one by one instead.
-  bool set_pointers(size_t i, const std::vector<void*>& pointers) override;
+  // Launch i's operand pointers and parameters for the next launch (a driver call only when they
+  // changed). False when the driver refused the change: launch the kernels one by one instead.
+  bool update(size_t i, const backend::Launch& launch) override;
   // Launches every kernel on the device's stream: on the launch thread when flushes come back to
   // back (returns true: queued there), else here (rt::cu::launch_graph).
   bool launch() override;

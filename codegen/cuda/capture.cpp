@@ -33,7 +33,7 @@ class CapturedGraph final : public backend::LaunchGraph {
   CapturedGraph(const CapturedGraph&) = delete;
   CapturedGraph& operator=(const CapturedGraph&) = delete;
 
-  bool set_pointers(size_t, const std::vector<void*>&) override { return false; }  // capture again
+  bool update(size_t, const backend::Launch&) override { return false; }  // capture again
   bool launch() override { return rt::cu::launch_graph(exec_, *context_); }
 
  private:

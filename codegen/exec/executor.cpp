@@ -195,7 +195,8 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
   }
   if (sig) {
     // A plan recorded over a rewritten graph replays over this one as it is (plan::number_new).
-    if (plan::Plan* recorded = plans.find(*sig, cache::global_cache().generation())) {
+    plan::Plan* recorded = plans.find(*sig, cache::global_cache().generation());
+    if (recorded && plan::bind_numbers(*recorded, *sig)) {
       replay(*recorded, order, *sig, wanted, stats);
       if (observed) rt::obs::flush(start, rt::obs::now(), /*replayed=*/true);
       return;
@@ -206,6 +207,10 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
     rec.emplace(*sig);
     rec->plan.generation = cache::global_cache().generation();
   }
+  // While recording, every use of a number is noted: those the steps' parameters do not account
+  // for pin it (flush_plan.h).
+  std::optional<ir::NumberUses> number_uses;
+  if (rec) number_uses.emplace();
   rt::obs::Clock::time_point fuse_start;
   if (observed) fuse_start = rt::obs::now();
   {
@@ -231,6 +236,7 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
   stats.nodes_executed += order.size();
   if (rec && rec->ok && !rec->plan.steps.empty()) {
     rec->plan.nodes = order.size();
+    rec->finish(number_uses->uses());
     plan::mark_overwritten(rec->plan);
     plans.store(*sig, std::move(rec->plan));
   }

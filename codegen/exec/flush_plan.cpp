@@ -48,6 +48,11 @@ int64_t settings_word() {
 
 }  // namespace
 
+bool has_numbers(const ir::Node& n) {
+  return !n.realized() &&
+         (n.op == ir::Op::Full || n.op == ir::Op::Arange || n.op == ir::Op::Rand || n.op == ir::Op::Randn);
+}
+
 void describe(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted, bool fusion,
               Signature* out) {
   const uint64_t mark = ir::next_flush_mark();
@@ -71,15 +76,27 @@ void describe(const std::vector<ir::Node*>& order, const std::function<bool(cons
   *w++ = fusion;
   *w++ = settings_word();
   *w++ = static_cast<int64_t>(order.size());
+  out->numbers.clear();
+  out->number_at.assign(order.size(), -1);
   for (const ir::Node* n : order) {
     *w++ = static_cast<int64_t>(n->op) | static_cast<int64_t>(n->dtype) << 16 | int64_t{wanted(*n)} << 32;
     *w++ = device_word(n->device);
     dims(n->shape);
     const ir::Attrs& a = n->attrs;
     dims(a.dims);
-    for (int64_t x : {bits(a.value), bits(a.value2), a.ivalue, a.axis, a.start, a.step, int64_t{a.keepdim},
-                      static_cast<int64_t>(a.seed), static_cast<int64_t>(a.counter)})
-      *w++ = x;
+    int64_t value = bits(a.value), value2 = bits(a.value2), ivalue = a.ivalue;
+    int64_t seed = static_cast<int64_t>(a.seed), counter = static_cast<int64_t>(a.counter);
+    if (has_numbers(*n)) {  // the numbers go apart, zeros in their place
+      out->number_at[static_cast<size_t>(n->flush_pos)] = static_cast<int32_t>(out->numbers.size());
+      int64_t* fields[kNumberFields] = {&value, &ivalue};
+      if (n->op == ir::Op::Arange) fields[1] = &value2;
+      if (n->op == ir::Op::Rand || n->op == ir::Op::Randn) fields[0] = &seed, fields[1] = &counter;
+      for (int64_t* f : fields) {
+        out->numbers.push_back(*f);
+        *f = 0;
+      }
+    }
+    for (int64_t x : {value, value2, ivalue, a.axis, a.start, a.step, int64_t{a.keepdim}, seed, counter}) *w++ = x;
     // A gather's kernel checks its indices unless they are known in range (lower.cpp), a fact of
     // the index's storage that the leaf words below do not hold.
     if (n->op == ir::Op::Gather) *w++ = ir::gather_indices_known_in_range(*n);
@@ -157,7 +174,31 @@ void number_new(const Signature& sig, const std::vector<ir::Node*>& described, c
 Plan* PlanCache::find(const Signature& sig, uint64_t generation) {
   auto it = plans_.find(sig.hash);
   if (it == plans_.end() || it->second.generation != generation || it->second.words != sig.words) return nullptr;
-  return &it->second;
+  Plan& p = it->second;
+  for (size_t i = 0; i < p.numbers.size(); ++i)
+    if (!p.patched[i] && p.numbers[i] != sig.numbers[i]) return nullptr;
+  return &p;
+}
+
+namespace {
+
+void patch(Plan& plan, const std::vector<int64_t>& numbers) {
+  for (Step& s : plan.steps)
+    for (auto [param, number] : s.numbers) s.args.params[static_cast<size_t>(param)] = numbers[static_cast<size_t>(number)];
+}
+
+}  // namespace
+
+bool bind_numbers(Plan& plan, const Signature& sig) {
+  if (plan.numbers == sig.numbers) return true;
+  patch(plan, sig.numbers);
+  for (const Step& s : plan.steps)
+    if (s.check_variant && !backend::backend_for(s.device).same_variant(s.kernel, s.args, *s.variant, s.device)) {
+      patch(plan, plan.numbers);
+      return false;
+    }
+  plan.numbers = sig.numbers;
+  return true;
 }
 
 bool PlanCache::seen_before(const Signature& sig) {

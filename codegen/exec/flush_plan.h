@@ -4,12 +4,19 @@
 // the launches.
 //
 // The structure, a flush's signature, is every fact that fusion and lowering read: for each
-// pending node its op, dtype, device, sizes, attributes (numbers included: a `full` value or a
-// random seed is baked into the launch arguments), its inputs and whether it is kept; for each
-// realized input its dtype, device, sizes, strides, offset, which other inputs share its storage,
-// and its address modulo 64 (vector alignment). Equal signatures give the same groups, kernels and
-// launch arguments but for the pointers, which a replay binds afresh. A signature is compared word
-// for word, not only by its hash.
+// pending node its op, dtype, device, sizes, attributes, its inputs and whether it is kept; for
+// each realized input its dtype, device, sizes, strides, offset, which other inputs share its
+// storage, and its address modulo 64 (vector alignment). Equal signatures give the same groups,
+// kernels and launch arguments but for the pointers, which a replay binds afresh, and the numbers.
+// A signature is compared word for word, not only by its hash.
+//
+// Numbers (a `full` value, an `arange`'s start and step, a random op's seed and counter) are kept
+// apart from the words: a plan replays when they change, patching each into the launch parameters
+// it became (ir::note_number_use). A number that something else read while the plan was recorded
+// (a rewrite folding an arange's start, a library call baking a scale in, a host evaluation) is
+// pinned: the plan replays only where it repeats. Where a backend specializes a kernel on a
+// parameter's value (CUDA's 32-bit integer math), a replay with a new number first asks the
+// backend whether the kernel's variant still holds, and records the flush anew where it does not.
 #pragma once
 
 #include <cstdint>
@@ -34,7 +41,16 @@ struct Signature {
   std::vector<ir::Node*> leaves;
   uint64_t mark = 0;              // the Node::flush_mark of its nodes
   size_t nodes = 0;               // pending nodes numbered by describe (positions 0 .. nodes-1)
+  // The numbers, two per node that has them (kNumberFields): a full's value (as bits) and its
+  // integer value; an arange's start and step (as bits); a random op's seed and counter.
+  std::vector<int64_t> numbers;
+  // Per position: the index of its node's first number in `numbers`, or -1.
+  std::vector<int32_t> number_at;
 };
+
+inline constexpr int kNumberFields = 2;
+// Whether `n` has numbers (a pending full, arange, rand or randn).
+bool has_numbers(const ir::Node& n);
 
 // The signature of a flush over `order` (ir::topo_order of its roots). Numbers the nodes
 // (Node::flush_mark, flush_pos): call it under the flush lock, or where no other thread flushes.
@@ -97,6 +113,10 @@ struct Step {
   // error word), run after the replay's launches; empty when there is none.
   std::function<void()> check;
   uint64_t launches = 1, lookups = 1;
+  // The launch parameters a replay patches: (index in args.params, index in Signature::numbers),
+  // and whether the kernel's variant may depend on them (Backend::specializes_on_param).
+  std::vector<std::pair<int, int>> numbers;
+  bool check_variant = false;
   // A kernel with gathers: its error operand ({tag, index}: fuse/lower.h), a buffer of the plan's
   // own that stays zero until a launch meets an index out of range; read after the replay's
   // launches (the flush is a sync point, as outside plans). The facts the message needs, by tag.
@@ -109,6 +129,10 @@ struct Step {
 
 struct Plan {
   std::vector<int64_t> words;  // the signature it was recorded for
+  // The numbers of the latest recording or replay (the steps' parameters hold them), and per
+  // number whether a replay may change it (else the plan replays only where it repeats).
+  std::vector<int64_t> numbers;
+  std::vector<char> patched;
   uint64_t generation = 0;     // the kernel cache's generation then (a cleared cache drops plans)
   std::vector<Step> steps;
   uint64_t nodes = 0;          // nodes the flush computed (CacheStats::nodes_executed)
@@ -116,10 +140,12 @@ struct Plan {
   // refer to their kernels), each built for the operand pointers of a replay. A loop whose buffers
   // alternate (its previous result still held while the next is computed) keeps one graph per
   // pointer set and launches it as it is; past kMaxGraphsPerPlan sets, the least recently used
-  // graph takes the new pointers (LaunchGraph::set_pointers, a driver call per changed launch,
-  // which cost about as much as the launches of a small step). graph_off: the backend gave none.
+  // graph takes the new pointers (LaunchGraph::update, a driver call per changed launch, which
+  // cost about as much as the launches of a small step). Changed numbers update the graph of the
+  // replay's pointers in place. graph_off: the backend gave none.
   struct Graph {
     std::vector<void*> pointers;  // every step's, in order
+    std::vector<int64_t> numbers;  // the plan's numbers it was built or updated with
     std::unique_ptr<backend::LaunchGraph> graph;
     uint64_t used = 0;  // replay count at its last launch
   };
@@ -127,16 +153,23 @@ struct Plan {
   uint64_t replays = 0;
   bool graph_off = false;
   // A plan with library calls: its replays captured as graphs (Backend::capture), each for the
-  // pointers it was captured with (a few sets: a loop alternating between buffers keeps one each);
+  // pointers and numbers it was captured with (a few sets: a loop alternating between buffers
+  // keeps one each; numbers that change every replay use the capture budget up);
   // off after a capture failed or too many pointer sets came.
   struct Captured {
     std::vector<void*> pointers;  // every step's, in order
+    std::vector<int64_t> numbers;  // the plan's numbers it was captured with
     std::unique_ptr<backend::LaunchGraph> graph;
   };
   std::vector<Captured> captured;
   int captures = 0;
   bool capture_off = false;
 };
+
+// Patches `sig`'s numbers into the steps' launch parameters (a plan `find` returned for `sig`).
+// False, the plan left as it was, when a kernel's variant does not hold for them
+// (Backend::same_variant): run the flush normally.
+bool bind_numbers(Plan& plan, const Signature& sig);
 
 // Sets every step's Step::overwritten from the reuse entries, once the plan is recorded.
 void mark_overwritten(Plan& plan);
@@ -145,6 +178,7 @@ void mark_overwritten(Plan& plan);
 // pay nothing for it. Not thread-safe: the executor holds its lock around every use.
 class PlanCache {
  public:
+  // The plan for `sig`'s words whose pinned numbers are `sig`'s (Plan::patched), or null.
   Plan* find(const Signature& sig, uint64_t generation);
   // Whether `sig` was seen before (and remembers it now).
   bool seen_before(const Signature& sig);

@@ -13,6 +13,43 @@ namespace lf::exec {
 Recorder::Recorder(const plan::Signature& s) : sig(s) {
   for (size_t l = 0; l < sig.leaves.size(); ++l)
     pointer_from.emplace(sig.leaves[l]->storage->data(), static_cast<int64_t>(l));
+  claims.assign(sig.numbers.size() / plan::kNumberFields, 0);
+}
+
+namespace {
+
+// The index in Signature::numbers of the first number of the node numbered (mark, pos), or -1.
+int first_number(const plan::Signature& sig, uint64_t mark, int32_t pos) {
+  if (mark != sig.mark || pos < 0 || static_cast<size_t>(pos) >= sig.nodes) return -1;
+  return sig.number_at[static_cast<size_t>(pos)];
+}
+
+}  // namespace
+
+void Recorder::claim_numbers(const backend::Prepared& k, plan::Step& s) {
+  for (const lower::Lowered::Number& n : k.low.numbers) {
+    int first = first_number(sig, n.mark, n.pos);
+    if (first < 0) continue;  // a node a rewrite made: its numbers follow from the structure
+    ++claims[static_cast<size_t>(first / plan::kNumberFields)];
+    s.numbers.emplace_back(n.param, first + n.field);
+    s.check_variant = s.check_variant || k.backend->specializes_on_param(k.low.kernel, n.param);
+  }
+}
+
+void Recorder::finish(const std::vector<ir::NumberUses::Use>& uses) {
+  // Patched where every use of the node's numbers was a launch parameter a step claimed.
+  std::vector<int32_t> used(claims.size(), 0);
+  for (const ir::NumberUses::Use& u : uses)
+    if (int first = first_number(sig, u.mark, u.pos); first >= 0) ++used[static_cast<size_t>(first / plan::kNumberFields)];
+  plan.numbers = sig.numbers;
+  plan.patched.assign(sig.numbers.size(), 0);
+  for (size_t q = 0; q < claims.size(); ++q)
+    for (int f = 0; f < plan::kNumberFields; ++f)
+      plan.patched[q * plan::kNumberFields + static_cast<size_t>(f)] = claims[q] > 0 && claims[q] == used[q];
+  for (plan::Step& s : plan.steps) {
+    std::erase_if(s.numbers, [&](const std::pair<int, int>& n) { return !plan.patched[static_cast<size_t>(n.second)]; });
+    if (s.numbers.empty()) s.check_variant = false;
+  }
 }
 
 void Recorder::add(const backend::Prepared& k) {
@@ -35,7 +72,10 @@ void Recorder::add(const backend::Prepared& k) {
     s.reuse.push_back(new_slot(data, k.low.out_storage[i]->nbytes(), s.outputs.size() - 1));
     s.alloc_bytes.push_back(k.low.out_storage[i]->nbytes());
   }
-  if (ok && bind_pointers(k, s)) push(k, std::move(s));
+  if (ok && bind_pointers(k, s)) {
+    claim_numbers(k, s);
+    push(k, std::move(s));
+  }
 }
 
 void Recorder::add_cat(const ir::Node& cat, const std::vector<backend::Prepared>& copies) {
@@ -52,7 +92,10 @@ void Recorder::add_cat(const ir::Node& cat, const std::vector<backend::Prepared>
       s.reuse.push_back(reuse);
       s.alloc_bytes.push_back(cat.storage->nbytes());
     }
-    if (bind_pointers(copies[c], s)) push(copies[c], std::move(s));
+    if (bind_pointers(copies[c], s)) {
+      claim_numbers(copies[c], s);
+      push(copies[c], std::move(s));
+    }
   }
 }
 
@@ -172,8 +215,10 @@ const std::vector<void*>& replay_pointers(const plan::Plan& plan) {
 }
 
 // A kernel-only plan launched as one graph (Plan::graphs): the one built for this replay's
-// pointers, a new one while there are fewer than kMaxGraphsPerPlan, else the least recently used
-// with its pointers set. False when there is none: launch step by step.
+// pointers and numbers; else the one for its pointers with the numbers updated (a loop whose
+// scalars change every step updates its graph in place rather than building one per value); else
+// a new one while there are fewer than kMaxGraphsPerPlan; else the least recently used, updated.
+// False when there is none: launch step by step.
 constexpr size_t kMaxGraphsPerPlan = 4;
 bool launch_graph(plan::Plan& plan, CacheStats& stats) {
   if (plan.graph_off) return false;
@@ -181,7 +226,7 @@ bool launch_graph(plan::Plan& plan, CacheStats& stats) {
   const std::vector<void*>& pointers = replay_pointers(plan);
   plan::Plan::Graph* hit = nullptr;
   for (plan::Plan::Graph& g : plan.graphs)
-    if (g.pointers == pointers) hit = &g;
+    if (g.pointers == pointers && (hit == nullptr || g.numbers == plan.numbers)) hit = &g;
   if (hit == nullptr && plan.graphs.size() < kMaxGraphsPerPlan) {
     std::unique_ptr<backend::LaunchGraph> graph = build_graph(plan);
     if (!graph) {
@@ -189,20 +234,22 @@ bool launch_graph(plan::Plan& plan, CacheStats& stats) {
       plan.graphs.clear();
       return false;
     }
-    plan.graphs.push_back({pointers, std::move(graph)});
+    plan.graphs.push_back({pointers, plan.numbers, std::move(graph)});
     hit = &plan.graphs.back();
   }
-  if (hit == nullptr) {
+  if (hit == nullptr)
     hit = &*std::min_element(plan.graphs.begin(), plan.graphs.end(),
                              [](const plan::Plan::Graph& x, const plan::Plan::Graph& y) { return x.used < y.used; });
+  if (hit->pointers != pointers || hit->numbers != plan.numbers) {
     bool set = true;
-    for (size_t i = 0; i < plan.steps.size() && set; ++i) set = hit->graph->set_pointers(i, plan.steps[i].args.pointers);
+    for (size_t i = 0; i < plan.steps.size() && set; ++i) set = hit->graph->update(i, launch_of(plan.steps[i]));
     if (!set) {  // the backend refused an update: no graphs from now on
       plan.graph_off = true;
       plan.graphs.clear();
       return false;
     }
     hit->pointers = pointers;
+    hit->numbers = plan.numbers;
   }
   hit->used = plan.replays;
   if (hit->graph->launch()) ++stats.queued_launches;
@@ -230,7 +277,7 @@ bool launch_captured(plan::Plan& plan, CacheStats& stats) {
   const std::vector<void*>& pointers = replay_pointers(plan);
   plan::Plan::Captured* hit = nullptr;
   for (plan::Plan::Captured& c : plan.captured)
-    if (c.pointers == pointers) hit = &c;
+    if (c.pointers == pointers && c.numbers == plan.numbers) hit = &c;
   if (hit == nullptr) {
     Device device = plan.steps[0].device;
     std::vector<backend::Launch> kernels;
@@ -251,7 +298,7 @@ bool launch_captured(plan::Plan& plan, CacheStats& stats) {
       return false;
     }
     if (plan.captured.size() >= kMaxCapturedPerPlan) plan.captured.erase(plan.captured.begin());  // the oldest
-    plan.captured.push_back({pointers, std::move(graph)});
+    plan.captured.push_back({pointers, plan.numbers, std::move(graph)});
     hit = &plan.captured.back();
   }
   if (hit->graph->launch()) ++stats.queued_launches;

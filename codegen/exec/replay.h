@@ -24,8 +24,13 @@ struct Recorder {
   // A library call the backend recorded (ok = false when it could not); `launches`, `lookups` and
   // `bytes` are what the call added to the flush's counters.
   void add_library(const backend::RecordedCall& call, uint64_t launches, uint64_t lookups, uint64_t bytes);
+  // Once every group ran: which numbers a replay may patch (plan::Plan::patched), from the uses
+  // the flush noted (ir::NumberUses) and the launch parameters the steps claimed.
+  void finish(const std::vector<ir::NumberUses::Use>& uses);
 
  private:
+  // The numbers among `k`'s launch parameters that a replay can patch (Step::numbers, claims).
+  void claim_numbers(const backend::Prepared& k, plan::Step& s);
   // Binds each operand's pointer to a leaf or an earlier output; false (ok = false) when one is
   // neither.
   bool bind_pointers(const backend::Prepared& k, plan::Step& s);
@@ -37,6 +42,7 @@ struct Recorder {
   int64_t new_slot(const void* data, size_t bytes, size_t output);
 
   std::unordered_map<const void*, int64_t> pointer_from;  // address -> a leaf, or from_output(slot)
+  std::vector<int32_t> claims;  // per node with numbers (Signature::number_at / kNumberFields): parameters claimed
   int64_t slots = 0;
   std::vector<size_t> slot_bytes;  // per output slot: its bytes (the allocation while its step is built)
   std::vector<int64_t> slot_root;  // per output slot: the slot that allocates its buffer

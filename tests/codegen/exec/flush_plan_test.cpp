@@ -56,14 +56,14 @@ struct TieredCompileOff {
 };
 
 TEST(FlushPlan, ALoopReplaysOnNewData) {
-  // A number new to this process (part of the signature), so that the count below starts from a
+  // A size new to this process (part of the signature), so that the count below starts from a
   // first sighting however the tests are ordered or repeated.
   TieredCompileOff tiered_off;
   static int runs = 0;
-  const float divisor = 3.0f + static_cast<float>(runs++);
+  const int64_t n = 4096 + 8 * runs++;
   uint64_t replayed = check_loop(6, [&](int it) {
-    Tensor x = lf::from_vector(data(4096, it), {4096});
-    Tensor y = lf::relu(x * 2 + 1) * lf::sigmoid(x) - lf::tanh(x) / divisor;
+    Tensor x = lf::from_vector(data(n, it), {n});
+    Tensor y = lf::relu(x * 2 + 1) * lf::sigmoid(x) - lf::tanh(x) / 3;
     return std::vector<Tensor>{y};
   });
   // The first sighting runs normally, the second records a plan, the rest replay it.
@@ -74,9 +74,10 @@ TEST(FlushPlan, ALoopReplaysOnNewData) {
 // from slices and cat, and a cat that is itself an output, on new data each iteration.
 TEST(FlushPlan, CatFlushesReplay) {
   static int runs = 0;
-  const float scale = 0.25f + static_cast<float>(runs++);  // a number new to this process: a first sighting
+  const int64_t cols = 12 + runs++;  // a size new to this process: a first sighting
+  const float scale = 0.25f;
   uint64_t replayed = check_loop(6, [&](int it) {
-    Tensor x = lf::from_vector(data(10 * 12, it), {10, 12});
+    Tensor x = lf::from_vector(data(10 * cols, it), {10, cols});
     Tensor inner = (x.slice(0, 0, 8) + x.slice(0, 2, 10)) * scale;
     Tensor step = lf::cat({x.slice(0, 0, 1), inner, x.slice(0, 9, 10)}, 0) * 2 - x;
     Tensor both = lf::cat({x, x * 3}, 1);
@@ -109,11 +110,99 @@ TEST(FlushPlan, OtherSizesValuesAndLayoutsNeverReplayAStrangersPlan) {
   });
 }
 
-TEST(FlushPlan, ANewNumberIsANewPlan) {
-  check_loop(8, [](int it) {
-    Tensor x = lf::from_vector(data(256, it), {256});
+// ---- Numbers (flush_plan.h): scalars, arange bounds and random counters that change every
+// iteration are patched into the replayed launches; numbers read otherwise are pinned.
+
+// Counts check_loop's replays fused and unfused over sizes new to this process (so that each count
+// starts from a first sighting however the tests are ordered or repeated).
+template <typename Body>
+void expect_replays(int iterations, uint64_t expected, const Body& body) {
+  TieredCompileOff tiered_off;
+  static int64_t runs = 0;
+  for (bool fusion : {true, false}) {
+    lf::test::FusionScope scope(fusion);
+    const int64_t n = 700 + runs++;
+    uint64_t replayed = check_loop(iterations, [&](int it) { return body(it, n); });
+    EXPECT_EQ(replayed, expected) << "fusion " << (fusion ? "on" : "off");
+  }
+}
+
+TEST(FlushPlanNumbers, ChangingScalarsReplay) {
+  // The first sighting runs normally, the second records a plan, the other six replay it.
+  expect_replays(8, 6, [](int it, int64_t n) {
+    Tensor x = lf::from_vector(data(n, it), {n});
+    const float s = 0.5f + 0.25f * static_cast<float>(it), t = -1.0f - static_cast<float>(it);
+    Tensor i = lf::from_vector(std::vector<int64_t>(static_cast<size_t>(n), 5), {n});
+    return std::vector<Tensor>{lf::relu(x * s + t) - x / (s + 1), i * (it + 2) - (it + 1), lf::full({n}, s) + x};
+  });
+}
+
+TEST(FlushPlanNumbers, AlternatingScalarsReplay) {
+  expect_replays(8, 6, [](int it, int64_t n) {
+    Tensor x = lf::from_vector(data(n, it), {n});
     return std::vector<Tensor>{x * (it % 2 ? 0.25f : 0.75f)};
   });
+}
+
+TEST(FlushPlanNumbers, ChangingArangeBoundsReplay) {
+  // A position p: arange(p, p + n) in float32 and int64, a step that changes too.
+  expect_replays(8, 6, [](int it, int64_t n) {
+    Tensor x = lf::from_vector(data(n, it), {n});
+    const double p = 3.0 * it;
+    Tensor pos = lf::arange(p, p + static_cast<double>(n), 1, lf::DType::Int64);
+    const double step = 0.5 + 0.25 * it;  // 16 values whatever the step
+    Tensor f = lf::arange(p, p + step * 15.5, step);
+    return std::vector<Tensor>{x + lf::cast(pos, lf::DType::Float32) * 0.5f, pos * 2, f * 3};
+  });
+}
+
+TEST(FlushPlanNumbers, RandomOpsReplayWithNewDraws) {
+  // Each rand draws anew (its counter advances): the replay patches the counter in, so the values
+  // differ from iteration to iteration and match the reference's draws.
+  std::vector<Tensor> draws;
+  expect_replays(6, 4, [&](int it, int64_t n) {
+    Tensor x = lf::from_vector(data(n, it), {n});
+    Tensor r = lf::rand({n});
+    Tensor y = lf::where(r < 0.5f, x * 2, lf::zeros({n})) + lf::randn({n}) * 0.01f;  // dropout, noise
+    draws.push_back(r);
+    return std::vector<Tensor>{y, r};
+  });
+  for (size_t i = 1; i < draws.size(); ++i)
+    EXPECT_NE(draws[i].to_vector<float>(), draws[i - 1].to_vector<float>()) << "draw " << i << " repeats the one before";
+}
+
+TEST(FlushPlanNumbers, PinnedNumbersRecordAnew) {
+  // The attention's scale is read when the fuser recognizes it (fuse/attention.cpp): a new scale
+  // records the flush anew instead of replaying, and every result stays right.
+  TieredCompileOff tiered_off;
+  uint64_t replayed = check_loop(6, [](int it) {
+    Tensor q = lf::from_vector(data(2 * 17 * 8, it), {2, 17, 8});
+    Tensor k = lf::from_vector(data(2 * 17 * 8, it + 3), {2, 17, 8});
+    Tensor v = lf::from_vector(data(2 * 17 * 8, it + 5), {2, 17, 8});
+    const float scale = 0.125f * static_cast<float>(1 + it % 3);
+    // `w * scale` shares the scale's node (a recent scalar operand of the same shape): a kernel's
+    // parameter reads it too, which must not make it patchable.
+    Tensor w = lf::from_vector(data(2 * 17 * 17, it + 7), {2, 17, 17});
+    return std::vector<Tensor>{lf::matmul(lf::softmax(lf::matmul(q, lf::transpose(k, 1, 2)) * scale, -1), v),
+                               w * scale};
+  });
+  EXPECT_EQ(replayed, 0u);  // each scale differs from the one before
+}
+
+TEST(FlushPlanNumbers, NumbersStayOutOfTheWords) {
+  auto signature_of = [](const Tensor& t) {
+    std::vector<lf::ir::Node*> order = lf::ir::topo_order({t.node().get()});
+    lf::plan::Signature sig;
+    lf::plan::describe(order, [](const lf::ir::Node&) { return true; }, true, &sig);
+    return sig;
+  };
+  Tensor x = lf::from_vector(data(64, 0), {64});
+  lf::sync();
+  lf::plan::Signature a = signature_of(x * 2 + lf::arange(0, 64)), b = signature_of(x * 3 + lf::arange(5, 69));
+  EXPECT_EQ(a.words, b.words);
+  EXPECT_EQ(a.hash, b.hash);
+  EXPECT_NE(a.numbers, b.numbers);
+  EXPECT_EQ(a.numbers.size(), 2u * lf::plan::kNumberFields);  // the scalar's and the arange's
 }
 
 TEST(FlushPlan, AliasedInputsStayAliased) {
@@ -310,7 +399,7 @@ TEST(FlushPlan, SignaturesDifferWhereLoweringWould) {
   Tensor x3 = lf::from_vector(data(65, 1), {65});
   lf::sync();
   EXPECT_EQ(signature_of(x + 1), signature_of(x2 + 1));  // new data, same structure
-  EXPECT_NE(signature_of(x + 1), signature_of(x + 1.5f));  // another number
+  EXPECT_EQ(signature_of(x + 1), signature_of(x + 1.5f));  // another number: not in the words
   EXPECT_NE(signature_of(x + 1), signature_of(x3 + 1));  // another size
   EXPECT_NE(signature_of(x + 1), signature_of(x - 1));   // another op
   EXPECT_NE(signature_of(x + x), signature_of(x + x2));  // one buffer twice, or two

@@ -62,8 +62,9 @@ uint64_t check_loop(int iterations, int64_t reduce, const std::function<std::vec
   return lf::cache_stats().plans_replayed - before;
 }
 
-// A number new to this process: part of the signature, so that a loop starts from a first
-// sighting however the tests are ordered or repeated (--gtest_repeat).
+// A number new to this process, so that each loop computes something of its own. (Numbers are not
+// part of a flush's signature, flush_plan.h: a loop that counts its replays from a first sighting
+// has a structure no other loop of this binary has.)
 float fresh_number() {
   static int runs = 0;
   return 1.0f + 0.125f * static_cast<float>(runs++);
@@ -246,7 +247,7 @@ TEST(LibraryPlan, NewShapesAreNewPlans) {
   EXPECT_EQ(replayed, 4u);
   const float d = fresh_number();
   replayed = check_loop(6, 40, [&](int it) {
-    auto in = synced({input({it < 3 ? 20 : 21, 40}, it), input({40, 24}, it + 1)});
+    auto in = synced({input({it < 3 ? 20 : 21, 41}, it), input({41, 24}, it + 1)});  // sizes the loop above had not
     return std::vector<Tensor>{lf::matmul(in[0], in[1]) * d};
   });
   EXPECT_EQ(replayed, 2u) << "each size: seen, recorded, replayed";
