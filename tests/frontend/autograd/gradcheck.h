@@ -34,7 +34,7 @@ inline double weighted(const Fn& f, const std::vector<Tensor>& xs, const Tensor&
 
 // The analytic gradient of every input against central differences in float64.
 inline void gradcheck(const std::string& name, const Fn& f, const std::vector<Input>& inputs, double tol = 1e-6,
-               const std::vector<std::vector<double>>& values = {}) {
+                      const std::vector<std::vector<double>>& values = {}) {
   SCOPED_TRACE(name);
   std::mt19937 rng(1234);
   std::vector<std::vector<double>> data;
@@ -64,8 +64,7 @@ inline void gradcheck(const std::string& name, const Fn& f, const std::vector<In
       moved[i] = from_vector(d, inputs[i].shape);
       double down = weighted(f, moved, w);
       double numeric = (up - down) / (2 * eps);
-      EXPECT_NEAR(analytic[j], numeric, tol * std::max(1.0, std::fabs(numeric)))
-          << "input " << i << " element " << j;
+      EXPECT_NEAR(analytic[j], numeric, tol * std::max(1.0, std::fabs(numeric))) << "input " << i << " element " << j;
     }
   }
 }
