@@ -111,18 +111,21 @@ Tensor arrange(const Term& x, const Labels& order) {
 
 // A label repeated in one operand selects its diagonal: a view whose last dim is that diagonal.
 Term take_diagonals(Term x) {
-  for (;;) {
-    auto first = x.labels.begin(), again = x.labels.end();
-    for (; first != x.labels.end() && again == x.labels.end(); ++first)
-      again = std::find(first + 1, x.labels.end(), *first);
-    if (again == x.labels.end()) return x;
-    --first;
+  size_t i = 0;
+  while (i < x.labels.size()) {
+    auto first = x.labels.begin() + static_cast<std::ptrdiff_t>(i);
+    auto again = std::find(first + 1, x.labels.end(), *first);
+    if (again == x.labels.end()) {
+      ++i;
+      continue;
+    }
     int l = *first;
-    x.t = diagonal(x.t, 0, first - x.labels.begin(), again - x.labels.begin());
+    x.t = diagonal(x.t, 0, static_cast<int64_t>(i), again - x.labels.begin());
     x.labels.erase(again);
     x.labels.erase(first);
-    x.labels.push_back(l);
+    x.labels.push_back(l);  // a third l is found again from position i
   }
+  return x;
 }
 
 // The labels of x that no other term and not the output needs.
@@ -150,7 +153,14 @@ Term contract(Term a, Term b, const Labels& keep) {
   a = sum_out(std::move(a), broadcast_summed);
   b = sum_out(std::move(b), broadcast_summed);
   Labels batch, summed, only_a, only_b;
-  for (int l : a.labels) (has(b.labels, l) ? (has(keep, l) ? batch : summed) : only_a).push_back(l);
+  for (int l : a.labels) {
+    if (!has(b.labels, l))
+      only_a.push_back(l);
+    else if (has(keep, l))
+      batch.push_back(l);
+    else
+      summed.push_back(l);
+  }
   for (int l : b.labels)
     if (!has(a.labels, l)) only_b.push_back(l);
   auto cat = [](Labels x, const Labels& y, const Labels& z = {}) {
