@@ -2,6 +2,7 @@
 #pragma once
 
 #include "lazyfuse/autograd.h"
+#include "lazyfuse/einsum.h"
 #include "lazyfuse/interop.h"
 #include "lazyfuse/losses.h"
 #include "lazyfuse/ops.h"
