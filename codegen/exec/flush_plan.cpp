@@ -171,13 +171,23 @@ void number_new(const Signature& sig, const std::vector<ir::Node*>& described, c
     }
 }
 
+namespace {
+
+// Whether `plan` was recorded for `sig`'s pinned numbers.
+bool pins_match(const Plan& plan, const std::vector<int64_t>& numbers) {
+  for (size_t i = 0; i < plan.numbers.size(); ++i)
+    if (!plan.patched[i] && plan.numbers[i] != numbers[i]) return false;
+  return true;
+}
+
+}  // namespace
+
 Plan* PlanCache::find(const Signature& sig, uint64_t generation) {
   auto it = plans_.find(sig.hash);
-  if (it == plans_.end() || it->second.generation != generation || it->second.words != sig.words) return nullptr;
-  Plan& p = it->second;
-  for (size_t i = 0; i < p.numbers.size(); ++i)
-    if (!p.patched[i] && p.numbers[i] != sig.numbers[i]) return nullptr;
-  return &p;
+  if (it == plans_.end()) return nullptr;
+  for (Plan& p : it->second)
+    if (p.generation == generation && p.words == sig.words && pins_match(p, sig.numbers)) return &p;
+  return nullptr;
 }
 
 namespace {
@@ -207,10 +217,21 @@ bool PlanCache::seen_before(const Signature& sig) {
 }
 
 void PlanCache::store(const Signature& sig, Plan plan) {
-  if (plans_.size() >= kMaxPlans) plans_.clear();
+  if (count_ >= kMaxPlans) {
+    plans_.clear();
+    count_ = 0;
+  }
   plan.words = sig.words;
-  plans_.erase(sig.hash);  // destroyed, not assigned over: its graph goes before its kernels
-  plans_.emplace(sig.hash, std::move(plan));
+  std::list<Plan>& same = plans_[sig.hash];
+  // Destroyed, not assigned over: a plan's graph goes before its kernels.
+  count_ -= same.size();
+  same.remove_if([&](const Plan& p) {
+    return p.generation != plan.generation ||
+           (p.words == plan.words && pins_match(p, plan.numbers) && pins_match(plan, p.numbers));
+  });
+  same.push_front(std::move(plan));
+  if (same.size() > kPlansPerStructure) same.pop_back();
+  count_ += same.size();
 }
 
 }  // namespace lf::plan

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
@@ -175,18 +176,24 @@ bool bind_numbers(Plan& plan, const Signature& sig);
 void mark_overwritten(Plan& plan);
 
 // Plans by signature. A plan is recorded on a signature's second sighting, so that one-off flushes
-// pay nothing for it. Not thread-safe: the executor holds its lock around every use.
+// pay nothing for it. One structure keeps up to kPlansPerStructure plans, for as many values of its
+// pinned numbers (a loop alternating between two attention scales replays both), the most recent
+// first. Not thread-safe: the executor holds its lock around every use.
 class PlanCache {
  public:
   // The plan for `sig`'s words whose pinned numbers are `sig`'s (Plan::patched), or null.
   Plan* find(const Signature& sig, uint64_t generation);
   // Whether `sig` was seen before (and remembers it now).
   bool seen_before(const Signature& sig);
+  // Stores `plan` for `sig`, in place of the plan of the same words whose numbers it cannot tell
+  // apart from its own (each pinned by either equal).
   void store(const Signature& sig, Plan plan);
 
  private:
   static constexpr size_t kMaxPlans = 256, kMaxSeen = 4096;  // past these, start over
-  std::unordered_map<uint64_t, Plan> plans_;
+  static constexpr size_t kPlansPerStructure = 4;            // past this, the least recent goes
+  std::unordered_map<uint64_t, std::list<Plan>> plans_;       // a list: a Plan never moves
+  size_t count_ = 0;
   std::unordered_set<uint64_t> seen_;
 };
 

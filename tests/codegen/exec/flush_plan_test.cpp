@@ -173,7 +173,7 @@ TEST(FlushPlanNumbers, RandomOpsReplayWithNewDraws) {
 
 TEST(FlushPlanNumbers, PinnedNumbersRecordAnew) {
   // The attention's scale is read when the fuser recognizes it (fuse/attention.cpp): a new scale
-  // records the flush anew instead of replaying, and every result stays right.
+  // records the flush anew instead of replaying the plan of another, and every result stays right.
   TieredCompileOff tiered_off;
   uint64_t replayed = check_loop(6, [](int it) {
     Tensor q = lf::from_vector(data(2 * 17 * 8, it), {2, 17, 8});
@@ -186,7 +186,9 @@ TEST(FlushPlanNumbers, PinnedNumbersRecordAnew) {
     return std::vector<Tensor>{lf::matmul(lf::softmax(lf::matmul(q, lf::transpose(k, 1, 2)) * scale, -1), v),
                                w * scale};
   });
-  EXPECT_EQ(replayed, 0u);  // each scale differs from the one before
+  // Scales 1, 2, 3, 1, 2, 3 (x 0.125): recorded at iterations 1, 2 and 3 (each a plan of its own,
+  // PlanCache keeping several per structure), iterations 4 and 5 replay theirs.
+  EXPECT_EQ(replayed, 2u);
 }
 
 TEST(FlushPlanNumbers, NumbersStayOutOfTheWords) {
@@ -483,6 +485,21 @@ TEST(FlushPlanGraph, SamePointersChangedPointersAndSeveralKernels) {
     return std::vector<Tensor>{lf::exp(e) * 3, x * x - 1};
   });
   EXPECT_GE(r.replayed, 3u);
+  EXPECT_EQ(r.graphs, r.replayed);
+}
+
+TEST(FlushPlanGraph, ChangingNumbersUpdateTheGraphInPlace) {
+  if (!lf::default_device().is_cuda()) GTEST_SKIP() << "needs a GPU (the default device is the CPU)";
+  // A scalar and an int64 position that change every iteration on fixed buffers: each replay is
+  // the one graph with its parameters updated (an int64 arange specializes the kernel's integer
+  // math: the replay checks the variant first, which holds for these small positions).
+  Tensor fixed = lf::from_vector(data(4104, 0), {4104});
+  Replays r = check_loop_warm(8, [&](int it) {
+    const float s = 0.5f + 0.25f * static_cast<float>(it);
+    Tensor pos = lf::arange(7.0 * it, 7.0 * it + 4104, 1, lf::DType::Int64);
+    return std::vector<Tensor>{lf::relu(fixed * s - 1) + lf::cast(lf::remainder(pos, 5), lf::DType::Float32), pos * 3};
+  });
+  EXPECT_GE(r.replayed, 7u);
   EXPECT_EQ(r.graphs, r.replayed);
 }
 
