@@ -199,14 +199,21 @@ void drain_launches(bool rethrow) {
   if (LaunchQueue* q = g_launches.load(std::memory_order_acquire)) q->drain(rethrow);
 }
 
-bool launch_graph(CUgraphExec exec, const DeviceContext& ctx) {
+void drain_launches_to(uint64_t queued) {
+  if (LaunchQueue* q = g_launches.load(std::memory_order_acquire)) q->drain_to(queued);
+}
+
+bool launch_graph(CUgraphExec exec, const DeviceContext& ctx, uint64_t* queued) {
   LaunchQueue::Call call;
   call.fn = graph_launch_call;
   call.a = exec;
   call.b = ctx.stream;
   call.c = ctx.ctx;
   call.what = "cuGraphLaunch";
-  return launch_queue().submit(call, /*may_queue=*/config().launch_thread);
+  LaunchQueue& q = launch_queue();
+  const bool on_worker = q.submit(call, /*may_queue=*/config().launch_thread);
+  if (queued) *queued = on_worker ? q.submitted() : 0;
+  return on_worker;
 }
 
 DeviceContext& device_context(int device) {

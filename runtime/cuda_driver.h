@@ -149,10 +149,14 @@ void stream_wait(int device, CUstream waiter, CUstream signaler);
 // Launches a CUDA graph on `ctx`'s stream: on the launch thread when flushes come back to back
 // (returns true: queued), else here. LAZYFUSE_LAUNCH_THREAD=0 always launches here. Throws
 // lf::Error when the launch fails (or when a launch queued earlier failed).
-bool launch_graph(CUgraphExec exec, const DeviceContext& ctx);
+// `queued`, when given: the launch's place in the queue when it was queued (for
+// drain_launches_to), else 0.
+bool launch_graph(CUgraphExec exec, const DeviceContext& ctx, uint64_t* queued = nullptr);
 // Waits for the launches queued so far to be submitted (device_context() calls it). Does not
 // throw when `rethrow` is false: a failure is then reported later.
 void drain_launches(bool rethrow = true);
+// Waits for the queued launch whose place launch_graph gave (and those before it) only.
+void drain_launches_to(uint64_t queued);
 
 }  // namespace cu
 }  // namespace lf::rt

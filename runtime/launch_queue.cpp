@@ -151,10 +151,12 @@ void LaunchQueue::worker_main() {
   }
 }
 
-void LaunchQueue::drain(bool rethrow) {
+void LaunchQueue::drain(bool rethrow) { drain_to(tail_.load(std::memory_order_acquire), rethrow); }
+
+void LaunchQueue::drain_to(uint64_t count, bool rethrow) {
   if (t_on_worker) return;
   // (A worker that stopped at exit leaves nothing to wait for: calls queued after it are dropped.)
-  wait_until(done_, tail_.load(std::memory_order_acquire), worker_running_);
+  wait_until(done_, count, worker_running_);
   if (!rethrow || !has_failure_.load(std::memory_order_acquire)) return;
   std::string message;
   {

@@ -57,6 +57,11 @@ class LaunchQueue {
   // a call the worker ran failed: its outputs were handed out before it ran, so from then on every
   // drain and submit throws it (rethrow = false: wait only, for destructors).
   void drain(bool rethrow = true);
+  // The same for the first `count` calls submitted (a count submitted() returned): a caller that
+  // must not overtake one call of its own need not wait for the calls queued after it.
+  void drain_to(uint64_t count, bool rethrow = true);
+  // Calls submitted so far, queued or run (one submitting thread: read it right after submit()).
+  uint64_t submitted() const { return tail_.load(std::memory_order_acquire); }
 
   // At process exit: runs what is queued and stops the worker; later calls run on the submitting
   // thread. Calls queued by other threads still flushing at that moment may be dropped.

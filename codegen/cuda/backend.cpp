@@ -428,16 +428,17 @@ bool LaunchGraph::update(size_t i, const backend::Launch& launch) {
   if (n.node == nullptr) return true;
   KernelParams kp(*launch.kernel, *launch.args);  // the same kernel: the same sizes as n's
   if (kp.meta == n.meta && kp.ptrs == n.ptrs) return true;
-  // A launch still queued must not see the new values; and if this throws (a queued launch
-  // failed), the recorded ones must still be the graph's.
-  rt::cu::drain_launches();
+  // A launch of this graph still queued must not see the new values (launches of other graphs
+  // queued after it may stay queued); and if this throws (a queued launch failed), the recorded
+  // ones must still be the graph's.
+  if (queued_ != 0) rt::cu::drain_launches_to(queued_);
   std::copy(kp.meta.begin(), kp.meta.end(), n.meta.begin());  // in place: n.param_ptrs point at them
   std::copy(kp.ptrs.begin(), kp.ptrs.end(), n.ptrs.begin());
   return rt::cu::api().cuGraphExecKernelNodeSetParams(static_cast<rt::cu::CUgraphExec>(exec_), n.node, &n.params) == 0;
 }
 
 bool LaunchGraph::launch() {
-  return rt::cu::launch_graph(static_cast<rt::cu::CUgraphExec>(exec_), *context_);
+  return rt::cu::launch_graph(static_cast<rt::cu::CUgraphExec>(exec_), *context_, &queued_);
 }
 
 void launch_matmul(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir::LaunchArgs& args,

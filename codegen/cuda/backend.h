@@ -143,6 +143,7 @@ class LaunchGraph final : public backend::LaunchGraph {
   void* graph_ = nullptr;  // CUgraph
   void* exec_ = nullptr;   // CUgraphExec
   std::vector<std::unique_ptr<Node>> nodes_;
+  uint64_t queued_ = 0;  // its latest launch's place on the launch thread's queue (0: launched here)
 };
 
 // Whether a launch needs set-up of its own each time (a row reduction split over blocks: scratch

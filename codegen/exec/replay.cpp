@@ -215,18 +215,24 @@ const std::vector<void*>& replay_pointers(const plan::Plan& plan) {
 }
 
 // A kernel-only plan launched as one graph (Plan::graphs): the one built for this replay's
-// pointers and numbers; else the one for its pointers with the numbers updated (a loop whose
-// scalars change every step updates its graph in place rather than building one per value); else
-// a new one while there are fewer than kMaxGraphsPerPlan; else the least recently used, updated.
-// False when there is none: launch step by step.
+// pointers and numbers; else one for its pointers with the numbers updated (a loop whose scalars
+// change every step alternates between two graphs updated in place, so that it never waits for
+// the launch it queued just before); else a new one while there are fewer than kMaxGraphsPerPlan;
+// else the least recently used, updated. False when there is none: launch step by step.
 constexpr size_t kMaxGraphsPerPlan = 4;
 bool launch_graph(plan::Plan& plan, CacheStats& stats) {
   if (plan.graph_off) return false;
   ++plan.replays;
   const std::vector<void*>& pointers = replay_pointers(plan);
-  plan::Plan::Graph* hit = nullptr;
-  for (plan::Plan::Graph& g : plan.graphs)
-    if (g.pointers == pointers && (hit == nullptr || g.numbers == plan.numbers)) hit = &g;
+  // The graph for these pointers and numbers; else the least recent for these pointers, unless
+  // that is the previous replay's (its launch may still be queued: updating it would wait for it).
+  plan::Plan::Graph *hit = nullptr, *same_pointers = nullptr;
+  for (plan::Plan::Graph& g : plan.graphs) {
+    if (g.pointers != pointers) continue;
+    if (g.numbers == plan.numbers) hit = &g;
+    else if (same_pointers == nullptr || g.used < same_pointers->used) same_pointers = &g;
+  }
+  if (hit == nullptr && same_pointers != nullptr && same_pointers->used + 1 < plan.replays) hit = same_pointers;
   if (hit == nullptr && plan.graphs.size() < kMaxGraphsPerPlan) {
     std::unique_ptr<backend::LaunchGraph> graph = build_graph(plan);
     if (!graph) {
@@ -237,6 +243,7 @@ bool launch_graph(plan::Plan& plan, CacheStats& stats) {
     plan.graphs.push_back({pointers, plan.numbers, std::move(graph)});
     hit = &plan.graphs.back();
   }
+  if (hit == nullptr) hit = same_pointers;
   if (hit == nullptr)
     hit = &*std::min_element(plan.graphs.begin(), plan.graphs.end(),
                              [](const plan::Plan::Graph& x, const plan::Plan::Graph& y) { return x.used < y.used; });
