@@ -411,7 +411,11 @@ Tensor max_unpool2d(const Tensor& x0, const Tensor& indices0, Size2 kernel, std:
          {&x0});
   if (out.h < 1 || out.w < 1) fail(op, "the output size " + pair_str(out.h, out.w) + " must be positive", {&x0});
   Tensor plane = zeros({n, c, out.h * out.w}, x.dtype()).to(x.device());
-  Tensor y = reshape(scatter(plane, 2, reshape(indices, {n, c, h * w}), reshape(x, {n, c, h * w})), {n, c, out.h, out.w});
+  // An index outside the plane is an error at the sync point (scatter's check); a negative one
+  // too, which scatter would count from the end: it becomes the plane's size, out of range.
+  Tensor flat = reshape(indices, {n, c, h * w});
+  flat = where(flat < 0, Scalar(out.h * out.w), flat);
+  Tensor y = reshape(scatter(plane, 2, flat, reshape(x, {n, c, h * w})), {n, c, out.h, out.w});
   return x0.dim() == 3 ? squeeze(y, 0) : y;
 }
 
