@@ -80,6 +80,13 @@ size_t check_blob(const void* data, const Shape& shape, Shape& strides, DType dt
   }
   if (static_cast<uint64_t>(last) + 1 > std::numeric_limits<size_t>::max() / esize)
     fail("from_blob", "the memory the strides reach overflows 64 bits (" + what() + ")");
+  // No machine maps memory past 2^57 (x86-64's five-level paging, AArch64's 52-bit addresses, a
+  // GPU's unified addresses): strides reaching there cannot describe memory the caller holds.
+  const uint64_t start = reinterpret_cast<uintptr_t>(data), reach = (static_cast<uint64_t>(last) + 1) * esize;
+  constexpr uint64_t kAddressSpace = uint64_t{1} << 57;
+  if (start >= kAddressSpace || reach > kAddressSpace - start)
+    fail("from_blob", "the memory the strides reach, " + std::to_string(reach) +
+                          " bytes, runs past the end of the address space (" + what() + ")");
   // Size-1 dims take the stride a row-major layout would give them.
   int64_t expected = 1;
   for (size_t d = shape.size(); d-- > 0;) {

@@ -110,6 +110,10 @@ TEST_F(FromBlob, Errors) {
   expect_error([&] { lf::from_blob(x, {2, 2}, {-2, 1}, lf::DType::Float32); }, {"negative strides are not supported"});
   expect_error([&] { lf::from_blob(x, {2, 2}, {1}, lf::DType::Float32); }, {"do not match the rank"});
   expect_error([&] { lf::from_blob(x, {int64_t{1} << 40, int64_t{1} << 40}, lf::DType::Float32); }, {"from_blob", "more elements than fit int64"});
+  // Strides that reach past any address a machine maps (issue 50: both read far out of bounds).
+  expect_error([&] { lf::from_blob(x, {2}, {INT64_MAX}, lf::DType::Bool); }, {"from_blob", "past the end of the address space"});
+  expect_error([&] { lf::from_blob(x, {2}, {int64_t{1} << 61}, lf::DType::Float32); }, {"from_blob", "past the end of the address space"});
+  expect_error([&] { lf::from_blob(x, {2}, {int64_t{1} << 56}, lf::DType::Float32); }, {"past the end of the address space"});
   if (!lf::cuda_available()) {
     expect_error([&] { lf::from_blob(x, {2}, {1}, lf::DType::Float32, lf::Device::cuda(0)); },
                  {"from_blob", "CUDA is unavailable"});
