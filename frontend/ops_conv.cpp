@@ -54,6 +54,19 @@ Tensor checked_conv_input(const char* op, const Tensor& x0, const Tensor& weight
   if (dilation.h < 1 || dilation.w < 1)
     fail(op, "dilation must be positive, not " + pair_str(dilation.h, dilation.w), {&x0});
   if (pad_h < 0 || pad_w < 0) fail(op, "padding must be non-negative, not " + pair_str(pad_h, pad_w), {&x0});
+  // The sizes the output's arithmetic forms (the dilated kernel, the padded input, a transposed
+  // convolution's strided input), exact in 128 bits: past 2^62 they overflow it (INT64_MAX
+  // dilation or padding gave garbage, not an error).
+  const Shape& xs = x.shape();
+  auto overflows = [](__int128 v) { return v > (__int128{1} << 62); };
+  for (int d = 0; d < 2; ++d) {
+    const __int128 k = weight.shape()[static_cast<size_t>(2 + d)], in = xs[static_cast<size_t>(2 + d)];
+    const __int128 dil = d == 0 ? dilation.h : dilation.w, pad = d == 0 ? pad_h : pad_w, st = d == 0 ? stride.h : stride.w;
+    if (overflows(dil * (k - 1) + 1) || overflows(in + 2 * pad) || overflows(st * (in - 1) + dil * (k - 1) + 1))
+      fail(op, "stride " + pair_str(stride.h, stride.w) + ", padding " + pair_str(pad_h, pad_w) + " and dilation " +
+                   pair_str(dilation.h, dilation.w) + " overflow the output size's arithmetic",
+           {&x0, &weight});
+  }
   return x;
 }
 

@@ -330,6 +330,20 @@ TEST(Conv, ErrorsNameTheOpAndShapes) {
   EXPECT_NE(message([&] { (void)lf::conv2d(x, w, {}, 2, "same"); }).find("needs stride 1"), std::string::npos);
   EXPECT_NE(message([&] { (void)lf::conv2d(x, w, {}, 1, 0, 1, 4); }).find("groups"), std::string::npos);
   EXPECT_NE(message([&] { (void)lf::conv2d(x, w, random({5}, 4)); }).find("bias must have shape [6]"), std::string::npos);
+  // Parameters whose output-size arithmetic overflows (issue 50: garbage, not an error), conv2d,
+  // conv1d and conv_transpose2d alike.
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  for (const std::function<void()>& f : std::vector<std::function<void()>>{
+           [&] { (void)lf::conv2d(x, w, {}, 1, 0, kMax); },
+           [&] { (void)lf::conv2d(x, w, {}, 1, "same", kMax); },
+           [&] { (void)lf::conv2d(x, w, {}, 1, kMax); },
+           [&] { (void)lf::conv2d(x, w, {}, kMax); },
+           [&] { (void)lf::conv1d(lf::reshape(x, {2, 4, 25}), lf::reshape(w, {6, 4, 9}), {}, 1, 0, kMax); },
+           [&] { (void)lf::conv_transpose2d(x, lf::permute(w, {1, 0, 2, 3}), {}, kMax); },
+           [&] { (void)lf::conv_transpose2d(x, lf::permute(w, {1, 0, 2, 3}), {}, 1, 0, 0, 1, kMax); }}) {
+    std::string e = message(f);
+    EXPECT_NE(e.find("overflow the output size's arithmetic"), std::string::npos) << e;
+  }
   EXPECT_NE(message([&] { (void)lf::conv2d(x.to(DType::Int32), w); }).find("floating-point"), std::string::npos);
   EXPECT_NE(message([&] { (void)lf::conv2d(x, w.to(DType::Float64)); }).find("one dtype"), std::string::npos);
   EXPECT_NE(message([&] { (void)lf::max_pool2d(x, 3, 1, 2); }).find("lf::max_pool2d: padding"), std::string::npos);
