@@ -234,6 +234,16 @@ class Emitter {
 
   Value* reduce_finish(int i, const std::vector<Value*>& acc);
 
+  // argmax/argmin `i`: whether x beats the best so far c (strictly, or the first NaN).
+  Value* arg_better(int i, Value* x, Value* c);
+  // argmax/argmin `i`: the extreme of a and b (NaN-propagating for floats).
+  Value* arg_extreme(int i, Value* a, Value* b);
+
+  // argmax and argmin `is` over one inner dim, in chunks: a vectorized pass for each chunk's
+  // extreme, then, only where it beats the best so far, a vectorized search of the chunk for the
+  // first column that holds it.
+  std::vector<std::vector<Value*>> arg_reduce_loop(const std::vector<int>& is);
+
   // Accumulates the reductions `is` (of one level: none reads another's row value) over the inner
   // elements [col_begin, col_end) of the current row, in one pass; their accumulators, in order.
   std::vector<std::vector<Value*>> reduce_loop(const std::vector<int>& is);
