@@ -12,6 +12,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <lazyfuse/lazyfuse.h>
@@ -21,19 +22,27 @@ namespace {
 using Clock = std::chrono::steady_clock;
 int g_reps = 21;
 
-// The median of g_reps runs of fn after two warm-ups (the first compiles, the second records the
-// flush plan).
-double median_ms(const std::function<void()>& fn) {
-  fn();
-  fn();
-  std::vector<double> t;
+// Medians of g_reps runs of a and of b, run in turn (a, b, a, b, ...: a loaded machine's drift
+// falls on both), after two warm-ups of each (the first compiles, the second records the flush
+// plan).
+std::pair<double, double> medians_ms(const std::function<void()>& a, const std::function<void()>& b) {
+  for (int w = 0; w < 2; ++w) {
+    a();
+    if (b) b();
+  }
+  std::vector<double> ta, tb;
   for (int i = 0; i < g_reps; ++i) {
     auto s = Clock::now();
-    fn();
-    t.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
+    a();
+    ta.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
+    if (!b) continue;
+    s = Clock::now();
+    b();
+    tb.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  std::sort(ta.begin(), ta.end());
+  std::sort(tb.begin(), tb.end());
+  return {ta[ta.size() / 2], tb.empty() ? 0.0 : tb[tb.size() / 2]};
 }
 
 lf::Tensor materialized(lf::Tensor t) {
@@ -41,18 +50,20 @@ lf::Tensor materialized(lf::Tensor t) {
   return t;
 }
 
+// A program and the same work written another way (its peer; none for the top-k round).
 struct Row {
-  std::string name;
-  std::function<void()> run;  // records the program and syncs its results
+  std::string name, peer_name;
+  std::function<void()> run, peer;  // each records its program and syncs its results
 };
 
 void report(const Row& r) {
   lf::set_fusion_enabled(true);
-  double fused = median_ms(r.run);
+  auto [fused, peer_fused] = medians_ms(r.run, r.peer);
   lf::set_fusion_enabled(false);
-  double unfused = median_ms(r.run);
+  auto [unfused, peer_unfused] = medians_ms(r.run, r.peer);
   lf::set_fusion_enabled(true);
   std::printf("%-44s %9.3f %9.3f\n", r.name.c_str(), fused, unfused);
+  if (r.peer) std::printf("  peer: %-38s %9.3f %9.3f\n", r.peer_name.c_str(), peer_fused, peer_unfused);
   std::fflush(stdout);
 }
 
@@ -72,15 +83,15 @@ int main(int argc, char** argv) {
   lf::Tensor idx = materialized(lf::arange(0, static_cast<double>(n), 1, lf::DType::Int64));
   const double ninf = -std::numeric_limits<double>::infinity();
 
-  std::printf("median of %d runs, ms                        %9s %9s\n", g_reps, "fused", "unfused");
+  std::printf("median of %d runs (program and peer in turn), ms %9s %9s\n", g_reps, "fused", "unfused");
   std::vector<Row> rows = {
-      {"argmax({1}) of 4096x1000", [&] { x.argmax({1}).to_vector<int64_t>(); }},
-      {"  peer: max({1}) of 4096x1000", [&] { x.max({1}).to_vector<float>(); }},
-      {"matmul(a 32768x64, v 64x1)", [&] { lf::matmul(a, v).to_vector<float>(); }},
-      {"  peer: sum(a * v^T, {1})", [&] { lf::sum(a * lf::transpose(v, 0, 1), {1}).to_vector<float>(); }},
-      {"sum(x * g, {0}), x 4096x1000, g 4096x1", [&] { lf::sum(x * g, {0}).to_vector<float>(); }},
-      {"  peer: sum(x * 2, {1})", [&] { lf::sum(x * 2, {1}).to_vector<float>(); }},
-      {"top-k round on 2^20 (max, argmax, where)",
+      {"argmax({1}) of 4096x1000", "max({1}) of 4096x1000", [&] { x.argmax({1}).to_vector<int64_t>(); },
+       [&] { x.max({1}).to_vector<float>(); }},
+      {"matmul(a 32768x64, v 64x1)", "sum(a * v^T, {1})", [&] { lf::matmul(a, v).to_vector<float>(); },
+       [&] { lf::sum(a * lf::transpose(v, 0, 1), {1}).to_vector<float>(); }},
+      {"sum(x * g, {0}), x 4096x1000, g 4096x1", "sum(x * 2, {1})", [&] { lf::sum(x * g, {0}).to_vector<float>(); },
+       [&] { lf::sum(x * 2, {1}).to_vector<float>(); }},
+      {"top-k round on 2^20 (max, argmax, where)", "",
        [&] {
          lf::Tensor m = lf::max(xs);
          lf::Tensor at = lf::argmax(xs);
@@ -88,7 +99,8 @@ int main(int argc, char** argv) {
          lf::sync();
          (void)m.item<float>();
          (void)next;
-       }},
+       },
+       nullptr},
   };
   for (const Row& r : rows) report(r);
   return 0;

@@ -57,10 +57,14 @@ class Emitter {
     Value* row_end = fn_->getArg(3);
     col_begin_ = fn_->getArg(4);
     col_end_ = fn_->getArg(5);
-    emit_loop(row_begin, row_end, {}, "row", [&](Value* row, std::vector<Value*> carried) {
-      emit_row(row);
-      return carried;
-    });
+    if (kir::column_blocks(k_)) {
+      emit_column_rows(row_begin, row_end);
+    } else {
+      emit_loop(row_begin, row_end, {}, "row", [&](Value* row, std::vector<Value*> carried) {
+        emit_row(row);
+        return carried;
+      });
+    }
 #if defined(__x86_64__)
     // Streaming stores are weakly ordered: fence them before the thread pool reports this part
     // done, so that whoever reads the outputs next sees them.
@@ -71,6 +75,7 @@ class Emitter {
       emit_part();
       emit_combine();
       emit_finish();
+      if (kir::column_blocks(k_)) emit_column_part();
     }
     return std::move(m_);
   }
@@ -174,6 +179,13 @@ class Emitter {
 
   // Row values needed by the element cone of `root`, computed before the inner loop.
   void emit_row_deps(int root);
+
+  // ---- rows that are columns of memory (emit_columns.cpp: `sum(x, {0})`)
+
+  // With `out`, each row's accumulators are stored at out + (row - row_begin) * stride instead
+  // of its outputs (emit_column_part).
+  void emit_column_rows(Value* row_begin, Value* row_end, Value* out = nullptr, Value* stride = nullptr);
+  void emit_column_part();
 
   // ---- a row's columns as border and affine interior (emit_affine.cpp: stencils' remaps)
 
