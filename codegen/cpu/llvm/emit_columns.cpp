@@ -66,7 +66,6 @@ void Emitter::emit_column_rows(Value* row_begin, Value* row_end, Value* out, Val
   emit_inner(0, base, b_.getInt64(0), {}, [&](std::vector<Value*> c) {
     const std::vector<Value*> off = elem_off_;
     Value* lin = lin_;
-    scalar_columns_ = false;
     each_row("acc", [&](Value* r) {
       for (size_t o = 0; o < off.size(); ++o) elem_off_[o] = b_.CreateAdd(off[o], b_.CreateMul(r, strides_[o][kept]));
       lin_ = lin;
