@@ -43,7 +43,10 @@ class ThreadPool {
     cv_.notify_all();
     drain();
     std::unique_lock<std::mutex> lock(mu_);
-    done_cv_.wait(lock, [this] { return pending_ == 0; });
+    // Every chunk done, and every worker out of drain(): a worker still there could take an index
+    // from this job's counter after the next job has set chunks_ but not yet next_, and run a
+    // chunk of the next job twice (its count then reaching 0 while a chunk still runs).
+    done_cv_.wait(lock, [this] { return pending_ == 0 && draining_ == 0; });
     fn_ = nullptr;
     if (error_) std::rethrow_exception(error_);
   }
@@ -72,8 +75,11 @@ class ThreadPool {
         cv_.wait(lock, [&] { return stop_ || (generation_ != seen && fn_ != nullptr); });
         if (stop_) return;
         seen = generation_;
+        ++draining_;
       }
       drain();
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--draining_ == 0 && pending_ == 0) done_cv_.notify_all();
     }
   }
 
@@ -84,6 +90,7 @@ class ThreadPool {
   std::atomic<int64_t> chunks_{0};
   std::atomic<int64_t> next_{0};
   int64_t pending_ = 0;
+  int draining_ = 0;  // workers inside drain()
   uint64_t generation_ = 0;
   bool stop_ = false;
   std::exception_ptr error_;

@@ -55,6 +55,11 @@ lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, cons
     out->part = reinterpret_cast<PartFn>(*part);
     out->combine = reinterpret_cast<CombineFn>(*comb);
     out->finish = reinterpret_cast<FinishFn>(*fin);
+    if (kir::column_blocks(kernel)) {
+      auto cpart = find(name + "_cpart");
+      if (!cpart.ok()) return cpart.status();
+      out->column_part = reinterpret_cast<ColumnPartFn>(*cpart);
+    }
   }
   out->image = std::move(*image);
   return out;
@@ -92,6 +97,27 @@ void launch_split(const CompiledKernel& k, const kir::Kernel& kernel, const int6
       k.combine(level, parts.data() + r * chunks * slot_bytes, chunks, state.data() + r * slot_bytes);
   }
   for (int64_t r = 0; r < rows; ++r) k.finish(m, p, r, state.data() + r * slot_bytes);
+}
+
+// Column-block kernels in `chunks` chunks of the outermost reduced dim, each over every row, in
+// parallel; then each row's chunks combined in order, and its outputs written.
+void launch_column_split(const CompiledKernel& k, const kir::Kernel& kernel, const int64_t* m, void* const* p,
+                         int64_t rows, int64_t len, int64_t chunks) {
+  kir::SplitInfo info = kir::split_info(kernel);
+  const int64_t slot_bytes = 16 * int64_t{info.reductions};
+  std::vector<std::byte> state(static_cast<size_t>(rows * slot_bytes));
+  std::vector<std::byte> parts(static_cast<size_t>(rows * chunks * slot_bytes));
+  rt::parallel_for(chunks, [&](int64_t j) {
+    k.column_part(m, p, 0, rows, len * j / chunks, len * (j + 1) / chunks, parts.data() + j * slot_bytes,
+                  chunks * slot_bytes);
+  });
+  const int64_t tasks = std::clamp<int64_t>(rows / 256, 1, 16);
+  rt::parallel_for(tasks, [&](int64_t t) {
+    for (int64_t r = rows * t / tasks; r < rows * (t + 1) / tasks; ++r) {
+      k.combine(0, parts.data() + r * chunks * slot_bytes, chunks, state.data() + r * slot_bytes);
+      k.finish(m, p, r, state.data() + r * slot_bytes);
+    }
+  });
 }
 
 }  // namespace
@@ -161,7 +187,8 @@ void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir
   if (options.stream_stores && congruent_outputs(kernel, args) == 0)
     throw Error("internal error: kernel " + compiled.name + " (" + kernel.summary() +
                 ") writes with streaming stores, but its outputs' addresses do not agree modulo 64");
-  LaunchPlan plan = plan_launch(kernel, args, compiled.part != nullptr, rt::num_cpu_threads());
+  LaunchPlan plan = plan_launch(kernel, args, compiled.part != nullptr, rt::num_cpu_threads(),
+                                compiled.column_part != nullptr);
   if (plan.mode == LaunchPlan::Mode::None) return;
   std::vector<int64_t> meta = kir::pack_meta(kernel, args);
   int64_t rows = args.rows();
@@ -169,11 +196,14 @@ void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir
   const int64_t* m = meta.data();
   void* const* p = args.pointers.data();
   if (plan.mode == LaunchPlan::Mode::Split) return launch_split(compiled, kernel, m, p, rows, cols, plan.per_row);
+  if (plan.mode == LaunchPlan::Mode::ColumnSplit)
+    return launch_column_split(compiled, kernel, m, p, rows, cols, plan.per_row);
   KernelFn fn = compiled.fn;
   if (plan.mode == LaunchPlan::Mode::Rows) {
     int64_t chunks = plan.chunks;
+    const int64_t align = plan.align, units = (rows + align - 1) / align;
     rt::parallel_for(chunks, [&](int64_t c) {
-      int64_t r0 = rows * c / chunks, r1 = rows * (c + 1) / chunks;
+      int64_t r0 = std::min(rows, align * (units * c / chunks)), r1 = std::min(rows, align * (units * (c + 1) / chunks));
       fn(m, p, r0, r1, 0, cols);
     });
     return;
@@ -186,12 +216,26 @@ void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir
   });
 }
 
-LaunchPlan plan_launch(const kir::Kernel& kernel, const kir::LaunchArgs& args, bool has_split, int64_t threads) {
+LaunchPlan plan_launch(const kir::Kernel& kernel, const kir::LaunchArgs& args, bool has_split, int64_t threads,
+                       bool has_column_part) {
   LaunchPlan plan;
   int64_t rows = args.rows();
   int64_t cols = args.sizes[static_cast<size_t>(args.outer_rank)];  // the first inner dim
   int64_t inner = args.inner_numel();
   if (rows == 0 || (!kernel.row && inner == 0)) return plan;
+  if (kernel.row && kir::column_blocks(kernel)) {
+    const int64_t split = std::min({rows * inner / kColumnGrain, cols / kColumnMinSpan, kColumnMaxChunks});
+    if (has_column_part && split >= 2) {
+      plan.mode = LaunchPlan::Mode::ColumnSplit;
+      plan.per_row = plan.chunks = split;
+      return plan;
+    }
+    plan.mode = LaunchPlan::Mode::Rows;
+    plan.align = kColumnAlign;
+    plan.chunks = std::clamp<int64_t>(rows * std::max<int64_t>(inner, 1) / (int64_t{1} << 15), 1,
+                                      std::min(std::max<int64_t>(threads, 1), (rows + kColumnAlign - 1) / kColumnAlign));
+    return plan;
+  }
   if (kernel.row && has_split && inner >= kSplitMinElements && cols > 1) {
     plan.mode = LaunchPlan::Mode::Split;
     plan.per_row = std::min(cols, (inner + kSplitGrain - 1) / kSplitGrain);

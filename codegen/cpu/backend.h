@@ -28,6 +28,10 @@ using PartFn = void (*)(const int64_t* meta, void* const* ptrs, int64_t row, int
                         int64_t level, const void* state, void* out);
 using CombineFn = void (*)(int64_t level, const void* parts, int64_t nparts, void* state);
 using FinishFn = void (*)(const int64_t* meta, void* const* ptrs, int64_t row, const void* state);
+// Column-block kernels (kir::column_blocks): rows [row_begin, row_end) over the outermost reduced
+// indices [begin, end), each row's accumulators at out + (row - row_begin) * stride.
+using ColumnPartFn = void (*)(const int64_t* meta, void* const* ptrs, int64_t row_begin, int64_t row_end,
+                              int64_t begin, int64_t end, void* out, int64_t stride);
 
 struct CompiledKernel : lf::CompiledKernel {
   KernelFn fn = nullptr;  // source: the LLVM IR before optimization
@@ -35,6 +39,7 @@ struct CompiledKernel : lf::CompiledKernel {
   PartFn part = nullptr;
   CombineFn combine = nullptr;
   FinishFn finish = nullptr;
+  ColumnPartFn column_part = nullptr;  // set for column-block kernels
   std::shared_ptr<const LoadedObject> image;  // the mapped code the functions point into
 };
 
@@ -100,11 +105,24 @@ void launch(const CompiledKernel& compiled, const kir::Kernel& kernel, const kir
 // row), ranges of rows (`Rows`), or, for fewer rows than chunks of a pointwise kernel, ranges of
 // columns within each row (`Columns`: chunks per row). `chunks` is the number of parallel tasks.
 struct LaunchPlan {
-  enum class Mode : uint8_t { None, Split, Rows, Columns } mode = Mode::None;
+  enum class Mode : uint8_t { None, Split, Rows, Columns, ColumnSplit } mode = Mode::None;
   int64_t chunks = 0;  // parallel tasks
   int64_t per_row = 1; // Split and Columns: chunks of each row
+  int64_t align = 1;    // Rows: chunks start at multiples of this many rows
 };
-LaunchPlan plan_launch(const kir::Kernel& kernel, const kir::LaunchArgs& args, bool has_split, int64_t threads);
+// A kernel whose rows are columns of memory (kir::column_blocks) is never split row by row (a part
+// would read one strided column). With at least kColumnGrain elements for each of 2 or more
+// chunks of its outermost reduced dim, and kColumnMinSpan reduced indices a chunk, it runs as
+// `ColumnSplit`: per_row chunks of the reduced dim, each over every row (a thread reads whole
+// stretches of memory), combined per row in chunk order; else in ranges of rows (`Rows`) that
+// start at multiples of kColumnAlign (whole vectors of the kept dim), one a thread. The choice
+// and the chunks depend on the sizes only, so a result is the same for any thread count.
+inline constexpr int64_t kColumnGrain = int64_t{1} << 18;
+inline constexpr int64_t kColumnMinSpan = 64;
+inline constexpr int64_t kColumnMaxChunks = 64;
+inline constexpr int64_t kColumnAlign = 16;
+LaunchPlan plan_launch(const kir::Kernel& kernel, const kir::LaunchArgs& args, bool has_split, int64_t threads,
+                       bool has_column_part = false);
 
 // The optimized LLVM IR and the assembly LLVM makes of `kernel` (tests check that loops vectorize).
 lf::StatusOr<Inspection> inspect(const kir::Kernel& kernel, const std::string& name, const EmitOptions& options = {});

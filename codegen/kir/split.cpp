@@ -54,4 +54,35 @@ SplitInfo split_info(const Kernel& k) {
   return s;
 }
 
+// A row kernel takes column blocks when each row's elements are strided in memory and its
+// neighbour row's are next to them: some element-phase input is contiguous along the last kept
+// (outer) dim and not along the innermost reduced dim, and no input that moves along that kept
+// dim is contiguous along the innermost reduced dim (a row sum stays as it is). Its outputs are
+// all per-row values, its reductions of one level, their element values read no row value, and
+// it has no scan, gather or remap (whose per-row set-up the block would have to repeat).
+bool column_blocks(const Kernel& k) {
+  if (!k.row || k.outer_rank < 1 || k.inner_rank < 1 || k.has_scan()) return false;
+  for (const Output& o : k.outputs)
+    if (!k.instrs[static_cast<size_t>(o.instr)].row) return false;
+  bool reduces = false;
+  for (const Instr& in : k.instrs) {
+    if (in.kind == InstrKind::Gather || in.kind == InstrKind::Remap) return false;
+    if (in.kind == InstrKind::Reduce) reduces = true;
+    if (in.row || in.kind == InstrKind::Reduce) continue;
+    for (int a : in.args)  // an element value reading a row value: a second level or a row load
+      if (k.instrs[static_cast<size_t>(a)].row) return false;
+  }
+  if (!reduces) return false;
+  for (const Instr& in : k.instrs)
+    if (in.kind == InstrKind::Reduce && k.instrs[static_cast<size_t>(in.args[0])].row) return false;
+  const size_t kept = static_cast<size_t>(k.outer_rank - 1), reduced = static_cast<size_t>(k.outer_rank + k.inner_rank - 1);
+  bool column = false;
+  for (const Operand& o : k.operands) {
+    if (o.kind != Operand::Kind::Input || o.row) continue;
+    if (o.strides[kept] == StrideClass::Unit && o.strides[reduced] != StrideClass::Unit) column = true;
+    if (o.strides[reduced] == StrideClass::Unit && o.strides[kept] != StrideClass::Zero) return false;
+  }
+  return column;
+}
+
 }  // namespace lf::kir

@@ -33,4 +33,9 @@ SplitInfo split_info(const Kernel& kernel);
 // row value of each other, so one pass over the row computes them all.
 std::vector<int> reduction_levels(const Kernel& kernel);
 
+// Whether a row kernel's rows are columns of memory (`sum(x, {0})`, split.cpp says when) and run
+// in blocks of neighbours along the last kept dim, the block's rows in the innermost loop
+// (cpu/llvm/emit_columns.cpp); the CPU launcher then cuts rows into aligned ranges.
+bool column_blocks(const Kernel& kernel);
+
 }  // namespace lf::kir

@@ -17,6 +17,21 @@ TEST(ThreadPool, RunsEveryChunkOnce) {
   }
 }
 
+// Jobs back to back whose chunk counts grow and shrink: each returns with every chunk run exactly
+// once. A worker that took an index from the previous job's counter after the next job had set
+// its chunk count (but not yet its counter) ran a chunk twice, and the job's pending count could
+// step over 0 and never be seen at 0 (a hang, seen once with column sums on the loaded 2-core
+// machine).
+TEST(ThreadPool, BackToBackJobsOfOtherSizesRunEachChunkOnce) {
+  std::vector<std::atomic<int>> hits(64);
+  for (int round = 0; round < 20000; ++round) {
+    const int64_t chunks = 1 + (round * 7) % 33;
+    for (int64_t c = 0; c < chunks; ++c) hits[static_cast<size_t>(c)].store(0);
+    lf::rt::parallel_for(chunks, [&](int64_t c) { hits[static_cast<size_t>(c)].fetch_add(1); });
+    for (int64_t c = 0; c < chunks; ++c) ASSERT_EQ(hits[static_cast<size_t>(c)].load(), 1) << "round " << round << " chunk " << c;
+  }
+}
+
 TEST(ThreadPool, RethrowsTheFirstError) {
   std::atomic<int> ran{0};
   EXPECT_THROW(lf::rt::parallel_for(64,

@@ -2,6 +2,8 @@
 // finish) of SplitInfo.
 #include "codegen/cpu/llvm/emitter.h"
 
+#include <limits>
+
 namespace lf::cpu {
 
 // The accumulator of reduction `i` starts as init and is combined with element values (or, when
@@ -55,20 +57,35 @@ std::vector<Value*> Emitter::reduce_step(int i, const std::vector<Value*>& cur, 
       if (src == DType::Bool) return {b_.CreateAnd(c, x)};
       return {b_.CreateBinaryIntrinsic(fl ? llvm::Intrinsic::minimum : llvm::Intrinsic::smin, c, x)};
     default: {
-      // The first maximum (minimum) wins; the first NaN beats everything, like PyTorch.
-      bool mx = in.op == Op::ArgMax;
-      Value* better;
-      if (fl) {
-        Value* cmp = mx ? b_.CreateFCmpOGT(x, c) : b_.CreateFCmpOLT(x, c);
-        better = b_.CreateAnd(b_.CreateFCmpORD(c, c), b_.CreateOr(b_.CreateFCmpUNO(x, x), cmp));
-      } else if (src == DType::Bool) {
-        better = mx ? b_.CreateICmpUGT(x, c) : b_.CreateICmpULT(x, c);
-      } else {
-        better = mx ? b_.CreateICmpSGT(x, c) : b_.CreateICmpSLT(x, c);
-      }
+      Value* better = arg_better(i, x, c);
       return {b_.CreateSelect(better, x, c), b_.CreateSelect(better, index, cur[1])};
     }
   }
+}
+
+// The first maximum (minimum) wins; the first NaN beats everything, like PyTorch.
+Value* Emitter::arg_better(int i, Value* x, Value* c) {
+  const Instr& in = k_.instrs[i];
+  DType src = k_.instrs[in.args[0]].dtype;
+  bool mx = in.op == Op::ArgMax;
+  if (is_floating(src)) {
+    Value* cmp = mx ? b_.CreateFCmpOGT(x, c) : b_.CreateFCmpOLT(x, c);
+    return b_.CreateAnd(b_.CreateFCmpORD(c, c), b_.CreateOr(b_.CreateFCmpUNO(x, x), cmp));
+  }
+  if (src == DType::Bool) return mx ? b_.CreateICmpUGT(x, c) : b_.CreateICmpULT(x, c);
+  return mx ? b_.CreateICmpSGT(x, c) : b_.CreateICmpSLT(x, c);
+}
+
+// The extreme of a and b for argmax/argmin `i`: NaN-propagating for floats, as the index search
+// wants (a chunk with a NaN has NaN as its extreme).
+Value* Emitter::arg_extreme(int i, Value* a, Value* b) {
+  const Instr& in = k_.instrs[i];
+  DType src = k_.instrs[in.args[0]].dtype;
+  bool mx = in.op == Op::ArgMax;
+  if (src == DType::Bool) return mx ? b_.CreateOr(a, b) : b_.CreateAnd(a, b);
+  llvm::Intrinsic::ID id = is_floating(src) ? (mx ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum)
+                                            : (mx ? llvm::Intrinsic::smax : llvm::Intrinsic::smin);
+  return b_.CreateBinaryIntrinsic(id, a, b);
 }
 
 Value* Emitter::reduce_finish(int i, const std::vector<Value*>& acc) {
@@ -84,6 +101,8 @@ Value* Emitter::reduce_finish(int i, const std::vector<Value*>& acc) {
 // Accumulates the reductions `is` over the inner elements [col_begin, col_end) of the current row,
 // in one pass: an element value several of them read (a gather, x - mean) is computed once.
 std::vector<std::vector<Value*>> Emitter::reduce_loop(const std::vector<int>& is) {
+  bool arg = std::all_of(is.begin(), is.end(), [&](int i) { return k_.instrs[i].op == Op::ArgMax || k_.instrs[i].op == Op::ArgMin; });
+  if (arg && k_.inner_rank == 1 && !affine_columns_ && !scalar_columns_) return arg_reduce_loop(is);
   std::vector<Value*> init;
   std::vector<size_t> at;  // where each reduction's accumulators start among the carried values, then the end
   std::vector<int> keep;   // element values stored for the output pass (row_plan), once each
@@ -110,6 +129,78 @@ std::vector<std::vector<Value*>> Emitter::reduce_loop(const std::vector<int>& is
   for (int v : keep) cache_ready_.insert(v);
   std::vector<std::vector<Value*>> out;
   for (size_t r = 0; r < is.size(); ++r) out.push_back(part(acc, r));
+  return out;
+}
+
+// argmax and argmin over one inner dim, in chunks of kArgChunk columns: a select of the index
+// keeps a loop scalar (one element per compare-and-select latency), so each chunk first takes its
+// extreme in a vectorized loop (NaN-propagating), and only a chunk whose extreme beats the
+// row's best so far (arg_better: strictly, or the first NaN) is read again, vectorized too, for
+// the first column holding that extreme (the smallest column whose value equals it, or is NaN
+// when it is). The earlier of equal values and the first NaN win, as in reduce_step; -0 and +0
+// compare equal there and here.
+std::vector<std::vector<Value*>> Emitter::arg_reduce_loop(const std::vector<int>& is) {
+  constexpr int64_t kArgChunk = 1024;
+  std::vector<Value*> init;
+  std::vector<int> keep;
+  for (int i : is) {
+    const int v = k_.instrs[i].args[0];
+    emit_row_deps(v);
+    for (Value* a : reduce_init(i)) init.push_back(a);
+    if (cache_slot_.count(v) && !cache_ready_.count(v) && std::find(keep.begin(), keep.end(), v) == keep.end())
+      keep.push_back(v);
+  }
+  Value* lo = col_begin_;
+  Value* hi = col_end_;
+  Value* chunks = b_.CreateSDiv(b_.CreateAdd(b_.CreateSub(hi, lo), b_.getInt64(kArgChunk - 1)), b_.getInt64(kArgChunk));
+  std::vector<Value*> acc = emit_loop(b_.getInt64(0), chunks, init, "chunk", [&](Value* j, std::vector<Value*> best) {
+    col_begin_ = b_.CreateAdd(lo, b_.CreateMul(j, b_.getInt64(kArgChunk)));
+    col_end_ = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateAdd(col_begin_, b_.getInt64(kArgChunk)), hi);
+    std::vector<Value*> ext_init;
+    for (int i : is) ext_init.push_back(reduce_init(i)[0]);
+    std::vector<Value*> ext = emit_inner(0, row_base_, b_.getInt64(0), ext_init, [&](std::vector<Value*> c) {
+      for (int v : keep) store(cache_slot_.at(v), elem_off_[cache_slot_.at(v)], k_.instrs[v].dtype, elem(v));
+      for (size_t r = 0; r < is.size(); ++r) c[r] = arg_extreme(is[r], c[r], elem(k_.instrs[is[r]].args[0]));
+      return c;
+    });
+    for (size_t r = 0; r < is.size(); ++r) {
+      const int i = is[r];
+      Value* m = ext[r];
+      llvm::BasicBlock* pre = b_.GetInsertBlock();
+      auto* search = llvm::BasicBlock::Create(ctx_, "argsearch", fn_);
+      auto* next = llvm::BasicBlock::Create(ctx_, "argnext", fn_);
+      b_.CreateCondBr(arg_better(i, m, best[2 * r]), search, next);
+      b_.SetInsertPoint(search);
+      // The column within the chunk, as an int32: twice the lanes of an int64 a vector.
+      Value* none = b_.getInt32(std::numeric_limits<int32_t>::max());
+      Value* m_nan = m->getType()->isFloatingPointTy() ? b_.CreateFCmpUNO(m, m) : nullptr;
+      Value* rel = emit_inner(0, row_base_, b_.getInt64(0), {none}, [&](std::vector<Value*> c) {
+        Value* x = elem(k_.instrs[i].args[0]);
+        Value* hit = m_nan ? b_.CreateOr(b_.CreateFCmpOEQ(x, m), b_.CreateAnd(m_nan, b_.CreateFCmpUNO(x, x)))
+                           : b_.CreateICmpEQ(x, m);
+        Value* col = b_.CreateTrunc(b_.CreateSub(lin_, col_begin_), b_.getInt32Ty());
+        return std::vector<Value*>{b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, c[0], b_.CreateSelect(hit, col, none))};
+      })[0];
+      Value* at = b_.CreateAdd(col_begin_, b_.CreateZExt(rel, i64_));
+      llvm::BasicBlock* found = b_.GetInsertBlock();
+      b_.CreateBr(next);
+      b_.SetInsertPoint(next);
+      llvm::PHINode* v = b_.CreatePHI(m->getType(), 2);
+      v->addIncoming(best[2 * r], pre);
+      v->addIncoming(m, found);
+      llvm::PHINode* idx = b_.CreatePHI(i64_, 2);
+      idx->addIncoming(best[2 * r + 1], pre);
+      idx->addIncoming(at, found);
+      best[2 * r] = v;
+      best[2 * r + 1] = idx;
+    }
+    return best;
+  });
+  col_begin_ = lo;
+  col_end_ = hi;
+  for (int v : keep) cache_ready_.insert(v);
+  std::vector<std::vector<Value*>> out;
+  for (size_t r = 0; r < is.size(); ++r) out.push_back({acc[2 * r], acc[2 * r + 1]});
   return out;
 }
 

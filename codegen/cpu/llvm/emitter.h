@@ -57,10 +57,14 @@ class Emitter {
     Value* row_end = fn_->getArg(3);
     col_begin_ = fn_->getArg(4);
     col_end_ = fn_->getArg(5);
-    emit_loop(row_begin, row_end, {}, "row", [&](Value* row, std::vector<Value*> carried) {
-      emit_row(row);
-      return carried;
-    });
+    if (kir::column_blocks(k_)) {
+      emit_column_rows(row_begin, row_end);
+    } else {
+      emit_loop(row_begin, row_end, {}, "row", [&](Value* row, std::vector<Value*> carried) {
+        emit_row(row);
+        return carried;
+      });
+    }
 #if defined(__x86_64__)
     // Streaming stores are weakly ordered: fence them before the thread pool reports this part
     // done, so that whoever reads the outputs next sees them.
@@ -71,6 +75,7 @@ class Emitter {
       emit_part();
       emit_combine();
       emit_finish();
+      if (kir::column_blocks(k_)) emit_column_part();
     }
     return std::move(m_);
   }
@@ -175,6 +180,13 @@ class Emitter {
   // Row values needed by the element cone of `root`, computed before the inner loop.
   void emit_row_deps(int root);
 
+  // ---- rows that are columns of memory (emit_columns.cpp: `sum(x, {0})`)
+
+  // With `out`, each row's accumulators are stored at out + (row - row_begin) * stride instead
+  // of its outputs (emit_column_part).
+  void emit_column_rows(Value* row_begin, Value* row_end, Value* out = nullptr, Value* stride = nullptr);
+  void emit_column_part();
+
   // ---- a row's columns as border and affine interior (emit_affine.cpp: stencils' remaps)
 
   void classify_affine();
@@ -233,6 +245,16 @@ class Emitter {
   std::vector<Value*> reduce_step(int i, const std::vector<Value*>& cur, Value* x, Value* index, bool reassoc);
 
   Value* reduce_finish(int i, const std::vector<Value*>& acc);
+
+  // argmax/argmin `i`: whether x beats the best so far c (strictly, or the first NaN).
+  Value* arg_better(int i, Value* x, Value* c);
+  // argmax/argmin `i`: the extreme of a and b (NaN-propagating for floats).
+  Value* arg_extreme(int i, Value* a, Value* b);
+
+  // argmax and argmin `is` over one inner dim, in chunks: a vectorized pass for each chunk's
+  // extreme, then, only where it beats the best so far, a vectorized search of the chunk for the
+  // first column that holds it.
+  std::vector<std::vector<Value*>> arg_reduce_loop(const std::vector<int>& is);
 
   // Accumulates the reductions `is` (of one level: none reads another's row value) over the inner
   // elements [col_begin, col_end) of the current row, in one pass; their accumulators, in order.

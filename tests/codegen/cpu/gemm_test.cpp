@@ -92,6 +92,12 @@ TEST(CpuGemm, EveryMicroKernelMatchesALoop) {
     check<double>(isa, 1, 24, 32, 40, false, false);
     check<double>(isa, 2, 11, 9, 600, true, true);
     check<float>(isa, 1, 1, 1, 1, false, false);
+    // n == 1: the matrix-vector path (K around its 32 lanes, no K at all).
+    for (int64_t k : {int64_t{0}, int64_t{1}, int64_t{31}, int64_t{32}, int64_t{33}, int64_t{300}}) {
+      check<float>(isa, 3, 37, 1, k, false, true);
+      check<float>(isa, 1, 500, 1, k, true, false);
+      check<double>(isa, 2, 19, 1, k, false, true);
+    }
   }
 }
 

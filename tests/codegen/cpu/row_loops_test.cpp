@@ -79,3 +79,71 @@ TEST(RowLoops, AGatherAtTheRowsOwnArgminReadsItAfterTheReduction) {
 }
 
 }  // namespace
+
+namespace {
+
+// argmax and argmin in chunks (emit_reduce.cpp: arg_reduce_loop): each chunk's extreme, then a
+// search of the chunks that beat the best so far. Rows around the chunk's length, the extreme or a
+// NaN in the last element of a chunk or the first of the next, ties across chunks, -0 against +0,
+// every dtype, a prologue, a transposed input and an element output beside the index.
+TEST(RowLoops, ArgmaxAndArgminInChunks) {
+  for (int64_t cols : {int64_t{1}, int64_t{2}, int64_t{1023}, int64_t{1024}, int64_t{1025}, int64_t{3000}}) {
+    lf::test::Rng rng(static_cast<uint64_t>(cols));
+    const int64_t rows = 9;
+    std::vector<float> v(static_cast<size_t>(rows * cols));
+    for (float& x : v) x = static_cast<float>(rng.range(-20, 20));  // many ties
+    auto at = [&](int64_t r, int64_t c) -> float& { return v[static_cast<size_t>(r * cols + std::min(c, cols - 1))]; };
+    at(1, 1023) = 100;                   // the last element of the first chunk
+    at(1, 1024) = 100;                   // tied in the next
+    at(2, 1024) = kNaN;                  // a NaN beats everything, the first one wins
+    at(2, 2000) = kNaN;
+    at(3, 0) = -100;
+    at(3, cols - 1) = -100;
+    at(4, 5) = kInf;
+    at(4, 6) = -kInf;
+    for (int64_t c = 0; c < cols; ++c) at(5, c) = -kInf;  // all -inf: index 0
+    for (int64_t c = 0; c < cols; ++c) at(6, c) = (c % 2) ? 0.0f : -0.0f;  // -0 and +0 tie
+    for (int64_t c = 0; c < cols; ++c) at(7, c) = static_cast<float>(c);   // every chunk improves
+    for (int64_t c = 0; c < cols; ++c) at(8, c) = static_cast<float>(-c);
+    Tensor base = lf::from_vector(v, {rows, cols}).to(lf::default_device());
+    for (DType dt : {DType::Float32, DType::Float64, DType::BFloat16, DType::Float16, DType::Int32, DType::Int64,
+                     DType::Bool}) {
+      std::string where = std::string(lf::dtype_name(dt)) + " cols " + std::to_string(cols);
+      Tensor x = lf::cast(base, dt);
+      for (bool fused : {true, false}) {
+        lf::test::FusionScope scope(fused);
+        std::string w = where + (fused ? " fused" : " unfused");
+        lf::test::expect_matches_reference(lf::argmax(x, {1}), 1, w + " argmax");
+        lf::test::expect_matches_reference(lf::argmin(x, {1}), 1, w + " argmin");
+        lf::test::expect_matches_reference(lf::argmax(x, {1}) * 3 + lf::argmin(x, {1}), 1, w + " argmax and argmin");
+        lf::test::expect_matches_reference(lf::argmax(lf::transpose(x, 0, 1), {0}), 1, w + " transposed");
+        if (dt == DType::Bool) continue;
+        lf::test::expect_matches_reference(lf::argmin(x * 2 - 1, {1}), 1, w + " prologue");
+        Tensor y = x - lf::max(x, {1}, true);
+        Tensor i = lf::argmax(x, {1}, true);
+        lf::test::expect_matches_reference(y, cols, w + " x - max beside argmax");
+        lf::test::expect_matches_reference(i, 1, w + " argmax beside x - max");
+      }
+    }
+  }
+}
+
+// Size-0 reduced rows throw (no extreme of nothing), size-0 kept dims give empty results, and one
+// long row (split over threads) keeps the first of equal values across the split's chunks.
+TEST(RowLoops, ArgmaxEdgesOfSize) {
+  EXPECT_EQ(lf::argmax(lf::zeros({0, 5}), {1}).numel(), 0);
+  EXPECT_NE(lf::test::error_message([] { lf::argmax(lf::zeros({3, 0}), {1}).to_vector<int64_t>(); }), "no error");
+  const int64_t n = (int64_t{1} << 18) + 5;
+  std::vector<float> v(static_cast<size_t>(n), 1.0f);
+  v[70000] = 2;
+  v[200000] = 2;
+  Tensor x = lf::from_vector(v, {n}).to(lf::default_device());
+  EXPECT_EQ(lf::argmax(x).item<int64_t>(), 70000);
+  EXPECT_EQ(lf::argmin(x).item<int64_t>(), 0);
+  v[150000] = kNaN;
+  Tensor y = lf::from_vector(v, {n}).to(lf::default_device());
+  EXPECT_EQ(lf::argmax(y).item<int64_t>(), 150000);
+  EXPECT_EQ(lf::argmin(y).item<int64_t>(), 150000);
+}
+
+}  // namespace

@@ -176,6 +176,9 @@ TEST(SplitReduce, DISABLED_PrintBits) {
   std::vector<float> v = {lf::sum(x * x).item<float>(), lf::var(x).item<float>(),
                           lf::logsumexp(x, {0}).item<float>()};
   for (float r : lf::sum(y, {1}).to_vector<float>()) v.push_back(r);
+  Tensor z = lf::randn({16384, 80});  // column sums: split in chunks of the reduced dim (ColumnSplit), and rows
+  for (float r : lf::sum(z, {0}).to_vector<float>()) v.push_back(r);
+  for (float r : lf::sum(lf::slice(z, 0, 0, 600), {0}).to_vector<float>()) v.push_back(r);
   std::printf("bits:");
   for (float r : v) std::printf(" %08x", std::bit_cast<uint32_t>(r));
   std::printf("\n");

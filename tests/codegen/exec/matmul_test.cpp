@@ -232,6 +232,31 @@ TEST(Matmul, EveryDtype) {
   expect_matches(lf::matmul(random({4, 6}, 33, DType::Int32), random({6, 3}, 34)), 6, "int32 @ float32");
 }
 
+// A matrix times a column (n == 1: the CPU's matrix-vector path, gemm.cpp's run_gemv): every
+// dtype, K around the 32 lanes of its dot product, NaN and inf, a transposed matrix, a strided
+// column, batches, an epilogue, fused and unfused, and the same bits on a second run.
+TEST(Matmul, MatrixTimesAColumn) {
+  for (DType d : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int32, DType::Int64}) {
+    for (int64_t k : {int64_t{1}, int64_t{31}, int64_t{32}, int64_t{33}, int64_t{64}, int64_t{700}}) {
+      for (bool fused : {true, false}) {
+        lf::test::FusionScope scope(fused);
+        std::string what = std::string(lf::dtype_name(d)) + " k=" + std::to_string(k) + (fused ? " fused" : " unfused");
+        Tensor a = random({301, k}, 70 + static_cast<uint64_t>(k), d, true), v = random({k, 1}, 71, d, true);
+        expect_matches(lf::matmul(a, v), k, what);
+        expect_matches(lf::matmul(v.transpose(0, 1), random({k, 77}, 72, d)), k, what + " (row @ matrix, m == 1)");
+        expect_matches(lf::matmul(lf::transpose(random({k, 45}, 73, d), 0, 1), v), k, what + " transposed matrix");
+        Tensor wide = random({k, 3}, 74, d);
+        expect_matches(lf::matmul(a, lf::slice(wide, 1, 1, 2)), k, what + " strided column");
+        expect_matches(lf::matmul(random({3, 40, k}, 75, d), random({3, k, 1}, 76, d)), k, what + " batched");
+        if (lf::is_floating(d)) expect_matches(lf::relu(lf::matmul(a, v) * 2 + 1), k, what + " epilogue");
+      }
+    }
+  }
+  Tensor a = random({5000, 64}, 80), v = random({64, 1}, 81);
+  std::vector<float> first = lf::matmul(a, v).to_vector<float>();
+  EXPECT_EQ(lf::matmul(a, v).to_vector<float>(), first);
+}
+
 // LAZYFUSE_MATMUL_TF32=1 (PyTorch's allow_tf32): a float32 product in cuBLASLt on TF32 tensor
 // cores. Within the TF32 tolerance of the reference (float32's plus 1e-3 sqrt(k) absolute, as the
 // TF32 convolutions), less exact than full float32 somewhere (the mode did change the arithmetic),

@@ -1,0 +1,45 @@
+"""numpy on the programs of bench/cliffs_cpu.cpp (issue 51's CPU cliffs), same sizes, medians of
+21 runs after a warm-up.   /usr/bin/python3 bench/cliffs_cpu.py"""
+import time
+
+import numpy as np
+
+rng = np.random.default_rng(1)
+
+
+def median_ms(fn, reps=21):
+    fn()
+    t = []
+    for _ in range(reps):
+        s = time.perf_counter()
+        fn()
+        t.append((time.perf_counter() - s) * 1e3)
+    return sorted(t)[len(t) // 2]
+
+
+x = rng.random((4096, 1000), dtype=np.float32)
+g = rng.random((4096, 1), dtype=np.float32)
+a = rng.random((32768, 64), dtype=np.float32)
+v = rng.random((64, 1), dtype=np.float32)
+xs = rng.random(1 << 20, dtype=np.float32)
+idx = np.arange(1 << 20)
+
+
+def topk_round():
+    m = xs.max()
+    at = xs.argmax()
+    return m, at, np.where(idx == at, -np.inf, xs)
+
+
+rows = [
+    ("argmax({1}) of 4096x1000", lambda: x.argmax(1)),
+    ("  peer: max({1}) of 4096x1000", lambda: x.max(1)),
+    ("matmul(a 32768x64, v 64x1)", lambda: a @ v),
+    ("  peer: sum(a * v^T, {1})", lambda: (a * v.T).sum(1)),
+    ("sum(x * g, {0}), x 4096x1000, g 4096x1", lambda: (x * g).sum(0)),
+    ("  peer: sum(x * 2, {1})", lambda: (x * 2).sum(1)),
+    ("top-k round on 2^20 (max, argmax, where)", topk_round),
+]
+print("numpy %s, median of 21 runs, ms" % np.__version__)
+for name, fn in rows:
+    print("%-44s %9.3f" % (name, median_ms(fn)))

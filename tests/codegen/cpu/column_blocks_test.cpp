@@ -1,0 +1,120 @@
+// Row kernels whose rows are columns of memory (kir::column_blocks; cpu/llvm/emit_columns.cpp):
+// `sum(x, {0})` runs blocks of neighbouring rows in the innermost loop, and long reduced dims in
+// chunks over every row (LaunchPlan::Mode::ColumnSplit). Which kernels take it, and values
+// against the reference executor: every reduction and dtype, NaN, inf and ties, sizes around the
+// blocks and the split, 3-D rows that cross the kept dim's end, views, fused and unfused.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <lazyfuse/lazyfuse.h>
+
+#include "codegen/cpu/backend.h"
+#include "codegen/fuse/fuser.h"
+#include "codegen/fuse/lower.h"
+#include "codegen/kir/split.h"
+#include "codegen/test_util.h"
+
+namespace {
+
+using lf::DType;
+using lf::Tensor;
+using lf::test::expect_matches_reference;
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+lf::kir::Kernel kernel_of(const Tensor& t) {
+  std::vector<lf::ir::Node*> roots{t.node().get()};
+  auto order = lf::ir::topo_order(roots);
+  auto p = lf::fuse::partition(order, [&](const lf::ir::Node& n) { return &n == roots[0]; }, true);
+  EXPECT_GE(p.groups.size(), 1u);
+  return lf::lower::lower_group(p.groups[0], p, 0, lf::Device::cpu()).kernel;
+}
+
+Tensor random(lf::Shape shape, uint64_t seed, bool specials = true) {
+  lf::test::Rng rng(seed);
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = static_cast<float>(rng.range(-8, 8)) * 0.25f;  // ties
+  if (specials && n > 10) {
+    v[static_cast<size_t>(n / 3)] = kNaN;
+    v[static_cast<size_t>(n / 2)] = kInf;
+    v[static_cast<size_t>(n / 2 + 1)] = -kInf;
+  }
+  return lf::from_vector(v, std::move(shape));
+}
+
+TEST(ColumnBlocks, WhichKernels) {
+  Tensor x = random({64, 48}, 1), g = random({64, 1}, 2);
+  EXPECT_TRUE(lf::kir::column_blocks(kernel_of(lf::sum(x, {0}))));
+  EXPECT_TRUE(lf::kir::column_blocks(kernel_of(lf::sum(x * g, {0}))));
+  EXPECT_TRUE(lf::kir::column_blocks(kernel_of(lf::argmax(x, {0}))));
+  EXPECT_TRUE(lf::kir::column_blocks(kernel_of(lf::sum(lf::transpose(x, 0, 1), {1}))));
+  EXPECT_FALSE(lf::kir::column_blocks(kernel_of(lf::sum(x, {1}))));
+  EXPECT_FALSE(lf::kir::column_blocks(kernel_of(lf::softmax(x, 0))));  // element outputs
+  EXPECT_FALSE(lf::kir::column_blocks(kernel_of(lf::var(x, {0}))));     // a second level
+}
+
+// Long reduced dims split in chunks over every row; short ones and few elements run rows.
+TEST(ColumnBlocks, LaunchPlans) {
+  Tensor x = random({4096, 1000}, 3, false);
+  lf::kir::Kernel k = kernel_of(lf::sum(x, {0}));
+  lf::kir::LaunchArgs a;
+  a.outer_rank = 1;
+  a.sizes = {1000, 4096};
+  auto plan = lf::cpu::plan_launch(k, a, true, 2, true);
+  EXPECT_EQ(plan.mode, lf::cpu::LaunchPlan::Mode::ColumnSplit);
+  EXPECT_EQ(plan.per_row, 15);  // 1000 x 4096 / kColumnGrain
+  EXPECT_EQ(lf::cpu::plan_launch(k, a, true, 7, true).per_row, 15);  // the same for any thread count
+  a.sizes = {1000, 100};
+  plan = lf::cpu::plan_launch(k, a, true, 2, true);
+  EXPECT_EQ(plan.mode, lf::cpu::LaunchPlan::Mode::Rows);
+  EXPECT_EQ(plan.align, lf::cpu::kColumnAlign);
+}
+
+TEST(ColumnBlocks, ValuesAgainstTheReference) {
+  const std::vector<lf::Shape> shapes = {{5, 1}, {1, 17}, {3, 16}, {63, 17}, {100, 1000}, {7, 2049},
+                                         {4096, 40}, {int64_t{1} << 17, 5}, {16384, 80}};  // the last two split
+  uint64_t seed = 10;
+  for (const lf::Shape& shape : shapes) {
+    Tensor base = random(shape, ++seed);
+    Tensor g = random({shape[0], 1}, ++seed, false);
+    for (DType dt : {DType::Float32, DType::Float64, DType::BFloat16, DType::Float16, DType::Int32, DType::Int64,
+                     DType::Bool}) {
+      Tensor x = lf::cast(base, dt);
+      for (bool fused : {true, false}) {
+        lf::test::FusionScope scope(fused);
+        std::string at = std::string(lf::dtype_name(dt)) + lf::shape_str(shape) + (fused ? " fused" : " unfused");
+        expect_matches_reference(lf::sum(x, {0}), shape[0], at + " sum");
+        expect_matches_reference(lf::max(x, {0}), 1, at + " max");
+        expect_matches_reference(lf::min(x, {0}), 1, at + " min");
+        expect_matches_reference(lf::argmax(x, {0}), 1, at + " argmax");
+        expect_matches_reference(lf::argmin(x, {0}), 1, at + " argmin");
+        if (dt == DType::Bool) continue;
+        expect_matches_reference(lf::sum(x * lf::cast(g, dt), {0}), shape[0], at + " sum(x * g)");
+        if (!lf::is_floating(dt)) continue;
+        expect_matches_reference(lf::mean(x, {0}, true) * 2 + 1, shape[0], at + " mean, an epilogue");
+        expect_matches_reference(lf::prod(x * 0.01 + 1, {0}), shape[0], at + " prod");
+        expect_matches_reference(lf::var(x, {0}), shape[0], at + " var (two levels: rows)");
+      }
+    }
+  }
+}
+
+TEST(ColumnBlocks, ViewsAndDims) {
+  Tensor x = random({30, 50, 40}, 40);
+  expect_matches_reference(lf::sum(x, {1}), 50, "3-D, the middle dim");
+  expect_matches_reference(lf::argmax(x, {1}), 1, "3-D argmax, the middle dim");
+  expect_matches_reference(lf::sum(x, {0, 1}), 1500, "3-D, two outer dims");
+  expect_matches_reference(lf::sum(lf::transpose(random({900, 300}, 41), 0, 1), {1}), 900, "a transposed input");
+  expect_matches_reference(lf::sum(lf::slice(random({300, 90}, 42), 1, 0, 90, 3), {0}), 300, "a strided kept dim");
+  expect_matches_reference(lf::sum(lf::zeros({0, 40}), {0}), 1, "no reduced rows");
+  expect_matches_reference(lf::sum(lf::zeros({40, 0}), {0}), 1, "no kept rows");
+  expect_matches_reference(lf::sum(lf::randn({5000, 70}), {0}), 5000, "a generated prologue");
+}
+
+}  // namespace
