@@ -337,7 +337,10 @@ Tensor index(const Tensor& x, const std::vector<Index>& with_masks) {
 
 Tensor index_put(const Tensor& x, const std::vector<Index>& index, Scalar v, bool accumulate) {
   detail::check_defined("index_put", {&x});
-  return index_put(x, index, full({}, v.to_double(), x.dtype()).to(x.device()), accumulate);
+  // An integer keeps every bit (through a double, 2^53 + 1 became 2^53).
+  Tensor value = v.kind() == Scalar::Kind::Float ? full({}, v.to_double(), x.dtype()).to(x.device())
+                                                 : detail::full_like_shape({}, v, x.dtype(), x.device());
+  return index_put(x, index, value, accumulate);
 }
 
 }  // namespace lf

@@ -510,7 +510,10 @@ Tensor index_put(const Tensor& x, const std::vector<Slice>& index, const Tensor&
 
 Tensor index_put(const Tensor& x, const std::vector<Slice>& index, Scalar v) {
   detail::check_defined("index_put", {&x});
-  return index_put(x, index, full({}, v.to_double(), x.dtype()).to(x.device()));
+  // An integer keeps every bit (through a double, 2^53 + 1 became 2^53).
+  Tensor value = v.kind() == Scalar::Kind::Float ? full({}, v.to_double(), x.dtype()).to(x.device())
+                                                 : detail::full_like_shape({}, v, x.dtype(), x.device());
+  return index_put(x, index, value);
 }
 
 Tensor index_put(const Tensor& x, const Tensor& mask, const Tensor& v) {

@@ -52,6 +52,13 @@ TEST(ShapeOps, HandComputedValues) {
             (std::vector<float>{10, 1, 11, 3, 12, 5}));
   EXPECT_EQ(vals(lf::index_put(m, {lf::slice(0), lf::slice(2)}, 7)), (std::vector<float>{0, 1, 7, 3, 4, 7, 6, 7, 7}));
   EXPECT_EQ(vals(lf::index_put(x, x > 1.5, lf::full({}, 5))), (std::vector<float>{0, 1, 5, 5}));
+  // An int64 scalar above 2^53 keeps every bit (issue 50: it went through a double), both forms.
+  const int64_t big = (int64_t{1} << 53) + 1;
+  Tensor z = lf::zeros({2}, DType::Int64);
+  EXPECT_EQ(lf::index_put(z, {lf::slice(1)}, lf::Scalar(big)).to_vector<int64_t>(), (std::vector<int64_t>{0, big}));
+  EXPECT_EQ(lf::index_put(z, lf::index_list(lf::slice(1)), lf::Scalar(big)).to_vector<int64_t>(),
+            (std::vector<int64_t>{0, big}));
+  EXPECT_EQ(lf::index_put(m, {lf::slice(0), lf::slice(2)}, 7.5).to_vector<float>()[2], 7.5f);  // a double still
   EXPECT_EQ(vals(lf::narrow(x, 0, 1, 2)), (std::vector<float>{1, 2}));
   EXPECT_EQ(vals(lf::select(m, 1, -1)), (std::vector<float>{2, 5, 8}));
   EXPECT_EQ(lf::select(m, 0, 1).shape(), (lf::Shape{3}));
