@@ -4,17 +4,11 @@ import time
 
 import numpy as np
 
+from numpy_baseline import median_ms  # bench/: the folder of this script
+
 rng = np.random.default_rng(1)
 
 
-def median_ms(fn, reps=21):
-    fn()
-    t = []
-    for _ in range(reps):
-        s = time.perf_counter()
-        fn()
-        t.append((time.perf_counter() - s) * 1e3)
-    return sorted(t)[len(t) // 2]
 
 
 x = rng.random((4096, 1000), dtype=np.float32)
@@ -42,4 +36,4 @@ rows = [
 ]
 print("numpy %s, median of 21 runs, ms" % np.__version__)
 for name, fn in rows:
-    print("%-44s %9.3f" % (name, median_ms(fn)))
+    print("%-44s %9.3f" % (name, median_ms(fn, 21)))

@@ -46,12 +46,13 @@ int64_t settings_word() {
          int64_t{c.attention_keys} << 32 | int64_t{c.attention_pairs + 1} << 48 | int64_t{c.attention_wgmma + 1} << 52;
 }
 
-}  // namespace
-
+// Whether `n` has numbers (a pending full, arange, rand or randn).
 bool has_numbers(const ir::Node& n) {
   return !n.realized() &&
          (n.op == ir::Op::Full || n.op == ir::Op::Arange || n.op == ir::Op::Rand || n.op == ir::Op::Randn);
 }
+
+}  // namespace
 
 void describe(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted, bool fusion,
               Signature* out) {

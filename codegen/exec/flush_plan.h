@@ -50,8 +50,6 @@ struct Signature {
 };
 
 inline constexpr int kNumberFields = 2;
-// Whether `n` has numbers (a pending full, arange, rand or randn).
-bool has_numbers(const ir::Node& n);
 
 // The signature of a flush over `order` (ir::topo_order of its roots). Numbers the nodes
 // (Node::flush_mark, flush_pos): call it under the flush lock, or where no other thread flushes.

@@ -15,6 +15,7 @@
 #include "codegen/fuse/fuser.h"
 #include "codegen/fuse/lower.h"
 #include "codegen/kir/split.h"
+#include "codegen/cpu/kernel_of.h"
 #include "codegen/test_util.h"
 
 namespace {
@@ -22,17 +23,11 @@ namespace {
 using lf::DType;
 using lf::Tensor;
 using lf::test::expect_matches_reference;
+using lf::test::kernel_of;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-lf::kir::Kernel kernel_of(const Tensor& t) {
-  std::vector<lf::ir::Node*> roots{t.node().get()};
-  auto order = lf::ir::topo_order(roots);
-  auto p = lf::fuse::partition(order, [&](const lf::ir::Node& n) { return &n == roots[0]; }, true);
-  EXPECT_GE(p.groups.size(), 1u);
-  return lf::lower::lower_group(p.groups[0], p, 0, lf::Device::cpu()).kernel;
-}
 
 Tensor random(lf::Shape shape, uint64_t seed, bool specials = true) {
   lf::test::Rng rng(seed);

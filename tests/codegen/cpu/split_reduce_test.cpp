@@ -21,6 +21,7 @@
 #include "codegen/fuse/fuser.h"
 #include "codegen/cpu/llvm/emit.h"
 #include "codegen/fuse/lower.h"
+#include "codegen/cpu/kernel_of.h"
 #include "codegen/test_util.h"
 
 namespace {
@@ -28,19 +29,12 @@ namespace {
 using lf::DType;
 using lf::Tensor;
 using lf::test::expect_matches_reference;
+using lf::test::kernel_of;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 const int64_t kMin = lf::cpu::kSplitMinElements;
 
-// The kernel IR of the first group computing `t` (logsumexp of a 1-D tensor has a copy after it).
-lf::kir::Kernel kernel_of(const Tensor& t) {
-  std::vector<lf::ir::Node*> roots{t.node().get()};
-  auto order = lf::ir::topo_order(roots);
-  auto p = lf::fuse::partition(order, [&](const lf::ir::Node& n) { return &n == roots[0]; }, true);
-  EXPECT_GE(p.groups.size(), 1u);
-  return lf::lower::lower_group(p.groups[0], p, 0, lf::Device::cpu()).kernel;
-}
 
 std::vector<float> data(int64_t n, uint64_t seed = 1) {
   lf::test::Rng rng(seed);

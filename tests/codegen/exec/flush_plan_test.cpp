@@ -110,6 +110,16 @@ TEST(FlushPlan, OtherSizesValuesAndLayoutsNeverReplayAStrangersPlan) {
   });
 }
 
+// The signature of the flush that would compute `t` alone.
+lf::plan::Signature signature_of(const Tensor& t) {
+  std::vector<lf::ir::Node*> order = lf::ir::topo_order({t.node().get()});
+  lf::plan::Signature sig;
+  lf::plan::describe(order, [](const lf::ir::Node&) { return true; }, true, &sig);
+  return sig;
+}
+
+std::vector<int64_t> words_of(const Tensor& t) { return signature_of(t).words; }
+
 // ---- Numbers (flush_plan.h): scalars, arange bounds and random counters that change every
 // iteration are patched into the replayed launches; numbers read otherwise are pinned.
 
@@ -192,12 +202,6 @@ TEST(FlushPlanNumbers, PinnedNumbersRecordAnew) {
 }
 
 TEST(FlushPlanNumbers, NumbersStayOutOfTheWords) {
-  auto signature_of = [](const Tensor& t) {
-    std::vector<lf::ir::Node*> order = lf::ir::topo_order({t.node().get()});
-    lf::plan::Signature sig;
-    lf::plan::describe(order, [](const lf::ir::Node&) { return true; }, true, &sig);
-    return sig;
-  };
   Tensor x = lf::from_vector(data(64, 0), {64});
   lf::sync();
   lf::plan::Signature a = signature_of(x * 2 + lf::arange(0, 64)), b = signature_of(x * 3 + lf::arange(5, 69));
@@ -390,24 +394,18 @@ TEST(FlushPlan, OffWhenDisabled) {
 }
 
 TEST(FlushPlan, SignaturesDifferWhereLoweringWould) {
-  auto signature_of = [](const Tensor& t) {
-    std::vector<lf::ir::Node*> order = lf::ir::topo_order({t.node().get()});
-    lf::plan::Signature sig;
-    lf::plan::describe(order, [](const lf::ir::Node&) { return true; }, true, &sig);
-    return sig.words;
-  };
   Tensor x = lf::from_vector(data(64, 0), {64});
   Tensor x2 = lf::from_vector(data(64, 1), {64});
   Tensor x3 = lf::from_vector(data(65, 1), {65});
   lf::sync();
-  EXPECT_EQ(signature_of(x + 1), signature_of(x2 + 1));  // new data, same structure
-  EXPECT_EQ(signature_of(x + 1), signature_of(x + 1.5f));  // another number: not in the words
-  EXPECT_NE(signature_of(x + 1), signature_of(x3 + 1));  // another size
-  EXPECT_NE(signature_of(x + 1), signature_of(x - 1));   // another op
-  EXPECT_NE(signature_of(x + x), signature_of(x + x2));  // one buffer twice, or two
+  EXPECT_EQ(words_of(x + 1), words_of(x2 + 1));  // new data, same structure
+  EXPECT_EQ(words_of(x + 1), words_of(x + 1.5f));  // another number: not in the words
+  EXPECT_NE(words_of(x + 1), words_of(x3 + 1));  // another size
+  EXPECT_NE(words_of(x + 1), words_of(x - 1));   // another op
+  EXPECT_NE(words_of(x + x), words_of(x + x2));  // one buffer twice, or two
   Tensor s = lf::slice(x3, 0, 1, 65);
   lf::sync();
-  EXPECT_NE(signature_of(s + 1), signature_of(x + 1));  // an offset view
+  EXPECT_NE(words_of(s + 1), words_of(x + 1));  // an offset view
 }
 
 // ---- CUDA graphs: on a GPU, a replayed plan launches its kernels as one graph (cuda_backend.h).
