@@ -5,6 +5,10 @@
 #include <vector>
 
 #include <lazyfuse/lazyfuse.h>
+#ifdef LF_CONSUMER_INTEROP
+#include <lazyfuse/dlpack.h>
+#include <lazyfuse/eigen.h>
+#endif
 
 namespace {
 
@@ -48,6 +52,15 @@ int main() try {
   a += 1;
   expect_near("b after a += 1", b.sum().item<float>(), 2, 0);
   expect_near("a after a += 1", a.sum().item<float>(), 4, 0);
+
+#ifdef LF_CONSUMER_INTEROP
+  // The optional headers, through LazyFuse::eigen and LazyFuse::dlpack.
+  Eigen::MatrixXf e(2, 2);
+  e << 1, 2, 3, 4;
+  expect_near("from_eigen(e).sum()", lf::from_eigen(e).sum().item<float>(), 10, 0);
+  DLManagedTensor* out = lf::to_dlpack(m * 2);
+  expect_near("from_dlpack(to_dlpack(m * 2)).sum()", lf::from_dlpack(out).sum().item<float>(), 42, 0);
+#endif
 
   if (g_failures != 0) {
     std::printf("consumer: %d check(s) FAILED\n", g_failures);
