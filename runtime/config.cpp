@@ -81,6 +81,7 @@ Config read_config() {
   if (c.attention_keys != 0 && c.attention_keys != 64 && c.attention_keys != 128)
     throw Error("LAZYFUSE_ATTENTION_KEYS=" + std::to_string(c.attention_keys) + ": expected 0, 64 or 128");
   c.attention_pairs = static_cast<int>(env_int("LAZYFUSE_ATTENTION_PAIRS", -1, -1, 1));
+  c.few_rows = env_int("LAZYFUSE_FEW_ROWS", -1, -1, int64_t{1} << 40);
   return c;
 }
 

@@ -55,6 +55,10 @@ struct Config {
   // a light query block of one head; 0: one query block a block; -1 (default): the wgmma kernel's
   // grids that keep 3 blocks an SM in pairs (attention_tc_pairs).
   int attention_pairs = -1;
+  // LAZYFUSE_FEW_ROWS: the fuser's few-rows cost rule (fuse::Costs::few_rows): -1 (default): each
+  // backend's answer (Backend::few_rows); 0: off; N: row groups over fewer than N long rows, on
+  // every backend (for comparisons and tests).
+  int64_t few_rows = -1;
   // LAZYFUSE_TIERED_COMPILE=0: a new GPU kernel is compiled fully optimized before its first
   // launch, instead of a quick build first and the optimized build on a background thread.
   bool tiered_compile = true;

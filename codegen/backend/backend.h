@@ -96,6 +96,11 @@ class Backend {
     return true;
   }
 
+  // The fuser's few-rows cost rule (fuse::Costs::few_rows): the fewest rows at which a row kernel
+  // with element outputs or several reductions (a row on one processor) still keeps `device`
+  // busy; 0 where such kernels run well at any row count.
+  virtual int64_t few_rows(Device device) const { return 0; }
+
   // Generates and compiles. Touches no device: the kernel cache's background thread runs it for
   // tiered compiling. `quick`: a quick build (CompiledKernel::quick says whether it is one).
   virtual lf::StatusOr<std::shared_ptr<CompiledKernel>> build(const kir::Kernel& kernel, const std::string& name,

@@ -551,6 +551,12 @@ class CudaBackend final : public backend::Backend {
     }
     return false;
   }
+  // A row kernel that will_split() cannot split runs a block a row: over fewer rows than a
+  // quarter of the SMs most of the GPU idles while one SM streams each long row several times
+  // (a whole-tensor `(x - x.mean()) / x.std()` in one block).
+  int64_t few_rows(Device device) const override {
+    return std::max<int64_t>(1, rt::cu::context_of(device.index()).info.multiprocessors / 4);
+  }
   // The choices those parameters make (options_for; specialize() overrides neither).
   bool same_variant(const kir::Kernel& kernel, const kir::LaunchArgs& args, const backend::Variant& variant,
                     Device device) const override {

@@ -225,7 +225,12 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
   }
   materialize_held_views(order, wanted);
   std::erase_if(order, [](ir::Node* n) { return n->realized(); });
-  fuse::Partition p = fuse::partition(order, wanted, opt.fusion, /*record_cuts=*/opt.log_level >= 1);
+  // The cost rule's questions to the backends (LAZYFUSE_FEW_ROWS overrides their answer).
+  static const fuse::CostsOf costs = [](Device d) {
+    const int64_t few = rt::config().few_rows;
+    return fuse::Costs{few >= 0 ? few : backend::backend_for(d).few_rows(d)};
+  };
+  fuse::Partition p = fuse::partition(order, wanted, opt.fusion, /*record_cuts=*/opt.log_level >= 1, costs);
   if (observed)
     rt::obs::span("fuse", "fuse", fuse_start, rt::obs::now(),
                   "\"nodes\": " + std::to_string(order.size()) + ", \"groups\": " + std::to_string(p.groups.size()));

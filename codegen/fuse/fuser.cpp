@@ -18,6 +18,14 @@
 //   another reduction of the group is one level up; past kMaxRowLevels levels (top-k by repeated
 //   max: level k recomputes k `where`s per element, k^2/2 in all) the next level starts a new
 //   group, which reads the values stored by the last one (kRecompute).
+// - Processors per row: a row kernel with element outputs or several reductions runs a row on one
+//   processor (a GPU block; the CPU splits rows of per-row outputs only, and measured on 2 cores
+//   a fused row kernel still won with one thread a row: Costs{} there). Where the backend says
+//   such a kernel leaves its device idle (Costs::few_rows: `(x - x.mean()) / x.std()` of a whole
+//   tensor, a solver's dot products over its vectors, on a GPU in one block), a row group over
+//   that few long rows takes one reduction and per-row values only, which the backend splits
+//   over blocks; element work before and after goes to pointwise kernels, and a second reduction
+//   to a group of its own (kFewRows).
 // - Registers and code size: a group stops at kMaxGroupNodes members and kMaxGroupLeaves inputs
 //   (kTooLarge).
 // The thresholds come from measurements recorded in bench/RESULTS.md ("Fusion cost rule").
@@ -44,6 +52,7 @@ const char* cut_reason_name(CutReason r) {
     case CutReason::kGatherSource: return "gather-source";
     case CutReason::kShortRows: return "short-rows";
     case CutReason::kRecompute: return "recompute";
+    case CutReason::kFewRows: return "few-rows";
     case CutReason::kCount: break;
   }
   return "?";
@@ -59,6 +68,7 @@ struct Builder {
   const std::function<bool(const Node&)>& wanted;
   bool fusion;
   bool record_cuts;
+  const CostsOf& costs;
   Partition p;
   std::vector<Group> groups;                     // by id (creation order)
   std::vector<std::unordered_set<int>> deps;     // by id: groups it reads from directly
@@ -66,6 +76,8 @@ struct Builder {
   std::unordered_set<const Node*> materialize;     // members read from outside their group
   std::vector<int> leaves;                         // by id: distinct leaf reads (approximate)
   std::unordered_map<const Node*, int> level;      // member -> reduction levels below it in its group
+  // With Costs::few_rows: every node's readers (through views; a view only where it is held).
+  std::unordered_map<const Node*, std::vector<const Node*>> readers_of;
 
   int level_of(const Node* n) const {
     auto it = level.find(n);
@@ -82,6 +94,37 @@ struct Builder {
       if (std::binary_search(rdims.begin(), rdims.end(), static_cast<int64_t>(d))) len *= full[d];
     }
     return len < kShortRowElements && numel >= kShortRowMinElements;
+  }
+
+  // Costs::few_rows: whether rows of `rdims` over `full` are too few and long for a row kernel
+  // that is not one reduction with per-row values (the backend's answer for `device`).
+  bool few_rows(const Shape& full, const std::vector<int64_t>& rdims, Device device) const {
+    if (!costs) return false;
+    int64_t len = 1, numel = 1;
+    for (size_t d = 0; d < full.size(); ++d) {
+      numel *= full[d];
+      if (std::binary_search(rdims.begin(), rdims.end(), static_cast<int64_t>(d))) len *= full[d];
+    }
+    if (len < kFewRowsMinElements) return false;
+    const int64_t limit = costs(device).few_rows;
+    return limit > 0 && numel / len < limit;
+  }
+
+  // Whether a member of group g is needed outside it once reduction `n` joins: held, or read by a
+  // node of another group or not placed yet, other than `n` (a later reader cannot join: the
+  // group is over few rows).
+  bool escapes(int g, const Node* n) const {
+    for (const Node* m : groups[static_cast<size_t>(g)].nodes) {
+      if (wanted(*m)) return true;
+      auto it = readers_of.find(m);
+      if (it == readers_of.end()) continue;
+      for (const Node* r : it->second)
+        if (r != n) {
+          auto rg = gid.find(r);
+          if (rg == gid.end() || rg->second != g) return true;
+        }
+    }
+    return false;
   }
 
   // Whether a member of group g is held by the user (an element output once g is a row group).
@@ -224,7 +267,7 @@ struct Builder {
         }
       }
     }
-    if (fusion && best < 0) best = same_shape_group(n->shape);
+    if (fusion && best < 0) best = same_shape_group(n->shape, n->device);
     if (!fusion || best < 0) {
       cut(fusion ? CutReason::kNoProducerGroup : CutReason::kFusionDisabled, n);
       start_alone(n, edges);
@@ -264,6 +307,8 @@ struct Builder {
     if (why == CutReason::kCount && g.kind == Group::Kind::Row && !g.scan && !row && wanted(*n) &&
         short_rows(g.full, g.rdims))
       why = CutReason::kShortRows;
+    if (why == CutReason::kCount && g.kind == Group::Kind::Row && !g.scan && !row && few_rows(g.full, g.rdims, n->device))
+      why = CutReason::kFewRows;
     if (why != CutReason::kCount) {
       cut(why, n, best);
       start_alone(n, edges);
@@ -282,12 +327,13 @@ struct Builder {
   // A node that reads only buffers and generators may join a recent group over the same shape
   // (horizontal fusion: shared inputs are read once, one launch fewer). It adds no dependency, so
   // it cannot make a cycle. Only the last few groups are looked at, to stay linear.
-  int same_shape_group(const Shape& shape) const {
+  int same_shape_group(const Shape& shape, Device device) const {
     constexpr int kLookBack = 8;
     for (int g = static_cast<int>(groups.size()) - 1; g >= 0 && g >= static_cast<int>(groups.size()) - kLookBack; --g) {
       const Group& cand = groups[g];
       // (Not a scan group: its element pass runs in order, one element at a time.)
-      bool takes = cand.kind == Group::Kind::Pointwise || (cand.kind == Group::Kind::Row && !cand.scan);
+      bool takes = cand.kind == Group::Kind::Pointwise ||
+                   (cand.kind == Group::Kind::Row && !cand.scan && !few_rows(cand.full, cand.rdims, device));
       if (takes && cand.full == shape && static_cast<int>(cand.nodes.size()) < kMaxGroupNodes &&
           leaves[g] < kMaxGroupLeaves)
         return g;
@@ -320,6 +366,7 @@ struct Builder {
                         : leaves[gi] >= kMaxGroupLeaves ||
                               (can_become_row && short_rows(in_shape, n->attrs.dims) && holds_element_output(gi)))
         continue;
+      if (few_rows(in_shape, n->attrs.dims, n->device) && (same_rows || escapes(gi, n))) continue;
       if (can_become_row) {
         g.kind = Group::Kind::Row;
         g.rdims = n->attrs.dims;
@@ -346,6 +393,8 @@ struct Builder {
                       : lv > kMaxRowLevels ? CutReason::kRecompute
                       : can_become_row && short_rows(in_shape, n->attrs.dims) && holds_element_output(gi)
                           ? CutReason::kShortRows
+                      : few_rows(in_shape, n->attrs.dims, n->device) && (same_rows || escapes(gi, n))
+                          ? CutReason::kFewRows
                           : CutReason::kCount;
       if (why == CutReason::kCount) {
         if (can_become_row) {
@@ -521,6 +570,16 @@ struct Builder {
 
   void run(const std::vector<Node*>& order) {
     if (fusion) mark_inline(order);
+    if (fusion && costs) {
+      for (const Node* n : order) {
+        if (((ir::is_view(n->op) || ir::is_generator(n->op)) && !wanted(*n)) || p.inline_nodes.count(n))
+          continue;  // never placed
+        for (const ir::NodePtr& in : n->inputs) {
+          std::vector<const Node*>& r = readers_of[ir::resolve_views(in.get()).first];
+          if (r.empty() || r.back() != n) r.push_back(n);
+        }
+      }
+    }
     for (Node* n : order) {
       if (p.inline_nodes.count(n) || (fusion && join_sort(n))) continue;
       if (ir::is_view(n->op) || ir::is_generator(n->op)) {
@@ -611,8 +670,8 @@ bool fused_scan(const ir::Node& n) {
 }
 
 Partition partition(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted,
-                    bool fusion, bool record_cuts) {
-  Builder b{wanted, fusion, record_cuts, {}, {}, {}, {}, {}, {}, {}};  // NOLINT
+                    bool fusion, bool record_cuts, const CostsOf& costs) {
+  Builder b{wanted, fusion, record_cuts, costs, {}, {}, {}, {}, {}, {}, {}, {}};  // NOLINT
   b.run(order);
   return std::move(b.p);
 }

@@ -50,6 +50,7 @@ enum class CutReason : uint8_t {
   kGatherSource,       // a gather would join the group that computes its source (read from memory)
   kShortRows,          // cost rule: element outputs of a row group whose rows are too short
   kRecompute,          // cost rule: another reduction level would recompute too much per element
+  kFewRows,            // cost rule: a row group over too few long rows to fill the device (Costs)
   kCount
 };
 const char* cut_reason_name(CutReason r);
@@ -76,6 +77,17 @@ struct Cut {
   int would_join = -1;
   int group = -1;  // the group the node went to instead
 };
+
+// What the cost rule asks of the backend a node's device runs on (exec asks Backend::few_rows).
+struct Costs {
+  // A row kernel with element outputs or more than one reduction runs each row on one processor
+  // (a GPU block); over fewer rows than this, of kFewRowsMinElements elements or more, such a
+  // group would leave the device idle. There a row group takes one reduction and per-row values
+  // only, which the backend splits over processors, and element work goes to pointwise kernels
+  // (kFewRows). 0: the backend runs such kernels well at any row count.
+  int64_t few_rows = 0;
+};
+using CostsOf = std::function<Costs(Device)>;
 
 struct Partition {
   std::vector<Group> groups;  // in an order that respects deps
@@ -105,6 +117,9 @@ inline constexpr int64_t kShortRowMinElements = int64_t{1} << 16;
 // A row group holds at most kMaxRowLevels reduction levels (a reduction over values computed from
 // another reduction of the group is one level up); the next level starts a new group.
 inline constexpr int kMaxRowLevels = 4;
+// Rows at least this long count for Costs::few_rows (a GPU splits a row over blocks from 32
+// blocks' worth of threads on: cuda/backend.cpp will_split).
+inline constexpr int64_t kFewRowsMinElements = 8192;
 // A scan fuses (a kernel that runs each line in order, a thread a line on a GPU) where its lines
 // are many: on a GPU at least kScanMinLinesGpu lines of at most kScanMaxLengthGpu elements (fewer
 // threads leave the GPU idle, and the library's look-back scan splits long lines over blocks).
@@ -124,8 +139,9 @@ bool fused_scan(const ir::Node& n);
 
 // `order`: pending nodes, inputs first (ir::topo_order); `wanted`: nodes that must be materialized.
 // `record_cuts`: fill Partition::cut_log (the log's per-cut lines; off on the common path).
+// `costs`: the backends' answers for the cost rule, by device (none: Costs{}).
 Partition partition(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted,
-                    bool fusion, bool record_cuts = false);
+                    bool fusion, bool record_cuts = false, const CostsOf& costs = {});
 
 // Rewrites the graph before partitioning; returns the number of changes (then the caller orders
 // the flush again, and does not record it as a flush plan). In order:

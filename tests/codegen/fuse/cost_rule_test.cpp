@@ -136,3 +136,88 @@ TEST(CostRule, SoftmaxKeepsItsTwoLevels) {
 }
 
 }  // namespace
+
+namespace {
+
+// Costs::few_rows (a backend whose row kernels run a row on one processor, a GPU): a row group
+// over fewer long rows than the backend asks for takes one reduction and per-row values only.
+lf::fuse::Partition few_rows_partition(const std::vector<Tensor>& roots, int64_t few) {
+  std::vector<lf::ir::Node*> r;
+  for (const Tensor& t : roots) r.push_back(t.node().get());
+  auto order = lf::ir::topo_order(r);
+  return lf::fuse::partition(
+      order, [](const lf::ir::Node& n) { return n.user_refs.load() > 0; }, true, false,
+      [few](lf::Device) { return lf::fuse::Costs{few}; });
+}
+
+// Every row group of `p`: one reduction, every output a per-row value (the backend splits it).
+void expect_splittable_row_groups(const lf::fuse::Partition& p) {
+  for (const auto& g : p.groups) {
+    if (g.kind != lf::fuse::Group::Kind::Row || g.scan) continue;
+    int reductions = 0;
+    for (const lf::ir::Node* n : g.nodes) reductions += lf::ir::is_reduce(n->op);
+    EXPECT_EQ(reductions, 1) << "a few-rows row group with " << reductions << " reductions";
+    for (const lf::ir::Node* o : g.outputs) EXPECT_TRUE(p.row_phase.at(o)) << "a few-rows row group writes an element value";
+  }
+}
+
+// A variable set for one test (the executor reads rt::config() at each flush).
+struct FewRows {
+  explicit FewRows(int64_t n) : saved(lf::rt::mutable_config().few_rows) { lf::rt::mutable_config().few_rows = n; }
+  ~FewRows() { lf::rt::mutable_config().few_rows = saved; }
+  int64_t saved;
+};
+
+// A whole tensor normalized: today's backends fuse it into one row kernel (one row: one GPU block
+// streams the tensor three times). With few rows the two reductions are split reductions and
+// the normalization a pointwise kernel.
+TEST(CostRule, FewLongRowsKeepRowGroupsSplittable) {
+  Tensor y = input({int64_t{1} << 15}, -3.0f, 0.0002f);
+  Tensor x = lf::exp(y * 0.5);
+  Tensor z = (x - x.mean()) / x.std();
+  auto fused = partition_of({z});
+  EXPECT_EQ(fused.groups.size(), 1u) << "without the rule: one row kernel";
+  auto p = few_rows_partition({z}, 8);
+  EXPECT_GT(cuts(p, CutReason::kFewRows), 0);
+  expect_splittable_row_groups(p);
+  FewRows rule(8);
+  expect_same({z}, int64_t{1} << 15);
+}
+
+// Rows that are many, or short, are the backend's to run as they are: no cut.
+TEST(CostRule, ManyOrShortRowsIgnoreTheFewRowsRule) {
+  Tensor many = input({64, lf::fuse::kFewRowsMinElements});
+  Tensor short_rows = input({2, lf::fuse::kFewRowsMinElements / 2});
+  Tensor a = lf::softmax(many, -1), b = lf::softmax(short_rows, -1);
+  EXPECT_EQ(cuts(few_rows_partition({a}, 8), CutReason::kFewRows), 0);
+  EXPECT_EQ(cuts(few_rows_partition({b}, 8), CutReason::kFewRows), 0);
+}
+
+// The conjugate-gradient step (bench/cg_poisson.cpp) over few rows: its dot products split, its
+// updates pointwise, values as the reference's over three steps, also replayed from a plan.
+TEST(CostRule, FewRowsConjugateGradientStepsMatchTheReference) {
+  FewRows rule(8);
+  const int64_t n = 128;
+  auto laplacian = [n](const Tensor& p) {
+    Tensor q = lf::pad(p, {1, 1, 1, 1});
+    return p * 4 - q.slice(0, 0, n).slice(1, 1, n + 1) - q.slice(0, 2, n + 2).slice(1, 1, n + 1) -
+           q.slice(0, 1, n + 1).slice(1, 0, n) - q.slice(0, 1, n + 1).slice(1, 2, n + 2);
+  };
+  for (int run = 0; run < 3; ++run) {
+    Tensor b = input({n, n}, -1.0f, 0.0001f).to(lf::DType::Float64);
+    Tensor x = lf::zeros({n, n}, lf::DType::Float64), r = b, p = b, rs = lf::sum(r * r);
+    for (int k = 0; k < 3; ++k) {
+      Tensor ap = laplacian(p);
+      Tensor alpha = rs / lf::sum(p * ap);
+      x = x + alpha * p;
+      r = r - alpha * ap;
+      Tensor rs_new = lf::sum(r * r);
+      p = r + rs_new / rs * p;
+      rs = rs_new;
+    }
+    if (run == 0) expect_splittable_row_groups(few_rows_partition({x, r, p, rs}, 8));
+    expect_same({x, r, p, rs}, n * n);
+  }
+}
+
+}  // namespace
