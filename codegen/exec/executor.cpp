@@ -1,6 +1,7 @@
 #include "codegen/exec/executor.h"
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <mutex>
 #include <optional>
@@ -128,6 +129,17 @@ void log_partition(const fuse::Partition& p, size_t nodes) {
   }
 }
 
+// LAZYFUSE_LOG=1, a replayed flush: a line at its plan's 1st, 10th, 100th, ... replay.
+void log_replay(const plan::Plan& plan) {
+  uint64_t mark = 1;
+  while (mark < plan.replayed && mark <= UINT64_MAX / 10) mark *= 10;
+  if (plan.replayed != mark) return;
+  std::fprintf(stderr, "[lazyfuse] flush: %llu nodes replayed from a plan of %zu steps (replay %llu of it%s)\n",
+               static_cast<unsigned long long>(plan.nodes), plan.steps.size(),
+               static_cast<unsigned long long>(plan.replayed),
+               plan.replayed == 1 ? "; the next are logged at 10, 100, ..." : "");
+}
+
 }  // namespace
 
 // The flush's graph rewrites: attention first (issue 21: it must see the ops as the user wrote
@@ -181,14 +193,16 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
   const bool observed = rt::obs::on();
   std::chrono::steady_clock::time_point start;  // read only for the log and the profile: a clock read costs on some hosts
   if (opt.log_level >= 1 || observed) start = std::chrono::steady_clock::now();
-  // Flush plans (flush_plan.h); off while logging, so that every flush shows its groups.
+  // Flush plans (flush_plan.h), logged or not: a logged run runs what an unlogged one runs. The log
+  // shows a flush's groups when it is fused; its replays say so in a line, at the 1st, 10th,
+  // 100th, ... of each plan, so that a long run's log stays readable.
   static std::mutex plans_mu;
   // Never destroyed: a plan's CUDA graph must not be freed after the driver shut down at exit.
   static plan::PlanCache& plans = *new plan::PlanCache;
   static plan::Signature signature;  // reused: its buffers keep their capacity
   std::unique_lock<std::mutex> plans_lock(plans_mu, std::defer_lock);
   const plan::Signature* sig = nullptr;
-  if (rt::config().flush_plans && opt.log_level == 0) {
+  if (rt::config().flush_plans) {
     plans_lock.lock();
     plan::describe(order, wanted, opt.fusion, &signature);
     sig = &signature;
@@ -198,7 +212,9 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
     plan::Plan* recorded = plans.find(*sig, cache::global_cache().generation());
     if (recorded && plan::bind_numbers(*recorded, *sig)) {
       replay(*recorded, order, *sig, wanted, stats);
+      ++recorded->replayed;
       if (observed) rt::obs::flush(start, rt::obs::now(), /*replayed=*/true);
+      if (opt.log_level >= 1) log_replay(*recorded);
       return;
     }
   }
@@ -243,6 +259,9 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
     rec->plan.nodes = order.size();
     rec->finish(number_uses->uses());
     plan::mark_overwritten(rec->plan);
+    if (opt.log_level >= 1)
+      std::fprintf(stderr, "[lazyfuse] flush recorded as a plan of %zu steps: its repeats replay it\n",
+                   rec->plan.steps.size());
     plans.store(*sig, std::move(rec->plan));
   }
   if (observed) rt::obs::flush(start, rt::obs::now(), /*replayed=*/false);

@@ -149,7 +149,8 @@ struct Plan {
     uint64_t used = 0;  // replay count at its last launch
   };
   std::vector<Graph> graphs;
-  uint64_t replays = 0;
+  uint64_t replays = 0;   // graph launches (the graphs' recency)
+  uint64_t replayed = 0;  // replays of any kind (the log's count)
   bool graph_off = false;
   // A plan with library calls: its replays captured as graphs (Backend::capture), each for the
   // pointers and numbers it was captured with (a few sets: a loop alternating between buffers

@@ -49,6 +49,31 @@ TEST(ObserveLog, EachCutNamesItsNodeAndTheGroupItWouldHaveJoined) {
       << err;
 }
 
+// Logging leaves flush plans on: a logged loop replays as an unlogged one does, and its log says
+// so at the 1st and 10th replay, not once a step.
+TEST(ObserveLog, ALoggedLoopReplaysAndLogsItsReplaysSparsely) {
+  if (!lf::rt::config().flush_plans) GTEST_SKIP() << "LAZYFUSE_FLUSH_PLANS=0";
+  Tensor x = ramp(8, 32);
+  const uint64_t before = lf::cache_stats().plans_replayed;
+  std::string log = logged([&] {
+    for (int i = 0; i < 14; ++i) {
+      Tensor y = lf::sum(lf::exp(x * 0.25) - 1.0, {1});
+      lf::sync();
+      (void)y.to_vector<float>();
+    }
+  });
+  const uint64_t replayed = lf::cache_stats().plans_replayed - before;
+  EXPECT_GE(replayed, 10u) << log;
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("recorded as a plan"), 1u) << log;
+  EXPECT_EQ(count("replayed from a plan"), 2u) << log;  // the 1st and the 10th
+  EXPECT_LE(count("] flush: "), 2u + 2u) << "groups logged once a step:\n" << log;
+}
+
 TEST(ObserveLog, RecompileSaysWhatIsNew) {
   // An op list no other test compiles (the explanation compares kernels of the same ops).
   auto f = [](const Tensor& a, const Tensor& b) { return lf::atan2(lf::expm1(a) - b, a * b + 7.0); };
