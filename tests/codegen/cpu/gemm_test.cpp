@@ -25,14 +25,20 @@ const char* isa_name(GemmIsa isa) {
   }
 }
 
-// A[b, m, k] (row-major, or stored transposed when a_transposed) @ B[k, n] broadcast over b.
+// A[b, m, k] (row-major, or stored transposed when a_transposed) @ B[k, n] broadcast over b (B
+// stored as [n, k] when b_transposed: linear's x @ w.T).
 template <class T>
-void check(GemmIsa isa, int64_t batch, int64_t m, int64_t n, int64_t k, bool a_transposed, bool specials) {
+void check(GemmIsa isa, int64_t batch, int64_t m, int64_t n, int64_t k, bool a_transposed, bool specials,
+           bool b_transposed = false) {
   std::mt19937 rng(static_cast<unsigned>(m * 131 + n * 7 + k));
   std::uniform_real_distribution<double> u(-1, 1);
   std::vector<T> a(static_cast<size_t>(batch * m * k)), b(static_cast<size_t>(k * n)), c(static_cast<size_t>(batch * m * n));
   for (T& x : a) x = static_cast<T>(u(rng));
   for (T& x : b) x = static_cast<T>(u(rng));
+  if (specials && m == 1 && k > 2 && n > 2) {  // a row vector: NaN in A, inf in B
+    a[1] = std::numeric_limits<T>::quiet_NaN();
+    b[static_cast<size_t>(b_transposed ? 2 * k + 2 : 2 * n + 2)] = std::numeric_limits<T>::infinity();  // b[2][2]
+  }
   if (specials && m > 2 && k > 2) {
     a[1] = std::numeric_limits<T>::quiet_NaN();  // a[0][0][1] (or a[0][1][0] transposed)
     b[static_cast<size_t>(2 * n + 1)] = std::numeric_limits<T>::infinity();  // b[2][1]
@@ -44,7 +50,7 @@ void check(GemmIsa isa, int64_t batch, int64_t m, int64_t n, int64_t k, bool a_t
   p.a.data = a.data();
   p.a.strides = a_transposed ? lf::Shape{m * k, 1, m} : lf::Shape{m * k, k, 1};
   p.b.data = b.data();
-  p.b.strides = {0, n, 1};  // one B for every batch
+  p.b.strides = b_transposed ? lf::Shape{0, 1, k} : lf::Shape{0, n, 1};  // one B for every batch
   p.c = c.data();
   int64_t rows_done = 0;
   lf::cpu::gemm(p, [&](int64_t r0, int64_t r1) { __atomic_fetch_add(&rows_done, r1 - r0, __ATOMIC_RELAXED); }, isa);
@@ -57,7 +63,7 @@ void check(GemmIsa isa, int64_t batch, int64_t m, int64_t n, int64_t k, bool a_t
         double want = 0;
         for (int64_t q = 0; q < k; ++q) {
           size_t ai = static_cast<size_t>(bi * m * k + (a_transposed ? q * m + i : i * k + q));
-          want += static_cast<double>(a[ai]) * static_cast<double>(b[static_cast<size_t>(q * n + j)]);
+          want += static_cast<double>(a[ai]) * static_cast<double>(b[static_cast<size_t>(b_transposed ? j * k + q : q * n + j)]);
         }
         double got = c[static_cast<size_t>((bi * m + i) * n + j)];
         std::string where = std::string(isa_name(isa)) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
@@ -98,6 +104,14 @@ TEST(CpuGemm, EveryMicroKernelMatchesALoop) {
       check<float>(isa, 1, 500, 1, k, true, false);
       check<double>(isa, 2, 19, 1, k, false, true);
     }
+    // m == 1: the row-vector path (column blocks of 64 around a task's edges, B either way).
+    for (int64_t n : {int64_t{2}, int64_t{63}, int64_t{65}, int64_t{1000}, int64_t{4099}})
+      for (int64_t k : {int64_t{0}, int64_t{1}, int64_t{33}, int64_t{300}}) {
+        check<float>(isa, 2, 1, n, k, false, true);
+        check<float>(isa, 1, 1, n, k, false, true, /*b_transposed=*/true);
+        check<double>(isa, 3, 1, n, k, true, true);
+        check<double>(isa, 1, 1, n, k, false, false, /*b_transposed=*/true);
+      }
   }
 }
 
