@@ -56,7 +56,7 @@ struct Config {
   // grids that keep 3 blocks an SM in pairs (attention_tc_pairs).
   int attention_pairs = -1;
   // LAZYFUSE_FEW_ROWS: the fuser's few-rows cost rule (fuse::Costs::few_rows): -1 (default): each
-  // backend's answer (Backend::few_rows); 0: off; N: row groups over fewer than N long rows, on
+  // backend's answer (Backend::fuse_costs); 0: off; N: row groups over fewer than N long rows, on
   // every backend (for comparisons and tests).
   int64_t few_rows = -1;
   // LAZYFUSE_TIERED_COMPILE=0: a new GPU kernel is compiled fully optimized before its first

@@ -194,6 +194,32 @@ void copy_device_to_device(const Storage& src, size_t src_offset, Storage& dst, 
 
 }  // namespace
 
+bool shares_host_memory(Device device) { return device.is_cpu(); }
+
+std::shared_ptr<Storage> placed_on(Device device, std::shared_ptr<Storage> host, size_t bytes) {
+  if (shares_host_memory(device)) return host;
+  auto placed = Storage::allocate(device, bytes);
+  if (bytes) copy(*host, 0, *placed, 0, bytes);
+  return placed;
+}
+
+std::shared_ptr<Storage> host_view(std::shared_ptr<Storage> s) {
+  if (shares_host_memory(s->device())) return s;
+  auto host = Storage::allocate(Device::cpu(), s->nbytes());
+  if (s->nbytes()) copy(*s, 0, *host, 0, s->nbytes());
+  return host;
+}
+
+void fill_zero(Storage& s) {
+  if (shares_host_memory(s.device())) {
+    if (s.nbytes()) std::memset(s.data(), 0, s.nbytes());
+    return;
+  }
+  auto host = Storage::allocate(Device::cpu(), s.nbytes());
+  if (s.nbytes()) std::memset(host->data(), 0, s.nbytes());
+  if (s.nbytes()) copy(*host, 0, s, 0, s.nbytes());
+}
+
 void copy(const Storage& src, size_t src_offset, Storage& dst, size_t dst_offset, size_t bytes) {
   const std::string what = "copy of " + std::to_string(bytes) + " bytes from " + range_str(src, src_offset, bytes) +
                            " to " + range_str(dst, dst_offset, bytes);

@@ -88,6 +88,17 @@ void note_value_range(Storage& s, DType dtype, int64_t count);
 // stream runs. Throws lf::Error naming the devices and sizes when a range is out of bounds.
 void copy(const Storage& src, size_t src_offset, Storage& dst, size_t dst_offset, size_t bytes);
 
+// Whether kernels on `device` read host memory as it is (the CPU), so that a value computed on
+// the host (by the reference executor) needs no copy there.
+bool shares_host_memory(Device device);
+// `host` (host memory) as storage on `device`: `host` itself where the device shares host
+// memory, else a new device allocation holding its first `bytes` bytes.
+std::shared_ptr<Storage> placed_on(Device device, std::shared_ptr<Storage> host, size_t bytes);
+// `s` as host memory: itself where its device shares host memory, else a host copy of all of it.
+std::shared_ptr<Storage> host_view(std::shared_ptr<Storage> s);
+// Zeroes all of `s`, on any device.
+void fill_zero(Storage& s);
+
 // Reads `bytes` (at most kFlagBytes) at `offset` of `src` into `out`; on a GPU after the work
 // queued before it (an error word that kernels set): through a pinned buffer of the calling thread
 // where the driver gives one, whose copy is a DMA the stream orders (from pageable memory the

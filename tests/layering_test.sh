@@ -50,5 +50,16 @@ if [ -n "$named" ]; then
   echo "$named"
   status=1
 fi
+# Decisions that depend on the kind of device (a layout, whether a library call takes a problem,
+# how a value is materialized) are the backend's (Backend: fuse_costs, conv_takes_krsc_filters,
+# scatter_takes_constants, ...) or the runtime's (rt::shares_host_memory): code above the backends
+# asks, and names no device kind.
+branches=$(grep -rnE '\.is_(cpu|cuda)\(\)' "$root"/codegen/{ir,reference,fuse,kir,cache,exec,backend} 2>/dev/null |
+  grep -v '/codegen/backend/registry\.cpp:')
+if [ -n "$branches" ]; then
+  echo "layering: code above the backends branches on the device kind (ask the backend instead):"
+  echo "$branches"
+  status=1
+fi
 [ $status -eq 0 ] && echo "layering: ok"
 exit $status

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "codegen/backend/compiled.h"
+#include "codegen/fuse/fuser.h"
 #include "codegen/ir/node.h"
 #include "codegen/kir/kernel_ir.h"
 #include "lazyfuse/types.h"
@@ -96,10 +97,9 @@ class Backend {
     return true;
   }
 
-  // The fuser's few-rows cost rule (fuse::Costs::few_rows): the fewest rows at which a row kernel
-  // with element outputs or several reductions (a row on one processor) still keeps `device`
-  // busy; 0 where such kernels run well at any row count.
-  virtual int64_t few_rows(Device device) const { return 0; }
+  // The fuser's cost rule for `device` (fuse::Costs: the row count at which row kernels that run a
+  // row on one processor leave it idle, when a scan fuses).
+  virtual fuse::Costs fuse_costs(Device device) const { return {}; }
 
   // Generates and compiles. Touches no device: the kernel cache's background thread runs it for
   // tiered compiling. `quick`: a quick build (CompiledKernel::quick says whether it is one).
@@ -146,6 +146,15 @@ class Backend {
   // Whether `conv`'s call applies a per-channel scale after the convolution in float32 (the
   // batch-norm fold then leaves the scale out of a 16-bit filter: conv_fold.h).
   virtual bool conv_scale_in_epilogue(const ir::Node& conv) const { return false; }
+  // Whether conv() takes a filter stored channels-last (KRSC strides) as it is; else exec makes
+  // it contiguous (OIHW) first.
+  virtual bool conv_takes_krsc_filters() const { return false; }
+  // Whether convolution `conv`'s call will read its filter as KRSC (a filter the batch-norm fold
+  // writes is then written KRSC: conv_fold.h).
+  virtual bool conv_reads_krsc_filter(const ir::Node& conv) const { return false; }
+  // Whether scatter() computes a pending zeros() self and a pending full() src itself (a clear,
+  // a constant of its kernel), where exec would otherwise compute them on the host as operands.
+  virtual bool scatter_takes_constants() const { return false; }
   // A pool2d group (max, average, adaptive average over windows): the pooling alone.
   virtual void pool(PoolCall& call) const = 0;
   // An argsort or topk group: stable sorted positions along one dim (backend/sort_call.h).

@@ -246,12 +246,10 @@ void materialize(ir::Node& n, std::shared_ptr<rt::Storage> storage, ir::Layout l
 }
 
 void materialize_value(ir::Node& n, const ir::Value& v) {
-  if (n.device.is_cpu()) return materialize(n, v.storage, v.layout);
+  if (rt::shares_host_memory(n.device)) return materialize(n, v.storage, v.layout);  // kept as it is laid out
   ir::Value dense = ir::to_contiguous(v, v.dtype);
   size_t bytes = static_cast<size_t>(n.numel()) * dtype_size(n.dtype);
-  auto storage = rt::Storage::allocate(n.device, bytes);
-  if (bytes) rt::copy(*dense.storage, 0, *storage, 0, bytes);
-  materialize(n, std::move(storage), ir::Layout{ir::contiguous_strides(n.shape), 0});
+  materialize(n, rt::placed_on(n.device, dense.storage, bytes), ir::Layout{ir::contiguous_strides(n.shape), 0});
 }
 
 fuse::Group epilogue_of(const fuse::Group& group) {

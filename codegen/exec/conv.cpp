@@ -16,7 +16,7 @@ void run_conv_group(const backend::GroupRun& run, backend::RecordedCall* record)
   Operand x = operand(xn, device);
   Operand w = operand(wn, device);
   Shape dense = ir::contiguous_strides(wn->shape), krsc = ir::channels_last_strides(wn->shape);
-  bool contiguous = true, channels_last = !device.is_cpu();
+  bool contiguous = true, channels_last = backend::backend_for(device).conv_takes_krsc_filters();
   for (size_t d = 0; d < dense.size(); ++d) {
     contiguous &= wn->shape[d] <= 1 || w.view.strides[d] == dense[d];
     channels_last &= wn->shape[d] <= 1 || w.view.strides[d] == krsc[d];
@@ -27,11 +27,7 @@ void run_conv_group(const backend::GroupRun& run, backend::RecordedCall* record)
     // Rows of the weight matrix ([O, C / groups * kh * kw]) must be contiguous for the GEMM's k.
     ir::Value v = ir::to_contiguous(ir::reference_eval(wn), wn->dtype);
     size_t bytes = static_cast<size_t>(wn->numel()) * dtype_size(wn->dtype);
-    w.storage = v.storage;
-    if (!device.is_cpu()) {
-      w.storage = rt::Storage::allocate(device, bytes);
-      if (bytes) rt::copy(*v.storage, 0, *w.storage, 0, bytes);
-    }
+    w.storage = rt::placed_on(device, v.storage, bytes);
     w.view = {w.storage->data(), 0, ir::contiguous_strides(wn->shape)};
   }
   backend::ConvCall call{run};

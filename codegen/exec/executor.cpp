@@ -129,6 +129,15 @@ void log_partition(const fuse::Partition& p, size_t nodes) {
   }
 }
 
+// The cost rule's questions to the backends, registered for the fuser as the library loads
+// (LAZYFUSE_FEW_ROWS overrides their few-rows answer).
+[[maybe_unused]] const bool costs_registered = (fuse::set_backend_costs([](Device d) {
+                                 fuse::Costs c = backend::backend_for(d).fuse_costs(d);
+                                 if (const int64_t few = rt::config().few_rows; few >= 0) c.few_rows = few;
+                                 return c;
+                               }),
+                               true);
+
 // LAZYFUSE_LOG=1, a replayed flush: a line at its plan's 1st, 10th, 100th, ... replay.
 void log_replay(const plan::Plan& plan) {
   uint64_t mark = 1;
@@ -165,8 +174,10 @@ int rewrite(std::vector<ir::Node*>& order, const std::vector<ir::Node*>& roots, 
       made += n;
     }
     // Issue 22: inference batch norm into the convolution's weights and bias (conv_fold.h).
-    auto keep_scale = [](const ir::Node& conv) { return backend::backend_for(conv.device).conv_scale_in_epilogue(conv); };
-    if (int n = fuse::fold_conv_affine(order, roots, opt.log_level, &unlinked, keep_scale); n > 0) {
+    static const fuse::ConvAsks asks{
+        [](const ir::Node& conv) { return backend::backend_for(conv.device).conv_scale_in_epilogue(conv); },
+        [](const ir::Node& conv) { return backend::backend_for(conv.device).conv_reads_krsc_filter(conv); }};
+    if (int n = fuse::fold_conv_affine(order, roots, opt.log_level, &unlinked, asks); n > 0) {
       ir::flush_order(roots, &order);
       made += n;
     }
@@ -241,12 +252,7 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
   }
   materialize_held_views(order, wanted);
   std::erase_if(order, [](ir::Node* n) { return n->realized(); });
-  // The cost rule's questions to the backends (LAZYFUSE_FEW_ROWS overrides their answer).
-  static const fuse::CostsOf costs = [](Device d) {
-    const int64_t few = rt::config().few_rows;
-    return fuse::Costs{few >= 0 ? few : backend::backend_for(d).few_rows(d)};
-  };
-  fuse::Partition p = fuse::partition(order, wanted, opt.fusion, /*record_cuts=*/opt.log_level >= 1, costs);
+  fuse::Partition p = fuse::partition(order, wanted, opt.fusion, /*record_cuts=*/opt.log_level >= 1);
   if (observed)
     rt::obs::span("fuse", "fuse", fuse_start, rt::obs::now(),
                   "\"nodes\": " + std::to_string(order.size()) + ", \"groups\": " + std::to_string(p.groups.size()));

@@ -14,12 +14,7 @@ Operand operand(ir::Node* in, Device device) {
       return {source->storage, {source->storage->data(), v->offset, v->strides}};
   }
   ir::Value v = ir::to_contiguous(ir::reference_eval(in), in->dtype);
-  std::shared_ptr<rt::Storage> storage = v.storage;
-  if (!device.is_cpu()) {
-    size_t bytes = static_cast<size_t>(in->numel()) * dtype_size(in->dtype);
-    storage = rt::Storage::allocate(device, bytes);
-    if (bytes) rt::copy(*v.storage, 0, *storage, 0, bytes);
-  }
+  auto storage = rt::placed_on(device, v.storage, static_cast<size_t>(in->numel()) * dtype_size(in->dtype));
   return {storage, {storage->data(), 0, ir::contiguous_strides(in->shape)}, /*computed=*/true};
 }
 

@@ -28,12 +28,7 @@ bool merge(const Shape& shape, const Shape& strides, size_t lo, size_t hi, int64
 // `op` as a contiguous copy on `device` (computed on the host by the reference executor).
 Operand contiguous_operand(ir::Node* in, Device device) {
   ir::Value v = ir::to_contiguous(ir::reference_eval(in), in->dtype);
-  std::shared_ptr<rt::Storage> storage = v.storage;
-  if (!device.is_cpu()) {
-    size_t bytes = static_cast<size_t>(in->numel()) * dtype_size(in->dtype);
-    storage = rt::Storage::allocate(device, bytes);
-    if (bytes) rt::copy(*v.storage, 0, *storage, 0, bytes);
-  }
+  auto storage = rt::placed_on(device, v.storage, static_cast<size_t>(in->numel()) * dtype_size(in->dtype));
   return {storage, {storage->data(), 0, ir::contiguous_strides(in->shape)}, /*computed=*/true};
 }
 
@@ -103,9 +98,10 @@ void run_scatter_group(const backend::GroupRun& run, backend::RecordedCall* reco
   // On a GPU a pending zeros() self is a clear of the output and a pending full() src a constant
   // in the kernel, where operand() would compute them on the host and copy them over (a CPU's host
   // evaluation is already a fill in its memory).
+  const bool constants = backend::backend_for(device).scatter_takes_constants();
   call.self_zero =
-      !device.is_cpu() && is_pending_full(self_node) && self_node->attrs.value == 0 && self_node->attrs.ivalue == 0;
-  call.src_full = !device.is_cpu() && is_pending_full(src_node);
+      constants && is_pending_full(self_node) && self_node->attrs.value == 0 && self_node->attrs.ivalue == 0;
+  call.src_full = constants && is_pending_full(src_node);
   // Both decide the call, and a full src is a constant of its kernel: a plan requires them to repeat.
   if (is_pending_full(self_node)) ir::note_number_use(*self_node);
   if (call.src_full) ir::note_number_use(*src_node);

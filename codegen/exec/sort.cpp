@@ -52,11 +52,7 @@ void run_sort_group(const backend::GroupRun& run, backend::RecordedCall* record)
       !collapse(shape, st, axis + 1, shape.size(), &call.stride_inner)) {
     ir::Value v = ir::to_contiguous(ir::reference_eval(xn), xn->dtype);
     size_t bytes = static_cast<size_t>(xn->numel()) * dtype_size(xn->dtype);
-    x.storage = v.storage;
-    if (!y->device.is_cpu()) {
-      x.storage = rt::Storage::allocate(y->device, bytes);
-      rt::copy(*v.storage, 0, *x.storage, 0, bytes);
-    }
+    x.storage = rt::placed_on(y->device, v.storage, bytes);
     x.view = {x.storage->data(), 0, ir::contiguous_strides(shape)};
     call.record = nullptr;  // made for this call: a replay would read it stale
     collapse(shape, x.view.strides, 0, axis, &call.stride_outer);

@@ -11,7 +11,6 @@
 #include <unordered_set>
 
 #include "codegen/ir/view.h"
-#include "runtime/config.h"
 
 namespace lf::fuse {
 namespace {
@@ -85,13 +84,6 @@ NodePtr permute(const NodePtr& in, std::vector<int64_t> dims) {
   return ir::make_node(Op::Permute, in->dtype, in->device, std::move(shape), {in}, std::move(a));
 }
 
-// Whether the convolution will read its filter as KRSC: cuDNN's NHWC calls on a GPU (cudnn.h),
-// which otherwise transform the OIHW filter before each call.
-bool krsc_filter(const Node& conv) {
-  const rt::Config& c = rt::config();
-  return conv.device.is_cuda() && conv.dtype != DType::Float64 && c.conv_nhwc && c.conv != "generated";
-}
-
 // [O] -> [1, O, 1, 1] (a bias) or [O, 1, 1, 1] (a weights' scale).
 NodePtr as_channels(const NodePtr& v, bool out_dim_first) {
   int64_t o = v->numel();
@@ -103,7 +95,7 @@ struct Folder {
   std::unordered_map<const Node*, int>& readers;  // edges from pending nodes of the flush
   std::vector<NodePtr>* keep;
   int log_level;
-  const std::function<bool(const Node&)>& keep_scale;
+  const ConvAsks& asks;
 
   // Why `n` (an intermediate the rewrite removes) must stay, or "".
   std::string kept(const Node* n) const {
@@ -126,7 +118,7 @@ struct Folder {
       Node* conv = bc->conv.get();
       NodePtr s = channel_source(m->inputs[1 - side], conv->shape[1], m->dtype, conv);
       if (!s) continue;
-      if (!bc->bias && keep_scale && keep_scale(*conv)) {
+      if (!bc->bias && asks.keep_scale && asks.keep_scale(*conv)) {
         if (log_level >= 1)
           std::fprintf(stderr, "[lazyfuse] batch norm kept out of %s's filter at %s: the convolution's call scales in float32\n",
                        ir::node_name(*conv).c_str(), ir::node_name(*m).c_str());
@@ -144,7 +136,7 @@ struct Folder {
       const NodePtr& w = conv->inputs[1];
       NodePtr scale = view(Op::Expand, as_channels(s, true), Shape(w->shape));
       NodePtr w2;
-      if (krsc_filter(*conv)) {
+      if (asks.reads_krsc && asks.reads_krsc(*conv)) {
         // Computed as [O, kh, kw, C] into a copy (always contiguous, and never a view's to push
         // through: rewrite.cpp), i.e. KRSC memory, and viewed back as OIHW: the GPU's convolution
         // takes it as it is (exec/conv.cpp), with no transform each call.
@@ -207,7 +199,7 @@ struct Folder {
 }  // namespace
 
 int fold_conv_affine(const std::vector<ir::Node*>& order, const std::vector<ir::Node*>& roots, int log_level,
-                     std::vector<ir::NodePtr>* keep, const std::function<bool(const ir::Node& conv)>& keep_scale) {
+                     std::vector<ir::NodePtr>* keep, const ConvAsks& asks) {
   bool any = false;
   for (Node* n : order) any |= n->op == Op::Conv2d;
   if (!any) return 0;
@@ -215,7 +207,7 @@ int fold_conv_affine(const std::vector<ir::Node*>& order, const std::vector<ir::
   for (Node* n : order)
     for (const NodePtr& in : n->inputs) ++readers[in.get()];
   std::unordered_set<const Node*> root_set(roots.begin(), roots.end());
-  Folder f{root_set, readers, keep, log_level, keep_scale};
+  Folder f{root_set, readers, keep, log_level, asks};
   int folded = 0;
   // In order, so that a multiply folded into an add (conv + b * s) is seen by the add after it.
   for (Node* n : order) {

@@ -22,12 +22,19 @@ namespace lf::fuse {
 // by another op, or a root of the flush; LAZYFUSE_LOG=1 (log_level >= 1) says what was folded and
 // why not. `keep` receives the nodes the rewrite unlinked (`order` still points at them: keep them
 // until it is ordered again). Returns the number of rewrites.
-// `keep_scale(conv)` true: a scale after that convolution (without a bias of its own) is left
-// where it is, for the backend's call to apply after the sum (Backend::conv_scale_in_epilogue: a
-// 16-bit filter times the scale, rounded, puts a rounding on every weight, which a sum's
-// cancellations magnify). A 16-bit batch norm computes in float32 and is never folded.
+// What the fold asks of the backend that runs a convolution (exec passes the backend's answers;
+// unset: no).
+struct ConvAsks {
+  // True: a scale after that convolution (without a bias of its own) is left where it is, for the
+  // backend's call to apply after the sum (Backend::conv_scale_in_epilogue: a 16-bit filter times
+  // the scale, rounded, puts a rounding on every weight, which a sum's cancellations magnify).
+  std::function<bool(const ir::Node& conv)> keep_scale;
+  // True: the call reads its filter as KRSC, so the folded filter is written so
+  // (Backend::conv_reads_krsc_filter).
+  std::function<bool(const ir::Node& conv)> reads_krsc;
+};
+// A 16-bit batch norm computes in float32 and is never folded.
 int fold_conv_affine(const std::vector<ir::Node*>& order, const std::vector<ir::Node*>& roots, int log_level,
-                     std::vector<ir::NodePtr>* keep,
-                     const std::function<bool(const ir::Node& conv)>& keep_scale = nullptr);
+                     std::vector<ir::NodePtr>* keep, const ConvAsks& asks = {});
 
 }  // namespace lf::fuse

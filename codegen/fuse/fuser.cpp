@@ -76,8 +76,19 @@ struct Builder {
   std::unordered_set<const Node*> materialize;     // members read from outside their group
   std::vector<int> leaves;                         // by id: distinct leaf reads (approximate)
   std::unordered_map<const Node*, int> level;      // member -> reduction levels below it in its group
-  // With Costs::few_rows: every node's readers (through views; a view only where it is held).
-  std::unordered_map<const Node*, std::vector<const Node*>> readers_of;
+  // With Costs::few_rows: every node's readers (through views; a view only where it is held),
+  // built from `order` when first asked.
+  const std::vector<Node*>* order = nullptr;
+  mutable std::unordered_map<const Node*, std::vector<const Node*>> readers_of;
+  mutable bool readers_built = false;
+  mutable std::vector<std::pair<Device, Costs>> costs_seen;  // costs(device), asked once a device
+
+  const Costs& costs_for(Device device) const {
+    for (const auto& [d, c] : costs_seen)
+      if (d == device) return c;
+    costs_seen.emplace_back(device, costs(device));
+    return costs_seen.back().second;
+  }
 
   int level_of(const Node* n) const {
     auto it = level.find(n);
@@ -99,14 +110,13 @@ struct Builder {
   // Costs::few_rows: whether rows of `rdims` over `full` are too few and long for a row kernel
   // that is not one reduction with per-row values (the backend's answer for `device`).
   bool few_rows(const Shape& full, const std::vector<int64_t>& rdims, Device device) const {
-    if (!costs) return false;
     int64_t len = 1, numel = 1;
     for (size_t d = 0; d < full.size(); ++d) {
       numel *= full[d];
       if (std::binary_search(rdims.begin(), rdims.end(), static_cast<int64_t>(d))) len *= full[d];
     }
     if (len < kFewRowsMinElements) return false;
-    const int64_t limit = costs(device).few_rows;
+    const int64_t limit = costs_for(device).few_rows;
     return limit > 0 && numel / len < limit;
   }
 
@@ -114,6 +124,17 @@ struct Builder {
   // node of another group or not placed yet, other than `n` (a later reader cannot join: the
   // group is over few rows).
   bool escapes(int g, const Node* n) const {
+    if (!readers_built) {
+      readers_built = true;
+      for (const Node* r : *order) {
+        if (((ir::is_view(r->op) || ir::is_generator(r->op)) && !wanted(*r)) || p.inline_nodes.count(r))
+          continue;  // never placed
+        for (const ir::NodePtr& in : r->inputs) {
+          std::vector<const Node*>& v = readers_of[ir::resolve_views(in.get()).first];
+          if (v.empty() || v.back() != r) v.push_back(r);
+        }
+      }
+    }
     for (const Node* m : groups[static_cast<size_t>(g)].nodes) {
       if (wanted(*m)) return true;
       auto it = readers_of.find(m);
@@ -570,16 +591,7 @@ struct Builder {
 
   void run(const std::vector<Node*>& order) {
     if (fusion) mark_inline(order);
-    if (fusion && costs) {
-      for (const Node* n : order) {
-        if (((ir::is_view(n->op) || ir::is_generator(n->op)) && !wanted(*n)) || p.inline_nodes.count(n))
-          continue;  // never placed
-        for (const ir::NodePtr& in : n->inputs) {
-          std::vector<const Node*>& r = readers_of[ir::resolve_views(in.get()).first];
-          if (r.empty() || r.back() != n) r.push_back(n);
-        }
-      }
-    }
+    this->order = &order;
     for (Node* n : order) {
       if (p.inline_nodes.count(n) || (fusion && join_sort(n))) continue;
       if (ir::is_view(n->op) || ir::is_generator(n->op)) {
@@ -661,17 +673,31 @@ bool fused_scan(const ir::Node& n) {
     return false;
   const int64_t length = n.shape[static_cast<size_t>(n.attrs.axis)];
   const int64_t lines = length == 0 ? 0 : n.numel() / length;
-  if (n.device.is_cpu()) {
+  const Costs c = backend_costs(n.device);
+  if (c.scan_last_dim_only)
     for (size_t d = static_cast<size_t>(n.attrs.axis) + 1; d < n.shape.size(); ++d)
       if (n.shape[d] > 1) return false;  // lines side by side: the library's
-    return lines >= kScanMinLinesCpu || length < kScanLongLineCpu;
-  }
-  return lines >= kScanMinLinesGpu && length <= kScanMaxLengthGpu;
+  return lines >= c.scan_min_lines ? length <= c.scan_max_length : length < c.scan_short_line;
+}
+
+namespace {
+CostsOf& registered_costs() {
+  static CostsOf costs;
+  return costs;
+}
+}  // namespace
+
+void set_backend_costs(CostsOf costs) { registered_costs() = std::move(costs); }
+
+Costs backend_costs(Device device) {
+  const CostsOf& c = registered_costs();
+  return c ? c(device) : Costs{};
 }
 
 Partition partition(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted,
                     bool fusion, bool record_cuts, const CostsOf& costs) {
-  Builder b{wanted, fusion, record_cuts, costs, {}, {}, {}, {}, {}, {}, {}, {}};  // NOLINT
+  static const CostsOf registered = [](Device d) { return backend_costs(d); };
+  Builder b{wanted, fusion, record_cuts, costs ? costs : registered, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};  // NOLINT
   b.run(order);
   return std::move(b.p);
 }

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <unordered_map>
@@ -78,17 +79,6 @@ struct Cut {
   int group = -1;  // the group the node went to instead
 };
 
-// What the cost rule asks of the backend a node's device runs on (exec asks Backend::few_rows).
-struct Costs {
-  // A row kernel with element outputs or more than one reduction runs each row on one processor
-  // (a GPU block); over fewer rows than this, of kFewRowsMinElements elements or more, such a
-  // group would leave the device idle. There a row group takes one reduction and per-row values
-  // only, which the backend splits over processors, and element work goes to pointwise kernels
-  // (kFewRows). 0: the backend runs such kernels well at any row count.
-  int64_t few_rows = 0;
-};
-using CostsOf = std::function<Costs(Device)>;
-
 struct Partition {
   std::vector<Group> groups;  // in an order that respects deps
   std::unordered_map<const ir::Node*, int> group_of;   // member -> index into groups
@@ -133,13 +123,36 @@ inline constexpr int64_t kScanMinLinesGpu = int64_t{1} << 15;
 inline constexpr int64_t kScanMaxLengthGpu = 4096;
 inline constexpr int64_t kScanMinLinesCpu = 16;
 inline constexpr int64_t kScanLongLineCpu = 32768;
+
+// What the cost rule asks of the backend a node's device runs on (Backend::fuse_costs; the
+// executor registers the backends' answers: set_backend_costs).
+struct Costs {
+  // A row kernel with element outputs or more than one reduction runs each row on one processor
+  // (a GPU block); over fewer rows than this, of kFewRowsMinElements elements or more, such a
+  // group would leave the device idle. There a row group takes one reduction and per-row values
+  // only, which the backend splits over processors, and element work goes to pointwise kernels
+  // (kFewRows). 0: the backend runs such kernels well at any row count.
+  int64_t few_rows = 0;
+  // fused_scan's rule: a scan fuses over at least scan_min_lines lines of at most
+  // scan_max_length elements, or over fewer lines of fewer than scan_short_line elements; with
+  // scan_last_dim_only, along the last dim (of size > 1) only. The defaults are the CPU's.
+  int64_t scan_min_lines = kScanMinLinesCpu;
+  int64_t scan_max_length = INT64_MAX;
+  int64_t scan_short_line = kScanLongLineCpu;
+  bool scan_last_dim_only = true;
+};
+using CostsOf = std::function<Costs(Device)>;
+// The backends' answers by device, registered by the executor when the library loads; partition()
+// without `costs` and fused_scan() ask them (Costs{} where none are registered).
+void set_backend_costs(CostsOf costs);
+Costs backend_costs(Device device);
 // Whether scan node `n` (cumsum, cumprod, logcumsumexp of floats, the positions of cummax and
-// cummin) may run fused, by the rule above.
+// cummin) may run fused, by its backend's rule above (Costs).
 bool fused_scan(const ir::Node& n);
 
 // `order`: pending nodes, inputs first (ir::topo_order); `wanted`: nodes that must be materialized.
 // `record_cuts`: fill Partition::cut_log (the log's per-cut lines; off on the common path).
-// `costs`: the backends' answers for the cost rule, by device (none: Costs{}).
+// `costs`: the cost rule's answers by device (none: backend_costs).
 Partition partition(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted,
                     bool fusion, bool record_cuts = false, const CostsOf& costs = {});
 

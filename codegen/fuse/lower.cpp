@@ -281,7 +281,7 @@ class Lowerer {
     if (ir::gather_indices_known_in_range(*n)) return push(std::move(in), channels_last(*source));  // no check
     if (out_.kernel.error_slot < 0) {
       out_.error_storage = rt::Storage::allocate(device_, 2 * sizeof(int64_t));
-      zero(*out_.error_storage);
+      rt::fill_zero(*out_.error_storage);
       OperandData err;
       err.meta = Operand{Operand::Kind::Output, DType::Int64, false, {}};
       err.strides = Shape(g_.full.size(), 0);
@@ -337,16 +337,6 @@ class Lowerer {
     in.params = std::move(stride_params);
     in.params.push_back(param(kir::ParamKind::Int, reach));
     return push(std::move(in), channels_last(*source));
-  }
-
-  static void zero(rt::Storage& s) {
-    if (s.device().is_cpu()) {
-      std::memset(s.data(), 0, s.nbytes());
-      return;
-    }
-    auto host = rt::Storage::allocate(Device::cpu(), s.nbytes());
-    std::memset(host->data(), 0, s.nbytes());
-    rt::copy(*host, 0, s, 0, s.nbytes());
   }
 
   // Reduced dims last; drop size-1 dims; merge neighbours that are contiguous for every operand.

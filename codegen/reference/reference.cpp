@@ -442,12 +442,9 @@ Value cat(const Node& node, const std::vector<Value>& in) {
 }  // namespace
 
 Value value_of(const Node& n) {
-  if (n.storage->device().is_cpu()) return Value{n.storage, n.dtype, n.shape, n.layout};
-  // The reference executor runs on the host: bring device data over (the whole storage, so the
-  // node's strides and offset still apply).
-  auto host = rt::Storage::allocate(Device::cpu(), n.storage->nbytes());
-  rt::copy(*n.storage, 0, *host, 0, n.storage->nbytes());
-  return Value{std::move(host), n.dtype, n.shape, n.layout};
+  // The reference executor runs on the host: device data comes over whole, so that the node's
+  // strides and offset still apply.
+  return Value{rt::host_view(n.storage), n.dtype, n.shape, n.layout};
 }
 
 Value to_contiguous(const Value& v, DType dtype) {

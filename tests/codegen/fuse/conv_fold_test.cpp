@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/backend/backend.h"
 #include "codegen/backend/conv_epilogue.h"
 #include "codegen/exec/conv_tolerance.h"
 #include "codegen/fuse/fuser.h"
@@ -46,7 +47,10 @@ int fold(const std::vector<Tensor>& roots) {
   std::vector<ir::Node*> r;
   for (const Tensor& t : roots) r.push_back(t.node().get());
   std::vector<ir::NodePtr> keep;
-  return fuse::fold_conv_affine(ir::topo_order(r), r, 0, &keep);
+  // The backend's KRSC answer, as the executor passes it (every scale folds here: keep_scale unset).
+  static const fuse::ConvAsks asks{
+      nullptr, [](const ir::Node& conv) { return backend::backend_for(conv.device).conv_reads_krsc_filter(conv); }};
+  return fuse::fold_conv_affine(ir::topo_order(r), r, 0, &keep, asks);
 }
 
 // Whether the pending graph of `t` still multiplies a convolution's output (not folded).
