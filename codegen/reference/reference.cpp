@@ -232,11 +232,17 @@ Value generate(const Node& node) {
             p[i] = from_value<S>(static_cast<C>(at.value));
           }
           break;
-        case Op::Arange: {
-          double v = at.value + static_cast<double>(i) * at.value2;
-          p[i] = from_value<S>(v);
+        case Op::Arange:
+          // An integer arange with integral bounds in integer arithmetic (2^53 + 1 is no double;
+          // the frontend keeps every value within int64), any other in float64.
+          if (is_integral(node.dtype) && ir::arange_is_integral(at)) {
+            const uint64_t v = static_cast<uint64_t>(static_cast<int64_t>(at.value)) +
+                               static_cast<uint64_t>(i) * static_cast<uint64_t>(static_cast<int64_t>(at.value2));
+            p[i] = static_cast<S>(static_cast<int64_t>(v));
+          } else {
+            p[i] = from_value<S>(at.value + static_cast<double>(i) * at.value2);
+          }
           break;
-        }
         case Op::Rand: {
           uint64_t h = rng::hash(at.seed, at.counter + static_cast<uint64_t>(i));
           int bits = node.dtype == DType::Float64   ? 53
