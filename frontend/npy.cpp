@@ -27,6 +27,7 @@ namespace {
 using detail::file_error;
 using detail::read_file;
 using detail::write_file;
+using detail::canonical_bools;
 
 const char* npy_descr(DType d) {
   switch (d) {
@@ -69,6 +70,7 @@ std::vector<char> npy_bytes(const char* op, const std::string& path, const Tenso
   if (bytes > 0) {
     const char* p = static_cast<const char*>(host.data_ptr());
     out.insert(out.end(), p, p + bytes);
+    if (t.dtype() == DType::Bool) canonical_bools(out.data() + out.size() - bytes, bytes);  // a view's bytes
   }
   return out;
 }
@@ -248,6 +250,7 @@ Tensor tensor_from_npy(const char* op, const std::string& path, const char* data
   auto storage = rt::Storage::allocate(Device::cpu(), bytes);
   if (bytes) std::memcpy(storage->data(), data + h.data_offset, bytes);
   if (h.swap) byte_swap(static_cast<char*>(storage->data()), bytes, dtype_size(h.dtype));
+  if (h.dtype == DType::Bool) canonical_bools(storage->data(), bytes);
   rt::note_value_range(*storage, h.dtype, static_cast<int64_t>(bytes / dtype_size(h.dtype)));
   return make_tensor(std::move(storage), h);
 }
