@@ -143,6 +143,7 @@ TEST_F(NpzHostile, StatedSizesThatLieAreErrorsBeforeAllocating) {
   z.usize = 0xFFFFFFFEu;
   const std::string bomb = write("bomb.npz", z.build());
   EXPECT_LT(z.build().size(), 400u);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(load_limited(bomb), ::testing::ExitedWithCode(0), "lf::Error");
   // One byte more or fewer than the stream holds.
   z.usize = static_cast<uint32_t>(z.data.size() + 1);
