@@ -118,10 +118,27 @@ Tensor arange(double start, double end, double step, DType dtype) {
                        " elements, more than fit int64 (2^63 - 1)");
   }
   int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
-  detail::check_shape("arange", {n}, dtype);
   ir::Attrs a;
   a.value = start;
   a.value2 = step;
+  // An integer arange with integral bounds runs in integer arithmetic (ir::arange_is_integral):
+  // its count is exact too, and every value must fit the dtype (PyTorch refuses a bound that
+  // does not; wrapping would be a wrong answer).
+  if (is_integral(dtype) && ir::arange_is_integral(a)) {
+    const __int128 s = static_cast<int64_t>(start), t = static_cast<int64_t>(step);
+    if (end == std::trunc(end)) {
+      const __int128 span = static_cast<__int128>(end) - s;  // |end| < 2^63 + 2^63 |step| (count < 2^63)
+      const __int128 c = t > 0 ? (span + t - 1) / t : (span + t + 1) / t;
+      n = c > 0 ? static_cast<int64_t>(c) : 0;
+    }
+    const __int128 lo = dtype == DType::Int32 ? INT32_MIN : INT64_MIN, hi = dtype == DType::Int32 ? INT32_MAX : INT64_MAX;
+    const __int128 last = s + (n > 0 ? n - 1 : 0) * t;
+    if (n > 0 && (s < lo || s > hi || last < lo || last > hi)) {
+      fail("arange", "the range [" + num(start) + ", " + num(end) + ") with step " + num(step) + " reaches " +
+                         num(static_cast<double>(last)) + ", outside " + dtype_name(dtype));
+    }
+  }
+  detail::check_shape("arange", {n}, dtype);
   return detail::record(ir::Op::Arange, dtype, default_device(), {n}, {}, a);
 }
 

@@ -87,6 +87,7 @@ Tensor randn_like(const Tensor& x, std::optional<DType> dtype) {
 
 Tensor eye(int64_t n, DType dtype) { return eye(n, n, dtype); }
 Tensor eye(int64_t n, int64_t m, DType dtype) {
+  detail::UserOp user("eye");
   if (n < 0 || m < 0) fail("eye", "sizes must be non-negative, not " + std::to_string(n) + " x " + std::to_string(m));
   detail::check_shape("eye", {n, m}, dtype);
   Tensor rows = reshape(arange(0, static_cast<double>(n), 1, DType::Int64), {n, 1});

@@ -27,6 +27,7 @@ namespace {
 using detail::file_error;
 using detail::read_file;
 using detail::write_file;
+using detail::canonical_bools;
 
 const char* npy_descr(DType d) {
   switch (d) {
@@ -69,6 +70,7 @@ std::vector<char> npy_bytes(const char* op, const std::string& path, const Tenso
   if (bytes > 0) {
     const char* p = static_cast<const char*>(host.data_ptr());
     out.insert(out.end(), p, p + bytes);
+    if (t.dtype() == DType::Bool) canonical_bools(out.data() + out.size() - bytes, bytes);  // a view's bytes
   }
   return out;
 }
@@ -248,6 +250,7 @@ Tensor tensor_from_npy(const char* op, const std::string& path, const char* data
   auto storage = rt::Storage::allocate(Device::cpu(), bytes);
   if (bytes) std::memcpy(storage->data(), data + h.data_offset, bytes);
   if (h.swap) byte_swap(static_cast<char*>(storage->data()), bytes, dtype_size(h.dtype));
+  if (h.dtype == DType::Bool) canonical_bools(storage->data(), bytes);
   rt::note_value_range(*storage, h.dtype, static_cast<int64_t>(bytes / dtype_size(h.dtype)));
   return make_tensor(std::move(storage), h);
 }
@@ -302,16 +305,38 @@ std::vector<char> inflate_entry(const std::string& path, const std::string& name
   }();
   if (!z.init || !z.inflate || !z.end)
     file_error("load_npz", path, "entry '" + name + "' is deflate-compressed and libz.so.1 could not be loaded");
-  std::vector<char> out(out_size);
+  // Deflate expands at most 1032:1 (RFC 1951: a 258-byte match per 2 bits at best), so a stated
+  // size beyond that of the compressed bytes is a lie, refused before any allocation (a 193-byte
+  // file claiming 4 GiB). Within it the output grows as inflate produces, so the memory follows
+  // the bytes that really come out, never only the header's word.
+  constexpr uint64_t kMaxRatio = 1032;
+  if (out_size / kMaxRatio > n + 1)
+    file_error("load_npz", path, "entry '" + name + "' claims " + std::to_string(out_size) + " bytes from " +
+                                     std::to_string(n) + " compressed (more than deflate can expand; corrupt archive)");
+  std::vector<char> out;
   z_stream s{};
   if (z.init(&s, -15, ZLIB_VERSION, static_cast<int>(sizeof(z_stream))) != Z_OK)
     file_error("load_npz", path, "zlib's inflateInit2 failed");
   s.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(src));
   s.avail_in = static_cast<uInt>(std::min<size_t>(n, UINT32_MAX));
-  s.next_out = reinterpret_cast<Bytef*>(out.data());
-  s.avail_out = static_cast<uInt>(std::min<size_t>(out_size, UINT32_MAX));
-  int r = z.inflate(&s, Z_FINISH);
-  const size_t produced = out_size - s.avail_out;
+  int r = Z_OK;
+  size_t produced = 0;
+  while (r == Z_OK && produced < out_size) {
+    out.resize(std::min<size_t>(out_size, std::max<size_t>(size_t{1} << 20, 2 * out.size())));
+    s.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
+    s.avail_out = static_cast<uInt>(std::min<size_t>(out.size() - produced, UINT32_MAX));
+    const uInt room = s.avail_out;
+    r = z.inflate(&s, Z_NO_FLUSH);
+    produced += room - s.avail_out;
+    if (r == Z_BUF_ERROR && s.avail_out > 0) break;  // no progress: the input ran out
+  }
+  if (r == Z_OK && produced == out_size && s.avail_in > 0) {  // the stream must end exactly here
+    unsigned char extra;
+    s.next_out = &extra;
+    s.avail_out = 1;
+    r = z.inflate(&s, Z_NO_FLUSH);
+    if (s.avail_out == 0) r = Z_DATA_ERROR;  // more bytes than stated
+  }
   z.end(&s);
   if (r != Z_STREAM_END || produced != out_size)
     file_error("load_npz", path, "entry '" + name + "' does not inflate to its stated " + std::to_string(out_size) + " bytes (corrupt archive)");
@@ -411,9 +436,13 @@ std::map<std::string, Tensor> load_npz(const std::string& path) {
     if (at + 46 + name_len + extra_len > size) file_error(op, path, "bad central directory entry " + std::to_string(e));
     std::string name(h + 46, name_len);
     // zip64 extra field: the sizes and offset that did not fit, in this order.
-    for (const char* x = h + 46 + name_len; x + 4 <= h + 46 + name_len + extra_len;) {
+    const char* extra_end = h + 46 + name_len + extra_len;
+    for (const char* x = h + 46 + name_len; x + 4 <= extra_end;) {
       const uint32_t id = get16(x), len = get16(x + 2);
       const char* v = x + 4;
+      // A field must end within the entry's extra data (which the check above keeps in the file).
+      if (len > static_cast<size_t>(extra_end - v))
+        file_error(op, path, "entry '" + name + "': an extra field runs past its entry (corrupt archive)");
       if (id == 1) {
         auto take = [&](uint64_t& field) {
           if (field == 0xFFFFFFFFu && v + 8 <= x + 4 + len) field = get64(v), v += 8;
@@ -426,7 +455,7 @@ std::map<std::string, Tensor> load_npz(const std::string& path) {
     }
     at += 46 + name_len + extra_len + comment_len;
     if (flags & 1) file_error(op, path, "entry '" + name + "' is encrypted");
-    if (offset + 30 > size || get32(base + offset) != 0x04034b50) file_error(op, path, "entry '" + name + "': bad local header (truncated?)");
+    if (offset > size || size - offset < 30 || get32(base + offset) != 0x04034b50) file_error(op, path, "entry '" + name + "': bad local header (truncated?)");
     const uint64_t data_at = offset + 30 + get16(base + offset + 26) + get16(base + offset + 28);
     if (data_at > size || csize > size - data_at) file_error(op, path, "entry '" + name + "' is cut off (truncated archive)");
     if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0) name.resize(name.size() - 4);

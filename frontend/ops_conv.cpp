@@ -131,6 +131,7 @@ Tensor conv2d(const Tensor& x0, const Tensor& weight, const Tensor& bias, Size2 
 
 Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t stride, Padding2 padding,
               int64_t dilation, int64_t groups) {
+  detail::UserOp user("conv1d");
   detail::check_defined("conv1d", {&x, &weight});
   if (x.dim() != 2 && x.dim() != 3) fail("conv1d", "expects a 3-D (batched) or 2-D (unbatched) input", {&x});
   if (weight.dim() != 3) fail("conv1d", "weight must be 3-D [out_channels, in_channels / groups, k]", {&x, &weight});
@@ -228,6 +229,7 @@ std::pair<int64_t, int64_t> window_out_size(const char* op, const Tensor& x0, co
 
 Tensor pool(const char* op, const Tensor& x0, ir::PoolParams p, bool ceil_mode, int64_t oh_adaptive = 0,
             int64_t ow_adaptive = 0) {
+  detail::UserOp user(op);
   detail::check_defined(op, {&x0});
   check_float(op, {&x0});
   Tensor x = batched(op, x0, 4);
@@ -258,6 +260,7 @@ Tensor pool(const char* op, const Tensor& x0, ir::PoolParams p, bool ceil_mode, 
 // be stored, a kernel of its own).
 std::pair<Tensor, Tensor> dilated_max_pool(const char* op, const Tensor& x0, Size2 kernel, Size2 stride, Size2 padding,
                                            Size2 dilation, bool ceil_mode, bool want_indices) {
+  detail::UserOp user(op);
   detail::check_defined(op, {&x0});
   check_float(op, {&x0});
   Tensor x = batched(op, x0, 4);
@@ -349,6 +352,7 @@ std::pair<Tensor, Tensor> adaptive_max_axis(const Tensor& x, int64_t dim, int64_
 }
 
 std::pair<Tensor, Tensor> adaptive_max_pool(const char* op, const Tensor& x0, Size2 output_size, bool want_indices) {
+  detail::UserOp user(op);
   detail::check_defined(op, {&x0});
   check_float(op, {&x0});
   Tensor x = batched(op, x0, 4);
@@ -405,6 +409,7 @@ std::pair<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& x, Size
 Tensor max_unpool2d(const Tensor& x0, const Tensor& indices0, Size2 kernel, std::optional<Size2> stride, Size2 padding,
                     std::optional<Size2> output_size) {
   const char* op = "max_unpool2d";
+  detail::UserOp user(op);
   detail::check_defined(op, {&x0, &indices0});
   detail::check_same_device(op, {&x0, &indices0});
   check_float(op, {&x0});
@@ -540,6 +545,7 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
 Tensor conv_transpose2d(const Tensor& x0, const Tensor& weight, const Tensor& bias, Size2 stride, Size2 padding,
                         Size2 output_padding, int64_t groups, Size2 dilation) {
   const char* op = "conv_transpose2d";
+  detail::UserOp user(op);
   Tensor x = checked_conv_input(op, x0, weight, bias, stride, padding.h, padding.w, dilation, groups,
                                 "[in_channels, out_channels / groups, kh, kw]");
   if (output_padding.h < 0 || output_padding.w < 0 ||
@@ -650,6 +656,7 @@ Interp interp_mode(const Tensor& x, const std::string& mode) {
 
 Tensor interpolate(const Tensor& x, std::vector<int64_t> size, const std::string& mode,
                    std::optional<bool> align_corners, std::vector<double> scales) {
+  detail::UserOp user("interpolate");
   detail::check_defined("interpolate", {&x});
   const bool area = mode == "area";
   const Interp how = area ? Interp::kNearest : interp_mode(x, mode);
@@ -729,6 +736,7 @@ Tensor interpolate(const Tensor& x, std::vector<int64_t> size, const std::string
 }
 
 Tensor interpolate(const Tensor& x, double scale_factor, const std::string& mode, std::optional<bool> align_corners) {
+  detail::UserOp user("interpolate");
   detail::check_defined("interpolate", {&x});
   if (!(scale_factor > 0) || !std::isfinite(scale_factor))
     fail("interpolate", "scale_factor must be positive, got " + std::to_string(scale_factor), {&x});

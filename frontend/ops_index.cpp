@@ -199,11 +199,13 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
   s = detail::cast_to(s, x.dtype());
   ir::Attrs a;
   a.axis = dim;
+  a.step = static_cast<int64_t>(ir::scatter_op_named(detail::user_op("scatter_add"), ir::ScatterOp::ScatterAdd));
   Tensor out = record(Op::ScatterAdd, x.dtype(), x.device(), self.shape(), {&self, &idx, &s}, std::move(a));
   return x.dim() == 0 ? reshape(out, {}) : out;
 }
 
 Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha) {
+  detail::UserOp user("index_add");
   detail::check_defined("index_add", {&x, &index, &source});
   detail::check_same_device("index_add", {&x, &index, &source});
   check_index("index_add", index, {&x, &index, &source});
@@ -223,6 +225,7 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
 }
 
 Tensor bincount(const Tensor& x, const Tensor& weights, int64_t minlength) {
+  detail::UserOp user("bincount");
   detail::check_defined("bincount", {&x});
   if (x.dim() != 1 || (x.dtype() != DType::Int32 && x.dtype() != DType::Int64))
     fail("bincount", "x must be a 1-D tensor of int32 or int64", {&x});
@@ -233,6 +236,8 @@ Tensor bincount(const Tensor& x, const Tensor& weights, int64_t minlength) {
   if (x.numel() > 0) {  // the result's size is data: read it (a sync point)
     auto [lo, hi] = min_max(x);
     if (lo < 0) fail("bincount", "x must be non-negative", {&x});
+    // hi + 1 bins: none can hold INT64_MAX + 1 (it wrapped to a size-0 result before).
+    if (hi == INT64_MAX) fail("bincount", "the largest value, INT64_MAX, needs more bins than int64 counts", {&x});
     n = std::max(n, hi + 1);
   }
   DType dt = !weights.defined() ? DType::Int64 : weights.dtype() == DType::Float32 ? DType::Float32 : DType::Float64;
@@ -265,12 +270,15 @@ Tensor histc(const Tensor& x, int64_t bins, double min, double max) {
 }
 
 Tensor one_hot(const Tensor& x, int64_t num_classes) {
+  detail::UserOp user("one_hot");
   detail::check_defined("one_hot", {&x});
   if (x.dtype() != DType::Int64) fail("one_hot", "x must be int64", {&x});
   if (num_classes < -1) fail("one_hot", "num_classes must be -1 or non-negative", {&x});
   if (x.numel() > 0) {  // PyTorch checks the classes too (a sync point)
     auto [lo, hi] = min_max(x);
     if (lo < 0) fail("one_hot", "class values must be non-negative (got " + std::to_string(lo) + ")", {&x});
+    if (num_classes == -1 && hi == INT64_MAX)
+      fail("one_hot", "the largest class, INT64_MAX, needs more classes than int64 counts", {&x});
     if (num_classes == -1) num_classes = hi + 1;
     if (hi >= num_classes)
       fail("one_hot", "class values must be smaller than num_classes (" + std::to_string(hi) + " >= " +

@@ -32,7 +32,7 @@ Tensor record_scatter(const Tensor& x, int64_t dim, const Tensor& index, const T
   a.axis = dim;
   a.start = static_cast<int64_t>(mode);
   a.keepdim = include_self;
-  a.step = static_cast<int64_t>(op);
+  a.step = static_cast<int64_t>(ir::scatter_op_named(detail::user_op(ir::scatter_op_name(static_cast<int64_t>(op))), op));
   return detail::record(Op::Scatter, x.dtype(), x.device(), x.shape(), {&x, &index, &s}, std::move(a));
 }
 

@@ -63,8 +63,21 @@ std::string describe(const Tensor& t) {
   return std::string(dtype_name(t.dtype())) + shape_str(t.shape());
 }
 
+namespace {
+thread_local const char* t_user_op = nullptr;
+}  // namespace
+
+UserOp::UserOp(const char* name) : saved_(t_user_op) {
+  if (!t_user_op) t_user_op = name;
+}
+UserOp::~UserOp() { t_user_op = saved_; }
+
+const char* user_op(const char* op) { return t_user_op ? t_user_op : op; }
+
 void fail(const char* op, const std::string& message, std::initializer_list<const Tensor*> args) {
-  std::string msg = std::string("lf::") + op + ": " + message;
+  const char* user = user_op(op);
+  std::string msg = std::string("lf::") + user + ": " + message;
+  if (std::strcmp(user, op) != 0) msg += std::string(" (in lf::") + op + ")";
   if (args.size() > 0) {
     msg += " (got ";
     bool first = true;

@@ -27,8 +27,25 @@ int& keep_graph_depth();
 // "float32[2, 3]"
 std::string describe(const Tensor& t);
 
-// Throws lf::Error "lf::<op>: <message> (got float32[2, 3], int64[3])".
+// Throws lf::Error "lf::<op>: <message> (got float32[2, 3], int64[3])". Inside a UserOp scope of
+// another name: "lf::<user op>: <message> (in lf::<op>) (got ...)".
 [[noreturn]] void fail(const char* op, const std::string& message, std::initializer_list<const Tensor*> args = {});
+
+// The op the user called, for the length of a composite's body: an error one of the ops it is
+// made of raises names the user's op first (conv1d's, not the conv2d it records), and the inner op
+// after it. Nested scopes keep the outermost name (the user's call).
+class UserOp {
+ public:
+  explicit UserOp(const char* name);
+  ~UserOp();
+  UserOp(const UserOp&) = delete;
+  UserOp& operator=(const UserOp&) = delete;
+
+ private:
+  const char* saved_;
+};
+// The op an error names: the outermost UserOp's, else `op`.
+const char* user_op(const char* op);
 
 // Throws if `t` is an empty handle.
 void check_defined(const char* op, std::initializer_list<const Tensor*> args);

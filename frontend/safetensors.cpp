@@ -307,6 +307,7 @@ std::map<std::string, Tensor> load_safetensors(const std::string& path, std::map
                                ", which takes " + std::to_string(want));
     auto storage = rt::Storage::allocate(Device::cpu(), static_cast<size_t>(want));
     if (want) std::memcpy(storage->data(), bytes.data() + data_start + begin, static_cast<size_t>(want));
+    if (dtype == DType::Bool) detail::canonical_bools(storage->data(), static_cast<size_t>(want));
     rt::note_value_range(*storage, dtype, static_cast<int64_t>(count));
     ir::Layout layout{ir::contiguous_strides(shape), 0};
     out.emplace(name, Tensor(ir::make_buffer(std::move(storage), dtype, shape, std::move(layout))));

@@ -98,8 +98,8 @@ std::vector<T> read_values(const Tensor& t) {
   if (out.empty()) return out;
   ir::Value v = ir::to_contiguous(on_host(ir::value_of(*node)), dtype_of<T>());
   if constexpr (std::is_same_v<T, bool>) {
-    const bool* p = static_cast<const bool*>(v.storage->data());
-    for (size_t i = 0; i < out.size(); ++i) out[i] = p[i];
+    const auto* p = static_cast<const unsigned char*>(v.storage->data());  // 0/1 (to_contiguous)
+    for (size_t i = 0; i < out.size(); ++i) out[i] = p[i] != 0;
   } else {
     std::memcpy(out.data(), v.storage->data(), out.size() * sizeof(T));
   }

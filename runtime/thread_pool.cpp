@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -17,9 +18,20 @@ namespace {
 
 class ThreadPool {
  public:
+  // Starts up to threads - 1 workers (the caller is the other). Where the system refuses one
+  // (ulimit -u, an address-space limit: std::thread throws std::system_error), the pool runs on
+  // those it got, at the least the caller alone, and says so once: a failed start must neither
+  // escape into the user's read nor leave started workers behind to hang the exit.
   explicit ThreadPool(int threads) {
-    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
+    try {
+      workers_.reserve(static_cast<size_t>(std::max(threads - 1, 0)));
+      for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "[lazyfuse] started %zu of %d CPU worker threads (%s); running on %zu\n", workers_.size(),
+                   threads - 1, e.what(), workers_.size() + 1);
+    }
   }
+  int threads() const { return static_cast<int>(workers_.size()) + 1; }
   ~ThreadPool() {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -115,6 +127,8 @@ int usable_cores() {
   }();
   return cores;
 }
+
+int pool_threads() { return pool().threads(); }
 
 int num_cpu_threads() {
   int n = config().num_threads;

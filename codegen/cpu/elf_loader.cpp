@@ -59,6 +59,52 @@ bool in_file(std::string_view file, uint64_t offset, uint64_t size) {
   return offset <= file.size() && size <= file.size() - offset;
 }
 
+// The section types LLVM writes into a kernel's object; any other (a forged or damaged type, such
+// as a relocation table whose type reads 0x71) is refused instead of being skipped.
+bool known_type(uint32_t t) {
+  constexpr uint32_t kLlvmAddrsig = 0x6fff4c03;  // SHT_LLVM_ADDRSIG
+  switch (t) {
+    case SHT_NULL: case SHT_PROGBITS: case SHT_NOBITS: case SHT_SYMTAB: case SHT_STRTAB: case SHT_RELA:
+    case SHT_REL: case SHT_NOTE: case SHT_GROUP: case SHT_X86_64_UNWIND: case kLlvmAddrsig:
+      return true;
+    default: return false;
+  }
+}
+
+lf::StatusOr<std::string> section_name(std::string_view table, const Elf64_Shdr& s) {
+  if (s.sh_name >= table.size()) return bad("a section name lies outside its string table");
+  size_t end = table.find('\0', s.sh_name);
+  if (end == std::string_view::npos) return bad("an unterminated section name");
+  return std::string(table.substr(s.sh_name, end - s.sh_name));
+}
+
+// The file is its header, its sections and its section header table, one after another, each at
+// the first offset its alignment allows after the one before (as LLVM writes it), up to its end: a section header
+// whose offset or size was changed shows as an overlap or a gap (a relocation table cut short by
+// one entry leaves 24 bytes no part claims).
+lf::Status check_tiling(std::string_view file, const Elf64_Ehdr& eh, const std::vector<Elf64_Shdr>& sections) {
+  struct Range {
+    uint64_t begin, end, align;
+  };
+  std::vector<Range> parts{{0, sizeof(Elf64_Ehdr), 1},
+                           {eh.e_shoff, eh.e_shoff + uint64_t{eh.e_shnum} * sizeof(Elf64_Shdr), 8}};
+  for (const Elf64_Shdr& s : sections) {
+    if (s.sh_type == SHT_NOBITS || s.sh_type == SHT_NULL || s.sh_size == 0) continue;
+    const uint64_t align = std::max<uint64_t>(s.sh_addralign, 1);
+    if (align > 4096 || (align & (align - 1))) return bad("unsupported section alignment");
+    parts.push_back({s.sh_offset, s.sh_offset + s.sh_size, align});  // in the file: checked before
+  }
+  std::sort(parts.begin(), parts.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  uint64_t end = 0;
+  for (const Range& r : parts) {
+    if (r.begin < end) return bad("sections overlap");
+    if (r.begin != align_up(end, r.align)) return bad("a gap between sections");
+    end = r.end;
+  }
+  if (end != file.size()) return bad("bytes after the last section");
+  return lf::OkStatus();
+}
+
 lf::StatusOr<Parsed> parse(std::string_view file) {
   Parsed p;
   p.file = file;
@@ -77,13 +123,46 @@ lf::StatusOr<Parsed> parse(std::string_view file) {
   std::memcpy(p.sections.data(), file.data() + eh.e_shoff, p.sections.size() * sizeof(Elf64_Shdr));
   const Elf64_Shdr* symtab = nullptr;
   for (const Elf64_Shdr& s : p.sections) {
+    if (!known_type(s.sh_type)) return bad("unknown section type " + std::to_string(s.sh_type));
+    if (s.sh_type == SHT_REL) return bad("SHT_REL relocations (x86-64 uses SHT_RELA)");
     if (s.sh_type != SHT_NOBITS && s.sh_type != SHT_NULL && !in_file(file, s.sh_offset, s.sh_size))
       return bad("a section lies outside the file");
+    if ((s.sh_type == SHT_RELA || s.sh_type == SHT_SYMTAB) && s.sh_size % 24 != 0)  // both entries are 24 bytes
+      return bad("a table that is not a whole number of entries");
+    // Zeros are writable data (.bss); read-only data has its bytes in the file.
+    if (s.sh_type == SHT_NOBITS && !(s.sh_flags & SHF_WRITE)) return bad("read-only data without bytes");
+    // Mergeable constants (.rodata.cst8) are whole entries.
+    if ((s.sh_flags & SHF_MERGE) && s.sh_entsize > 0 && s.sh_size % s.sh_entsize != 0)
+      return bad("a constant section that is not a whole number of entries");
     if (s.sh_type == SHT_SYMTAB) {
       if (symtab) return bad("two symbol tables");
       symtab = &s;
     }
-    if (s.sh_type == SHT_REL) return bad("SHT_REL relocations (x86-64 uses SHT_RELA)");
+  }
+  if (auto st = check_tiling(file, eh, p.sections); !st.ok()) return st;
+  // Section names: a relocation table must be named for the section it patches (".rela.text"
+  // for ".text"), and every ".rela" section must be one, so that a forged type or target index
+  // cannot make the loader skip the relocations of loaded code.
+  if (eh.e_shstrndx >= p.sections.size() || p.sections[eh.e_shstrndx].sh_type != SHT_STRTAB)
+    return bad("bad section name table");
+  const Elf64_Shdr& names = p.sections[eh.e_shstrndx];
+  const std::string_view name_table = file.substr(names.sh_offset, names.sh_size);
+  for (const Elf64_Shdr& s : p.sections) {
+    if (s.sh_type == SHT_NULL) continue;
+    auto name = section_name(name_table, s);
+    if (!name.ok()) return name.status();
+    const bool rela_name = name->rfind(".rela", 0) == 0 || name->rfind(".rel.", 0) == 0;
+    if (rela_name != (s.sh_type == SHT_RELA)) return bad("section " + *name + " has type " + std::to_string(s.sh_type));
+    if (s.sh_type != SHT_RELA) continue;
+    if (s.sh_info >= p.sections.size()) return bad("a bad relocation section");
+    auto target = section_name(name_table, p.sections[s.sh_info]);
+    if (!target.ok()) return target.status();
+    if (*name != ".rela" + *target) return bad("relocation section " + *name + " patches section " + *target);
+  }
+  for (const Elf64_Shdr& s : p.sections) {  // ".rodata.cst<N>" holds entries of N bytes
+    auto name = section_name(name_table, s);
+    if (!name.ok() || name->rfind(".rodata.cst", 0) != 0) continue;
+    if (std::to_string(s.sh_entsize) != name->substr(11)) return bad("section " + *name + " with entries of " + std::to_string(s.sh_entsize) + " bytes");
   }
   if (!symtab) return bad("no symbol table");
   if (symtab->sh_entsize != sizeof(Elf64_Sym) || symtab->sh_link >= p.sections.size()) return bad("bad symbol table");
@@ -231,7 +310,10 @@ lf::StatusOr<std::unique_ptr<LoadedObject>> load_object(std::string_view object,
     } else if (s.st_shndx >= p.sections.size() || l.offset[s.st_shndx] < 0) {
       return bad("a symbol in a section that is not loaded");
     } else {
-      if (s.st_value > p.sections[s.st_shndx].sh_size) return bad("a symbol past the end of its section");
+      const Elf64_Shdr& in = p.sections[s.st_shndx];
+      if (s.st_value > in.sh_size || s.st_size > in.sh_size - s.st_value) return bad("a symbol past the end of its section");
+      // A function runs where it lies: in code, whole (a section cut short would run zeros).
+      if (ELF64_ST_TYPE(s.st_info) == STT_FUNC && !(in.sh_flags & SHF_EXECINSTR)) return bad("a function outside code");
       a = addr0 + static_cast<uint64_t>(l.offset[s.st_shndx]) + s.st_value;
     }
     address[index] = a;
@@ -255,6 +337,16 @@ lf::StatusOr<std::unique_ptr<LoadedObject>> load_object(std::string_view object,
       if (target.sh_type == SHT_NOBITS) return bad("a relocation in a section without data");
       auto s = symbol_address(sym);
       if (!s.ok()) return s.status();
+      // A reference to a defined symbol (a constant's label, a section, a function) lands inside
+      // the symbol's section: its value plus the addend (in code, less the 4 bytes of a PC-relative
+      // displacement, which the addend counts from the field's end).
+      if (const Elf64_Sym& named = p.symbols[sym]; named.st_shndx != SHN_UNDEF && named.st_shndx < p.sections.size()) {
+        const bool pc_field = (target.sh_flags & SHF_EXECINSTR) && type != R_X86_64_64 && type != R_X86_64_32 &&
+                              type != R_X86_64_32S;  // an instruction's PC-relative displacement
+        const int64_t at_offset = static_cast<int64_t>(named.st_value) + rel.r_addend + (pc_field ? 4 : 0);
+        if (at_offset < -4 || at_offset >= static_cast<int64_t>(p.sections[named.st_shndx].sh_size))
+          return bad("a relocation into a section past its end");
+      }
       const uint64_t place = addr0 + static_cast<uint64_t>(l.offset[r->sh_info]) + rel.r_offset;
       const int64_t addend = rel.r_addend;
       const size_t slot = slot_of.at(sym);

@@ -298,7 +298,14 @@ std::string Emitter::generate(const Instr& in, const std::string& index) {
   if (in.op == Op::Arange) {
     std::string start = "__longlong_as_double(q" + std::to_string(in.params[0]) + ")";
     std::string step = "__longlong_as_double(q" + std::to_string(in.params[1]) + ")";
-    return convert("(" + start + " + (double)(" + index + ") * " + step + ")", DType::Float64, in.dtype);
+    if (!is_integral(in.dtype))
+      return convert("(" + start + " + (double)(" + index + ") * " + step + ")", DType::Float64, in.dtype);
+    // Integral bounds (ir::arange_is_integral) in integer arithmetic, exact past 2^53 (a test of
+    // the parameters, uniform across the launch); others in float64, converted as a cast.
+    std::string exact = "(i64)((u64)(i64)s_ + (u64)(" + index + ") * (u64)(i64)t_)";
+    std::string fp = "(s_ + (double)(" + index + ") * t_)";
+    return "([&]{ double s_ = " + start + ", t_ = " + step + "; return lf_integral(s_) && lf_integral(t_) ? " +
+           convert(exact, DType::Int64, in.dtype) + " : " + convert(fp, DType::Float64, in.dtype) + "; }())";
   }
   std::string h = "lf_mix((u64)q" + std::to_string(in.params[0]) + ", (u64)q" + std::to_string(in.params[1]) +
                   " + (u64)(" + index + "))";

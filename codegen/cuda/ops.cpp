@@ -97,6 +97,8 @@ __device__ __forceinline__ u64 lf_mix(u64 seed, u64 index) {
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
+// An integer within int64 (ir::arange_is_integral): (i64)x is then defined and exact.
+__device__ __forceinline__ bool lf_integral(double x) { return x >= -9223372036854775808.0 && x < 9223372036854775808.0 && (double)(i64)x == x; }
 template <class T> __device__ __forceinline__ T lf_shfl_down(T v, int d) { return __shfl_down_sync(0xffffffffu, v, d); }
 __device__ __forceinline__ bool lf_shfl_down(bool v, int d) { return __shfl_down_sync(0xffffffffu, (int)v, d) != 0; }
 template <class T> __device__ __forceinline__ T lf_shfl(T v, int src) { return __shfl_sync(0xffffffffu, v, src); }

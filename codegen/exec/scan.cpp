@@ -84,6 +84,8 @@ void run_scatter_group(const backend::GroupRun& run, backend::RecordedCall* reco
     call.reduce = static_cast<ir::ScatterReduce>(y->attrs.start);
     call.include_self = y->attrs.keepdim;
     call.op_name = ir::scatter_op_name(y->attrs.step);
+  } else {
+    call.op_name = ir::scatter_op_name(y->attrs.step);  // scatter_add, or the composite it stands for
   }
   call.rank = static_cast<int>(index_node->shape.size());
   call.axis = y->attrs.axis;

@@ -38,7 +38,11 @@ inline const char* gather_op_name(int64_t op) {
 // left out of it; mean divides by the number of values (plus one with self), flooring for integers.
 enum class ScatterReduce : int64_t { Assign = 0, Sum, Prod, Mean, AMax, AMin };
 // The user-facing op a scatter node stands for (attrs.step), named by its index errors.
-enum class ScatterOp : int64_t { Scatter = 0, ScatterReduce, IndexPut, IndexCopy, IndexFill, IndexReduce };
+// (A scatter_add node's attrs.step is one too: ScatterAdd, or the composite it stands for.)
+enum class ScatterOp : int64_t {
+  Scatter = 0, ScatterReduce, IndexPut, IndexCopy, IndexFill, IndexReduce, ScatterAdd, IndexAdd, Bincount,
+  MaxUnpool2d
+};
 
 inline const char* scatter_op_name(int64_t op) {
   switch (static_cast<ScatterOp>(op)) {
@@ -48,8 +52,23 @@ inline const char* scatter_op_name(int64_t op) {
     case ScatterOp::IndexCopy: return "index_copy";
     case ScatterOp::IndexFill: return "index_fill";
     case ScatterOp::IndexReduce: return "index_reduce";
+    case ScatterOp::ScatterAdd: return "scatter_add";
+    case ScatterOp::IndexAdd: return "index_add";
+    case ScatterOp::Bincount: return "bincount";
+    case ScatterOp::MaxUnpool2d: return "max_unpool2d";
   }
   return "scatter";
+}
+
+// The ScatterOp named `name` (a composite's user-facing op: frontend/record.h, UserOp), or `fallback`.
+inline ScatterOp scatter_op_named(const char* name, ScatterOp fallback) {
+  for (int64_t op = 0; op <= static_cast<int64_t>(ScatterOp::MaxUnpool2d); ++op) {
+    const char* n = scatter_op_name(op);
+    size_t i = 0;
+    while (n[i] && n[i] == name[i]) ++i;
+    if (n[i] == name[i]) return static_cast<ScatterOp>(op);
+  }
+  return fallback;
 }
 
 inline const char* scatter_reduce_name(ScatterReduce r) {

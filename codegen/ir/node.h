@@ -93,6 +93,15 @@ struct Attrs {
   uint64_t counter = 0;       // rand, randn: index of the first number in the stream
 };
 
+// Whether an arange's start and step (value, value2) are integers within int64: an arange of an
+// integer dtype then runs in integer arithmetic (start + i * step, exact past 2^53) on every
+// backend, any other in float64. A test of the numbers in each kernel, not a variant of it, so a
+// replay may patch either kind of number in.
+inline bool arange_is_integral(const Attrs& a) {
+  auto integral = [](double v) { return v >= -0x1p63 && v < 0x1p63 && static_cast<double>(static_cast<int64_t>(v)) == v; };
+  return integral(a.value) && integral(a.value2);
+}
+
 // Strides and offset in elements; strides of size-1 dims are irrelevant.
 struct Layout {
   Shape strides;

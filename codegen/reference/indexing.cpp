@@ -103,6 +103,7 @@ Value scatter_add_ref(const Node& node, const std::vector<Value>& in) {
   Value src = to_contiguous(in[2], node.dtype);
   const int64_t* ip = static_cast<const int64_t*>(idx.storage->data());
   int64_t axis = node.attrs.axis;
+  const char* op_name = scatter_op_name(node.attrs.step);  // scatter_add, or the composite it stands for
   Shape self_strides = contiguous_strides(node.shape);
   int64_t size = node.shape[static_cast<size_t>(axis)];
   size_t rank = node.shape.size();
@@ -118,7 +119,7 @@ Value scatter_add_ref(const Node& node, const std::vector<Value>& in) {
         rest /= idx.shape[d];
       }
       for (size_t d = 0; d < rank; ++d) {
-        int64_t cd = static_cast<int64_t>(d) == axis ? checked_index(ip[e], size, "scatter_add", axis, true) : c[d];
+        int64_t cd = static_cast<int64_t>(d) == axis ? checked_index(ip[e], size, op_name, axis, true) : c[d];
         off += cd * self_strides[d];
       }
       // Each add is rounded to the dtype, in order: the result does not depend on threads.

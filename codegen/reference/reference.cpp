@@ -67,8 +67,15 @@ Dense<C> gather(const Value& v) {
   Dense<C> out(static_cast<size_t>(shape_numel(v.shape)));
   dispatch(v.dtype, [&](auto tag) {
     using S = typename decltype(tag)::storage_t;
-    const S* p = static_cast<const S*>(v.storage->data());
-    for_each_offset(v.shape, v.layout, [&](int64_t i, int64_t off) { out[i] = from_value<C>(to_compute(p[off])); });
+    if constexpr (std::is_same_v<S, bool>) {
+      // As bytes, any non-zero one true: memory viewed in place (from_blob, DLPack) may hold 2 or
+      // 255 for a bool, which read as a C++ bool is undefined (and converted to int gave 2).
+      const auto* p = static_cast<const unsigned char*>(v.storage->data());
+      for_each_offset(v.shape, v.layout, [&](int64_t i, int64_t off) { out[i] = from_value<C>(p[off] != 0); });
+    } else {
+      const S* p = static_cast<const S*>(v.storage->data());
+      for_each_offset(v.shape, v.layout, [&](int64_t i, int64_t off) { out[i] = from_value<C>(to_compute(p[off])); });
+    }
   });
   return out;
 }
@@ -232,11 +239,17 @@ Value generate(const Node& node) {
             p[i] = from_value<S>(static_cast<C>(at.value));
           }
           break;
-        case Op::Arange: {
-          double v = at.value + static_cast<double>(i) * at.value2;
-          p[i] = from_value<S>(v);
+        case Op::Arange:
+          // An integer arange with integral bounds in integer arithmetic (2^53 + 1 is no double;
+          // the frontend keeps every value within int64), any other in float64.
+          if (is_integral(node.dtype) && ir::arange_is_integral(at)) {
+            const uint64_t v = static_cast<uint64_t>(static_cast<int64_t>(at.value)) +
+                               static_cast<uint64_t>(i) * static_cast<uint64_t>(static_cast<int64_t>(at.value2));
+            p[i] = static_cast<S>(static_cast<int64_t>(v));
+          } else {
+            p[i] = from_value<S>(at.value + static_cast<double>(i) * at.value2);
+          }
           break;
-        }
         case Op::Rand: {
           uint64_t h = rng::hash(at.seed, at.counter + static_cast<uint64_t>(i));
           int bits = node.dtype == DType::Float64   ? 53
@@ -448,7 +461,8 @@ Value value_of(const Node& n) {
 }
 
 Value to_contiguous(const Value& v, DType dtype) {
-  if (dtype == v.dtype && is_contiguous(v.shape, v.layout) && v.layout.offset == 0) return v;
+  // (A bool value is always converted: gather() makes its bytes 0/1.)
+  if (dtype == v.dtype && dtype != DType::Bool && is_contiguous(v.shape, v.layout) && v.layout.offset == 0) return v;
   return dispatch(v.dtype, [&](auto tag) {
     using C = typename decltype(tag)::compute_t;
     return scatter(gather<C>(v), dtype, v.shape);

@@ -20,6 +20,8 @@
 #include <dlpack/dlpack.h>
 
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -78,14 +80,15 @@ inline DLDataType from_dtype(DType d) {
 }
 
 inline Device to_device(const DLDevice& d) {
-  switch (d.device_type) {
-    case kDLCPU:
-    case kDLCUDAHost: return Device::cpu();
-    case kDLCUDA: return Device::cuda(d.device_id);
-    default:
-      throw Error("lf::from_dlpack: DLPack device type " + std::to_string(static_cast<int>(d.device_type)) +
-                  " is not supported (kDLCPU, kDLCUDAHost and kDLCUDA are)");
-  }
+  // Read as an integer: a producer may store any number there, and loading a value that names no
+  // enumerator of DLDeviceType (999) is undefined behaviour.
+  std::underlying_type_t<DLDeviceType> type;
+  static_assert(sizeof type == sizeof d.device_type);
+  std::memcpy(&type, &d.device_type, sizeof type);
+  if (type == kDLCPU || type == kDLCUDAHost) return Device::cpu();
+  if (type == kDLCUDA) return Device::cuda(d.device_id);
+  throw Error("lf::from_dlpack: DLPack device type " + std::to_string(static_cast<int64_t>(type)) +
+              " is not supported (kDLCPU, kDLCUDAHost and kDLCUDA are)");
 }
 
 inline DLDevice from_device(Device d) {
@@ -109,10 +112,26 @@ Tensor wrap(const DLTensor& t, Release release) {
     int64_t s = 1;
     for (size_t d = shape.size(); d-- > 0;) {
       strides[d] = s;
-      s *= shape[d] > 1 ? shape[d] : 1;
+      // Checked: a shape whose product passes int64 ({2^62, 8}) is refused, not wrapped; the last
+      // dim's product is never used as a stride, so from_blob names that overflow itself.
+      if (d > 0 && __builtin_mul_overflow(s, shape[d] > 1 ? shape[d] : 1, &s))
+        throw Error("lf::from_dlpack: shape " + shape_str(shape) + " has more elements than int64 holds");
     }
   }
-  void* data = static_cast<char*>(t.data) + t.byte_offset;
+  bool empty = false;
+  for (int64_t n : shape) empty = empty || n == 0;
+  int64_t numel = 1;
+  for (int64_t n : shape)
+    if (!empty && n > 0 && __builtin_mul_overflow(numel, n, &numel))
+      throw Error("lf::from_dlpack: shape " + shape_str(shape) + " has more elements than int64 holds");
+  // No memory is there to view: a null pointer (with or without an offset) holds no element.
+  if (t.data == nullptr && !empty)
+    throw Error("lf::from_dlpack: null data pointer (byte_offset " + std::to_string(t.byte_offset) + ") for shape " +
+                shape_str(shape));
+  const uintptr_t base = reinterpret_cast<uintptr_t>(t.data);
+  if (t.byte_offset > UINTPTR_MAX - base)
+    throw Error("lf::from_dlpack: byte_offset " + std::to_string(t.byte_offset) + " runs past the address space");
+  void* data = reinterpret_cast<void*>(base + t.byte_offset);
   return from_blob(data, std::move(shape), std::move(strides), dtype, device, std::function<void(void*)>(std::move(release)));
 }
 

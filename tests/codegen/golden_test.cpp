@@ -126,6 +126,13 @@ Tensor scan_fused() {
   return lf::cumsum(lf::exp(x) * 2, 1) + y;
 }
 
+// Issue 50 item 3: an int64 arange past 2^53 (no 32-bit fast path) in integer arithmetic, and an
+// int32 one.
+Tensor int_arange_exact() {
+  Tensor big = lf::arange(0x1p53, 0x1p53 + 64, 1, lf::DType::Int64);
+  return big * 3 + lf::cast(lf::arange(0, 128, 2, lf::DType::Int32), lf::DType::Int64);
+}
+
 const std::vector<Case>& cases() {
   static const std::vector<Case> c = {
       {"pointwise_broadcast", pointwise_broadcast, {.index32 = true, .vec4 = true}},
@@ -136,6 +143,7 @@ const std::vector<Case>& cases() {
       {"gather_pointwise", gather_pointwise, {.index32 = true}},
       {"jacobi_index_put", jacobi_index_put, {.index32 = true}, true},
       {"scan_fused", scan_fused, {.index32 = true, .row_group = 1}},
+      {"int_arange_exact", int_arange_exact, {.index32 = true}, true},
   };
   return c;
 }

@@ -133,6 +133,31 @@ TEST_F(DLPackImport, Errors) {
   m->dl_tensor.strides = negative;
   expect_error([&] { lf::from_dlpack(m); }, {"negative strides are not supported"});
   m->dl_tensor.strides = nullptr;
+  // Issue 50 item 8: a device type that names no enumerator is read as a number (UBSan-clean).
+  const int32_t bogus = 999;
+  std::memcpy(&m->dl_tensor.device.device_type, &bogus, sizeof bogus);
+  expect_error([&] { lf::from_dlpack(m); }, {"device type 999 is not supported"});
+  m->dl_tensor.device = DLDevice{kDLCPU, 0};
+  // No memory behind a non-empty shape: null data, with an offset or without.
+  void* data = m->dl_tensor.data;
+  m->dl_tensor.data = nullptr;
+  m->dl_tensor.byte_offset = 16;
+  expect_error([&] { lf::from_dlpack(m); }, {"from_dlpack", "null data pointer", "byte_offset 16"});
+  m->dl_tensor.byte_offset = 0;
+  expect_error([&] { lf::from_dlpack(m); }, {"from_dlpack", "null data pointer"});
+  // Compact strides of a shape whose product passes int64 ({2^62, 8}): checked, an error.
+  int64_t huge[2] = {int64_t{1} << 62, 8};
+  m->dl_tensor.data = data;
+  m->dl_tensor.shape = huge;
+  m->dl_tensor.ndim = 2;
+  expect_error([&] { lf::from_dlpack(m); }, {"from_dlpack", "[4611686018427387904, 8]", "int64"});
+  int64_t huge3[3] = {2, int64_t{1} << 62, 8};
+  m->dl_tensor.shape = huge3;
+  m->dl_tensor.ndim = 3;
+  expect_error([&] { lf::from_dlpack(m); }, {"from_dlpack", "int64"});
+  int64_t two[1] = {2};
+  m->dl_tensor.shape = two;
+  m->dl_tensor.ndim = 1;
   EXPECT_EQ(deletes, 0) << "a failed import takes nothing";
   m->deleter(m);
   EXPECT_EQ(deletes, 1);

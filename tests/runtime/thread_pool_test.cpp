@@ -3,11 +3,17 @@
 #include <gtest/gtest.h>
 
 #include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include <atomic>
 #include <stdexcept>
 #include <thread>
 #include <vector>
+
+#include "runtime/config.h"
 
 TEST(ThreadPool, RunsEveryChunkOnce) {
   for (int64_t chunks : {0, 1, 2, 7, 1000}) {
@@ -66,3 +72,43 @@ TEST(ThreadPool, UsableCoresFollowTheProcessesAffinity) {
 
 }  // namespace
 }  // namespace lf::rt
+
+// Issue 50 item 7: when threads cannot be created (ulimit -u, ulimit -v: std::thread throws), the
+// pool runs on those it got, never hangs and lets no std::system_error escape. In a child started
+// afresh (the "threadsafe" death-test style re-runs this test alone, so its pool is new) under an
+// address-space limit a few thread stacks above what it uses now, asking for 200 threads.
+namespace {
+
+[[noreturn]] void run_starved() {
+  long pages = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+    std::fclose(f);
+  }
+  const rlim_t now = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE));
+  rlimit as{now + (rlim_t{48} << 20), now + (rlim_t{48} << 20)};  // a few 8 MiB stacks
+  setrlimit(RLIMIT_AS, &as);
+  rlimit nproc{64, 64};  // also ulimit -u where it holds (not for root)
+  setrlimit(RLIMIT_NPROC, &nproc);
+  lf::rt::mutable_config().num_threads = 200;
+  try {
+    std::vector<int> hits(1000, 0);
+    lf::rt::parallel_for(1000, [&](int64_t c) { hits[static_cast<size_t>(c)] += 1; });
+    lf::rt::parallel_for(1000, [&](int64_t c) { hits[static_cast<size_t>(c)] += 1; });
+    for (int h : hits)
+      if (h != 2) std::_Exit(3);
+    const int got = lf::rt::pool_threads();
+    std::fprintf(stderr, "ran on %d threads\n", got);
+    std::_Exit(got >= 1 && got < 200 ? 0 : 4);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "escaped: %s\n", e.what());
+    std::_Exit(2);
+  }
+}
+
+}  // namespace
+
+TEST(ThreadPool, RunsOnTheThreadsItGetsWhenStartsFail) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(run_starved(), ::testing::ExitedWithCode(0), "ran on [0-9]+ threads");
+}

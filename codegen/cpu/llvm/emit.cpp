@@ -314,7 +314,20 @@ Value* Emitter::generate(const Instr& in, Value* index) {
     Value* start = b_.CreateBitCast(params_[in.params[0]], f64);
     Value* step = b_.CreateBitCast(params_[in.params[1]], f64);
     Value* v = b_.CreateFAdd(start, b_.CreateFMul(b_.CreateSIToFP(index, f64), step));
-    return convert(v, DType::Float64, in.dtype);
+    if (!is_integral(in.dtype)) return convert(v, DType::Float64, in.dtype);
+    // Integral bounds (ir::arange_is_integral) in integer arithmetic, exact past 2^53; the test
+    // is of the parameters, so it is hoisted out of the loop.
+    auto integral = [&](Value* x) {
+      Value* in_range = b_.CreateAnd(b_.CreateFCmpOGE(x, llvm::ConstantFP::get(f64, -0x1p63)),
+                                     b_.CreateFCmpOLT(x, llvm::ConstantFP::get(f64, 0x1p63)));
+      Value* xi = b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {i64_, f64}, {x});
+      return std::pair{b_.CreateAnd(in_range, b_.CreateFCmpOEQ(b_.CreateSIToFP(xi, f64), x)), xi};
+    };
+    auto [start_ok, start_i] = integral(start);
+    auto [step_ok, step_i] = integral(step);
+    Value* exact = b_.CreateAdd(start_i, b_.CreateMul(b_.CreateSExtOrTrunc(index, i64_), step_i));
+    return b_.CreateSelect(b_.CreateAnd(start_ok, step_ok), convert(exact, DType::Int64, in.dtype),
+                           convert(v, DType::Float64, in.dtype));
   }
   Value* h = splitmix(params_[in.params[0]], b_.CreateAdd(params_[in.params[1]], index));
   if (in.op == Op::Rand) {

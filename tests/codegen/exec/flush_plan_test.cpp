@@ -166,6 +166,18 @@ TEST(FlushPlanNumbers, ChangingArangeBoundsReplay) {
   });
 }
 
+TEST(FlushPlanNumbers, IntegerArangesPast2To53Replay) {
+  // Issue 50 item 3: int64 positions past 2^53 are exact in the replayed kernels too, and a start
+  // that alternates between integral and not (the kernel tests its parameters, ir::arange_is_integral)
+  // replays the same plan.
+  expect_replays(8, 6, [](int it, int64_t n) {
+    // Steps of 2 below 2^54, where doubles are the even integers: the bounds are exact.
+    const double p = it % 2 ? 0x1p53 + 4.0 * it : 0.5 + it, step = it % 2 ? 2 : 1;
+    Tensor pos = lf::arange(p, p + step * static_cast<double>(n), step, lf::DType::Int64);
+    return std::vector<Tensor>{pos * 2 + 1, pos};
+  });
+}
+
 TEST(FlushPlanNumbers, RandomOpsReplayWithNewDraws) {
   // Each rand draws anew (its counter advances): the replay patches the counter in, so the values
   // differ from iteration to iteration and match the reference's draws.
