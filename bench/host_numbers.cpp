@@ -78,8 +78,8 @@ int main(int argc, char** argv) {
       {"x * s (a scalar: a solver's alpha, a learning rate)", [&](int) { chain(2.0f); lf::sync(); },
        [&](int i) { chain(1.0f + 1e-3f * static_cast<float>(i % 997)); lf::sync(); }},
       {"x + arange(p, p + n) (a position)",
-       [&](int) { keep = lf::relu(x + lf::arange(0, n) * 0.5f) - x; lf::sync(); },
-       [&](int i) { keep = lf::relu(x + lf::arange(i, i + n) * 0.5f) - x; lf::sync(); }},
+       [&](int) { keep = lf::relu(x + lf::arange(0, n, 1, lf::DType::Float32) * 0.5f) - x; lf::sync(); },
+       [&](int i) { keep = lf::relu(x + lf::arange(i, i + n, 1, lf::DType::Float32) * 0.5f) - x; lf::sync(); }},
       {"where(rand(n) < 0.5, x * 2, 0) (dropout: a new draw every step)",
        [&](int) {  // the same draw every step: the seed set again
          lf::manual_seed(7);

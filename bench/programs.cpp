@@ -699,7 +699,7 @@ Program running_mean_program(bool last) {
   };
   p.body = [=](const Vars& in) {
     Vars out;
-    lf::Tensor count = last ? lf::arange(1, 257).reshape({1, 256}) : lf::arange(1, 257).reshape({1, 256, 1});
+    lf::Tensor count = last ? lf::arange(1.0, 257).reshape({1, 256}) : lf::arange(1.0, 257).reshape({1, 256, 1});
     out.add("y", lf::cumsum(lf::relu(in["x"]) * 0.5f, 1) / count);
     return out;
   };

@@ -100,7 +100,20 @@ std::string num(double v) {
 }
 }  // namespace
 
-Tensor arange(double start, double end, double step, DType dtype) {
+namespace {
+Tensor arange_impl(double start, double end, double step, DType dtype);
+}
+
+// torch.arange's rule: integers alone give int64, any floating bound the default float dtype.
+Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype) {
+  auto integral = [](const Scalar& s) { return s.kind() != Scalar::Kind::Float; };
+  DType d = dtype.value_or(integral(start) && integral(end) && integral(step) ? DType::Int64 : DType::Float32);
+  return arange_impl(start.to_double(), end.to_double(), step.to_double(), d);
+}
+Tensor arange(Scalar end, std::optional<DType> dtype) { return arange(0, end, 1, dtype); }
+
+namespace {
+Tensor arange_impl(double start, double end, double step, DType dtype) {
   if (!std::isfinite(start) || !std::isfinite(end) || !std::isfinite(step))
     fail("arange", "start, end and step must be finite");
   if (step == 0) fail("arange", "step must not be 0");
@@ -141,6 +154,7 @@ Tensor arange(double start, double end, double step, DType dtype) {
   detail::check_shape("arange", {n}, dtype);
   return detail::record(ir::Op::Arange, dtype, default_device(), {n}, {}, a);
 }
+}  // namespace
 
 void manual_seed(uint64_t seed) {
   random_state().seed.store(seed);

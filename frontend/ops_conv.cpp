@@ -129,6 +129,10 @@ Tensor conv2d(const Tensor& x0, const Tensor& weight, const Tensor& bias, Size2 
   return x0.dim() == 3 ? squeeze(y, 0) : y;
 }
 
+Tensor conv2d(const Tensor& x, const Tensor& weight, Size2 stride, Padding2 padding, Size2 dilation, int64_t groups) {
+  return conv2d(x, weight, Tensor(), stride, padding, dilation, groups);
+}
+
 Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t stride, Padding2 padding,
               int64_t dilation, int64_t groups) {
   detail::UserOp user("conv1d");
@@ -542,6 +546,11 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
 // negative pad crops) and output_padding more at the bottom and right, convolved at stride 1 with
 // the weights flipped and their in/out channels swapped per group. The zeros cost stride^2 more
 // multiplications than a direct transposed convolution would.
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, Size2 stride, Size2 padding, Size2 output_padding,
+                        int64_t groups, Size2 dilation) {
+  return conv_transpose2d(x, weight, Tensor(), stride, padding, output_padding, groups, dilation);
+}
+
 Tensor conv_transpose2d(const Tensor& x0, const Tensor& weight, const Tensor& bias, Size2 stride, Size2 padding,
                         Size2 output_padding, int64_t groups, Size2 dilation) {
   const char* op = "conv_transpose2d";

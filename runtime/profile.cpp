@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -23,13 +24,30 @@ struct KernelRow {
   std::string name, ops;
   uint64_t launches = 0, bytes = 0, untimed = 0;  // untimed: device timings that failed
   double total_ms = 0;
-  bool device = false;  // timed on the device (CUDA events)
+  bool device = false;   // timed on the device (CUDA events)
+  bool library = false;  // a library call's row (LibraryCall), not a kernel's
 };
+
+}  // namespace
+
+// What the kernels launched inside a library call took: host ms at once, device ms as their
+// timings are read (before the call's own: it is queued after them).
+struct LibraryCall::Inner {
+  double host_ms = 0, device_ms = 0;
+};
+
+namespace {
 
 struct Pending {
   size_t row;
   std::unique_ptr<DeviceTimer> timer;
+  std::shared_ptr<LibraryCall::Inner> add_to;    // a kernel inside a library call: its time goes there too
+  std::shared_ptr<LibraryCall::Inner> subtract;  // a library call: the time of the kernels inside
 };
+
+// The library call running on this thread, if any: kernels launched meanwhile are inside it.
+thread_local LibraryCall::Inner* t_inner = nullptr;
+thread_local std::shared_ptr<LibraryCall::Inner>* t_inner_owner = nullptr;
 
 struct Event {
   const char* category;
@@ -91,6 +109,8 @@ void resolve(State& s) {
   for (Pending& p : s.pending) {
     double ms = p.timer->elapsed_ms();
     KernelRow& r = s.rows[p.row];
+    if (ms >= 0 && p.add_to) p.add_to->device_ms += ms;
+    if (ms >= 0 && p.subtract) ms = std::max(0.0, ms - p.subtract->device_ms);
     if (ms >= 0) r.total_ms += ms;
     else ++r.untimed;
   }
@@ -121,15 +141,28 @@ std::string report_locked(State& s) {
   std::sort(rows.begin(), rows.end(), [](const KernelRow* a, const KernelRow* b) {
     return a->total_ms != b->total_ms ? a->total_ms > b->total_ms : a->name < b->name;
   });
-  uint64_t launches = 0;
-  double kernel_ms = 0;
-  for (const KernelRow* r : rows) launches += r->launches, kernel_ms += r->total_ms;
+  uint64_t launches = 0, calls = 0;
+  size_t kernels = 0;
+  double kernel_ms = 0, library_ms = 0;
+  for (const KernelRow* r : rows) {
+    if (r->library) {
+      calls += r->launches, library_ms += r->total_ms;
+    } else {
+      ++kernels, launches += r->launches, kernel_ms += r->total_ms;
+    }
+  }
   const double floor = config().profile_floor_gbs;
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "[lazyfuse] profile: %zu kernels, %llu launches, %.3f ms in kernels\n", rows.size(),
+  std::snprintf(line, sizeof line, "[lazyfuse] profile: %zu kernels, %llu launches, %.3f ms in kernels", kernels,
                 static_cast<unsigned long long>(launches), kernel_ms);
   out += line;
+  if (rows.size() > kernels) {
+    std::snprintf(line, sizeof line, "; %zu library calls, %llu calls, %.3f ms in library calls", rows.size() - kernels,
+                  static_cast<unsigned long long>(calls), library_ms);
+    out += line;
+  }
+  out += "\n";
   std::snprintf(line, sizeof line, "  %-20s %9s %11s %11s %11s %8s%s  %s\n", "kernel", "launches", "total ms", "mean us",
                 "MB", "GB/s", floor > 0 ? "  x floor" : "", "ops");
   out += line;
@@ -144,15 +177,15 @@ std::string report_locked(State& s) {
     // Time over the copy floor's time for the same bytes: 1.00 is as fast as a copy can be.
     if (floor > 0 && gbs > 0) std::snprintf(ratio, sizeof ratio, "  %7.2f", floor / gbs);
     else if (floor > 0) std::snprintf(ratio, sizeof ratio, "  %7s", "-");
-    std::snprintf(line, sizeof line, "  %-20s %9llu %11.3f %11.2f %11.2f %8s%s  %s%s\n", r->name.c_str(),
+    std::snprintf(line, sizeof line, "  %-20s %9llu %11.3f %11.2f %11.2f %8s%s  %s%s%s\n", r->name.c_str(),
                   static_cast<unsigned long long>(r->launches), r->total_ms, mean_us, static_cast<double>(r->bytes) / 1e6,
-                  gb, ratio, r->ops.c_str(), r->device ? " [device time]" : "");
+                  gb, ratio, r->library ? "library: " : "", r->ops.c_str(), r->device ? " [device time]" : "");
     out += line;
   }
   double host = s.flush_ms - s.launch_host_ms;
   std::snprintf(line, sizeof line,
                 "[lazyfuse] profile: %llu flushes (%llu replayed plans): %.3f ms wall, host time %.4f ms per flush "
-                "(outside kernel launches)\n",
+                "(outside kernel launches and library calls)\n",
                 static_cast<unsigned long long>(s.flushes), static_cast<unsigned long long>(s.replays), s.flush_ms,
                 s.flushes ? host / static_cast<double>(s.flushes) : 0.0);
   out += line;
@@ -217,6 +250,7 @@ void launch(const std::string& name, const std::function<std::string()>& ops, ui
   std::lock_guard<std::mutex> lock(s.mu);
   double host_ms = ms_between(start, end);
   s.launch_host_ms += host_ms;
+  if (t_inner) t_inner->host_ms += host_ms;
   const bool device = timer != nullptr;
   if (profiling()) {
     auto [it, fresh] = s.index.emplace(name, s.rows.size());
@@ -227,7 +261,7 @@ void launch(const std::string& name, const std::function<std::string()>& ops, ui
     if (timer) {
       r.device = true;
       timer->stop();
-      s.pending.push_back({it->second, std::move(timer)});
+      s.pending.push_back({it->second, std::move(timer), t_inner_owner ? *t_inner_owner : nullptr, nullptr});
       if (s.pending.size() >= kMaxPending) resolve(s);
     } else {
       r.total_ms += host_ms;
@@ -237,6 +271,49 @@ void launch(const std::string& name, const std::function<std::string()>& ops, ui
   if (tracing())
     add_event(s, "launch", name, start, end,
               "\"bytes\": " + std::to_string(bytes) + (device ? ", \"device\": \"async (span is the enqueue)\"" : ""));
+}
+
+LibraryCall::LibraryCall(std::string name, std::string ops, uint64_t bytes, std::unique_ptr<DeviceTimer> timer)
+    : name_(std::move(name)), ops_(std::move(ops)), bytes_(bytes), timer_(std::move(timer)), start_(now()),
+      inner_(std::make_shared<Inner>()), outer_(t_inner_owner) {
+  t_inner_owner = &inner_;
+  t_inner = inner_.get();
+}
+
+LibraryCall::~LibraryCall() {
+  const Clock::time_point end = now();
+  t_inner_owner = outer_;
+  t_inner = outer_ ? outer_->get() : nullptr;
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  // The kernels inside added their host time already: the flush's host time is what is left.
+  const double host_ms = ms_between(start_, end);
+  const double own_host_ms = std::max(0.0, host_ms - inner_->host_ms);
+  s.launch_host_ms += own_host_ms;
+  if (t_inner) t_inner->host_ms += host_ms;  // all of it ran inside the enclosing call
+  const bool device = timer_ != nullptr;
+  if (profiling()) {
+    auto [it, fresh] = s.index.emplace("library|" + name_ + "|" + ops_, s.rows.size());
+    if (fresh) {
+      s.rows.push_back({name_, ops_});
+      s.rows.back().library = true;
+    }
+    KernelRow& r = s.rows[it->second];
+    ++r.launches;
+    r.bytes += bytes_;
+    if (timer_) {
+      r.device = true;
+      timer_->stop();
+      s.pending.push_back({it->second, std::move(timer_), outer_ ? *outer_ : nullptr, inner_});
+      if (s.pending.size() >= kMaxPending) resolve(s);
+    } else {
+      r.total_ms += own_host_ms;
+    }
+  }
+  if (tracing())
+    add_event(s, "library", name_, start_, end,
+              "\"ops\": " + json_string(ops_) + ", \"bytes\": " + std::to_string(bytes_) +
+                  (device ? ", \"device\": \"async (span is the enqueue)\"" : ""));
 }
 
 void flush(Clock::time_point start, Clock::time_point end, bool replayed) {
@@ -252,6 +329,9 @@ void flush(Clock::time_point start, Clock::time_point end, bool replayed) {
 
 void span(const char* category, const std::string& name, Clock::time_point start, Clock::time_point end,
           const std::string& args) {
+  // A compile or a disk load inside a library call (its epilogue's) is host time, not the call's.
+  if (t_inner && (std::strcmp(category, "compile") == 0 || std::strcmp(category, "load") == 0))
+    t_inner->host_ms += ms_between(start, end);
   if (!tracing()) return;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);

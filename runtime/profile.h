@@ -41,6 +41,29 @@ struct DeviceTimer {
 // exact for a synchronous launch) or, with `timer`, on the device.
 void launch(const std::string& name, const std::function<std::string()>& ops, uint64_t bytes,
             Clock::time_point start, Clock::time_point end, std::unique_ptr<DeviceTimer> timer = nullptr);
+// A library call (matmul, convolution, pooling, attention, scan, scatter, sort, nearest): one
+// row of the profile per distinct `name` and `ops` (its shapes), with its calls, `bytes` and its
+// time from construction to destruction (on the device with `timer`, as launch's) less that of
+// the kernels it launches itself (an epilogue keeps its own row), so that nothing is counted twice
+// and the profile's host time is the host's. On the trace a span of category "library".
+class LibraryCall {
+ public:
+  LibraryCall(std::string name, std::string ops, uint64_t bytes, std::unique_ptr<DeviceTimer> timer);
+  ~LibraryCall();
+  LibraryCall(const LibraryCall&) = delete;
+  LibraryCall& operator=(const LibraryCall&) = delete;
+
+  // Internal (profile.cpp): the time of the kernels launched inside, to take out of this call's.
+  struct Inner;
+
+ private:
+  std::string name_, ops_;
+  uint64_t bytes_;
+  std::unique_ptr<DeviceTimer> timer_;
+  Clock::time_point start_;
+  std::shared_ptr<Inner> inner_;
+  std::shared_ptr<Inner>* outer_;  // the call this one runs inside (one library call's own), or null
+};
 // One flush: its wall time, and whether it replayed a flush plan.
 void flush(Clock::time_point start, Clock::time_point end, bool replayed);
 // A span on the trace's timeline (fusing, a compile): "ph":"X" on this thread. `args`: a JSON

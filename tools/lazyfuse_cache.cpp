@@ -149,6 +149,7 @@ std::string short_target(const disk::Record& r) {
 // Options of one command: flags it knows; anything else is an error.
 struct Args {
   bool json = false;
+  bool yes = false;  // prune --yes: --max-mb 0 may remove every entry
   std::string sort = "use";
   std::optional<double> max_mb, older_days;
   std::vector<std::string> positional;
@@ -192,6 +193,8 @@ Args parse(const std::string& cmd, const std::vector<std::string>& argv) {
         throw Error{"--sort: expected use, hits, size, time or name, got '" + a.sort + "'"};
     } else if (s.rfind("--max-mb", 0) == 0 && cmd == "prune") {
       a.max_mb = number("--max-mb", value("--max-mb"), kMaxMiB);
+    } else if (s == "--yes" && cmd == "prune") {
+      a.yes = true;
     } else if (s.rfind("--older-than", 0) == 0 && cmd == "prune") {
       a.older_days = number("--older-than", value("--older-than"), kMaxDays);
     } else if (!s.empty() && s[0] == '-') {
@@ -204,6 +207,9 @@ Args parse(const std::string& cmd, const std::vector<std::string>& argv) {
   if (a.positional.size() != want)
     throw Error{cmd == "show" ? "show needs exactly one HASH or KERNEL name" : "'" + cmd + "' takes no arguments, got '" + a.positional[0] + "'"};
   if (cmd == "prune" && !a.max_mb && !a.older_days) throw Error{"prune needs --max-mb N and/or --older-than DAYS"};
+  // A size of 0 is "remove everything": a typo or an unset variable must not empty the cache.
+  if (cmd == "prune" && a.max_mb && *a.max_mb == 0 && !a.yes)
+    throw Error{"--max-mb 0 removes every entry; add --yes to confirm (or use 'lazyfuse-cache clear')"};
   return a;
 }
 
@@ -232,7 +238,7 @@ int cmd_list(const std::string& dir, const Args& a) {
                     "\"compile_ms\": %.3f, \"created\": %lld, \"quick\": %s, \"why\": %s",
                     json(r.backend).c_str(), json(r.target).c_str(), json(r.name).c_str(), json(r.summary).c_str(),
                     json(r.io).c_str(), r.compile_ms, static_cast<long long>(r.created), r.quick ? "true" : "false",
-                    json(r.why).c_str());
+                    json(why_text(r)).c_str());
       } else {
         std::printf(", \"error\": %s", json(it.why).c_str());
       }
@@ -267,15 +273,18 @@ std::string shown_key(const disk::Record& r) {
 
 int cmd_show(const std::string& dir, const Args& a) {
   // A kernel's name is "lf_" + its entry's hash (codegen/backend/kernel.h).
-  std::string prefix = a.positional[0];
+  // An empty prefix ("lf_" alone) is a prefix of every hash: ambiguous unless one entry is cached.
+  const std::string& given = a.positional[0];
+  std::string prefix = given;
   if (prefix.rfind("lf_", 0) == 0) prefix = prefix.substr(3);
-  if (prefix.empty()) throw Error{"'" + a.positional[0] + "': expected a hash or a kernel name lf_<hash>"};
   auto items = scan(dir, false);
   std::vector<Item> match;
   for (Item& it : items)
     if (it.hash.rfind(prefix, 0) == 0) match.push_back(it);
-  if (match.empty()) throw Error{"no entry " + prefix + " in " + dir};
-  if (match.size() > 1) throw Error{"'" + prefix + "' matches " + std::to_string(match.size()) + " entries; give more digits"};
+  if (match.empty()) throw Error{"no entry " + (prefix.empty() ? "at all" : prefix) + " in " + dir};
+  if (match.size() > 1)
+    throw Error{"'" + given + "' is ambiguous: matches " + std::to_string(match.size()) +
+                " entries; give more digits of the hash ('lazyfuse-cache list' shows them)"};
   Item it = match[0];
   std::string read_why;
   auto bytes = disk::read_file(it.path.string(), &read_why);
@@ -291,7 +300,7 @@ int cmd_show(const std::string& dir, const Args& a) {
         json(it.hash).c_str(), json(r->key).c_str(), json(r->backend).c_str(), json(r->target).c_str(),
         json(r->name).c_str(), json(r->summary).c_str(), json(r->io).c_str(), r->compile_ms, r->quick ? "true" : "false",
         static_cast<long long>(r->created), static_cast<unsigned long long>(it.hits), static_cast<long long>(it.used),
-        static_cast<unsigned long long>(it.size), r->binary.size(), json(r->why).c_str(), r->version,
+        static_cast<unsigned long long>(it.size), r->binary.size(), json(why_text(*r)).c_str(), r->version,
         json(r->log).c_str(), json(r->source).c_str());
     return 0;
   }

@@ -14,7 +14,7 @@ const char* const kUsage =
     "  show HASH|KERNEL [--json]                   the whole entry: why, key, source, compile log\n"
     "  stats [--json]                              totals per backend, programs' hit rates, disk use\n"
     "  verify                                      checks every entry; exit 1 if any is bad\n"
-    "  prune [--max-mb N] [--older-than DAYS]      removes least recently used / old entries\n"
+    "  prune [--max-mb N] [--older-than DAYS] [--yes]  removes least recently used / old entries\n"
     "  clear                                       removes every entry\n"
     "\n"
     "'lazyfuse-cache COMMAND --help' describes one command.\n";
@@ -31,7 +31,8 @@ const std::map<std::string, std::string> kHelp = {
      "usage: lazyfuse-cache show HASH|KERNEL [--json]\n"
      "Prints one entry: why it was compiled, key, backend, target, summary, compile log and generated\n"
      "source. HASH may be any unique prefix of an entry's hash; KERNEL a kernel name as the logs print\n"
-     "it (lf_<hash>, or lf_ and a unique prefix).\n"},
+     "it (lf_<hash>, or lf_ and a unique prefix). A prefix of several entries is an error that says\n"
+     "how many it matches.\n"},
     {"stats",
      "usage: lazyfuse-cache stats [--json]\n"
      "Entries, bytes and compile time saved per backend; disk use; entry hits; and what the programs\n"
@@ -42,8 +43,9 @@ const std::map<std::string, std::string> kHelp = {
      "Checks every entry's checksum and format, and that the hit counts and the programs record parse;\n"
      "lists bad files; exit 1 if any.\n"},
     {"prune",
-     "usage: lazyfuse-cache prune [--max-mb N] [--older-than DAYS]\n"
+     "usage: lazyfuse-cache prune [--max-mb N] [--older-than DAYS] [--yes]\n"
      "--max-mb N: removes least recently used entries until the cache holds at most N MiB (N <= 2^40).\n"
+     "N = 0 removes every entry and is refused unless --yes confirms it (clear does the same).\n"
      "--older-than DAYS: removes entries not used for DAYS days (DAYS <= 10^7). Bad entries (special files\n"
      "and symlinks named like entries included) are removed too.\n"},
     {"clear",

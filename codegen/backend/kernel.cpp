@@ -358,12 +358,25 @@ void RecordedCall::add_operands(const Prepared& k) {
 }
 
 KernelReplay::KernelReplay(const Prepared& k)
-    : entry(k.entry), kernel(k.low.kernel), args(k.low.args), variant(k.spec.variant), device(k.device), backend(k.backend) {}
+    : entry(k.entry),
+      kernel(k.low.kernel),
+      args(k.low.args),
+      variant(k.spec.variant),
+      device(k.device),
+      backend(k.backend),
+      bytes(static_cast<uint64_t>(k.low.bytes)) {}
 
 void KernelReplay::bind(void* const* pointers) {
   for (size_t o = 0; o < args.pointers.size(); ++o) args.pointers[o] = pointers[o];
 }
 
-void KernelReplay::launch() const { backend->launch({entry->kernel.get(), &kernel, &args, variant.get()}, device); }
+// Profiled or traced, as a launch outside replays: a row of its own inside its library call's.
+void KernelReplay::launch() const {
+  const Launch l{entry->kernel.get(), &kernel, &args, variant.get()};
+  if (rt::obs::on()) [[unlikely]]
+    launch_observed(*backend, l, device, entry->kernel->name, bytes);
+  else
+    backend->launch(l, device);
+}
 
 }  // namespace lf::backend

@@ -125,6 +125,7 @@ struct KernelReplay {
   std::shared_ptr<const Variant> variant;
   Device device;
   const Backend* backend = nullptr;
+  uint64_t bytes = 0;  // for the profile, as the recorded launch's
 
   explicit KernelReplay(const Prepared& k);
   // Sets the operand pointers from `pointers` (one per operand); launch() then runs it.

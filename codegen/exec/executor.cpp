@@ -29,6 +29,22 @@ void run_host(const fuse::Group& g) {
   }
 }
 
+// A library call's profile row: the op and its output's shape name it; the dtype, the inputs'
+// shapes and the epilogue's op count tell calls apart; bytes are what it reads and writes.
+plan::LibraryRow library_row(const fuse::Group& g) {
+  const ir::Node& n = *g.nodes[0];
+  plan::LibraryRow row{std::string(ir::op_name(n.op)) + shape_str(n.shape), ""};
+  row.bytes = static_cast<uint64_t>(n.numel()) * dtype_size(n.dtype);
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const ir::Node& in = *n.inputs[i];
+    row.ops += (i ? ", " : "") + std::string(dtype_name(in.dtype)) + shape_str(in.shape);
+    row.bytes += static_cast<uint64_t>(in.numel()) * dtype_size(in.dtype);
+  }
+  if (n.inputs.empty() || n.inputs[0]->dtype != n.dtype) row.ops += std::string(" -> ") + dtype_name(n.dtype);
+  if (g.nodes.size() > 1) row.ops += " + an epilogue of " + std::to_string(g.nodes.size() - 1) + " ops";
+  return row;
+}
+
 void run_group(const backend::GroupRun& run, Recorder* rec) {
   const fuse::Group& g = run.group;
   size_t cat_inputs = g.nodes[0]->inputs.size();
@@ -52,6 +68,15 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
     backend::RecordedCall call;
     backend::RecordedCall* record = rec && rec->ok ? &call : nullptr;
     CacheStats before = run.stats;
+    // Profiled or traced, the call is a row of its own (a replay's too: the plan keeps its row).
+    plan::LibraryRow row;
+    if (record || rt::obs::on()) row = library_row(g);
+    std::optional<rt::obs::LibraryCall> observed;
+    if (rt::obs::on()) [[unlikely]] {
+      const Device device = g.nodes[0]->device;
+      observed.emplace(row.name, row.ops, row.bytes,
+                       rt::obs::profiling() ? backend::backend_for(device).start_timer(device) : nullptr);
+    }
     if (pool) run_pool_group(run, record);
     else if (attention) run_attention_group(run, record);
     else if (scan) run_scan_group(run, record);
@@ -60,10 +85,11 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
     else if (nearest) run_nearest_group(run, record);
     else if (g.kind == fuse::Group::Kind::Matmul) run_matmul_group(run, record);
     else run_conv_group(run, record);
+    observed.reset();
     if (record)
       rec->add_library(call, run.stats.kernels_launched - before.kernels_launched,
                        run.stats.hits + run.stats.misses - before.hits - before.misses,
-                       run.stats.bytes_moved - before.bytes_moved);
+                       run.stats.bytes_moved - before.bytes_moved, std::move(row));
     return;
   }
   // Fused kernels and cat's copies are replayed; anything else runs through here every time.

@@ -23,6 +23,7 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -80,6 +81,13 @@ inline int64_t output_slot(int64_t from) { return -2 - from; }  // a leaf when f
 inline constexpr int64_t kErrorPointer = INT64_MIN;            // the step's error buffer (Step::error)
 
 // One kernel launch of a recorded flush, or one library call (matmul, conv2d, pool2d: `library`).
+// A library call's row in the profile and the trace (rt::obs::LibraryCall): the op and its
+// output's shape, the dtype and input shapes, the bytes it reads and writes.
+struct LibraryRow {
+  std::string name, ops;
+  uint64_t bytes = 0;
+};
+
 struct Step {
   std::shared_ptr<const cache::Entry> entry;
   kir::Kernel kernel;
@@ -108,6 +116,7 @@ struct Step {
   // A library call (backend::RecordedCall::replay), run with `args.pointers` as its addresses; null
   // for a kernel launch. Counted as the launches and kernel lookups the recorded call made.
   std::function<void(void* const*)> library;
+  LibraryRow library_row;  // how a profiled or traced replay shows the call
   // A library call's data-dependent check (backend::RecordedCall::check: a GPU scatter's index
   // error word), run after the replay's launches; empty when there is none.
   std::function<void()> check;

@@ -99,7 +99,8 @@ void Recorder::add_cat(const ir::Node& cat, const std::vector<backend::Prepared>
   }
 }
 
-void Recorder::add_library(const backend::RecordedCall& call, uint64_t launches, uint64_t lookups, uint64_t bytes) {
+void Recorder::add_library(const backend::RecordedCall& call, uint64_t launches, uint64_t lookups, uint64_t bytes,
+                           plan::LibraryRow row) {
   if (!call.replay) ok = false;
   plan::Step s;
   for (size_t i = 0; i < call.outputs.size() && ok; ++i) {  // as in add()
@@ -121,6 +122,7 @@ void Recorder::add_library(const backend::RecordedCall& call, uint64_t launches,
   if (!ok) return;
   s.args.pointers.assign(call.addresses.size(), nullptr);
   s.library = call.replay;
+  s.library_row = std::move(row);
   s.check = call.check;
   s.device = call.outputs.empty() ? Device::cpu() : call.outputs[0].first->device;
   s.launches = launches;
@@ -392,9 +394,13 @@ void replay(plan::Plan& plan, const std::vector<ir::Node*>& order, const plan::S
     try {
       for (; at < plan.steps.size(); ++at) {
         plan::Step& s = plan.steps[at];
-        if (s.library)
-          s.library(s.args.pointers.data());  // not in the profile's table yet, as outside replays
-        else
+        if (s.library) {
+          const plan::LibraryRow& row = s.library_row;
+          rt::obs::LibraryCall observed(row.name, row.ops, row.bytes,
+                                        rt::obs::profiling() ? backend::backend_for(s.device).start_timer(s.device)
+                                                             : nullptr);
+          s.library(s.args.pointers.data());
+        } else
           backend::launch_observed(backend::backend_for(s.device), launch_of(s), s.device, s.entry->kernel->name,
                                    static_cast<uint64_t>(s.bytes));
       }

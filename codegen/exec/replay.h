@@ -23,7 +23,8 @@ struct Recorder {
   void add_cat(const ir::Node& cat, const std::vector<backend::Prepared>& copies);
   // A library call the backend recorded (ok = false when it could not); `launches`, `lookups` and
   // `bytes` are what the call added to the flush's counters.
-  void add_library(const backend::RecordedCall& call, uint64_t launches, uint64_t lookups, uint64_t bytes);
+  void add_library(const backend::RecordedCall& call, uint64_t launches, uint64_t lookups, uint64_t bytes,
+                   plan::LibraryRow row);
   // Once every group ran: which numbers a replay may patch (plan::Plan::patched), from the uses
   // the flush noted (ir::NumberUses) and the launch parameters the steps claimed.
   void finish(const std::vector<ir::NumberUses::Use>& uses);

@@ -25,7 +25,10 @@ Tensor from_vector(const std::vector<double>& data, Shape shape);
 Tensor zeros(Shape shape, DType dtype = DType::Float32);
 Tensor ones(Shape shape, DType dtype = DType::Float32);
 Tensor full(Shape shape, double value, DType dtype = DType::Float32);
-Tensor arange(double start, double end, double step = 1, DType dtype = DType::Float32);
+// torch.arange's dtype rule: int64 when start, end and step are all integers (arange(0, n)),
+// else float32; `dtype` overrides it. arange(end) starts at 0.
+Tensor arange(Scalar start, Scalar end, Scalar step = 1, std::optional<DType> dtype = std::nullopt);
+Tensor arange(Scalar end, std::optional<DType> dtype = std::nullopt);
 Tensor scalar(double value, DType dtype = DType::Float32);
 // Counter-based random numbers: the same seed gives the same numbers whatever is fused and on
 // whatever device. rand: uniform in [0, 1); randn: standard normal.
@@ -197,6 +200,18 @@ Tensor all(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false
 Tensor count_nonzero(const Tensor& x, std::vector<int64_t> dims = {}, bool keepdim = false);
 Tensor norm(const Tensor& x, double p = 2, std::vector<int64_t> dims = {}, bool keepdim = false);
 Tensor norm(const Tensor& x, const std::string& p, std::vector<int64_t> dims = {}, bool keepdim = false);
+// One dim (PyTorch's any(x, 1)); a braced list takes the forms above (Tensor's IntDim says why).
+template <IntDim I> Tensor any(const Tensor& x, I dim, bool keepdim = false) { return any(x, {int64_t(dim)}, keepdim); }
+template <IntDim I> Tensor all(const Tensor& x, I dim, bool keepdim = false) { return all(x, {int64_t(dim)}, keepdim); }
+template <IntDim I> Tensor count_nonzero(const Tensor& x, I dim, bool keepdim = false) {
+  return count_nonzero(x, {int64_t(dim)}, keepdim);
+}
+template <IntDim I> Tensor norm(const Tensor& x, double p, I dim, bool keepdim = false) {
+  return norm(x, p, {int64_t(dim)}, keepdim);
+}
+template <IntDim I> Tensor norm(const Tensor& x, const std::string& p, I dim, bool keepdim = false) {
+  return norm(x, p, {int64_t(dim)}, keepdim);
+}
 
 // ---- Reductions. Empty `dims` reduces over all dims; negative dims count from the end.
 // Empty sum is 0, empty prod 1, empty mean NaN; max/min/argmax/argmin of nothing throw.
@@ -225,6 +240,36 @@ Tensor argmin(Tensor&& x, std::vector<int64_t> dims = {}, bool keepdim = false);
 Tensor var(Tensor&& x, std::vector<int64_t> dims = {}, bool keepdim = false, int64_t correction = 1);
 Tensor std(Tensor&& x, std::vector<int64_t> dims = {}, bool keepdim = false, int64_t correction = 1);
 Tensor logsumexp(Tensor&& x, std::vector<int64_t> dims = {}, bool keepdim = false);
+// One dim: lf::sum(x, 1) is lf::sum(x, {1}), lf::mean(x, -1, true) keeps it (PyTorch's forms). A
+// template so that a braced list takes the forms above: sum(x, {}) stays "every dim".
+template <IntDim I> Tensor sum(const Tensor& x, I dim, bool keepdim = false) { return sum(x, {int64_t(dim)}, keepdim); }
+template <IntDim I> Tensor sum(Tensor&& x, I dim, bool keepdim = false) { return sum(std::move(x), {int64_t(dim)}, keepdim); }
+template <IntDim I> Tensor mean(const Tensor& x, I dim, bool keepdim = false) { return mean(x, {int64_t(dim)}, keepdim); }
+template <IntDim I> Tensor mean(Tensor&& x, I dim, bool keepdim = false) { return mean(std::move(x), {int64_t(dim)}, keepdim); }
+template <IntDim I> Tensor prod(const Tensor& x, I dim, bool keepdim = false) { return prod(x, {int64_t(dim)}, keepdim); }
+template <IntDim I> Tensor prod(Tensor&& x, I dim, bool keepdim = false) { return prod(std::move(x), {int64_t(dim)}, keepdim); }
+template <IntDim I> Tensor max(const Tensor& x, I dim, bool keepdim = false) { return max(x, {int64_t(dim)}, keepdim); }
+template <IntDim I> Tensor max(Tensor&& x, I dim, bool keepdim = false) { return max(std::move(x), {int64_t(dim)}, keepdim); }
+template <IntDim I> Tensor min(const Tensor& x, I dim, bool keepdim = false) { return min(x, {int64_t(dim)}, keepdim); }
+template <IntDim I> Tensor min(Tensor&& x, I dim, bool keepdim = false) { return min(std::move(x), {int64_t(dim)}, keepdim); }
+template <IntDim I> Tensor argmax(const Tensor& x, I dim, bool keepdim = false) { return argmax(x, {int64_t(dim)}, keepdim); }
+template <IntDim I> Tensor argmax(Tensor&& x, I dim, bool keepdim = false) { return argmax(std::move(x), {int64_t(dim)}, keepdim); }
+template <IntDim I> Tensor argmin(const Tensor& x, I dim, bool keepdim = false) { return argmin(x, {int64_t(dim)}, keepdim); }
+template <IntDim I> Tensor argmin(Tensor&& x, I dim, bool keepdim = false) { return argmin(std::move(x), {int64_t(dim)}, keepdim); }
+template <IntDim I> Tensor logsumexp(const Tensor& x, I dim, bool keepdim = false) { return logsumexp(x, {int64_t(dim)}, keepdim); }
+template <IntDim I> Tensor logsumexp(Tensor&& x, I dim, bool keepdim = false) { return logsumexp(std::move(x), {int64_t(dim)}, keepdim); }
+template <IntDim I> Tensor var(const Tensor& x, I dim, bool keepdim = false, int64_t correction = 1) {
+  return var(x, {int64_t(dim)}, keepdim, correction);
+}
+template <IntDim I> Tensor var(Tensor&& x, I dim, bool keepdim = false, int64_t correction = 1) {
+  return var(std::move(x), {int64_t(dim)}, keepdim, correction);
+}
+template <IntDim I> Tensor std(const Tensor& x, I dim, bool keepdim = false, int64_t correction = 1) {
+  return std(x, {int64_t(dim)}, keepdim, correction);
+}
+template <IntDim I> Tensor std(Tensor&& x, I dim, bool keepdim = false, int64_t correction = 1) {
+  return std(std::move(x), {int64_t(dim)}, keepdim, correction);
+}
 
 // ---- Views: index math, never a copy unless the layout forces one.
 Tensor reshape(const Tensor& x, Shape shape);  // one -1 allowed
@@ -289,15 +334,27 @@ struct Padding2 {  // an int, a pair {h, w}, "same" (stride 1 only; an odd total
 };
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, Size2 stride = 1, Padding2 padding = 0,
               Size2 dilation = 1, int64_t groups = 1);
+// Without a bias, no {} needed: conv2d(x, w, 2, 1) is conv2d(x, w, {}, 2, 1). (A braced {} or a
+// Tensor in the third place still takes the form above.)
+Tensor conv2d(const Tensor& x, const Tensor& weight, Size2 stride, Padding2 padding = 0, Size2 dilation = 1,
+              int64_t groups = 1);
 // F.conv_transpose2d: weight [in_channels, out_channels / groups, kh, kw]; output
 // (in - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1 per dim. Computed as a
 // conv2d of the input with stride - 1 zeros inserted (stride^2 more multiplications than a direct
 // transposed convolution).
 Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, Size2 stride = 1,
                         Size2 padding = 0, Size2 output_padding = 0, int64_t groups = 1, Size2 dilation = 1);
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, Size2 stride, Size2 padding = 0, Size2 output_padding = 0,
+                        int64_t groups = 1, Size2 dilation = 1);  // no bias
 // [N, C, L] ([C, L] unbatched), weight [O, C / groups, k]: conv2d over a height of 1.
 Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, int64_t stride = 1, Padding2 padding = 0,
               int64_t dilation = 1, int64_t groups = 1);
+// No bias: conv1d(x, w, 2) (a template, so that conv1d(x, w, {}, 2) keeps meaning "no bias, stride 2").
+template <IntDim I>
+Tensor conv1d(const Tensor& x, const Tensor& weight, I stride, Padding2 padding = 0, int64_t dilation = 1,
+              int64_t groups = 1) {
+  return conv1d(x, weight, Tensor(), int64_t(stride), padding, dilation, groups);
+}
 // stride defaults to the kernel size; padding at most half the kernel. max: NaN propagates.
 // dilation (max_pool2d's last argument here, so that a ceil_mode given by position stays one):
 // the window's elements that far apart.
@@ -556,5 +613,40 @@ Tensor index_put(const Tensor& x, const std::vector<Index>& index, Scalar v, boo
 // are views; with index tensors, a gather of the region (B placed by the same rule) + x's dims past
 // the index. Index errors are raised at the sync point and name lf::index.
 Tensor index(const Tensor& x, const std::vector<Index>& index);
+
+// PyTorch C++'s torch::indexing names for Tensor::index and operator[] (lazyfuse/tensor.h):
+// `using namespace lf::indexing;` then x.index({0, Slice{1, 3}, None, Ellipsis, idx}). Unlike lf::Index,
+// every part converts implicitly, so a braced list mixes them. None inserts a dim of size 1
+// (numpy's newaxis); Ellipsis stands for as many full slices as the other parts leave (at most one).
+// A separate namespace as in PyTorch: X11's headers define a macro None.
+namespace indexing {
+using lf::Slice;
+struct NoneIndex {};
+struct EllipsisIndex {};
+inline constexpr NoneIndex None{};
+inline constexpr EllipsisIndex Ellipsis{};
+class TensorIndex {
+ public:
+  enum class Kind : uint8_t { Integer, Slice, Tensor, None, Ellipsis };
+  // NOLINTBEGIN(google-explicit-constructor): implicit, so that {0, Slice{1, 3}} is a list of them.
+  template <IntDim I>
+  TensorIndex(I i) : kind_(Kind::Integer), integer_(static_cast<int64_t>(i)) {}
+  TensorIndex(lf::Slice s) : kind_(Kind::Slice), slice_(s) {}
+  TensorIndex(Tensor t) : kind_(Kind::Tensor), tensor_(std::move(t)) {}
+  TensorIndex(NoneIndex) : kind_(Kind::None) {}
+  TensorIndex(EllipsisIndex) : kind_(Kind::Ellipsis) {}
+  // NOLINTEND(google-explicit-constructor)
+  Kind kind() const { return kind_; }
+  int64_t integer() const { return integer_; }
+  const lf::Slice& slice() const { return slice_; }
+  const Tensor& tensor() const { return tensor_; }
+
+ private:
+  Kind kind_;
+  int64_t integer_ = 0;
+  lf::Slice slice_;
+  Tensor tensor_;
+};
+}  // namespace indexing
 
 }  // namespace lf

@@ -4,8 +4,13 @@
 // a trace that grows too long.
 #pragma once
 
+#include <concepts>
+#include <cstdint>
+#include <initializer_list>
 #include <iosfwd>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "lazyfuse/types.h"
@@ -15,6 +20,14 @@ namespace lf {
 namespace ir {
 struct Node;
 }
+namespace indexing {
+class TensorIndex;  // lazyfuse/ops.h
+}
+
+// An integer dim where a list of dims goes: x.sum(1) is x.sum({1}). A template, so that a braced
+// list never picks it: x.sum({}) stays "every dim" and x.sum({1}) the list. bool is not a dim.
+template <typename T>
+concept IntDim = std::integral<T> && !std::same_as<T, bool>;
 
 class Tensor {
  public:
@@ -81,6 +94,49 @@ class Tensor {
   Tensor std(std::vector<int64_t> dims = {}, bool keepdim = false, int64_t correction = 1) &&;
   Tensor logsumexp(std::vector<int64_t> dims = {}, bool keepdim = false) const&;
   Tensor logsumexp(std::vector<int64_t> dims = {}, bool keepdim = false) &&;
+  // The same over one dim, PyTorch's x.sum(1) and x.mean(-1, true). max / min give the values
+  // only (torch.amax / amin; PyTorch's x.max(dim) also gives indices: lf::max(x, d) with argmax).
+  template <IntDim I> Tensor sum(I dim, bool keepdim = false) const& { return sum(dims_of(dim), keepdim); }
+  template <IntDim I> Tensor sum(I dim, bool keepdim = false) && { return std::move(*this).sum(dims_of(dim), keepdim); }
+  template <IntDim I> Tensor mean(I dim, bool keepdim = false) const& { return mean(dims_of(dim), keepdim); }
+  template <IntDim I> Tensor mean(I dim, bool keepdim = false) && { return std::move(*this).mean(dims_of(dim), keepdim); }
+  template <IntDim I> Tensor prod(I dim, bool keepdim = false) const& { return prod(dims_of(dim), keepdim); }
+  template <IntDim I> Tensor prod(I dim, bool keepdim = false) && { return std::move(*this).prod(dims_of(dim), keepdim); }
+  template <IntDim I> Tensor max(I dim, bool keepdim = false) const& { return max(dims_of(dim), keepdim); }
+  template <IntDim I> Tensor max(I dim, bool keepdim = false) && { return std::move(*this).max(dims_of(dim), keepdim); }
+  template <IntDim I> Tensor min(I dim, bool keepdim = false) const& { return min(dims_of(dim), keepdim); }
+  template <IntDim I> Tensor min(I dim, bool keepdim = false) && { return std::move(*this).min(dims_of(dim), keepdim); }
+  template <IntDim I> Tensor argmax(I dim, bool keepdim = false) const& { return argmax(dims_of(dim), keepdim); }
+  template <IntDim I> Tensor argmax(I dim, bool keepdim = false) && {
+    return std::move(*this).argmax(dims_of(dim), keepdim);
+  }
+  template <IntDim I> Tensor argmin(I dim, bool keepdim = false) const& { return argmin(dims_of(dim), keepdim); }
+  template <IntDim I> Tensor argmin(I dim, bool keepdim = false) && {
+    return std::move(*this).argmin(dims_of(dim), keepdim);
+  }
+  template <IntDim I> Tensor var(I dim, bool keepdim = false, int64_t correction = 1) const& {
+    return var(dims_of(dim), keepdim, correction);
+  }
+  template <IntDim I> Tensor var(I dim, bool keepdim = false, int64_t correction = 1) && {
+    return std::move(*this).var(dims_of(dim), keepdim, correction);
+  }
+  template <IntDim I> Tensor std(I dim, bool keepdim = false, int64_t correction = 1) const& {
+    return this->std(dims_of(dim), keepdim, correction);
+  }
+  template <IntDim I> Tensor std(I dim, bool keepdim = false, int64_t correction = 1) && {
+    return std::move(*this).std(dims_of(dim), keepdim, correction);
+  }
+  template <IntDim I> Tensor logsumexp(I dim, bool keepdim = false) const& { return logsumexp(dims_of(dim), keepdim); }
+  template <IntDim I> Tensor logsumexp(I dim, bool keepdim = false) && {
+    return std::move(*this).logsumexp(dims_of(dim), keepdim);
+  }
+  // any / all over dims (bool, NaN is true), norm (torch.linalg.vector_norm), as the free functions.
+  Tensor any(std::vector<int64_t> dims = {}, bool keepdim = false) const;
+  Tensor all(std::vector<int64_t> dims = {}, bool keepdim = false) const;
+  Tensor norm(double p = 2, std::vector<int64_t> dims = {}, bool keepdim = false) const;
+  template <IntDim I> Tensor any(I dim, bool keepdim = false) const { return any(dims_of(dim), keepdim); }
+  template <IntDim I> Tensor all(I dim, bool keepdim = false) const { return all(dims_of(dim), keepdim); }
+  template <IntDim I> Tensor norm(double p, I dim, bool keepdim = false) const { return norm(p, dims_of(dim), keepdim); }
 
   // Views, as members. On a temporary (`lf::arange(0, n).slice(0, 5, 6)`) they release its handle,
   // so a read of the view computes only what the view reads.
@@ -102,6 +158,130 @@ class Tensor {
   Tensor unsqueeze(int64_t dim) &&;
   Tensor contiguous() const&;
   Tensor contiguous() &&;
+  // PyTorch's transposes: t() swaps the two dims of a matrix and leaves 0-D and 1-D tensors as
+  // they are (more dims: an lf::Error); mT() swaps the last two dims (at least 2); T() reverses
+  // every dim. Views, like transpose.
+  Tensor t() const&;
+  Tensor t() &&;
+  Tensor mT() const&;
+  Tensor mT() &&;
+  Tensor T() const&;
+  Tensor T() &&;
+  Tensor select(int64_t dim, int64_t index) const;  // x[..., index, ...] along dim, a view
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+  Tensor flip(std::vector<int64_t> dims) const;
+  template <IntDim I> Tensor flip(I dim) const { return flip(dims_of(dim)); }
+  Tensor movedim(int64_t source, int64_t destination) const;
+
+  // Indexing sugar (PyTorch's C++ Tensor::index and operator[]): x[i] is x.select(0, i);
+  // x.index({1, Slice{0, 4, 2}, None, Ellipsis, idx}) reads as numpy's x[1, 0:4:2, None, ..., idx]
+  // (lf::indexing's names, as torch::indexing's). Integers and slices alone give a view; index
+  // tensors gather (lf::index).
+  template <IntDim I> Tensor operator[](I i) const { return select(0, static_cast<int64_t>(i)); }
+  Tensor operator[](const indexing::TensorIndex& i) const;
+  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
+  Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
+
+  // Elementwise functions, as members (x.exp() is lf::exp(x); the free functions say more).
+  Tensor abs() const;
+  Tensor neg() const;
+  Tensor exp() const;
+  Tensor exp2() const;
+  Tensor log() const;
+  Tensor log2() const;
+  Tensor log1p() const;
+  Tensor expm1() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor tan() const;
+  Tensor asin() const;
+  Tensor acos() const;
+  Tensor atan() const;
+  Tensor sinh() const;
+  Tensor cosh() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  Tensor gelu(bool tanh_approx = false) const;
+  Tensor silu() const;
+  Tensor hardswish() const;
+  Tensor logit() const;
+  Tensor logit(double eps) const;
+  Tensor erf() const;
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor round() const;
+  Tensor sign() const;
+  Tensor reciprocal() const;
+  Tensor square() const;
+  Tensor isnan() const;
+  Tensor isinf() const;
+  Tensor isfinite() const;
+  Tensor logical_not() const;
+  Tensor bitwise_not() const;
+  // Binary ones: the tensor is the first operand (x.pow(2) is lf::pow(x, 2)).
+  Tensor add(const Tensor& other) const;
+  Tensor add(Scalar other) const;
+  Tensor sub(const Tensor& other) const;
+  Tensor sub(Scalar other) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor mul(Scalar other) const;
+  Tensor div(const Tensor& other) const;
+  Tensor div(Scalar other) const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor pow(Scalar exponent) const;
+  Tensor maximum(const Tensor& other) const;
+  Tensor minimum(const Tensor& other) const;
+  Tensor atan2(const Tensor& other) const;
+  Tensor remainder(const Tensor& other) const;
+  Tensor remainder(Scalar other) const;
+  Tensor fmod(const Tensor& other) const;
+  Tensor fmod(Scalar other) const;
+  Tensor floor_divide(const Tensor& other) const;
+  Tensor floor_divide(Scalar other) const;
+  Tensor bitwise_and(const Tensor& other) const;
+  Tensor bitwise_and(Scalar other) const;
+  Tensor bitwise_or(const Tensor& other) const;
+  Tensor bitwise_or(Scalar other) const;
+  Tensor bitwise_xor(const Tensor& other) const;
+  Tensor bitwise_xor(Scalar other) const;
+  Tensor bitwise_left_shift(const Tensor& other) const;
+  Tensor bitwise_left_shift(Scalar other) const;
+  Tensor bitwise_right_shift(const Tensor& other) const;
+  Tensor bitwise_right_shift(Scalar other) const;
+  Tensor logical_and(const Tensor& other) const;
+  Tensor logical_or(const Tensor& other) const;
+  Tensor eq(const Tensor& other) const;
+  Tensor eq(Scalar other) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor ne(Scalar other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor lt(Scalar other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor le(Scalar other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor gt(Scalar other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor ge(Scalar other) const;
+  Tensor clamp(Scalar min, Scalar max) const;
+  Tensor clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max) const;
+  Tensor clamp_min(const Tensor& min) const;
+  Tensor clamp_min(Scalar min) const;
+  Tensor clamp_max(const Tensor& max) const;
+  Tensor clamp_max(Scalar max) const;
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;
+  Tensor lerp(const Tensor& end, Scalar weight) const;
+  Tensor where(const Tensor& cond, const Tensor& other) const;  // PyTorch's x.where(cond, y): where(cond, x, y)
+  Tensor where(const Tensor& cond, Scalar other) const;
+  Tensor masked_fill(const Tensor& mask, Scalar value) const;
+  Tensor matmul(const Tensor& other) const;
+  Tensor softmax(int64_t dim) const;
+  Tensor log_softmax(int64_t dim) const;
+  Tensor cumsum(int64_t dim) const;
+  Tensor cumprod(int64_t dim) const;
 
   // Value semantics: these rebind *this to a new value; other handles to the old value are untouched.
   Tensor& operator+=(const Tensor& other);
@@ -117,6 +297,10 @@ class Tensor {
   const std::shared_ptr<ir::Node>& node() const;
 
  private:
+  template <IntDim I>
+  static std::vector<int64_t> dims_of(I dim) {
+    return {static_cast<int64_t>(dim)};
+  }
   std::shared_ptr<ir::Node> node_;
 };
 

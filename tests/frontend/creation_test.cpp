@@ -103,11 +103,16 @@ TEST(CreationScalar, Values) {
   EXPECT_EQ(lf::scalar(0.1, lf::DType::Float64).item<double>(), 0.1);
 }
 
+// torch.arange's rule (issue 52): integer bounds and step give int64; float32 was the old default.
 TEST(CreationArange, IntegerSteps) {
   lf::Tensor a = lf::arange(0, 5);
-  EXPECT_EQ(a.dtype(), lf::DType::Float32);
+  EXPECT_EQ(a.dtype(), lf::DType::Int64);
   EXPECT_EQ(a.shape(), lf::Shape{5});
-  EXPECT_EQ(a.to_vector<float>(), (std::vector<float>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(a.to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  lf::Tensor f = lf::arange(0.0, 5);
+  EXPECT_EQ(f.dtype(), lf::DType::Float32);
+  EXPECT_EQ(f.to_vector<float>(), (std::vector<float>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(lf::arange(2, 9, 3).dtype(), lf::DType::Int64);
   EXPECT_EQ(lf::arange(2, 9, 3).to_vector<float>(), (std::vector<float>{2, 5, 8}));
   EXPECT_EQ(lf::arange(-2, 2, 1, lf::DType::Int64).to_vector<int64_t>(), (std::vector<int64_t>{-2, -1, 0, 1}));
   EXPECT_EQ(lf::arange(0, 3, 1, lf::DType::Int32).dtype(), lf::DType::Int32);
@@ -116,6 +121,7 @@ TEST(CreationArange, IntegerSteps) {
 
 TEST(CreationArange, NegativeAndFloatSteps) {
   EXPECT_EQ(lf::arange(5, 0, -1).to_vector<float>(), (std::vector<float>{5, 4, 3, 2, 1}));
+  EXPECT_EQ(lf::arange(1, -1, -0.5).dtype(), lf::DType::Float32);  // a floating step: float32
   EXPECT_EQ(lf::arange(1, -1, -0.5).to_vector<float>(), (std::vector<float>{1, 0.5, 0, -0.5}));
   EXPECT_EQ(lf::arange(1, 2.5, 0.5).to_vector<float>(), (std::vector<float>{1, 1.5, 2}));
   EXPECT_EQ(lf::arange(1, 2.6, 0.5).to_vector<float>(), (std::vector<float>{1, 1.5, 2, 2.5}));

@@ -196,7 +196,7 @@ TEST_F(DLPackExport, StridesLifetimeAndRoundTrip) {
 // fused computation on the import gives (skipped without a GPU).
 TEST(DLPackCuda, ExportImportAndComputeOnTheDevice) {
   if (!lf::cuda_available()) GTEST_SKIP() << "no GPU here";
-  lf::Tensor x = lf::arange(0, 6).to(lf::Device::cuda(0)).reshape({2, 3}) * 10;
+  lf::Tensor x = lf::arange(0.0, 6).to(lf::Device::cuda(0)).reshape({2, 3}) * 10;
   lf::sync();
   DLManagedTensor* out = lf::to_dlpack(x.transpose(0, 1));
   const DLTensor& t = out->dl_tensor;

@@ -577,8 +577,8 @@ TEST(ElementwiseBroadcast, ColumnWithRow) {
     for (float r : {10, 20, 30, 40}) want.push_back(c + r);
   EXPECT_EQ(s.to_vector<float>(), want);
   // Rank is padded on the left: [2, 1, 3] with [4, 1] gives [2, 4, 3].
-  Tensor a = lf::arange(0, 6).reshape({2, 1, 3});
-  Tensor b = lf::arange(0, 4).reshape({4, 1}) * 100;
+  Tensor a = lf::arange(0.0, 6).reshape({2, 1, 3});
+  Tensor b = lf::arange(0.0, 4).reshape({4, 1}) * 100;
   Tensor c = a - b;
   EXPECT_EQ(c.shape(), (lf::Shape{2, 4, 3}));
   std::vector<float> got = c.to_vector<float>();
@@ -635,8 +635,8 @@ TEST(ElementwiseBroadcast, SizeOneDims) {
 // ---- strided inputs
 
 TEST(ElementwiseViews, TransposedInputs) {
-  Tensor a = lf::arange(0, 6).reshape({2, 3});      // [[0 1 2] [3 4 5]]
-  Tensor b = lf::arange(0, 6).reshape({3, 2}) * 10;  // [[0 10] [20 30] [40 50]]
+  Tensor a = lf::arange(0.0, 6).reshape({2, 3});    // [[0 1 2] [3 4 5]]
+  Tensor b = lf::arange(0.0, 6).reshape({3, 2}) * 10;  // [[0 10] [20 30] [40 50]]
   Tensor t = lf::transpose(a, -1, -2);               // negative dims: [3, 2]
   Tensor s = t + b;
   EXPECT_EQ(s.shape(), (lf::Shape{3, 2}));

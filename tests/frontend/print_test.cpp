@@ -71,7 +71,7 @@ TEST_F(Print, TwoDimensional) {
 }
 
 TEST_F(Print, ThreeDimensional) {
-  lf::Tensor x = lf::reshape(lf::arange(0, 8), {2, 2, 2});
+  lf::Tensor x = lf::reshape(lf::arange(0.0, 8), {2, 2, 2});
   EXPECT_EQ(str(x),
             "tensor([[[0., 1.],\n"
             "         [2., 3.]],\n"
@@ -134,10 +134,10 @@ TEST_F(Print, NaNAndInf) {
 }
 
 TEST_F(Print, LongRowsWrapAt80Columns) {
-  EXPECT_EQ(str(lf::arange(0, 20)),
+  EXPECT_EQ(str(lf::arange(0.0, 20)),
             "tensor([ 0.,  1.,  2.,  3.,  4.,  5.,  6.,  7.,  8.,  9., 10., 11., 12., 13.,\n"
             "        14., 15., 16., 17., 18., 19.])");
-  EXPECT_EQ(str(lf::reshape(lf::arange(0, 40), {2, 20})),
+  EXPECT_EQ(str(lf::reshape(lf::arange(0.0, 40), {2, 20})),
             "tensor([[ 0.,  1.,  2.,  3.,  4.,  5.,  6.,  7.,  8.,  9., 10., 11., 12., 13.,\n"
             "         14., 15., 16., 17., 18., 19.],\n"
             "        [20., 21., 22., 23., 24., 25., 26., 27., 28., 29., 30., 31., 32., 33.,\n"
@@ -151,7 +151,7 @@ TEST_F(Print, SummarizesAbove1000Elements) {
   EXPECT_NE(full.find(" 500, 501,"), std::string::npos);
 
   // The format is chosen from the shown values only: 1999 / 1 > 1000, so scientific.
-  EXPECT_EQ(str(lf::arange(0, 2000)),
+  EXPECT_EQ(str(lf::arange(0.0, 2000)),
             "tensor([0.0000e+00, 1.0000e+00, 2.0000e+00,  ..., 1.9970e+03, 1.9980e+03,\n"
             "        1.9990e+03])");
   EXPECT_EQ(str(lf::arange(0, 2000, 1, lf::DType::Int64)), "tensor([   0,    1,    2,  ..., 1997, 1998, 1999])");
@@ -162,7 +162,7 @@ TEST_F(Print, SummarizesAbove1000Elements) {
 }
 
 TEST_F(Print, Summarizes2D) {
-  lf::Tensor x = lf::reshape(lf::arange(1000, 2200), {40, 30});
+  lf::Tensor x = lf::reshape(lf::arange(1000.0, 2200), {40, 30});
   EXPECT_EQ(str(x),
             "tensor([[1000., 1001., 1002.,  ..., 1027., 1028., 1029.],\n"
             "        [1030., 1031., 1032.,  ..., 1057., 1058., 1059.],\n"
@@ -184,7 +184,7 @@ TEST_F(Print, Summarizes2D) {
 }
 
 TEST_F(Print, Summarizes3D) {
-  lf::Tensor x = lf::expand(lf::reshape(lf::arange(0, 8), {8, 1, 1}), {8, 2, 70});
+  lf::Tensor x = lf::expand(lf::reshape(lf::arange(0.0, 8), {8, 1, 1}), {8, 2, 70});
   std::string row[8];
   for (int i = 0; i < 8; ++i) {
     std::string d = std::to_string(i) + ".";

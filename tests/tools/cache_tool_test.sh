@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Drives lazyfuse-cache as a user would: run a program that fills a temporary cache, list, show,
 # stats (with the hit rates the runs recorded), hits per entry and --sort=hits, verify; corrupt an
-# entry and a hit count and verify again (must fail); bad arguments; prune; clear.
+# entry and a hit count and verify again (must fail); bad arguments; ambiguous prefixes; prune
+# (--max-mb 0 only with --yes); clear; list --json says why as the text listing does.
 set -u
 tool=$1
 filler=$2
@@ -31,6 +32,16 @@ expect_exit 0 "$tool" list --sort=size --json
 grep -q '"summary"' "$dir/out" || fail "list --json"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d)==3 and all(e["ok"] and e["hits"]==1 for e in d)' "$dir/out" \
   || fail "list --json is not the expected JSON"
+# The JSON's "why" is the text listing's phrase (it was "" for a kernel whose ops were new).
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert all(e["why"]=="the first kernel of its ops in the run that compiled it" for e in d), d' "$dir/out" \
+  || fail "list --json: why"
+expect_exit 0 "$tool" list
+[ "$(grep -c " the first kernel of its ops in the run that compiled it$" "$dir/out")" -eq 3 ] || { cat "$dir/out"; fail "list: why"; }
+# A prefix of several entries is ambiguous, and says so (lf_ alone was "expected a hash").
+for p in lf_ ""; do
+  expect_exit 2 "$tool" show "$p"
+  grep -q "'$p' is ambiguous: matches 3 entries" "$dir/err" || { cat "$dir/err"; fail "show '$p': ambiguous"; }
+done
 expect_exit 0 "$tool" --dir "$dir/cache" list --sort time
 hash=$(head -1 "$dir/out" | cut -d' ' -f1)
 
@@ -168,8 +179,17 @@ touch -d '3 days ago' "$entry"
 expect_exit 0 "$tool" prune --older-than 2
 [ "$(ls "$dir/cache"/*.lfk | wc -l)" -eq 2 ] || fail "prune --older-than removes the old entry"
 [ ! -e "${entry%.lfk}.hits" ] || fail "prune removes the entry's hit count"
-expect_exit 0 "$tool" prune --max-mb 0
-[ -z "$(ls "$dir/cache"/*.lfk "$dir/cache"/*.hits 2>/dev/null)" ] || fail "prune --max-mb 0 empties it"
+# --max-mb 0 removes everything: refused without --yes (it once emptied the cache silently).
+for f in "--max-mb 0" "--max-mb=0" "--max-mb 0.0 --older-than 5"; do
+  expect_exit 2 "$tool" prune $f
+  grep -q -- "--max-mb 0 removes every entry; add --yes to confirm" "$dir/err" || { cat "$dir/err"; fail "prune $f: refused"; }
+done
+[ "$(ls "$dir/cache"/*.lfk | wc -l)" -eq 2 ] || fail "a refused --max-mb 0 removes nothing"
+expect_exit 2 "$tool" list --yes
+expect_exit 0 "$tool" prune --max-mb 1000 --yes
+[ "$(ls "$dir/cache"/*.lfk | wc -l)" -eq 2 ] || fail "--yes with a size that fits removes nothing"
+expect_exit 0 "$tool" prune --max-mb 0 --yes
+[ -z "$(ls "$dir/cache"/*.lfk "$dir/cache"/*.hits 2>/dev/null)" ] || fail "prune --max-mb 0 --yes empties it"
 
 out=$("$filler") || fail "filler failed"
 expect_exit 0 "$tool" clear
@@ -199,6 +219,15 @@ if [ -n "$demo" ]; then
     "$dir/out" "$name" || fail "show --json: why"
   expect_exit 0 "$tool" list
   grep -q "^$name .*new: .*transposed layout" "$dir/out" || { cat "$dir/out"; fail "list: name and why"; }
+  text_why=$(grep "^$name " "$dir/out" | sed 's/.*[0-9][0-9]:[0-9][0-9]  //')
+  expect_exit 0 "$tool" list --json
+  python3 -c '
+import json,sys
+d={e["name"]: e for e in json.load(open(sys.argv[1]))}
+assert d[sys.argv[2]]["why"]==sys.argv[3], (d[sys.argv[2]]["why"], sys.argv[3])
+assert all(e["why"] for e in d.values()), d' "$dir/out" "$name" "$text_why" || fail "list --json: the text listing's why"
+  n=$(ls "$LAZYFUSE_CACHE_DIR"/*.lfk | wc -l)
   expect_exit 2 "$tool" show lf_
+  grep -q "'lf_' is ambiguous: matches $n entries" "$dir/err" || { cat "$dir/err"; fail "show lf_: ambiguous"; }
 fi
 echo "lazyfuse-cache tool: ok"

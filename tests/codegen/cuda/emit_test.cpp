@@ -126,7 +126,7 @@ std::vector<Case> cases() {
       {"int64_sum", [] { return lf::sum(lf::cast(input({40}) * 100, DType::Int64)); }},
       {"bool_logic", [] { Tensor x = input({30}); return lf::where((x > 0) && !(lf::isnan(x)), x, lf::scalar(0.0)); }},
       {"casts_bf16", [] { return lf::cast(lf::cast(input({30}), DType::BFloat16) * 3, DType::Float64); }},
-      {"generators", [] { return lf::rand({10, 10}) + lf::randn({10, 10}) + lf::arange(0, 10).reshape({1, 10}); }},
+      {"generators", [] { return lf::rand({10, 10}) + lf::randn({10, 10}) + lf::arange(0.0, 10).reshape({1, 10}); }},
       {"randn_f64", [] { return lf::randn({20}, DType::Float64) * 2; }},
       {"transposed", [] { return lf::exp(input({12, 20}).transpose(0, 1)) + 1; }},
       {"sliced_strided", [] { return lf::slice(input({40, 30}), 1, 1, 29, 3) * 2; }},

@@ -274,7 +274,7 @@ TEST(LibraryPlan, OperandsComputedFirstAreNotRecorded) {
   const float c = fresh_number();
   uint64_t replayed = check_loop(5, 16, [&](int it) {
     auto in = synced({input({16, 16}, it)});
-    Tensor ramp = lf::arange(0, 16 * 8).reshape({16, 8});  // on the default device
+    Tensor ramp = lf::arange(0.0, 16 * 8).reshape({16, 8});  // on the default device
     return std::vector<Tensor>{lf::matmul(in[0], ramp) * c};
   });
   EXPECT_EQ(replayed, 0u);

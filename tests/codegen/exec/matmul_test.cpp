@@ -295,9 +295,9 @@ TEST(Matmul, NanAndInfPropagate) {
 }
 
 TEST(Matmul, GeneratorOperands) {
-  Tensor a = lf::arange(0, 12).reshape({3, 4}) * 0.25;
+  Tensor a = lf::arange(0.0, 12).reshape({3, 4}) * 0.25;
   expect_matches(lf::matmul(lf::ones({5, 3}), a), 3, "ones @ computed");
-  expect_matches(lf::matmul(lf::arange(0, 6).reshape({2, 3}), lf::ones({3, 2})), 3, "arange @ ones");
+  expect_matches(lf::matmul(lf::arange(0.0, 6).reshape({2, 3}), lf::ones({3, 2})), 3, "arange @ ones");
 }
 
 TEST(Matmul, UnfusedModeStillUsesTheGemmAndMatches) {

@@ -139,6 +139,42 @@ TEST(ObserveProfile, LaunchesAgreeWithCacheStatsReplaysIncluded) {
   EXPECT_EQ(reported_launches(lf::profile_report()), 0u + 1u) << "a report does not clear it";
 }
 
+// Library calls (issue 52 item 5) are rows of their own, named by op and output shape, with their
+// calls, time and bytes, replayed plans included; their time is no longer host time, and their
+// epilogue kernels keep their rows.
+TEST(ObserveProfile, LibraryCallsAreRows) {
+  Tensor a = ramp(64, 32), b = ramp(32, 48), keys = ramp(16, 40), rows = ramp(8, 100);
+  lf::CacheStats before = lf::cache_stats();
+  std::string report;
+  {
+    lf::Profile p;
+    for (int i = 0; i < 5; ++i) {
+      lf::relu(lf::matmul(a, b) * 2.0).to_vector<float>();
+      lf::argsort(keys, 1).to_vector<int64_t>();
+      lf::cumsum(rows * 3.0, 1).to_vector<float>();
+    }
+    report = p.report();
+  }
+  lf::CacheStats after = lf::cache_stats();
+  EXPECT_GT(after.plans_replayed, before.plans_replayed) << "the loop replays flush plans";
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(report, m, std::regex(R"(; (\d+) library calls, (\d+) calls, ([0-9.]+) ms in library calls)")))
+      << report;
+  EXPECT_GE(std::stoull(m[1]), 2u) << report;  // matmul and argsort (a scan may be a kernel of its own)
+  EXPECT_GE(std::stoull(m[2]), 10u) << report;
+  // matmul: 5 calls, 64 * 48 + 64 * 32 + 32 * 48 floats read and written.
+  EXPECT_TRUE(std::regex_search(
+      report, m, std::regex(R"(\n  matmul\[64, 48\] +5 +([0-9.]+) +[0-9.]+ +([0-9.]+) +[0-9.-]+ +library: float32\[64, 32\], float32\[32, 48\] \+ an epilogue of 2 ops)")))
+      << report;
+  if (!m.empty()) EXPECT_NEAR(std::stod(m[2]), 5 * (64 * 48 + 64 * 32 + 32 * 48) * 4 / 1e6, 0.01) << report;
+  EXPECT_TRUE(std::regex_search(report, std::regex(R"(\n  argsort\[16, 40\] +5 .* library: float32\[16, 40\] -> int64)")))
+      << report;
+  // The cumsum: a scan kernel of its own (the CPU) or a library call.
+  EXPECT_TRUE(std::regex_search(report, std::regex(R"(\n  (lf_[0-9a-f]{16} +5 .*cumsum|cumsum\[8, 100\] +5 ))"))) << report;
+  ASSERT_TRUE(std::regex_search(report, m, std::regex(R"(host time (-?[0-9.]+) ms per flush)"))) << report;
+  EXPECT_GE(std::stod(m[1]), 0.0) << report;
+}
+
 TEST(ObserveEntry, ExplanationRoundTripsAndVersion2IsStillRead) {
   namespace disk = lf::cache::disk;
   disk::Record r;

@@ -362,7 +362,7 @@ TEST_P(ScanScatter, NonzeroAndMaskedSelect) {
   EXPECT_EQ(lf::nonzero(x).shape(), (lf::Shape{2, 2}));
   EXPECT_EQ(lf::nonzero(x).to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 1, 0}));
   EXPECT_EQ(lf::masked_select(x, x < 0.5f).to_vector<float>(), (std::vector<float>{0, 0, -2, 0, 0}));
-  EXPECT_EQ(lf::masked_select(lf::arange(0, 3), lf::from_vector(std::vector<bool>{true, false}, {2, 1})).to_vector<float>(),
+  EXPECT_EQ(lf::masked_select(lf::arange(0.0, 3), lf::from_vector(std::vector<bool>{true, false}, {2, 1})).to_vector<float>(),
             (std::vector<float>{0, 1, 2}));  // the mask broadcasts
   EXPECT_EQ(lf::nonzero(lf::zeros({3, 0})).shape(), (lf::Shape{0, 2}));
   EXPECT_EQ(lf::nonzero(lf::zeros({4})).shape(), (lf::Shape{0, 1}));

@@ -139,25 +139,25 @@ TEST(ScatterFamily, MatchesPyTorchOnSmallCases) {
 // duplicates.
 TEST(ScatterFamily, MixedIndexingFollowsNumpysRegion) {
   const lf::Shape shape{3, 4, 5};
-  Tensor x = lf::arange(0, 60).reshape(shape);
+  Tensor x = lf::arange(0.0, 60).reshape(shape);
   std::vector<float> base = x.to_vector<float>();
   auto at3 = [](int64_t i, int64_t j, int64_t k) { return static_cast<size_t>((i * 4 + j) * 5 + k); };
   // x[:, [1, 3]] = v, v of the region [3, 2, 5].
-  Tensor v1 = lf::arange(100, 130).reshape({3, 2, 5});
+  Tensor v1 = lf::arange(100.0, 130).reshape({3, 2, 5});
   std::vector<float> want = base, hv = v1.to_vector<float>();
   for (int64_t i = 0; i < 3; ++i)
     for (int64_t b = 0; b < 2; ++b)
       for (int64_t k = 0; k < 5; ++k) want[at3(i, b == 0 ? 1 : 3, k)] = hv[static_cast<size_t>((i * 2 + b) * 5 + k)];
   EXPECT_EQ(lf::index_put(x, lf::index_list(lf::slice(0), ints({1, 3})), v1).to_vector<float>(), want);
   // x[[0, 2], :, [1, 4]] = v: the tensors are separated, the region is [2 (block), 4].
-  Tensor v2 = lf::arange(200, 208).reshape({2, 4});
+  Tensor v2 = lf::arange(200.0, 208).reshape({2, 4});
   want = base;
   hv = v2.to_vector<float>();
   for (int64_t b = 0; b < 2; ++b)
     for (int64_t j = 0; j < 4; ++j) want[at3(b == 0 ? 0 : 2, j, b == 0 ? 1 : 4)] = hv[static_cast<size_t>(b * 4 + j)];
   EXPECT_EQ(lf::index_put(x, lf::index_list(ints({0, 2}), lf::slice(0), ints({1, 4})), v2).to_vector<float>(), want);
   // x[1, :, [0, 2]] = v: an integer is an index too (separated from the tensor: block first).
-  Tensor v3 = lf::arange(300, 308).reshape({2, 4});
+  Tensor v3 = lf::arange(300.0, 308).reshape({2, 4});
   want = base;
   hv = v3.to_vector<float>();
   for (int64_t b = 0; b < 2; ++b)
@@ -195,7 +195,7 @@ TEST(ScatterFamily, MixedIndexingFollowsNumpysRegion) {
 // numpy's mixed-index read: the region of index_put's rule, against host loops, and views when
 // the index has no tensor.
 TEST(ScatterFamily, MixedIndexReadFollowsNumpysRegion) {
-  Tensor x = lf::arange(0, 60).reshape({3, 4, 5});
+  Tensor x = lf::arange(0.0, 60).reshape({3, 4, 5});
   auto flat = [](int64_t i, int64_t j, int64_t k) { return static_cast<float>((i * 4 + j) * 5 + k); };
   // x[:, [3, -4]]: [3, 2, 5].
   Tensor a = lf::index(x, lf::index_list(lf::slice(0), ints({3, -4})));
@@ -241,7 +241,7 @@ TEST(ScatterFamily, MixedIndexReadFollowsNumpysRegion) {
 // it has, against host loops (read and write), mixed with slices and integers; a mask of the wrong
 // shape is an error at the call naming the op and both shapes.
 TEST(ScatterFamily, BoolMasksInMixedIndices) {
-  Tensor x = lf::arange(0, 60).reshape({3, 4, 5});
+  Tensor x = lf::arange(0.0, 60).reshape({3, 4, 5});
   auto flat = [](int64_t i, int64_t j, int64_t k) { return static_cast<float>((i * 4 + j) * 5 + k); };
   std::vector<bool> m2(12);
   for (size_t p = 0; p < m2.size(); ++p) m2[p] = (p * 7) % 5 < 2;  // some true, some false
@@ -277,7 +277,7 @@ TEST(ScatterFamily, BoolMasksInMixedIndices) {
           add[static_cast<size_t>((i * 4 + j) * 5 + k)] += static_cast<float>(k);
         }
   EXPECT_EQ(lf::index_put(x, lf::index_list(mask2), 7).to_vector<float>(), put);
-  EXPECT_EQ(lf::index_put(x, lf::index_list(mask2), lf::arange(0, 5), true).to_vector<float>(), add);
+  EXPECT_EQ(lf::index_put(x, lf::index_list(mask2), lf::arange(0.0, 5), true).to_vector<float>(), add);
   // An all-false mask selects nothing.
   EXPECT_EQ(lf::index(x, lf::index_list(lf::zeros({3, 4}, DType::Bool))).shape(), (lf::Shape{0, 5}));
   // Against the reference, fused and unfused, with a computed mask.

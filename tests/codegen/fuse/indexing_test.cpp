@@ -24,7 +24,7 @@ class Indexing : public ::testing::TestWithParam<bool> {};  // fusion on, off
 
 TEST_P(Indexing, GathersMatchHandComputedValues) {
   FusionScope scope(GetParam());
-  Tensor x = lf::arange(0, 12).reshape({3, 4});  // [[0..3], [4..7], [8..11]]
+  Tensor x = lf::arange(0.0, 12).reshape({3, 4});  // [[0..3], [4..7], [8..11]]
   EXPECT_EQ(lf::index_select(x, 1, ints({3, 0, -1}, {3})).to_vector<float>(),
             (std::vector<float>{3, 0, 3, 7, 4, 7, 11, 8, 11}));
   EXPECT_EQ(lf::index_select(x, 0, ints({2}, {})).shape(), (lf::Shape{1, 4}));
@@ -55,7 +55,7 @@ TEST_P(Indexing, ScattersScansAndSortsMatchHandComputedValues) {
   EXPECT_EQ(lf::one_hot(ints({2, 0}, {2}), 3).to_vector<int64_t>(), (std::vector<int64_t>{0, 0, 1, 1, 0, 0}));
   EXPECT_EQ(lf::masked_fill(lf::arange(0, 4, 1, DType::Int32), floats({1, 0, 0, 1}, {4}) > 0.5f, 7).to_vector<int32_t>(),
             (std::vector<int32_t>{7, 1, 2, 7}));
-  Tensor x = lf::arange(1, 7).reshape({2, 3});
+  Tensor x = lf::arange(1.0, 7).reshape({2, 3});
   EXPECT_EQ(lf::cumsum(x, 1).to_vector<float>(), (std::vector<float>{1, 3, 6, 4, 9, 15}));
   EXPECT_EQ(lf::cumsum(x, 0).to_vector<float>(), (std::vector<float>{1, 2, 3, 5, 7, 9}));
   EXPECT_EQ(lf::cumprod(x, -1).to_vector<float>(), (std::vector<float>{1, 2, 6, 4, 20, 120}));
@@ -181,10 +181,10 @@ TEST(IndexingFusion, GatherIsIndexMathInItsConsumersKernel) {
 }
 
 TEST(IndexingFusion, GatherOfAPendingSourceWritesItFirst) {
-  Tensor x = lf::arange(0, 10) * 2;       // pending: written by its own kernel
+  Tensor x = lf::arange(0.0, 10) * 2;     // pending: written by its own kernel
   Tensor i = ints({9, 0}, {2});
   EXPECT_EQ(lf::index_select(x, 0, i).to_vector<float>(), (std::vector<float>{18, 0}));
-  EXPECT_EQ(lf::index_select(lf::arange(0, 10), 0, i).to_vector<float>(), (std::vector<float>{9, 0}));  // a generator
+  EXPECT_EQ(lf::index_select(lf::arange(0.0, 10), 0, i).to_vector<float>(), (std::vector<float>{9, 0}));  // a generator
 }
 
 // masked_scatter: the selected positions, in row-major order of the broadcast shape, take source's
@@ -234,7 +234,7 @@ TEST_P(Indexing, MaskedScatterFillsSelectedPositionsInOrder) {
 
 TEST_P(Indexing, IndexOutOfRangeIsAnErrorAtTheSyncPoint) {
   FusionScope scope(GetParam());
-  Tensor x = lf::arange(0, 6).reshape({2, 3});
+  Tensor x = lf::arange(0.0, 6).reshape({2, 3});
   auto expect_error = [](const Tensor& t, const std::string& what) {
     try {
       t.to_vector<float>();
@@ -260,7 +260,7 @@ TEST_P(Indexing, IndexOutOfRangeIsAnErrorAtTheSyncPoint) {
 TEST_P(Indexing, HostIndicesKnownInRangeAreNotChecked) {
   FusionScope scope(GetParam());
   const lf::Device device = lf::default_device();
-  Tensor table = lf::arange(0, 24).reshape({6, 4}) * 1.5f;
+  Tensor table = lf::arange(0.0, 24).reshape({6, 4}) * 1.5f;
   auto checks_of = [&](const Tensor& ids, const std::string& what) {
     const uint64_t before = lf::cache_stats().index_checks;
     lf::test::expect_matches_reference(lf::embedding(table, ids) + 1, 1, what);
@@ -302,14 +302,14 @@ TEST_P(Indexing, HostIndicesKnownInRangeAreNotChecked) {
 TEST_P(Indexing, ScattersOfHostIndicesKnownInRangeReadNothingBack) {
   FusionScope scope(GetParam());
   const uint64_t read = lf::default_device().is_cuda() ? 1 : 0;  // reads a checked scatter makes
-  Tensor x = lf::arange(0, 12).reshape({4, 3}) * 0.5f;
+  Tensor x = lf::arange(0.0, 12).reshape({4, 3}) * 0.5f;
   auto checks_of = [&](const Tensor& y, const std::string& what) {
     const uint64_t before = lf::cache_stats().index_checks;
     lf::test::expect_matches_reference(y + 1, 1, what);
     return lf::cache_stats().index_checks - before;
   };
   std::vector<int64_t> rows{3, 0, -4, 3, -1};
-  Tensor src = lf::arange(0, 15).reshape({5, 3}) * 1.0f;
+  Tensor src = lf::arange(0.0, 15).reshape({5, 3}) * 1.0f;
   EXPECT_EQ(checks_of(lf::index_add(x, 0, ints(rows, {5}), src), "index_add"), 0u);
   EXPECT_EQ(checks_of(lf::scatter_add(lf::zeros({6}), 0, ints({5, 0, 5, 1, -6}, {5}), lf::ones({5})), "scatter_add"), 0u);
   EXPECT_EQ(checks_of(lf::scatter(x, 1, ints({2, 0, 1, 0}, {4, 1}), lf::full({4, 1}, 7.0)), "scatter"), 0u);
