@@ -248,7 +248,7 @@ TEST_P(Indexing, IndexOutOfRangeIsAnErrorAtTheSyncPoint) {
   expect_error(lf::gather(x, 0, ints({-3}, {1, 1})), "lf::gather: index -3 is out of range for dim 0 of size 2");
   expect_error(lf::take(x, ints({6}, {1})), "lf::take: index 6 is out of range for size 6");
   expect_error(lf::embedding(x, lf::cast(ints({2}, {1}) * 1, DType::Int32)), "lf::embedding: index 2");
-  expect_error(lf::index_add(x, 0, ints({2}, {1}), lf::ones({1, 3})), "lf::scatter_add: index 2");
+  expect_error(lf::index_add(x, 0, ints({2}, {1}), lf::ones({1, 3})), "lf::index_add: index 2");
   // The trace stays usable after the error.
   EXPECT_EQ(lf::index_select(x, 1, ints({2}, {1})).to_vector<float>(), (std::vector<float>{2, 5}));
 }
