@@ -79,10 +79,12 @@ Tensor block(const Tensor& packed, const ir::LinalgLayout& l, size_t i, int rank
   return t;
 }
 
-LinalgParams params(LinalgOp op, LinalgName name) {
+// `a`: the user's A, whose batch dims decide whether a failure names its batch element.
+LinalgParams params(LinalgOp op, LinalgName name, const Tensor& a) {
   LinalgParams p;
   p.op = op;
   p.name = name;
+  p.batched = a.dim() > 2;
   return p;
 }
 
@@ -94,9 +96,9 @@ std::pair<Tensor, Tensor> broadcast_batch(const char* op, const Tensor& a, const
   return {detail::broadcast_to(a, with(batch, {a.size(-2), a.size(-1)})), detail::broadcast_to(b, bs)};
 }
 
-Tensor left_solve(LinalgOp op, LinalgName name, const Tensor& a, const Tensor& b, bool upper = false,
-                  bool unitriangular = false) {
-  LinalgParams p = params(op, name);
+Tensor left_solve(LinalgOp op, LinalgName name, const Tensor& user_a, const Tensor& a, const Tensor& b,
+                  bool upper = false, bool unitriangular = false) {
+  LinalgParams p = params(op, name, user_a);
   p.upper = upper;
   p.unitriangular = unitriangular;
   ir::LinalgLayout l;
@@ -109,7 +111,7 @@ Tensor left_solve(LinalgOp op, LinalgName name, const Tensor& a, const Tensor& b
 CholeskyEx cholesky_ex(const Tensor& a, bool upper, bool check_errors) {
   const char* op = "linalg.cholesky_ex";
   check_matrix(op, a, true);
-  LinalgParams p = params(LinalgOp::kCholesky, check_errors ? LinalgName::kCholesky : LinalgName::kCholeskyEx);
+  LinalgParams p = params(LinalgOp::kCholesky, check_errors ? LinalgName::kCholesky : LinalgName::kCholeskyEx, a);
   p.check = check_errors;
   ir::LinalgLayout l;
   Tensor packed = record_linalg(p, batch_of(a), {&a}, a.size(-1), a.size(-1), 0, &l);
@@ -122,7 +124,7 @@ CholeskyEx cholesky_ex(const Tensor& a, bool upper, bool check_errors) {
 Tensor cholesky(const Tensor& a, bool upper) {
   check_matrix("linalg.cholesky", a, true);
   ir::LinalgLayout l;
-  Tensor packed = record_linalg(params(LinalgOp::kCholesky, LinalgName::kCholesky), batch_of(a), {&a}, a.size(-1),
+  Tensor packed = record_linalg(params(LinalgOp::kCholesky, LinalgName::kCholesky, a), batch_of(a), {&a}, a.size(-1),
                                 a.size(-1), 0, &l);
   Tensor L = block(packed, l, 0);
   return upper ? mT(L) : L;
@@ -140,7 +142,7 @@ Tensor solve_triangular(const Tensor& a, const Tensor& b, bool upper, bool left,
          {&a, &b});
   if (!left) return mT(solve_triangular(mT(a), mT(b), !upper, true, unitriangular));
   auto [A, B] = broadcast_batch(op, a, b);
-  return left_solve(LinalgOp::kTriangularSolve, LinalgName::kSolveTriangular, A, B, upper, unitriangular);
+  return left_solve(LinalgOp::kTriangularSolve, LinalgName::kSolveTriangular, a, A, B, upper, unitriangular);
 }
 
 Tensor cholesky_solve(const Tensor& b, const Tensor& l, bool upper) {
@@ -180,7 +182,7 @@ Tensor solve_as(LinalgName name, const char* op, const Tensor& a, const Tensor& 
   }
   if (!left) return mT(solve_as(name, op, mT(a), mT(b), true));
   auto [A, B] = broadcast_batch(op, a, b);
-  return left_solve(LinalgOp::kSolve, name, A, B);
+  return left_solve(LinalgOp::kSolve, name, a, A, B);
 }
 
 }  // namespace
@@ -198,7 +200,7 @@ namespace {
 
 Tensor slogdet_packed(const char* op, LinalgName name, const Tensor& a, ir::LinalgLayout* l) {
   check_matrix(op, a, true);
-  return record_linalg(params(LinalgOp::kSlogdet, name), batch_of(a), {&a}, a.size(-1), a.size(-1), 0, l);
+  return record_linalg(params(LinalgOp::kSlogdet, name, a), batch_of(a), {&a}, a.size(-1), a.size(-1), 0, l);
 }
 
 }  // namespace
@@ -219,7 +221,7 @@ Slogdet slogdet(const Tensor& a) {
 LuFactorEx lu_factor_ex(const Tensor& a, bool check_errors) {
   const char* op = check_errors ? "linalg.lu_factor" : "linalg.lu_factor_ex";
   check_matrix(op, a, false);
-  LinalgParams p = params(LinalgOp::kLuFactor, check_errors ? LinalgName::kLuFactor : LinalgName::kLuFactorEx);
+  LinalgParams p = params(LinalgOp::kLuFactor, check_errors ? LinalgName::kLuFactor : LinalgName::kLuFactorEx, a);
   p.check = check_errors;
   ir::LinalgLayout l;
   Tensor packed = record_linalg(p, batch_of(a), {&a}, a.size(-2), a.size(-1), 0, &l);
@@ -253,7 +255,7 @@ Tensor lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b, bool le
   Tensor LU = detail::broadcast_to(lu, with(batch, {n, n}));
   Tensor P = detail::broadcast_to(pivots, with(batch, {n}));
   Tensor B = detail::broadcast_to(b, with(batch, {n, b.size(-1)}));
-  LinalgParams p = params(LinalgOp::kLuSolve, LinalgName::kLuSolve);
+  LinalgParams p = params(LinalgOp::kLuSolve, LinalgName::kLuSolve, lu);
   p.adjoint = adjoint;
   ir::LinalgLayout l;
   Tensor packed = record_linalg(p, batch, {&LU, &P, &B}, n, n, b.size(-1), &l);

@@ -41,9 +41,12 @@ struct LinalgParams {
   // Whether a failure (not positive-definite, singular) throws lf::Error at the sync point; else
   // the info is stored as a block of the output (the _ex ops).
   bool check = true;
+  // Whether the user's A had batch dims (before broadcasting against B): PyTorch's failure
+  // messages name the batch element only then.
+  bool batched = false;
 
   std::vector<int64_t> pack() const {
-    return {static_cast<int64_t>(op), static_cast<int64_t>(name), upper, unitriangular, adjoint, check};
+    return {static_cast<int64_t>(op), static_cast<int64_t>(name), upper, unitriangular, adjoint, check, batched};
   }
   static LinalgParams of(const Node& n) { return of_attrs(n.attrs); }
   static LinalgParams of_attrs(const Attrs& attrs) {
@@ -55,6 +58,7 @@ struct LinalgParams {
     p.unitriangular = d[3] != 0;
     p.adjoint = d[4] != 0;
     p.check = d[5] != 0;
+    p.batched = d[6] != 0;
     return p;
   }
 };

@@ -28,7 +28,7 @@ int64_t cholesky(Mat<const T> a, Mat<T> l, int64_t n) {
   for (int64_t j = 0; j < n; ++j) {
     T s = a(j, j);
     for (int64_t p = 0; p < j; ++p) s -= l(j, p) * l(j, p);
-    if (!(s > T(0))) return j + 1;  // NaN too, as LAPACK
+    if (s <= T(0)) return j + 1;  // NaN goes on as NaN (info 0), as LAPACK's potrf in PyTorch
     const T d = std::sqrt(s);
     l(j, j) = d;
     for (int64_t i = j + 1; i < n; ++i) {
@@ -185,7 +185,6 @@ LinalgProblem LinalgProblem::of(const Node& node, const std::vector<Value>& in) 
   p.n = a[r - 1];
   p.batch = 1;
   for (size_t d = 0; d + 2 < r; ++d) p.batch *= a[d];
-  p.batched = r > 2;
   const Value& rhs = in.back();
   if (in.size() > 1) p.k = rhs.shape.back();
   p.layout = linalg_layout(p.params, p.m, p.n, p.k);
@@ -209,7 +208,7 @@ void finish_linalg(const LinalgProblem& p, const std::vector<int64_t>& info) {
   if (p.params.check) {
     for (size_t e = 0; e < info.size(); ++e)
       if (info[e] > 0)
-        throw Error(linalg_failure(p.params.name, info[e], static_cast<int64_t>(e), p.batched));
+        throw Error(linalg_failure(p.params.name, info[e], static_cast<int64_t>(e), p.params.batched));
     return;
   }
   const LinalgBlock& b = p.layout.blocks.back();  // the info block of the _ex ops

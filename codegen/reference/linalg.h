@@ -18,7 +18,6 @@ struct LinalgProblem {
   DType dtype = DType::Float64;  // Float32 or Float64
   int64_t batch = 1;
   int64_t m = 0, n = 0, k = 0;  // the first input [m, n], a right-hand side [n, k]
-  bool batched = false;         // the input had batch dims (PyTorch's messages then name the element)
   LinalgLayout layout;
   const void* a = nullptr;          // [batch, m, n]
   const void* b = nullptr;          // [batch, n, k] (solves)
