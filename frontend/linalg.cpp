@@ -176,10 +176,11 @@ Tensor solve_as(LinalgName name, const char* op, const Tensor& a, const Tensor& 
     fail(op, "incompatible shapes of A and B for the equation " + std::string(left ? "AX = B" : "XA = B") + " (" +
                  shape_str(a.shape()) + " and " + shape_str(b.shape()) + ")",
          {&a, &b});
-  if (vector) {
-    Tensor col = unsqueeze(b, -1);
-    return squeeze(solve_as(name, op, left ? a : mT(a), col, true), -1);
-  }
+  if (vector && !left)
+    fail(op, "vector broadcasting of the left hand side is not supported for left=false (" + shape_str(a.shape()) +
+                 " and " + shape_str(b.shape()) + ")",
+         {&a, &b});
+  if (vector) return squeeze(solve_as(name, op, a, unsqueeze(b, -1), true), -1);
   if (!left) return mT(solve_as(name, op, mT(a), mT(b), true));
   auto [A, B] = broadcast_batch(op, a, b);
   return left_solve(LinalgOp::kSolve, name, a, A, B);

@@ -346,6 +346,8 @@ TEST(LinalgErrors, AtTheCall) {
                {"linalg.solve", "same dtype", "float64", "float32"});
   expect_error([&] { la::solve(lf::zeros({2, 3, 3}, DType::Float64), lf::zeros({4, 3, 1}, DType::Float64)); },
                {"linalg.solve", "[2]", "[4]"});
+  expect_error([&] { la::solve(s, lf::zeros({3}, DType::Float64), /*left=*/false); },
+               {"linalg.solve", "vector broadcasting", "left=false"});
   expect_error([&] { la::solve_triangular(s, lf::zeros({2, 1}, DType::Float64), true); },
                {"linalg.solve_triangular", "incompatible shapes", "[3, 3]", "[2, 1]"});
   expect_error([&] { la::lu_solve(s, lf::zeros({3}, DType::Int64), lf::zeros({3, 1}, DType::Float64)); },
@@ -373,8 +375,10 @@ TEST(LinalgGrad, CholeskyAndSolves) {
         }, {Input{{2, 3, 3}}, Input{left ? Shape{2, 3, 2} : Shape{2, 2, 3}}});
   gradcheck("solve", [&](const std::vector<Tensor>& v) { return la::solve(well(v[0]), v[1]); },
             {Input{{2, 3, 3}}, Input{{3, 2}}});
-  gradcheck("solve vector right", [&](const std::vector<Tensor>& v) { return la::solve(well(v[0]), v[1], false); },
+  gradcheck("solve vector", [&](const std::vector<Tensor>& v) { return la::solve(well(v[0]), v[1]); },
             {Input{{3, 3}}, Input{{3}}});
+  gradcheck("solve right", [&](const std::vector<Tensor>& v) { return la::solve(well(v[0]), v[1], false); },
+            {Input{{2, 3, 3}}, Input{{4, 3}}});
   gradcheck("inv", [&](const std::vector<Tensor>& v) { return la::inv(well(v[0])); }, {Input{{2, 3, 3}}});
   gradcheck("cholesky_solve", [&](const std::vector<Tensor>& v) {
     return la::cholesky_solve(v[1], la::cholesky(sym(v[0])));
