@@ -263,4 +263,31 @@ Tensor lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b, bool le
   return block(packed, l, 0);
 }
 
+namespace {
+
+Tensor eigh_packed(const char* op, LinalgName name, const Tensor& a, const std::string& uplo, bool vectors,
+                   ir::LinalgLayout* l) {
+  check_matrix(op, a, true);
+  if (uplo != "L" && uplo != "U" && uplo != "l" && uplo != "u")
+    fail(op, "expected UPLO to be \"L\" or \"U\", got \"" + uplo + "\"", {&a});
+  LinalgParams p = params(LinalgOp::kEigh, name, a);
+  p.upper = uplo == "U" || uplo == "u";
+  p.vectors = vectors;
+  return record_linalg(p, batch_of(a), {&a}, a.size(-1), a.size(-1), 0, l);
+}
+
+}  // namespace
+
+Eigh eigh(const Tensor& a, const std::string& uplo) {
+  ir::LinalgLayout l;
+  Tensor packed = eigh_packed("linalg.eigh", LinalgName::kEigh, a, uplo, true, &l);
+  return {block(packed, l, 1, 1), block(packed, l, 0)};
+}
+
+Tensor eigvalsh(const Tensor& a, const std::string& uplo) {
+  ir::LinalgLayout l;
+  Tensor packed = eigh_packed("linalg.eigvalsh", LinalgName::kEigvalsh, a, uplo, false, &l);
+  return block(packed, l, 0, 1);
+}
+
 }  // namespace lf::linalg

@@ -25,6 +25,8 @@ struct Routines {
   void (*getrf)(const int*, const int*, T*, const int*, int*, int*) = nullptr;
   void (*getrs)(const char*, const int*, const int*, const T*, const int*, const int*, T*, const int*, int*,
                 Len) = nullptr;
+  void (*syevd)(const char*, const char*, const int*, T*, const int*, T*, T*, const int*, int*, const int*, int*,
+                Len, Len) = nullptr;
 };
 
 struct Loaded {
@@ -50,6 +52,8 @@ const Loaded& loaded() {
     lib.bind(l.d.getrf, "dgetrf_");
     lib.bind(l.s.getrs, "sgetrs_");
     lib.bind(l.d.getrs, "dgetrs_");
+    lib.bind(l.s.syevd, "ssyevd_");
+    lib.bind(l.d.syevd, "dsyevd_");
     if (!lib.missing().empty()) l.error = lib.name() + " lacks " + lib.missing();
     return l;
   }();
@@ -159,6 +163,22 @@ int64_t solve_one(const ir::LinalgProblem& p, int64_t e) {
       out[1] = logabs;
       out[2] = flipped ? -det : det;
       return 0;
+    }
+    case ir::LinalgOp::kEigh: {
+      to_cols(a, n, n, n, ac);
+      T* values = out + p.layout.blocks.back().row * w;
+      if (n == 0) return 0;
+      const char jobz = q.vectors ? 'V' : 'N', uplo = q.upper ? 'U' : 'L';
+      int lwork = -1, liwork = -1, iwork_size = 0;
+      T work_size = 0;
+      f.syevd(&jobz, &uplo, &ni, ac.data(), &ld, values, &work_size, &lwork, &iwork_size, &liwork, &info, 1, 1);
+      lwork = static_cast<int>(work_size);
+      liwork = iwork_size;
+      std::vector<T> work(static_cast<size_t>(std::max(1, lwork)));
+      std::vector<int> iwork(static_cast<size_t>(std::max(1, liwork)));
+      f.syevd(&jobz, &uplo, &ni, ac.data(), &ld, values, work.data(), &lwork, iwork.data(), &liwork, &info, 1, 1);
+      if (q.vectors) from_cols(ac, n, n, out, w);
+      return info;
     }
   }
   return 0;

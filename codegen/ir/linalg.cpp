@@ -17,6 +17,8 @@ const char* linalg_name(LinalgName name) {
     case LinalgName::kLuSolve: return "linalg.lu_solve";
     case LinalgName::kDet: return "linalg.det";
     case LinalgName::kSlogdet: return "linalg.slogdet";
+    case LinalgName::kEigh: return "linalg.eigh";
+    case LinalgName::kEigvalsh: return "linalg.eigvalsh";
   }
   return "linalg";
 }
@@ -42,6 +44,10 @@ LinalgLayout linalg_layout(const LinalgParams& p, int64_t m, int64_t n, int64_t 
       if (!p.check) add(1, 1);  // info
       break;
     case LinalgOp::kSlogdet: add(1, 3); break;  // sign, log|det|, det
+    case LinalgOp::kEigh:
+      if (p.vectors) add(n, n);
+      add(1, n);  // eigenvalues
+      break;
   }
   return l;
 }
@@ -63,6 +69,10 @@ std::string linalg_failure(LinalgName name, int64_t info, int64_t batch, bool ba
       return s + "U[" + i + "," + i +
              "] is zero and using it on lu_solve would result in a division by zero. If you still want to perform the "
              "factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)";
+    case LinalgName::kEigh:
+    case LinalgName::kEigvalsh:
+      return s + "The algorithm failed to converge because the input matrix is ill-conditioned or has too many "
+                 "repeated eigenvalues (error code: " + i + ").";
     default: return s + "The solver failed because the input matrix is singular.";
   }
 }

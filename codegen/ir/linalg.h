@@ -27,15 +27,17 @@ enum class LinalgOp : int64_t {
   kLuFactor,          // A [.., m, n] -> LU [m, n], pivots [1, min(m, n)] (1-based, LAPACK's)
   kLuSolve,           // LU [.., n, n], pivots (Int32) [.., n], B [.., n, k] -> X (A X = B, or A^T X = B)
   kSlogdet,           // A [.., n, n] -> [1, 3]: sign, log|det|, det
+  kEigh,              // A [.., n, n] symmetric -> V [n, n] (columns; when `vectors`), w [1, n] ascending
 };
 
 // The user-facing op a node stands for: what its errors name (linalg.inv is a solve against I).
-enum class LinalgName : int64_t { kCholesky = 0, kCholeskyEx, kSolveTriangular, kSolve, kInv, kLuFactor, kLuFactorEx, kLuSolve, kDet, kSlogdet };
+enum class LinalgName : int64_t { kCholesky = 0, kCholeskyEx, kSolveTriangular, kSolve, kInv, kLuFactor, kLuFactorEx, kLuSolve, kDet, kSlogdet, kEigh, kEigvalsh };
 
 struct LinalgParams {
   LinalgOp op = LinalgOp::kCholesky;
   LinalgName name = LinalgName::kCholesky;
-  bool upper = false;          // kTriangularSolve: A is upper triangular
+  bool upper = false;          // kTriangularSolve: A is upper triangular; kEigh: read A's upper triangle
+  bool vectors = true;         // kEigh: eigenvectors too (eigvalsh: only the values)
   bool unitriangular = false;  // kTriangularSolve: A's diagonal taken as ones
   bool adjoint = false;        // kLuSolve: solve A^T X = B
   // Whether a failure (not positive-definite, singular) throws lf::Error at the sync point; else
@@ -46,7 +48,7 @@ struct LinalgParams {
   bool batched = false;
 
   std::vector<int64_t> pack() const {
-    return {static_cast<int64_t>(op), static_cast<int64_t>(name), upper, unitriangular, adjoint, check, batched};
+    return {static_cast<int64_t>(op), static_cast<int64_t>(name), upper, unitriangular, adjoint, check, batched, vectors};
   }
   static LinalgParams of(const Node& n) { return of_attrs(n.attrs); }
   static LinalgParams of_attrs(const Attrs& attrs) {
@@ -59,6 +61,7 @@ struct LinalgParams {
     p.adjoint = d[4] != 0;
     p.check = d[5] != 0;
     p.batched = d[6] != 0;
+    p.vectors = d[7] != 0;
     return p;
   }
 };

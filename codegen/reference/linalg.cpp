@@ -3,6 +3,7 @@
 // LAPACK's on all but ties made by rounding), each one matrix at a time in the dtype.
 #include "codegen/reference/linalg.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -102,6 +103,64 @@ void lu_solve(Mat<const T> lu, const int32_t* piv, Mat<T> x, int64_t n, int64_t 
   }
 }
 
+// Eigenvalues (ascending, into w) and eigenvectors (columns of v, when given) of the symmetric
+// matrix whose lower (or upper) triangle a holds, by cyclic Jacobi rotations: slow, simple and
+// accurate (every rotation orthogonal). Returns 1 when it did not converge (NaN input).
+template <typename T>
+int64_t eigh(Mat<const T> a, int64_t n, bool upper, T* w, Mat<T>* v) {
+  std::vector<T> s(static_cast<size_t>(n * n)), q(static_cast<size_t>(n * n), T(0));
+  Mat<T> S{s.data(), n}, Q{q.data(), n};
+  for (int64_t i = 0; i < n; ++i) {
+    Q(i, i) = 1;
+    for (int64_t j = 0; j <= i; ++j) S(i, j) = S(j, i) = upper ? a(j, i) : a(i, j);
+  }
+  T norm = 0;
+  for (T x : s) norm += x * x;
+  bool converged = false;
+  for (int sweep = 0; sweep < 100 && !converged; ++sweep) {
+    T off = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = i + 1; j < n; ++j) off += S(i, j) * S(i, j);
+    const T eps = std::numeric_limits<T>::epsilon();
+    if (off <= eps * eps * norm * T(1e-2) || off == T(0)) {
+      converged = true;
+      break;
+    }
+    for (int64_t p = 0; p < n; ++p)
+      for (int64_t r = p + 1; r < n; ++r) {
+        if (S(p, r) == T(0)) continue;
+        const T theta = (S(r, r) - S(p, p)) / (2 * S(p, r));
+        const T t = (theta >= 0 ? T(1) : T(-1)) / (std::abs(theta) + std::sqrt(theta * theta + 1));
+        const T c = 1 / std::sqrt(t * t + 1), sn = t * c;
+        for (int64_t k = 0; k < n; ++k) {  // columns p, r
+          const T kp = S(k, p), kr = S(k, r);
+          S(k, p) = c * kp - sn * kr;
+          S(k, r) = sn * kp + c * kr;
+        }
+        for (int64_t k = 0; k < n; ++k) {  // rows p, r
+          const T pk = S(p, k), rk = S(r, k);
+          S(p, k) = c * pk - sn * rk;
+          S(r, k) = sn * pk + c * rk;
+        }
+        for (int64_t k = 0; k < n; ++k) {
+          const T kp = Q(k, p), kr = Q(k, r);
+          Q(k, p) = c * kp - sn * kr;
+          Q(k, r) = sn * kp + c * kr;
+        }
+      }
+  }
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return S(x, x) < S(y, y); });
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t from = order[static_cast<size_t>(j)];
+    w[j] = S(from, from);
+    if (v)
+      for (int64_t i = 0; i < n; ++i) (*v)(i, j) = Q(i, from);
+  }
+  return converged ? 0 : 1;
+}
+
 template <typename T>
 int64_t solve_one(const LinalgProblem& p, int64_t e) {
   const LinalgParams& q = p.params;
@@ -166,6 +225,10 @@ int64_t solve_one(const LinalgProblem& p, int64_t e) {
       out[2] = flipped ? -det : det;
       return 0;
     }
+    case LinalgOp::kEigh: {
+      Mat<T> v{out, w};
+      return eigh<T>({a, n}, n, q.upper, out + p.layout.blocks.back().row * w, q.vectors ? &v : nullptr);
+    }
   }
   return 0;
 }
@@ -203,7 +266,8 @@ std::vector<int64_t> reference_linalg_problems(const LinalgProblem& p) {
 
 void finish_linalg(const LinalgProblem& p, const std::vector<int64_t>& info) {
   const LinalgOp op = p.params.op;
-  const bool fails = op == LinalgOp::kCholesky || op == LinalgOp::kSolve || op == LinalgOp::kLuFactor;
+  const bool fails =
+      op == LinalgOp::kCholesky || op == LinalgOp::kSolve || op == LinalgOp::kLuFactor || op == LinalgOp::kEigh;
   if (!fails) return;
   if (p.params.check) {
     for (size_t e = 0; e < info.size(); ++e)

@@ -6,6 +6,7 @@
 
 #include "codegen/ir/linalg.h"
 #include "frontend/autograd/derivatives.h"
+#include "lazyfuse/einsum.h"
 #include "lazyfuse/linalg.h"
 #include "lazyfuse/ops.h"
 
@@ -73,6 +74,24 @@ std::vector<Tensor> vjp_linalg(const VjpArgs& args) {
       Tensor g = squeeze(args.g, -2), y = squeeze(args.y, -2);  // [..., 3]: sign, log|det|, det
       Tensor scale = slice(g, -1, 1, 2) + slice(g, -1, 2, 3) * slice(y, -1, 2, 3);  // [..., 1]
       grads[0] = mT(linalg::inv(a)) * unsqueeze(scale, -1);
+      return grads;
+    }
+    case LinalgOp::kEigh: {
+      // gA = V (diag(gw) + (V^T gV) / E) V^T with E_ij = w_j - w_i off the diagonal (PyTorch's
+      // linalg_eig_backward for Hermitian input). eigvalsh's: V diag(gw) V^T, V recomputed.
+      const std::string uplo = p.upper ? "U" : "L";
+      Tensor gw = squeeze(block(args.g, l.blocks.back()), -2);
+      if (!p.vectors) {
+        Tensor v = linalg::eigh(a, uplo).eigenvectors;
+        grads[0] = matmul(v * unsqueeze(gw, -2), mT(v));
+        return grads;
+      }
+      Tensor v = block(args.y, l.blocks[0]), w = squeeze(block(args.y, l.blocks[1]), -2);
+      Tensor gv = block(args.g, l.blocks[0]);
+      Tensor e = unsqueeze(w, -2) - unsqueeze(w, -1);
+      Tensor eye = lf::eye(n, a.dtype()).to(a.device());
+      Tensor inner = where(eye > 0.5, diag_embed(gw), matmul(mT(v), gv) / (e + eye));
+      grads[0] = matmul(matmul(v, inner), mT(v));
       return grads;
     }
     case LinalgOp::kLuFactor: not_differentiable("linalg.lu_factor");

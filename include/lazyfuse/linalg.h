@@ -7,6 +7,8 @@
 // element, as PyTorch's; the _ex ops return the info instead.
 #pragma once
 
+#include <string>
+
 #include "lazyfuse/tensor.h"
 
 namespace lf::linalg {
@@ -54,5 +56,15 @@ LuFactorEx lu_factor_ex(const Tensor& a, bool check_errors = false);
 // X with A X = B (left) or X A = B, or with A^T (adjoint), from lu_factor's LU [..., n, n] and
 // pivots; batch dims broadcast.
 Tensor lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b, bool left = true, bool adjoint = false);
+
+// The eigenvalues (ascending) and orthonormal eigenvectors (columns; each one's sign is free) of
+// symmetric A [..., n, n], reading its lower ("L") or upper ("U") triangle only. No convergence
+// (a NaN input): an lf::Error at the sync point, as PyTorch's.
+struct Eigh {
+  Tensor eigenvalues;   // [..., n]
+  Tensor eigenvectors;  // [..., n, n]
+};
+Eigh eigh(const Tensor& a, const std::string& uplo = "L");
+Tensor eigvalsh(const Tensor& a, const std::string& uplo = "L");
 
 }  // namespace lf::linalg

@@ -275,6 +275,36 @@ TEST_P(Linalg, LuSolve) {
   expect_small(lf::matmul(la::lu_solve(lu, piv, br, false, true), mT(a)) - br, 1e-12, "X A^T = B");
 }
 
+TEST_P(Linalg, EighResidualOrthogonalityAndUplo) {
+  for (DType dt : {DType::Float64, DType::Float32}) {
+    const double tol = dt == DType::Float64 ? 1e-11 : 1e-4;
+    Tensor x = random({3, 5, 5}, 60, dt);
+    Tensor a = x + mT(x);
+    auto [w, v] = la::eigh(a);
+    EXPECT_EQ(w.shape(), (Shape{3, 5}));
+    EXPECT_EQ(v.shape(), (Shape{3, 5, 5}));
+    expect_small(lf::matmul(a, v) - v * lf::unsqueeze(w, -2), tol, "A V - V diag(w)");
+    expect_small(lf::matmul(mT(v), v) - lf::eye(5, dt), tol, "V^T V - I");
+    std::vector<double> wv = w.to_vector<double>();
+    for (size_t i = 0; i + 1 < wv.size(); ++i)
+      if ((i + 1) % 5) EXPECT_LE(wv[i], wv[i + 1]) << "ascending";
+    expect_small(la::eigvalsh(a) - w, tol, "eigvalsh = eigh's values");
+    // UPLO: only that triangle is read.
+    Tensor lower_only = lf::tril(a) + lf::triu(random({3, 5, 5}, 61, dt) * 50, 1);
+    Tensor upper_only = lf::triu(a) + lf::tril(random({3, 5, 5}, 62, dt) * 50, -1);
+    expect_small(la::eigvalsh(lower_only) - w, tol * 10, "UPLO L");
+    expect_small(la::eigvalsh(upper_only, "U") - w, tol * 10, "UPLO U");
+  }
+  // Known answer: [[2, 1], [1, 2]] has 1 and 3.
+  lf::test::expect_close(la::eigvalsh(lf::from_vector(std::vector<double>{2, 1, 1, 2}, {2, 2})), {1, 3}, 1e-14);
+  // Repeated eigenvalues (the identity): still orthonormal vectors.
+  auto [wi, vi] = la::eigh(lf::eye(4, DType::Float64) * 2);
+  lf::test::expect_close(wi, {2, 2, 2, 2}, 1e-14);
+  expect_small(lf::matmul(mT(vi), vi) - lf::eye(4, DType::Float64), 1e-14, "identity's vectors");
+  EXPECT_EQ(la::eigh(lf::zeros({2, 0, 0}, DType::Float64)).eigenvalues.shape(), (Shape{2, 0}));
+  expect_error([&] { la::eigh(lf::eye(3, DType::Float64), "X"); }, {"linalg.eigh", "UPLO"});
+}
+
 TEST_P(Linalg, EmptyAndSizeOneDims) {
   EXPECT_EQ(la::cholesky(lf::zeros({0, 3, 3}, DType::Float64)).shape(), (Shape{0, 3, 3}));
   EXPECT_EQ(la::cholesky(lf::zeros({2, 0, 0}, DType::Float64)).to_vector<double>().size(), 0u);
@@ -385,6 +415,17 @@ TEST(LinalgGrad, CholeskyAndSolves) {
   }, {Input{{3, 3}}, Input{{3, 2}}});
   gradcheck("det", [&](const std::vector<Tensor>& v) { return la::det(well(v[0])); }, {Input{{2, 3, 3}}});
   gradcheck("slogdet", [&](const std::vector<Tensor>& v) { return la::slogdet(v[0]).logabsdet; }, {Input{{2, 3, 3}}});
+  auto sym2 = [](const Tensor& x) { return x + mT(x); };
+  // Eigenvector signs are free: check sign-free functions of them.
+  gradcheck("eigh", [&](const std::vector<Tensor>& v) {
+    auto [w, vec] = la::eigh(sym2(v[0]));
+    return lf::cat({lf::reshape(w, {-1}), lf::reshape(vec * vec, {-1})}, 0);
+  }, {Input{{2, 3, 3}}});
+  gradcheck("eigh U", [&](const std::vector<Tensor>& v) {
+    auto [w, vec] = la::eigh(sym2(v[0]), "U");
+    return lf::reshape(lf::matmul(vec * lf::unsqueeze(lf::exp(w), -2), mT(vec)), {-1});
+  }, {Input{{3, 3}}});
+  gradcheck("eigvalsh", [&](const std::vector<Tensor>& v) { return la::eigvalsh(sym2(v[0])); }, {Input{{2, 4, 4}}});
   gradcheck("lu_solve wrt B", [&](const std::vector<Tensor>& v) {
     auto [lu, piv] = la::lu_factor(well(random({3, 3}, 50)));
     return la::lu_solve(lu, piv, v[0]);

@@ -113,6 +113,12 @@ const std::map<std::string, Fn>& cases() {
        [](auto& x) { return lf::linalg::cholesky_solve(x[1], lf::linalg::cholesky(spd(x[0]))); }},
       {"linalg_inv", [](auto& x) { return lf::linalg::inv(shifted(x[0])); }},
       {"linalg_det", [](auto& x) { return lf::linalg::det(x[0]); }},
+      {"linalg_eigh", [](auto& x) {
+         Tensor s = x[0] + lf::transpose(x[0], -2, -1);
+         auto [w, v] = lf::linalg::eigh(s);
+         return lf::cat({lf::reshape(w, {-1}), lf::reshape(v * v, {-1})}, 0);
+       }},
+      {"linalg_eigvalsh_upper", [](auto& x) { return lf::linalg::eigvalsh(x[0] + lf::transpose(x[0], -2, -1), "U"); }},
       {"linalg_slogdet", [](auto& x) {
          auto [sign, logabsdet] = lf::linalg::slogdet(x[0]);
          return sign * logabsdet;

@@ -141,6 +141,9 @@ CASES = {
                               lambda x, b: torch.cholesky_solve(b, torch.linalg.cholesky(x @ x.mT + 3 * torch.eye(3)))),
     "linalg_inv": ([u(2, 3, 3)], lambda a: torch.linalg.inv(a + 4 * torch.eye(3))),
     "linalg_det": ([u(2, 3, 3)], lambda a: torch.linalg.det(a)),
+    "linalg_eigh": ([u(2, 3, 3)], lambda x: torch.cat([torch.linalg.eigh(x + x.mT)[0].reshape(-1),
+                                                       (torch.linalg.eigh(x + x.mT)[1] ** 2).reshape(-1)])),
+    "linalg_eigvalsh_upper": ([u(4, 4)], lambda x: torch.linalg.eigvalsh(x + x.mT, UPLO="U")),
     "linalg_slogdet": ([u(2, 4, 4)], lambda a: torch.linalg.slogdet(a)[0] * torch.linalg.slogdet(a)[1]),
 }
 
