@@ -3,6 +3,7 @@
 // (codegen/ir/linalg.h). cholesky_solve, inv and det are composites of the others.
 #include "lazyfuse/linalg.h"
 
+#include <cmath>
 #include <string>
 
 #include "codegen/ir/linalg.h"
@@ -288,6 +289,33 @@ Tensor eigvalsh(const Tensor& a, const std::string& uplo) {
   ir::LinalgLayout l;
   Tensor packed = eigh_packed("linalg.eigvalsh", LinalgName::kEigvalsh, a, uplo, false, &l);
   return block(packed, l, 0, 1);
+}
+
+Tensor matrix_norm(const Tensor& a, const std::string& ord, bool keepdim) {
+  const char* op = "linalg.matrix_norm";
+  check_matrix(op, a, false);
+  if (ord == "fro") return sqrt(sum(a * a, {-2, -1}, keepdim));
+  if (ord == "nuc")
+    fail(op, "ord \"nuc\" needs singular values (linalg.svdvals), which do not exist yet", {&a});
+  fail(op, "ord must be \"fro\", \"nuc\" or a number, got \"" + ord + "\"", {&a});
+}
+
+Tensor matrix_norm(const Tensor& a, double ord, bool keepdim) {
+  const char* op = "linalg.matrix_norm";
+  check_matrix(op, a, false);
+  const bool largest = ord > 0;
+  // ord 1: sums down each column (over dim -2), then the extreme over columns; inf: across rows.
+  const int64_t summed = std::fabs(ord) == 1 ? -2 : -1, over = summed == -2 ? -1 : -2;
+  if (std::fabs(ord) != 1 && !std::isinf(ord)) {
+    if (std::fabs(ord) == 2)
+      fail(op, "ord " + std::to_string(static_cast<int>(ord)) +
+                   " needs singular values (linalg.svdvals), which do not exist yet",
+           {&a});
+    fail(op, "ord must be 1, -1, 2, -2, inf or -inf, got " + std::to_string(ord), {&a});
+  }
+  Tensor s = sum(abs(a), {summed}, /*keepdim=*/true);
+  Tensor r = largest ? max(s, {over}, true) : min(s, {over}, true);
+  return keepdim ? r : squeeze(squeeze(r, -1), -1);
 }
 
 }  // namespace lf::linalg

@@ -67,4 +67,10 @@ struct Eigh {
 Eigh eigh(const Tensor& a, const std::string& uplo = "L");
 Tensor eigvalsh(const Tensor& a, const std::string& uplo = "L");
 
+// torch.linalg.matrix_norm over the last two dims: "fro" (the square root of the sum of squares),
+// or ord 1 / -1 (the largest / smallest column sum of |a|), inf / -inf (the same over rows), a
+// composite of reductions. "nuc", 2 and -2 need singular values (svdvals), not yet: an lf::Error.
+Tensor matrix_norm(const Tensor& a, const std::string& ord = "fro", bool keepdim = false);
+Tensor matrix_norm(const Tensor& a, double ord, bool keepdim = false);
+
 }  // namespace lf::linalg

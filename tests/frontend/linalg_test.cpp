@@ -305,6 +305,23 @@ TEST_P(Linalg, EighResidualOrthogonalityAndUplo) {
   expect_error([&] { la::eigh(lf::eye(3, DType::Float64), "X"); }, {"linalg.eigh", "UPLO"});
 }
 
+TEST(LinalgNorm, MatrixNorm) {
+  Tensor a = lf::from_vector(std::vector<double>{1, -2, 3, -4, 5, -6}, {2, 3});  // rows [1 -2 3], [-4 5 -6]
+  lf::test::expect_close(la::matrix_norm(a), {std::sqrt(91.0)}, 1e-14);
+  lf::test::expect_close(la::matrix_norm(a, 1), {9}, 1e-14);    // column sums 5, 7, 9
+  lf::test::expect_close(la::matrix_norm(a, -1), {5}, 1e-14);
+  lf::test::expect_close(la::matrix_norm(a, INFINITY), {15}, 1e-14);  // row sums 6, 15
+  lf::test::expect_close(la::matrix_norm(a, -INFINITY), {6}, 1e-14);
+  Tensor b = random({4, 2, 3}, 70);
+  EXPECT_EQ(la::matrix_norm(b, 1, /*keepdim=*/true).shape(), (Shape{4, 1, 1}));
+  EXPECT_EQ(la::matrix_norm(b).shape(), (Shape{4}));
+  expect_error([&] { la::matrix_norm(a, "nuc"); }, {"linalg.matrix_norm", "svdvals"});
+  expect_error([&] { la::matrix_norm(a, 2); }, {"linalg.matrix_norm", "ord 2", "svdvals"});
+  expect_error([&] { la::matrix_norm(a, 3); }, {"linalg.matrix_norm", "ord must be"});
+  lf::test::gradcheck("matrix_norm fro", [](const std::vector<Tensor>& v) { return la::matrix_norm(v[0]); },
+                      {lf::test::Input{{2, 3, 3}}});
+}
+
 TEST_P(Linalg, EmptyAndSizeOneDims) {
   EXPECT_EQ(la::cholesky(lf::zeros({0, 3, 3}, DType::Float64)).shape(), (Shape{0, 3, 3}));
   EXPECT_EQ(la::cholesky(lf::zeros({2, 0, 0}, DType::Float64)).to_vector<double>().size(), 0u);
