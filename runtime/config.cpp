@@ -69,6 +69,9 @@ Config read_config() {
   c.conv = env("LAZYFUSE_CONV").value_or("auto");
   if (c.conv != "auto" && c.conv != "cudnn" && c.conv != "onednn" && c.conv != "generated")
     throw Error("LAZYFUSE_CONV=" + c.conv + ": expected auto, cudnn, onednn or generated");
+  c.linalg = env("LAZYFUSE_LINALG").value_or("auto");
+  if (c.linalg != "auto" && c.linalg != "reference")
+    throw Error("LAZYFUSE_LINALG=" + c.linalg + ": expected auto or reference");
   c.conv_tf32 = env_int("LAZYFUSE_CONV_TF32", 1, 0, 1) != 0;
   c.matmul_tf32 = env_int("LAZYFUSE_MATMUL_TF32", 0, 0, 1) != 0;
   c.conv_benchmark = env_int("LAZYFUSE_CONV_BENCHMARK", 0, 0, 1) != 0;

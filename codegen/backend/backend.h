@@ -35,6 +35,7 @@ struct AttentionCall;
 struct ScanCall;     // scan_scatter.h
 struct ScatterCall;  // scan_scatter.h
 struct NearestCall;  // kernel.h
+struct LinalgCall;   // linalg_call.h
 
 // A backend's code-shaping choices for one kernel at one launch, beyond the kernel IR (CUDA: index
 // width, vector access, rows in registers; CPU: streaming stores). The cache key names them, so
@@ -168,6 +169,9 @@ class Backend {
   virtual void scatter(ScatterCall& call) const = 0;
   // k-means' assignment, argmin over k of |x[n] - c[k]|^2 (ir::Op::Nearest).
   virtual void nearest(NearestCall& call) const = 0;
+  // A linear-algebra group (ir::Op::Linalg): a factorization or solve into the call's host output
+  // (linalg_call.h); a failure the node checks is an lf::Error from here (the sync point).
+  virtual void linalg(LinalgCall& call) const = 0;
 };
 
 // The backend of `device`'s kind.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/status.h"
+#include "codegen/backend/linalg_call.h"
 #include "codegen/cache/fingerprint.h"
 #include "codegen/cpu/elf_loader.h"
 #include "codegen/cpu/plugin.h"
@@ -318,6 +319,7 @@ class CpuBackend final : public backend::Backend {
   void scan(backend::ScanCall& call) const override { run_scan(call); }
   void scatter(backend::ScatterCall& call) const override { run_scatter(call); }
   void nearest(backend::NearestCall& call) const override { run_nearest(call); }
+  void linalg(backend::LinalgCall& call) const override { backend::run_linalg_on_host(call, ""); }
 };
 
 }  // namespace

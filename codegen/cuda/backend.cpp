@@ -10,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "codegen/backend/linalg_call.h"
 #include "codegen/cache/fingerprint.h"
 #include "runtime/config.h"
 #include "runtime/status.h"
@@ -628,6 +629,7 @@ class CudaBackend final : public backend::Backend {
   void scan(backend::ScanCall& call) const override { run_scan(call); }
   void scatter(backend::ScatterCall& call) const override { run_scatter(call); }
   void nearest(backend::NearestCall& call) const override { run_nearest(call); }
+  void linalg(backend::LinalgCall& call) const override { backend::run_linalg_on_host(call, "cusolver not wired yet: host LAPACK"); }
 };
 
 }  // namespace

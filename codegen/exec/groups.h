@@ -38,6 +38,10 @@ void run_nearest_group(const backend::GroupRun& run, backend::RecordedCall* reco
 // (exec/scan.cpp).
 void run_scatter_group(const backend::GroupRun& run, backend::RecordedCall* record);
 
+// A linear-algebra group (ir::Op::Linalg): inputs copied to the host, then its backend's linalg
+// (exec/linalg.cpp). Never recorded by a flush plan.
+void run_linalg_group(const backend::GroupRun& run);
+
 // A matmul group: its operands resolved to storage and strides, then its backend's matmul.
 void run_matmul_group(const backend::GroupRun& run, backend::RecordedCall* record);
 

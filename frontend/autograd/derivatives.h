@@ -24,4 +24,7 @@ struct VjpArgs {
 // (bool and integer inputs, indices), else a tensor of the input's shape.
 std::vector<Tensor> vjp(const VjpArgs& a);
 
+// The linear-algebra row's derivatives (frontend/autograd/linalg.cpp).
+std::vector<Tensor> vjp_linalg(const VjpArgs& a);
+
 }  // namespace lf::autograd

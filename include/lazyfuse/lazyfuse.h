@@ -4,6 +4,7 @@
 #include "lazyfuse/autograd.h"
 #include "lazyfuse/einsum.h"
 #include "lazyfuse/interop.h"
+#include "lazyfuse/linalg.h"
 #include "lazyfuse/losses.h"
 #include "lazyfuse/ops.h"
 #include "lazyfuse/optim.h"

@@ -18,6 +18,11 @@ namespace {
 using lf::Tensor;
 using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
 
+// x x^T + 3 I and x + 4 I (torch_parity.py's same functions of the inputs).
+Tensor eye_like(const Tensor& x) { return lf::eye(x.size(-1), x.dtype()).to(x.device()); }
+Tensor spd(const Tensor& x) { return lf::matmul(x, lf::transpose(x, -2, -1)) + eye_like(x) * 3; }
+Tensor shifted(const Tensor& x) { return x + eye_like(x) * 4; }
+
 const std::map<std::string, Fn>& cases() {
   using lf::Reduction;
   static const std::map<std::string, Fn> c = {
@@ -95,6 +100,29 @@ const std::map<std::string, Fn>& cases() {
       {"cumulative_trapezoid_dx", [](auto& x) { return lf::cumulative_trapezoid(x[0], 0.25); }},
       {"cumulative_trapezoid_x", [](auto& x) { return lf::cumulative_trapezoid(x[0], x[1]); }},
       {"diag_embed", [](auto& x) { return lf::diag_embed(x[0], 1, 0, 2); }},
+      // torch.linalg (issue 49 item 2).
+      {"linalg_cholesky", [](auto& x) { return lf::linalg::cholesky(spd(x[0])); }},
+      {"linalg_cholesky_upper", [](auto& x) { return lf::linalg::cholesky(spd(x[0]), true); }},
+      {"linalg_solve", [](auto& x) { return lf::linalg::solve(shifted(x[0]), x[1]); }},
+      {"linalg_solve_right", [](auto& x) { return lf::linalg::solve(shifted(x[0]), x[1], false); }},
+      {"linalg_solve_vector", [](auto& x) { return lf::linalg::solve(shifted(x[0]), x[1]); }},
+      {"linalg_solve_triangular", [](auto& x) { return lf::linalg::solve_triangular(shifted(x[0]), x[1], true); }},
+      {"linalg_solve_triangular_right_unit",
+       [](auto& x) { return lf::linalg::solve_triangular(x[0], x[1], false, false, true); }},
+      {"linalg_cholesky_solve",
+       [](auto& x) { return lf::linalg::cholesky_solve(x[1], lf::linalg::cholesky(spd(x[0]))); }},
+      {"linalg_inv", [](auto& x) { return lf::linalg::inv(shifted(x[0])); }},
+      {"linalg_det", [](auto& x) { return lf::linalg::det(x[0]); }},
+      {"linalg_eigh", [](auto& x) {
+         Tensor s = x[0] + lf::transpose(x[0], -2, -1);
+         auto [w, v] = lf::linalg::eigh(s);
+         return lf::cat({lf::reshape(w, {-1}), lf::reshape(v * v, {-1})}, 0);
+       }},
+      {"linalg_eigvalsh_upper", [](auto& x) { return lf::linalg::eigvalsh(x[0] + lf::transpose(x[0], -2, -1), "U"); }},
+      {"linalg_slogdet", [](auto& x) {
+         auto [sign, logabsdet] = lf::linalg::slogdet(x[0]);
+         return sign * logabsdet;
+       }},
   };
   return c;
 }

@@ -126,6 +126,25 @@ CASES = {
     "cumulative_trapezoid_dx": ([u(3, 5)], lambda y: torch.cumulative_trapezoid(y, dx=0.25)),
     "cumulative_trapezoid_x": ([u(3, 5), u(3, 5)], lambda y, x: torch.cumulative_trapezoid(y, x)),
     "diag_embed": ([u(2, 3)], lambda x: torch.diag_embed(x, 1, 0, 2)),
+    # torch.linalg (issue 49 item 2), over well-conditioned functions of the random inputs.
+    "linalg_cholesky": ([u(2, 3, 3)], lambda x: torch.linalg.cholesky(x @ x.mT + 3 * torch.eye(3))),
+    "linalg_cholesky_upper": ([u(3, 3)], lambda x: torch.linalg.cholesky(x @ x.mT + 3 * torch.eye(3), upper=True)),
+    "linalg_solve": ([u(2, 3, 3), u(3, 2)], lambda a, b: torch.linalg.solve(a + 4 * torch.eye(3), b)),
+    "linalg_solve_right": ([u(2, 3, 3), u(4, 3)], lambda a, b: torch.linalg.solve(a + 4 * torch.eye(3), b, left=False)),
+    "linalg_solve_vector": ([u(2, 3, 3), u(2, 3)], lambda a, b: torch.linalg.solve(a + 4 * torch.eye(3), b)),
+    "linalg_solve_triangular": ([u(2, 3, 3), u(3, 2)],
+                                lambda a, b: torch.linalg.solve_triangular(a + 4 * torch.eye(3), b, upper=True)),
+    "linalg_solve_triangular_right_unit": (
+        [u(3, 3), u(2, 3)],
+        lambda a, b: torch.linalg.solve_triangular(a, b, upper=False, left=False, unitriangular=True)),
+    "linalg_cholesky_solve": ([u(3, 3), u(3, 2)],
+                              lambda x, b: torch.cholesky_solve(b, torch.linalg.cholesky(x @ x.mT + 3 * torch.eye(3)))),
+    "linalg_inv": ([u(2, 3, 3)], lambda a: torch.linalg.inv(a + 4 * torch.eye(3))),
+    "linalg_det": ([u(2, 3, 3)], lambda a: torch.linalg.det(a)),
+    "linalg_eigh": ([u(2, 3, 3)], lambda x: torch.cat([torch.linalg.eigh(x + x.mT)[0].reshape(-1),
+                                                       (torch.linalg.eigh(x + x.mT)[1] ** 2).reshape(-1)])),
+    "linalg_eigvalsh_upper": ([u(4, 4)], lambda x: torch.linalg.eigvalsh(x + x.mT, UPLO="U")),
+    "linalg_slogdet": ([u(2, 4, 4)], lambda a: torch.linalg.slogdet(a)[0] * torch.linalg.slogdet(a)[1]),
 }
 
 
