@@ -72,6 +72,9 @@ Config read_config() {
   c.linalg = env("LAZYFUSE_LINALG").value_or("auto");
   if (c.linalg != "auto" && c.linalg != "reference")
     throw Error("LAZYFUSE_LINALG=" + c.linalg + ": expected auto or reference");
+  c.cpu_loader = env("LAZYFUSE_CPU_LOADER").value_or("auto");
+  if (c.cpu_loader != "auto" && c.cpu_loader != "elf" && c.cpu_loader != "orc")
+    throw Error("LAZYFUSE_CPU_LOADER=" + c.cpu_loader + ": expected auto, elf or orc");
   c.conv_tf32 = env_int("LAZYFUSE_CONV_TF32", 1, 0, 1) != 0;
   c.matmul_tf32 = env_int("LAZYFUSE_MATMUL_TF32", 0, 0, 1) != 0;
   c.conv_benchmark = env_int("LAZYFUSE_CONV_BENCHMARK", 0, 0, 1) != 0;

@@ -86,6 +86,10 @@ struct Config {
   // flush plans record. A testing aid: the fuzzer's CPU runs take it (a plan-replay bug of session
   // 19 showed only on a GPU until the CPU reused addresses so).
   bool host_cache_all = false;
+  // LAZYFUSE_CPU_LOADER: what maps compiled CPU kernels (object files) into the process: "elf" our
+  // own ELF loader (x86-64 only; needs no LLVM), "orc" LLVM ORC's JITLink (in the LLVM plugin; every
+  // target), "auto" (default) the ELF loader on x86-64 and ORC elsewhere (codegen/cpu/loader.h).
+  std::string cpu_loader = "auto";
   // LAZYFUSE_TRACE_FILE: a Chrome/Perfetto trace (flushes, fusing, compiles, launches) is written
   // here at exit (empty: off).
   std::string trace_file;

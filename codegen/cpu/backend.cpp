@@ -10,7 +10,7 @@
 #include "runtime/status.h"
 #include "codegen/backend/linalg_call.h"
 #include "codegen/cache/fingerprint.h"
-#include "codegen/cpu/elf_loader.h"
+#include "codegen/cpu/loader.h"
 #include "codegen/cpu/plugin.h"
 #include "codegen/kir/row_plan.h"
 #include "codegen/kir/split.h"
@@ -33,9 +33,12 @@ lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel,
   return out;
 }
 
-lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& object,
-                                                     const kir::Kernel& kernel) {
-  auto image = load_object(object);
+namespace {
+
+// The kernel's functions in its loaded image.
+lf::StatusOr<std::shared_ptr<CompiledKernel>> find_functions(const std::string& name,
+                                                               lf::StatusOr<std::shared_ptr<const KernelImage>> image,
+                                                               const kir::Kernel& kernel) {
   if (!image.ok()) return image.status();
   auto out = std::make_shared<CompiledKernel>();
   out->name = name;
@@ -64,6 +67,18 @@ lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, cons
   }
   out->image = std::move(*image);
   return out;
+}
+
+}  // namespace
+
+lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& object,
+                                                     const kir::Kernel& kernel) {
+  return find_functions(name, load_image(object), kernel);
+}
+
+lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& object,
+                                                     const kir::Kernel& kernel, Loader loader) {
+  return find_functions(name, load_image(object, loader), kernel);
 }
 
 std::string emit_ir(const kir::Kernel& kernel, const std::string& name, const EmitOptions& options) {

@@ -17,7 +17,8 @@
 
 namespace lf::cpu {
 
-class LoadedObject;
+class KernelImage;
+enum class Loader : uint8_t;
 
 // Runs rows [row_begin, row_end); within each row, the first inner dim over [col_begin, col_end)
 // (a pointwise kernel's columns; a row kernel is called with the whole range).
@@ -40,7 +41,7 @@ struct CompiledKernel : lf::CompiledKernel {
   CombineFn combine = nullptr;
   FinishFn finish = nullptr;
   ColumnPartFn column_part = nullptr;  // set for column-block kernels
-  std::shared_ptr<const LoadedObject> image;  // the mapped code the functions point into
+  std::shared_ptr<const KernelImage> image;  // the mapped code the functions point into (loader.h)
 };
 
 // The CPU backend.
@@ -62,9 +63,13 @@ lf::StatusOr<std::shared_ptr<CompiledKernel>> compile(const kir::Kernel& kernel,
                                                       const EmitOptions& options = {});
 
 // Loads an object file `compile` produced earlier for `kernel` (CompiledKernel::binary, from the
-// persistent cache) and finds its functions in it. Needs no LLVM.
+// persistent cache) with the loader LAZYFUSE_CPU_LOADER picks (loader.h) and finds its functions in
+// it. With the ELF loader (x86-64's default) needs no LLVM.
 lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& object,
                                                      const kir::Kernel& kernel);
+// The same with the given loader (tests: both loaders on one object).
+lf::StatusOr<std::shared_ptr<CompiledKernel>> load(const std::string& name, const std::string& object,
+                                                     const kir::Kernel& kernel, Loader loader);
 
 // The LLVM IR `compile` would start from (for logs and golden files).
 std::string emit_ir(const kir::Kernel& kernel, const std::string& name, const EmitOptions& options = {});

@@ -10,7 +10,7 @@
 // registers, fed by two vector loads and one broadcast per step) where the CPU has it, else AVX2
 // with FMA (6 x 16 floats or 6 x 8 doubles in 12 ymm registers, the same shape of step: BLIS's
 // Haswell kernel), and a portable loop nest that the compiler vectorizes for the baseline ISA
-// elsewhere and for integers.
+// elsewhere (aarch64) and for integers.
 #include "codegen/cpu/gemm.h"
 
 #include <algorithm>
@@ -157,11 +157,12 @@ struct Avx2F64 {
 LF_MICRO_KERNEL(micro_avx512, "avx512f")
 LF_MICRO_KERNEL(micro_avx2, "avx2,fma")
 #undef LF_MICRO_KERNEL
+#endif  // LF_GEMM_X86
 
 // A float32 row of A dotted with B's column (both contiguous) in 32 lanes added pairwise in a
 // fixed order at the end, for matrix-vector products (Gemm::run_gemv); one body a target, as above.
-#define LF_DOT(NAME, TARGET)                                                   \
-  __attribute__((target(TARGET))) float NAME(const float* a, const float* x, int64_t k) { \
+#define LF_DOT(NAME, ATTRIBUTES)                                                \
+  ATTRIBUTES float NAME(const float* a, const float* x, int64_t k) {          \
     constexpr int kLanes = 32;                                                 \
     float acc[kLanes] = {};                                                    \
     int64_t p = 0;                                                             \
@@ -177,24 +178,27 @@ LF_MICRO_KERNEL(micro_avx2, "avx2,fma")
     return s;                                                                  \
   }
 #if LF_GEMM_X86
-LF_DOT(dot_f32_avx512, "avx512f")
-LF_DOT(dot_f32_avx2, "avx2,fma")
+LF_DOT(dot_f32_avx512, __attribute__((target("avx512f"))))
+LF_DOT(dot_f32_avx2, __attribute__((target("avx2,fma"))))
+LF_DOT(dot_f32_portable, __attribute__((target("default"))))
+#else
+LF_DOT(dot_f32_portable, )  // the baseline ISA (aarch64: NEON), vectorized by the compiler
 #endif
-LF_DOT(dot_f32_portable, "default")
 #undef LF_DOT
 
 // s[j] += x * row[j] for float32 (Gemm::run_row_vector's rows of B); one body a target, as above.
-#define LF_AXPY(NAME, TARGET) \
-  __attribute__((target(TARGET))) void NAME(float* s, const float* row, float x, int64_t n) { \
-    for (int64_t j = 0; j < n; ++j) s[j] += x * row[j];                                   \
+#define LF_AXPY(NAME, ATTRIBUTES)                                              \
+  ATTRIBUTES void NAME(float* s, const float* row, float x, int64_t n) {       \
+    for (int64_t j = 0; j < n; ++j) s[j] += x * row[j];                        \
   }
 #if LF_GEMM_X86
-LF_AXPY(axpy_f32_avx512, "avx512f")
-LF_AXPY(axpy_f32_avx2, "avx2,fma")
+LF_AXPY(axpy_f32_avx512, __attribute__((target("avx512f"))))
+LF_AXPY(axpy_f32_avx2, __attribute__((target("avx2,fma"))))
+LF_AXPY(axpy_f32_portable, __attribute__((target("default"))))
+#else
+LF_AXPY(axpy_f32_portable, )
 #endif
-LF_AXPY(axpy_f32_portable, "default")
 #undef LF_AXPY
-#endif
 
 // Portable: the j loop is the vectorizable one. Integers multiply and add as uint64 (wrap-around,
 // no undefined overflow).

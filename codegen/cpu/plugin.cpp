@@ -60,6 +60,15 @@ lf::StatusOr<const Api*> get() {
   return api;
 }
 
+lf::StatusOr<const OrcApi*> orc() {
+  auto api = get();
+  if (!api.ok()) return api.status();
+  const OrcApi* o = (*api)->orc;
+  if (!o || o->abi != kAbiVersion || !o->build || std::strcmp(o->build, codegen_fingerprint()) != 0)
+    return lf::UnavailableError("the LLVM plugin's ORC loader belongs to another build");
+  return o;
+}
+
 bool loaded() { return g_loaded; }
 
 }  // namespace lf::cpu::plugin

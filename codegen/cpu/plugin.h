@@ -20,6 +20,9 @@ lf::StatusOr<const Api*> get();
 // Loads the plugin at `path` and checks that it belongs to this build (tests: the error paths).
 lf::StatusOr<const Api*> load_from(const std::string& path);
 
+// LLVM ORC's loader (plugin_api.h, OrcApi), from the plugin (loaded at the first call).
+lf::StatusOr<const OrcApi*> orc();
+
 // Whether the plugin has been loaded into this process (tests).
 bool loaded();
 

@@ -103,7 +103,41 @@ std::string compute() {
   return std::string(cpu) + "/" + hash + "/" + (features.empty() ? "-" : features);
 }
 #else
-std::string compute() { return "unknown-cpu"; }
+// Elsewhere (aarch64 Linux) LLVM names the host CPU from /proc/cpuinfo's "CPU implementer" and
+// "CPU part" lines and takes its features from the "Features" line (sys::getHostCPUName and
+// getHostCPUFeatures): those lines, hashed, decide the code as the cpuid words do on x86-64.
+std::string compute() {
+  std::vector<uint32_t> words;
+  std::string implementer = "?", part = "?";
+  if (FILE* f = std::fopen("/proc/cpuinfo", "r")) {
+    char line[4096];
+    while (std::fgets(line, sizeof line, f)) {
+      std::string l = line;
+      auto is = [&](const char* key) { return l.rfind(key, 0) == 0; };
+      if (l == "\n") break;  // the first processor's block is enough
+      if (!is("CPU implementer") && !is("CPU part") && !is("Features")) continue;
+      for (unsigned char c : l) words.push_back(c);
+      std::string value = l.substr(l.find(':') == std::string::npos ? l.size() : l.find(':') + 1);
+      while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.erase(0, 1);
+      while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) value.pop_back();
+      if (is("CPU implementer")) implementer = value;
+      if (is("CPU part")) part = value;
+    }
+    std::fclose(f);
+  }
+  char hash[32];
+  std::snprintf(hash, sizeof hash, "cpuinfo-%016llx", static_cast<unsigned long long>(fnv1a(words)));
+  return implementer + "-" + part + "/" + hash;
+}
+#endif
+
+// The architecture the library (and so the plugin and its kernels) is built for.
+#if defined(__x86_64__)
+constexpr const char* kArch = "x86_64";
+#elif defined(__aarch64__)
+constexpr const char* kArch = "aarch64";
+#else
+constexpr const char* kArch = "other";
 #endif
 
 }  // namespace
@@ -143,7 +177,7 @@ const std::string& target_id() {
   static const std::string id = [] {
     // Kept open: loaded kernels resolve their vector functions in it (elf_loader.cpp).
     void* mvec = dlopen("libmvec.so.1", RTLD_NOW | RTLD_LOCAL);
-    return "llvm" LAZYFUSE_LLVM_VERSION "/x86_64/" + compute() + (mvec ? "/libmvec" : "");
+    return "llvm" LAZYFUSE_LLVM_VERSION "/" + std::string(kArch) + "/" + compute() + (mvec ? "/libmvec" : "");
   }();
   return id;
 }

@@ -280,6 +280,7 @@ extern "C" __attribute__((visibility("default"))) const lf::cpu::plugin::Api* la
     a.inspect = lf::cpu::inspect_kernel;
     a.emit_ir = lf::cpu::kernel_ir;
     a.compile_ir = lf::cpu::compile_ir;
+    a.orc = lazyfuse_orc_loader();  // orc.cpp
     return a;
   }();
   return &api;
