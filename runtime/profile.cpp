@@ -244,6 +244,31 @@ void init() {
   });
 }
 
+namespace {
+
+// One more call of the profile's row `key` (made by `make` on first sight): its bytes, and its
+// time, from `timer` when it has one (read later: `add_to` and `subtract` as in Pending), else
+// `host_ms`. Under s.mu.
+void record_row(State& s, const std::string& key, const std::function<KernelRow()>& make, uint64_t bytes,
+                std::unique_ptr<DeviceTimer> timer, double host_ms, std::shared_ptr<LibraryCall::Inner> add_to,
+                std::shared_ptr<LibraryCall::Inner> subtract) {
+  auto [it, fresh] = s.index.emplace(key, s.rows.size());
+  if (fresh) s.rows.push_back(make());
+  KernelRow& r = s.rows[it->second];
+  ++r.launches;
+  r.bytes += bytes;
+  if (timer) {
+    r.device = true;
+    timer->stop();
+    s.pending.push_back({it->second, std::move(timer), std::move(add_to), std::move(subtract)});
+    if (s.pending.size() >= kMaxPending) resolve(s);
+  } else {
+    r.total_ms += host_ms;
+  }
+}
+
+}  // namespace
+
 void launch(const std::string& name, const std::function<std::string()>& ops, uint64_t bytes, Clock::time_point start,
             Clock::time_point end, std::unique_ptr<DeviceTimer> timer) {
   State& s = state();
@@ -252,21 +277,10 @@ void launch(const std::string& name, const std::function<std::string()>& ops, ui
   s.launch_host_ms += host_ms;
   if (t_inner) t_inner->host_ms += host_ms;
   const bool device = timer != nullptr;
-  if (profiling()) {
-    auto [it, fresh] = s.index.emplace(name, s.rows.size());
-    if (fresh) s.rows.push_back({name, ops ? ops() : std::string()});
-    KernelRow& r = s.rows[it->second];
-    ++r.launches;
-    r.bytes += bytes;
-    if (timer) {
-      r.device = true;
-      timer->stop();
-      s.pending.push_back({it->second, std::move(timer), t_inner_owner ? *t_inner_owner : nullptr, nullptr});
-      if (s.pending.size() >= kMaxPending) resolve(s);
-    } else {
-      r.total_ms += host_ms;
-    }
-  }
+  if (profiling())
+    record_row(
+        s, name, [&] { return KernelRow{name, ops ? ops() : std::string()}; }, bytes, std::move(timer), host_ms,
+        t_inner_owner ? *t_inner_owner : nullptr, nullptr);
   // On a GPU the span is the host's enqueueing only: the kernel runs later, on the device.
   if (tracing())
     add_event(s, "launch", name, start, end,
@@ -292,24 +306,15 @@ LibraryCall::~LibraryCall() {
   s.launch_host_ms += own_host_ms;
   if (t_inner) t_inner->host_ms += host_ms;  // all of it ran inside the enclosing call
   const bool device = timer_ != nullptr;
-  if (profiling()) {
-    auto [it, fresh] = s.index.emplace("library|" + name_ + "|" + ops_, s.rows.size());
-    if (fresh) {
-      s.rows.push_back({name_, ops_});
-      s.rows.back().library = true;
-    }
-    KernelRow& r = s.rows[it->second];
-    ++r.launches;
-    r.bytes += bytes_;
-    if (timer_) {
-      r.device = true;
-      timer_->stop();
-      s.pending.push_back({it->second, std::move(timer_), outer_ ? *outer_ : nullptr, inner_});
-      if (s.pending.size() >= kMaxPending) resolve(s);
-    } else {
-      r.total_ms += own_host_ms;
-    }
-  }
+  if (profiling())
+    record_row(
+        s, "library|" + name_ + "|" + ops_,
+        [&] {
+          KernelRow r{name_, ops_};
+          r.library = true;
+          return r;
+        },
+        bytes_, std::move(timer_), own_host_ms, outer_ ? *outer_ : nullptr, inner_);
   if (tracing())
     add_event(s, "library", name_, start_, end,
               "\"ops\": " + json_string(ops_) + ", \"bytes\": " + std::to_string(bytes_) +
