@@ -91,7 +91,7 @@ struct Zip {
 
 // Loads `path` under a 1 GiB address-space limit and exits 0 on the lf::Error that refuses the
 // stated size, another code on anything else (a death test's child: the limit stays there).
-[[noreturn]] void load_limited(const std::string& path) {
+[[noreturn, maybe_unused]] void load_limited(const std::string& path) {
   rlimit lim{size_t{1} << 30, size_t{1} << 30};
   setrlimit(RLIMIT_AS, &lim);
   try {
@@ -143,8 +143,12 @@ TEST_F(NpzHostile, StatedSizesThatLieAreErrorsBeforeAllocating) {
   z.usize = 0xFFFFFFFEu;
   const std::string bomb = write("bomb.npz", z.build());
   EXPECT_LT(z.build().size(), 400u);
+  expect_error([&] { lf::load_npz(bomb); }, {"lf::load_npz", "more than deflate can expand"});
+  // AddressSanitizer's shadow memory does not fit in the 1 GiB limit (its start-up mmap fails).
+#ifndef __SANITIZE_ADDRESS__
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(load_limited(bomb), ::testing::ExitedWithCode(0), "lf::Error");
+#endif
   // One byte more or fewer than the stream holds.
   z.usize = static_cast<uint32_t>(z.data.size() + 1);
   expect_error([&] { lf::load_npz(write("more.npz", z.build())); }, {"lf::load_npz", "does not inflate to its stated"});
