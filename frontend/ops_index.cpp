@@ -246,6 +246,7 @@ Tensor bincount(const Tensor& x, const Tensor& weights, int64_t minlength) {
 }
 
 Tensor histc(const Tensor& x, int64_t bins, double min, double max) {
+  detail::UserOp user("histc");
   detail::check_defined("histc", {&x});
   if (!is_floating(x.dtype())) fail("histc", "x must be a floating-point tensor", {&x});
   if (bins <= 0) fail("histc", "bins must be positive (got " + std::to_string(bins) + ")", {&x});
@@ -356,6 +357,7 @@ Tensor argsort(const Tensor& x, int64_t dim, bool descending) {
 }
 
 std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending) {
+  detail::UserOp user("sort");
   Tensor idx = argsort(x, dim, descending);
   return {gather(x, dim, idx), idx};
 }

@@ -166,6 +166,7 @@ Tensor trace(const Tensor& x) {
 }
 
 Tensor diag(const Tensor& x, int64_t diagonal) {
+  detail::UserOp user("diag");
   detail::check_defined("diag", {&x});
   if (x.dim() == 1) return diag_embed(x, diagonal);
   if (x.dim() == 2) return lf::diagonal(x, diagonal);
@@ -173,6 +174,7 @@ Tensor diag(const Tensor& x, int64_t diagonal) {
 }
 
 Tensor diag_embed(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
+  detail::UserOp user("diag_embed");
   detail::check_defined("diag_embed", {&x});
   if (x.dim() == 0) fail("diag_embed", "needs a tensor with at least one dim", {&x});
   int64_t r = x.dim() + 1;

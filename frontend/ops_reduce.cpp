@@ -129,6 +129,7 @@ detail::Moments detail::moments(const Tensor& x, const std::vector<int64_t>& dim
 }
 
 Tensor std(const Tensor& x, std::vector<int64_t> dims, bool keepdim, int64_t correction) {
+  detail::UserOp user("std");
   return sqrt(var(x, std::move(dims), keepdim, correction));
 }
 

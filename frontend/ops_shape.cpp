@@ -192,6 +192,7 @@ Tensor repeat(const Tensor& x, std::vector<int64_t> repeats) {
 }
 
 Tensor tile(const Tensor& x, std::vector<int64_t> reps) {
+  detail::UserOp user("tile");
   detail::check_defined("tile", {&x});
   // PyTorch: fewer reps than dims are padded with leading 1s.
   while (static_cast<int64_t>(reps.size()) < x.dim()) reps.insert(reps.begin(), 1);
@@ -318,7 +319,7 @@ std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
   if (x.dim() == 0) fail("chunk", "cannot chunk a rank-0 tensor", {&x});
   int64_t d = detail::normalize_dim("chunk", dim, x.dim(), x);
   int64_t n = x.shape()[static_cast<size_t>(d)];
-  int64_t size = n == 0 ? 0 : (n + chunks - 1) / chunks;
+  int64_t size = n == 0 ? 0 : (n - 1) / chunks + 1;  // ceil(n / chunks), without n + chunks overflowing
   if (size == 0) {  // PyTorch: an empty dim gives `chunks` empty pieces
     return std::vector<Tensor>(static_cast<size_t>(chunks), x);
   }

@@ -24,8 +24,11 @@ bool shape_fits(const ir::Node& n) {
 
 void check_node_shape(const ir::Node& n) {
   if (shape_fits(n)) return;
-  std::string msg = std::string("lf::") + ir::op_name(n.op) + ": result " +
-                    rt::shape_problem(n.shape, dtype_size(n.dtype)) + " (dtype " + dtype_name(n.dtype) + ")";
+  const char* op = ir::op_name(n.op);
+  const char* user = user_op(op);
+  std::string msg = std::string("lf::") + user + ": result " + rt::shape_problem(n.shape, dtype_size(n.dtype)) +
+                    " (dtype " + dtype_name(n.dtype) + ")";
+  if (std::strcmp(user, op) != 0) msg += std::string(" (in lf::") + op + ")";
   if (!n.inputs.empty()) {
     msg += " (got ";
     for (size_t i = 0; i < n.inputs.size(); ++i)
