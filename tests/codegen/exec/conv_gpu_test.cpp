@@ -285,7 +285,9 @@ TEST(ConvGpu, FusedCallIgnoresTheOutputBuffersOldContents) {
     lf::test::Values got = lf::test::fused_values(y);
     std::string log = scope.log();
     EXPECT_EQ(lf::test::compare(ref, got, lf::test::conv_tolerance(DType::Float32, 288)), "") << "round " << i;
-    EXPECT_NE(log.find("cuDNN fused convolution + bias + relu"), std::string::npos) << log;
+    // Round 0 fuses and logs the call; rounds 1 and 2 replay its flush plan (the same call).
+    const bool fused = log.find("cuDNN fused convolution + bias + relu") != std::string::npos;
+    EXPECT_TRUE(fused || (i > 0 && log.find("replayed from a plan") != std::string::npos)) << log;
   }
 }
 
