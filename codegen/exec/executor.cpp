@@ -178,40 +178,49 @@ void log_replay(const plan::Plan& plan) {
 
 }  // namespace
 
-// The flush's graph rewrites: attention first (issue 21: it must see the ops as the user wrote
-// them), then batch norm folded into convolutions, then reshape copies. Returns how many were
-// made; the order is recomputed after each kind. The nodes they unlink go to `unlinked`: the
-// caller frees them once it holds no raw pointer into the old graph.
+// The flush's graph rewrites, in the order they run: attention first (issue 21: it must see the
+// ops as the user wrote them), then k-means' nearest-centroid pattern, cats as index math, batch
+// norm folded into convolutions, reshape copies. Each returns how many changes it made; the nodes
+// it unlinks go to `unlinked` (the caller frees them once it holds no raw pointer into the old
+// graph). A pass that changed the graph leaves `order` stale: rewrite() derives it again from the
+// roots, in one place, before the next pass reads it.
+struct RewritePass {
+  bool fusion_only;  // skipped with fusion off
+  int (*run)(std::vector<ir::Node*>& order, const std::vector<ir::Node*>& roots, const Options& opt,
+             std::vector<ir::NodePtr>& unlinked);
+};
+
+constexpr RewritePass kRewritePasses[] = {
+    {true, [](std::vector<ir::Node*>& order, const std::vector<ir::Node*>&, const Options& opt,
+              std::vector<ir::NodePtr>& unlinked) { return fuse::rewrite_attention(order, opt.log_level, &unlinked); }},
+    // Issue 23: k-means' distances and argmin as one call (nearest.h).
+    {true, [](std::vector<ir::Node*>& order, const std::vector<ir::Node*>&, const Options& opt,
+              std::vector<ir::NodePtr>& unlinked) { return fuse::rewrite_nearest(order, opt.log_level, &unlinked); }},
+    // Issue 23: cats with few parts as index math in their consumers (fuser.h, inline_cats).
+    {true, [](std::vector<ir::Node*>& order, const std::vector<ir::Node*>&, const Options&,
+              std::vector<ir::NodePtr>&) { return fuse::inline_cats(order); }},
+    // Issue 22: inference batch norm into the convolution's weights and bias (conv_fold.h).
+    {true,
+     [](std::vector<ir::Node*>& order, const std::vector<ir::Node*>& roots, const Options& opt,
+        std::vector<ir::NodePtr>& unlinked) {
+       static const fuse::ConvAsks asks{
+           [](const ir::Node& conv) { return backend::backend_for(conv.device).conv_scale_in_epilogue(conv); },
+           [](const ir::Node& conv) { return backend::backend_for(conv.device).conv_reads_krsc_filter(conv); }};
+       return fuse::fold_conv_affine(order, roots, opt.log_level, &unlinked, asks);
+     }},
+    {false, [](std::vector<ir::Node*>& order, const std::vector<ir::Node*>&, const Options&,
+               std::vector<ir::NodePtr>& unlinked) { return fuse::insert_reshape_copies(order, &unlinked); }},
+};
+
 int rewrite(std::vector<ir::Node*>& order, const std::vector<ir::Node*>& roots, const Options& opt,
             std::vector<ir::NodePtr>& unlinked) {
   int made = 0;
-  if (opt.fusion) {
-    if (int n = fuse::rewrite_attention(order, opt.log_level, &unlinked); n > 0) {
+  for (const RewritePass& pass : kRewritePasses) {
+    if (pass.fusion_only && !opt.fusion) continue;
+    if (int n = pass.run(order, roots, opt, unlinked); n > 0) {
       ir::flush_order(roots, &order);
       made += n;
     }
-    // Issue 23: k-means' distances and argmin as one call (nearest.h).
-    if (int n = fuse::rewrite_nearest(order, opt.log_level, &unlinked); n > 0) {
-      ir::flush_order(roots, &order);
-      made += n;
-    }
-    // Issue 23: cats with few parts as index math in their consumers (fuser.h, inline_cats).
-    if (int n = fuse::inline_cats(order); n > 0) {
-      ir::flush_order(roots, &order);
-      made += n;
-    }
-    // Issue 22: inference batch norm into the convolution's weights and bias (conv_fold.h).
-    static const fuse::ConvAsks asks{
-        [](const ir::Node& conv) { return backend::backend_for(conv.device).conv_scale_in_epilogue(conv); },
-        [](const ir::Node& conv) { return backend::backend_for(conv.device).conv_reads_krsc_filter(conv); }};
-    if (int n = fuse::fold_conv_affine(order, roots, opt.log_level, &unlinked, asks); n > 0) {
-      ir::flush_order(roots, &order);
-      made += n;
-    }
-  }
-  if (int n = fuse::insert_reshape_copies(order, &unlinked); n > 0) {
-    ir::flush_order(roots, &order);
-    made += n;
   }
   return made;
 }
