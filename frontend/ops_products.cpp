@@ -3,6 +3,7 @@
 // a few existing ops (so they fuse and lf::grad differentiates them).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -181,6 +182,9 @@ Tensor diag_embed(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
   dim1 = detail::normalize_dim("diag_embed", dim1, r, x);
   dim2 = detail::normalize_dim("diag_embed", dim2, r, x);
   if (dim1 == dim2) fail("diag_embed", "dim1 and dim2 must differ (both " + std::to_string(dim1) + ")", {&x});
+  // -INT64_MIN does not exist; any offset that large gives a dim no tensor can have.
+  if (offset == std::numeric_limits<int64_t>::min())
+    fail("diag_embed", "offset " + std::to_string(offset) + " gives a dim too large", {&x});
   int64_t n = x.size(-1), k = std::abs(offset);
   // x on the main diagonal of an n x n plane (where, not a multiply: NaN and inf stay on the
   // diagonal), shifted to the offset-th by padding k zero rows and columns.
