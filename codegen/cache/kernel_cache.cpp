@@ -95,6 +95,7 @@ std::shared_ptr<const Entry> KernelCache::get_or_compile(const std::string& key,
   }
   *hit = false;
   auto entry = std::make_shared<Entry>();
+  entry->key = key;
   bool use_disk = disk != nullptr && disk::global_disk_cache().enabled();
   std::optional<Job> job;
   try {
@@ -257,6 +258,7 @@ void KernelCache::install(Job& job) {
   }
   auto entry = std::make_shared<Entry>();
   entry->kernel = job.built;
+  entry->key = job.key;
   std::promise<std::shared_ptr<const Entry>> promise;
   promise.set_value(entry);
   {
@@ -268,6 +270,14 @@ void KernelCache::install(Job& job) {
   }
   std::lock_guard<std::mutex> lock(up_mu_);
   ++up_stats_.upgraded;
+}
+
+std::shared_ptr<const Entry> KernelCache::current(const std::shared_ptr<const Entry>& entry) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(entry->key);
+  if (it == entries_.end() || it->second.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return nullptr;
+  std::shared_ptr<const Entry> now = it->second.get();
+  return now->kernel ? now : nullptr;
 }
 
 void KernelCache::wait_for_upgrades() {

@@ -39,6 +39,7 @@ struct Entry {
   lf::Status status;  // not ok: compiling failed; the group runs unfused
   std::shared_ptr<CompiledKernel> kernel;  // the backend's subclass
   bool from_disk = false;                  // loaded from the persistent cache, not compiled
+  std::string key;                         // the cache's key for it (KernelCache::current)
 };
 
 // What the persistent cache needs from the caller: the kernel (to describe the entry) and how to
@@ -84,6 +85,10 @@ class KernelCache {
   void clear();  // upgrades of the cleared entries are dropped
   // Counts clear()s and swaps: whatever kept entries of an older generation must look them up again.
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+  // What a lookup of `entry`'s key gets now, for a holder of an entry of an older generation:
+  // `entry` itself, the optimized build swapped in for it, or null where the key was cleared, is
+  // being compiled again, or failed to compile.
+  std::shared_ptr<const Entry> current(const std::shared_ptr<const Entry>& entry) const;
 
   // Loads the optimized builds compiled so far and swaps them in. One atomic load when there are none.
   void install_upgrades() {

@@ -183,11 +183,42 @@ bool pins_match(const Plan& plan, const std::vector<int64_t>& numbers) {
 
 }  // namespace
 
+namespace {
+
+// A plan of an older cache generation, brought up to `generation`: each kernel step takes the
+// entry its key has now (an optimized build swapped in for a quick one, as the GPU's tiered
+// compiling does while a loop runs). False where a key was cleared or is being compiled again:
+// the flush runs normally and records afresh. The same key is the same source and launch, so only
+// the loaded kernel changes; the plan's graphs, built over the old kernels, go first.
+bool refresh(Plan& plan, uint64_t generation) {
+  std::vector<std::shared_ptr<const cache::Entry>> now(plan.steps.size());
+  bool changed = false;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step& s = plan.steps[i];
+    if (!s.entry) continue;  // a library call
+    now[i] = cache::global_cache().current(s.entry);
+    if (!now[i]) return false;
+    changed |= now[i] != s.entry;
+  }
+  if (changed) {
+    plan.graphs.clear();
+    plan.captured.clear();
+    plan.captures = 0;
+    for (size_t i = 0; i < plan.steps.size(); ++i)
+      if (now[i]) plan.steps[i].entry = std::move(now[i]);
+  }
+  plan.generation = generation;
+  return true;
+}
+
+}  // namespace
+
 Plan* PlanCache::find(const Signature& sig, uint64_t generation) {
   auto it = plans_.find(sig.hash);
   if (it == plans_.end()) return nullptr;
   for (Plan& p : it->second)
-    if (p.generation == generation && p.words == sig.words && pins_match(p, sig.numbers)) return &p;
+    if (p.words == sig.words && pins_match(p, sig.numbers) && (p.generation == generation || refresh(p, generation)))
+      return &p;
   return nullptr;
 }
 

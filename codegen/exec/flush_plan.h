@@ -141,7 +141,7 @@ struct Plan {
   // number whether a replay may change it (else the plan replays only where it repeats).
   std::vector<int64_t> numbers;
   std::vector<char> patched;
-  uint64_t generation = 0;     // the kernel cache's generation then (a cleared cache drops plans)
+  uint64_t generation = 0;     // the kernel cache's generation it was brought up to (PlanCache::find)
   std::vector<Step> steps;
   uint64_t nodes = 0;          // nodes the flush computed (CacheStats::nodes_executed)
   // The steps as graphs of their backend (CUDA graphs; after `steps`, so that they go first: they
@@ -189,7 +189,9 @@ void mark_overwritten(Plan& plan);
 // first. Not thread-safe: the executor holds its lock around every use.
 class PlanCache {
  public:
-  // The plan for `sig`'s words whose pinned numbers are `sig`'s (Plan::patched), or null.
+  // The plan for `sig`'s words whose pinned numbers are `sig`'s (Plan::patched), or null. A plan of
+  // an older kernel-cache generation takes its kernels' current entries (optimized builds swapped
+  // in since), or is passed over where one was cleared.
   Plan* find(const Signature& sig, uint64_t generation);
   // Whether `sig` was seen before (and remembers it now).
   bool seen_before(const Signature& sig);

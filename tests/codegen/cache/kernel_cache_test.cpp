@@ -239,6 +239,23 @@ TEST(TieredCompile, QuickBuildIsReplacedByTheOptimizedOne) {
   EXPECT_EQ(cache.size(), 1u);
 }
 
+TEST(TieredCompile, CurrentGivesAHolderTheSwappedInBuild) {
+  KernelCache cache;
+  bool hit = true;
+  auto quick = cache.get_or_compile("k", [] { return quick_build("quick"); }, &hit, nullptr, upgrade_to("optimized"));
+  EXPECT_EQ(cache.current(quick), quick) << "nothing swapped in yet";
+  cache.wait_for_upgrades();
+  auto now = cache.current(quick);
+  ASSERT_TRUE(now);
+  EXPECT_EQ(now->kernel->name, "optimized");
+  EXPECT_EQ(cache.current(now), now);
+  EXPECT_EQ(cache.get_or_compile("k", [] { return quick_build("x"); }, &hit)->kernel->name, "optimized");
+  cache.clear();
+  EXPECT_FALSE(cache.current(now)) << "a cleared key has no current entry";
+  auto failed = cache.get_or_compile("k", []() -> Built { return lf::InternalError("no"); }, &hit);
+  EXPECT_FALSE(cache.current(failed)) << "nor one that failed to compile";
+}
+
 TEST(TieredCompile, OnlyQuickBuildsAreUpgraded) {
   KernelCache cache;
   int made = 0;
