@@ -12,7 +12,7 @@ JOBS=$(nproc)
 
 # Debian 12 packages the build needs (the same list as the README).
 PACKAGES=(cmake ninja-build g++ libgtest-dev libbenchmark-dev llvm-19-dev libeigen3-dev
-  zlib1g-dev libzstd-dev python3 libdlpack-dev python3-numpy libdnnl-dev python3-torch)
+  zlib1g-dev libzstd-dev python3 libdlpack-dev python3-numpy libdnnl-dev python3-torch doxygen)
 
 log() { echo "[dev.sh] $*"; }
 die() {

@@ -44,7 +44,7 @@ Tensor from_blob(void* data, Shape shape, Shape strides, DType dtype, Device dev
 // LazyFuse lacks, or a file shorter than its header says throws lf::Error naming the file.
 void save(const std::string& path, const Tensor& t);
 Tensor load(const std::string& path);
-// Several tensors in one zip archive, each as <name>.npy (stored, not compressed). load_npz also
+// Several tensors in one zip archive, each as `<name>.npy` (stored, not compressed). load_npz also
 // reads archives numpy.savez_compressed writes (deflate).
 void savez(const std::string& path, const std::map<std::string, Tensor>& tensors);
 std::map<std::string, Tensor> load_npz(const std::string& path);

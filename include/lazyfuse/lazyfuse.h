@@ -1,4 +1,4 @@
-// The one public header of LazyFuse: #include <lazyfuse/lazyfuse.h>.
+// The one public header of LazyFuse: `#include <lazyfuse/lazyfuse.h>`.
 #pragma once
 
 #include "lazyfuse/autograd.h"
