@@ -78,7 +78,7 @@ void count_and_log(const GroupRun& run, const Prepared& k, bool hit) {
       if (!rt::config().dump_dir.empty()) dump_source(k);
     }
   }
-  if (run.options.log_level < 1) return;
+  if (run.options.log_level < 1 && (hit || !run.options.log_misses)) return;
   std::fprintf(stderr, "[lazyfuse]   group %d: %s%s, %s%d+%dd, %zu in/out, %s %s", run.index,
                run.group.kind == fuse::Group::Kind::Matmul ? "matmul epilogue "
                : run.group.kind == fuse::Group::Kind::Conv ? "conv epilogue " : "", kernel.summary().c_str(),

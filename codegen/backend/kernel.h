@@ -24,6 +24,8 @@ namespace lf::backend {
 struct RunOptions {
   bool fusion = true;
   int log_level = 0;  // LAZYFUSE_LOG
+  // With log_level 0: still log a kernel that misses the cache (a repeated flush's quiet log).
+  bool log_misses = false;
 };
 
 // One group of a flush as it runs: the group in its partition, the flush's options and counters.

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "codegen/exec/flush_plan.h"
 #include "codegen/exec/groups.h"
@@ -254,15 +255,43 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
     plan::describe(order, wanted, opt.fusion, &signature);
     sig = &signature;
   }
+  plan::Plan* recorded = nullptr;
   if (sig) {
     // A plan recorded over a rewritten graph replays over this one as it is (plan::number_new).
-    plan::Plan* recorded = plans.find(*sig, cache::global_cache().generation());
+    recorded = plans.find(*sig, cache::global_cache().generation());
     if (recorded && plan::bind_numbers(*recorded, *sig)) {
       replay(*recorded, order, *sig, wanted, stats);
       ++recorded->replayed;
       if (observed) rt::obs::flush(start, rt::obs::now(), /*replayed=*/true);
       if (opt.log_level >= 1) log_replay(*recorded);
       return;
+    }
+  }
+  // A structure logged in full twice (its first sighting, then its recording) that comes back
+  // without replaying (a pinned number changed: a solver's scalars read each step) logs one line at
+  // its 3rd, 10th, 100th, ... sighting instead of its groups again, so that a long run's log stays
+  // readable; what it compiles anew is still logged (LAZYFUSE_LOG=2 logs every fused flush in full).
+  Options quiet;
+  const Options* o = &opt;
+  if (sig && opt.log_level == 1) {
+    static std::unordered_map<uint64_t, uint64_t>& logged = *new std::unordered_map<uint64_t, uint64_t>;
+    if (logged.size() >= 4096) logged.clear();
+    uint64_t seen = ++logged[sig->hash];
+    if (seen > 2) {
+      quiet = opt;
+      quiet.log_level = 0;
+      quiet.log_misses = true;
+      o = &quiet;
+      uint64_t mark = 1;
+      while (mark < seen && mark <= UINT64_MAX / 10) mark *= 10;
+      if (seen == 3 || seen == mark)
+        std::fprintf(stderr,
+                     "[lazyfuse] flush: %zu nodes, fused again as logged before (sighting %llu of its structure; not "
+                     "replayed: %s%s)\n",
+                     order.size(), static_cast<unsigned long long>(seen),
+                     recorded ? "a kernel's variant does not hold for its numbers"
+                              : "no plan for it: a pinned number changed, or a group plans do not replay",
+                     seen == 3 ? "; the next sightings logged are the 10th, 100th, ..." : "");
     }
   }
   std::optional<Recorder> rec;
@@ -281,33 +310,33 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
     if (rec) {
       thread_local std::vector<ir::Node*> described;  // the order describe() numbered
       described = order;
-      if (rewrite(order, roots, opt, unlinked) > 0) plan::number_new(*sig, described, order);
+      if (rewrite(order, roots, *o, unlinked) > 0) plan::number_new(*sig, described, order);
     } else {
-      rewrite(order, roots, opt, unlinked);
+      rewrite(order, roots, *o, unlinked);
     }
   }
   materialize_held_views(order, wanted);
   std::erase_if(order, [](ir::Node* n) { return n->realized(); });
-  fuse::Partition p = fuse::partition(order, wanted, opt.fusion, /*record_cuts=*/opt.log_level >= 1);
+  fuse::Partition p = fuse::partition(order, wanted, o->fusion, /*record_cuts=*/o->log_level >= 1);
   if (observed)
     rt::obs::span("fuse", "fuse", fuse_start, rt::obs::now(),
                   "\"nodes\": " + std::to_string(order.size()) + ", \"groups\": " + std::to_string(p.groups.size()));
-  if (opt.log_level >= 1) log_partition(p, order.size());
+  if (o->log_level >= 1) log_partition(p, order.size());
   for (size_t i = 0; i < p.groups.size(); ++i)
-    run_group({p.groups[i], p, static_cast<int>(i), opt, stats}, rec ? &*rec : nullptr);
+    run_group({p.groups[i], p, static_cast<int>(i), *o, stats}, rec ? &*rec : nullptr);
   ++stats.flushes;
   stats.nodes_executed += order.size();
   if (rec && rec->ok && !rec->plan.steps.empty()) {
     rec->plan.nodes = order.size();
     rec->finish(number_uses->uses());
     plan::mark_overwritten(rec->plan);
-    if (opt.log_level >= 1)
+    if (o->log_level >= 1)
       std::fprintf(stderr, "[lazyfuse] flush recorded as a plan of %zu steps: its repeats replay it\n",
                    rec->plan.steps.size());
     plans.store(*sig, std::move(rec->plan));
   }
   if (observed) rt::obs::flush(start, rt::obs::now(), /*replayed=*/false);
-  if (opt.log_level >= 1) {
+  if (o->log_level >= 1) {
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::fprintf(stderr, "[lazyfuse] flush done in %.3f ms\n", ms);
   }

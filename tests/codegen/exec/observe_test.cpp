@@ -74,6 +74,39 @@ TEST(ObserveLog, ALoggedLoopReplaysAndLogsItsReplaysSparsely) {
   EXPECT_LE(count("] flush: "), 2u + 2u) << "groups logged once a step:\n" << log;
 }
 
+// A loop whose flushes never replay (a pinned number, here attention's scale, changes every step)
+// logs its groups twice (its first sighting and its recording), then one line at its 3rd, 10th,
+// 100th, ... sighting; its results stay right.
+TEST(ObserveLog, AFlushThatKeepsMissingItsPlanIsLoggedSparsely) {
+  if (!lf::rt::config().flush_plans) GTEST_SKIP() << "LAZYFUSE_FLUSH_PLANS=0";
+  if (!lf::rt::config().fusion) GTEST_SKIP() << "LAZYFUSE_FUSION=0: no attention rewrite reads the scale";
+  Tensor q = ramp(19, 8).reshape({1, 19, 8}), k = ramp(19, 8).reshape({1, 19, 8}) * 0.5;
+  lf::sync();
+  std::vector<float> got;
+  std::string log = logged([&] {
+    for (int i = 0; i < 14; ++i) {
+      const float scale = 0.1f + 0.01f * static_cast<float>(i);
+      Tensor y = lf::sum(lf::matmul(lf::softmax(lf::matmul(q, lf::transpose(k, 1, 2)) * scale, -1), k));
+      got.push_back(y.to_vector<float>()[0]);
+    }
+  });
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("fused again as logged before"), 2u) << log;  // the 3rd and the 10th sighting
+  EXPECT_NE(log.find("sighting 10 of its structure"), std::string::npos) << log;
+  EXPECT_LE(count("] flush: "), 2u + 2u) << "groups logged once a step:\n" << log;
+  for (int i = 0; i < 14; ++i) {
+    const float scale = 0.1f + 0.01f * static_cast<float>(i);
+    lf::rt::mutable_config().fusion = false;  // each op on its own: no attention kernel, no plan
+    float want = lf::sum(lf::matmul(lf::softmax(lf::matmul(q, lf::transpose(k, 1, 2)) * scale, -1), k)).to_vector<float>()[0];
+    lf::rt::mutable_config().fusion = true;  // as the skip above found it
+    EXPECT_NEAR(got[static_cast<size_t>(i)], want, 1e-4 * (1 + std::abs(want))) << "step " << i;
+  }
+}
+
 TEST(ObserveLog, RecompileSaysWhatIsNew) {
   // An op list no other test compiles (the explanation compares kernels of the same ops).
   auto f = [](const Tensor& a, const Tensor& b) { return lf::atan2(lf::expm1(a) - b, a * b + 7.0); };
