@@ -14,7 +14,8 @@ import os
 import re
 import sys
 
-ROOTS = ["codegen/cpu/llvm", "codegen/cuda/emit.cpp", "codegen/cuda/ops.cpp", "codegen/cuda/nvrtc.cpp"]
+ROOTS = ["codegen/cpu/llvm", "codegen/cuda/emit.cpp", "codegen/cuda/emit_analysis.cpp", "codegen/cuda/ops.cpp",
+         "codegen/cuda/nvrtc.cpp"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(codegen/[^"]+)"', re.M)
 
 

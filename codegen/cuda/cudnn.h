@@ -1,7 +1,7 @@
 // The GPU convolution through NVIDIA's cuDNN 9 (its legacy convolution API; its graph API for a
 // 16-bit convolution's float32 epilogue), loaded with dlopen
 // like cuBLASLt (libcudnn.so.9, which forwards to libcudnn_cnn/libcudnn_graph): no cuDNN header or
-// library is needed to build. The ABI subset is declared in cudnn.cpp; tests/codegen/cuda/
+// library is needed to build. The ABI subset is declared in cudnn_abi.h; tests/codegen/cuda/
 // cudnn_abi_test.cpp checks it against cudnn.h where the header is installed.
 #pragma once
 

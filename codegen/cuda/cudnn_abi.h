@@ -1,5 +1,6 @@
-// The ABI subset of cuDNN 9's cudnn_graph.h, cudnn_ops.h and cudnn_cnn.h that cudnn.cpp calls,
-// declared here so that no cuDNN header is needed to build (cuDNN is loaded at run time).
+// The ABI subset of cuDNN 9's cudnn_graph.h, cudnn_ops.h and cudnn_cnn.h that cudnn.cpp and
+// cudnn_graph.cpp call, declared here so that no cuDNN header is needed to build (cuDNN is loaded at
+// run time).
 // tests/codegen/cuda/cudnn_abi_test.cpp compares every constant and the perf struct's layout with
 // the real header where one is installed (cuDNN 9.19 on the build machine).
 #pragma once
