@@ -10,12 +10,15 @@ included header (its implementation).
 
 usage: codegen_sources.py ROOT
 """
+import glob
 import os
 import re
 import sys
 
-ROOTS = ["codegen/cpu/llvm", "codegen/cuda/emit.cpp", "codegen/cuda/emit_analysis.cpp", "codegen/cuda/ops.cpp",
-         "codegen/cuda/nvrtc.cpp"]
+# A folder stands for its sources, a pattern for the files it matches: every part of the CUDA
+# emitter (emit.cpp, emit_analysis.cpp, emit_pointwise.cpp, emit_row.cpp, ...), including one split
+# off later, is in without being named.
+ROOTS = ["codegen/cpu/llvm", "codegen/cuda/emit*.cpp", "codegen/cuda/ops.cpp", "codegen/cuda/nvrtc.cpp"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(codegen/[^"]+)"', re.M)
 
 
@@ -23,7 +26,9 @@ def sources(root):
     todo = []
     for r in ROOTS:
         path = os.path.join(root, r)
-        if os.path.isdir(path):
+        if "*" in r:
+            todo += sorted(os.path.relpath(f, root) for f in glob.glob(path))
+        elif os.path.isdir(path):
             todo += [os.path.join(r, f) for f in sorted(os.listdir(path)) if f.endswith((".cpp", ".h", ".inc"))]
         elif os.path.exists(path):
             todo.append(r)

@@ -13,7 +13,7 @@ fail() { echo "fingerprint: $*"; status=1; }
 must=(codegen/ir/ops.inc codegen/ir/op.h codegen/kir/kernel_ir.h codegen/kir/kernel_ir.cpp codegen/kir/row_plan.cpp
       codegen/kir/split.cpp codegen/cuda/emit.cpp codegen/cuda/emit_analysis.cpp codegen/cuda/ops.cpp
       codegen/cuda/nvrtc.cpp codegen/cpu/emit_options.h codegen/cpu/plugin_api.h)
-for f in "$root"/codegen/cpu/llvm/*; do must+=("${f#"$root"/}"); done
+for f in "$root"/codegen/cpu/llvm/* "$root"/codegen/cuda/emit*.cpp; do must+=("${f#"$root"/}"); done
 for f in "${must[@]}"; do grep -qxF "$f" <<<"$list" || fail "$f shapes generated code but is left out"; done
 
 # Running, caching and recording kernels shapes no code: editing them keeps users' caches valid.
