@@ -42,10 +42,10 @@ uint64_t check_loop(int iterations, const std::function<std::vector<Tensor>(int)
   return lf::cache_stats().plans_replayed - before;
 }
 
-// Tiered compiling off for a test's scope, once the optimized builds already queued have landed:
-// on a GPU an optimized build that lands during a loop drops its plan (every upgrade starts a new
-// cache generation), so a loop's replay count would depend on when it lands (on the H100 one
-// landed and a replay was counted short, 2026-11-24).
+// Tiered compiling off for a test's scope, once the optimized builds already queued have landed,
+// so that a loop's replays do not depend on when a build lands. (Until 2026-12-04 a build landing
+// during a loop dropped its plan and a replay was counted short, on the H100 on 2026-11-24; a plan
+// now takes the swapped-in build: PlanCache::find.)
 struct TieredCompileOff {
   bool saved = lf::rt::config().tiered_compile;
   TieredCompileOff() {
