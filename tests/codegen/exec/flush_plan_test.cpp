@@ -393,6 +393,26 @@ TEST(FlushPlan, AClearedKernelCacheDropsPlans) {
   EXPECT_EQ(lf::cache_stats().hits, 0u) << "a plan ran a kernel from before the cache was cleared";
 }
 
+// A GPU's tiered compiling swaps each quick build for its optimized one while a loop runs (a new
+// kernel-cache generation): the loop's plan takes the optimized kernels and goes on replaying,
+// right, instead of being recorded again. The CPU has no quick builds.
+TEST(FlushPlan, APlanTakesTheOptimizedBuildsSwappedInDuringItsLoop) {
+  if (!lf::default_device().is_cuda() || !lf::rt::config().tiered_compile) GTEST_SKIP() << "no quick builds here";
+  static int runs = 0;
+  const int64_t n = 5000 + 8 * runs++;  // a size and ops new to this process: its kernels start quick
+  auto body = [&](int it) {
+    Tensor x = lf::from_vector(data(n, it), {n});
+    return std::vector<Tensor>{lf::atan(lf::expm1(x * 0.5) + lf::sinh(x)) * 3 - lf::cosh(x)};
+  };
+  const uint64_t quick_before = lf::cache_stats().quick_builds;
+  EXPECT_EQ(check_loop(3, body), 1u) << "sightings 1 and 2 fuse and record, the 3rd replays";
+  if (lf::cache_stats().quick_builds == quick_before) GTEST_SKIP() << "the kernel came optimized (from the disk cache)";
+  const uint64_t generation = lf::cache::global_cache().generation();
+  lf::finish_compiles();  // the optimized build swapped in
+  ASSERT_GT(lf::cache::global_cache().generation(), generation);
+  EXPECT_EQ(check_loop(4, body), 4u) << "the plan replays on through the swap";
+}
+
 TEST(FlushPlan, OffWhenDisabled) {
   auto& config = lf::rt::mutable_config();
   bool saved = config.flush_plans;
