@@ -19,6 +19,10 @@ const char* linalg_name(LinalgName name) {
     case LinalgName::kSlogdet: return "linalg.slogdet";
     case LinalgName::kEigh: return "linalg.eigh";
     case LinalgName::kEigvalsh: return "linalg.eigvalsh";
+    case LinalgName::kQr: return "linalg.qr";
+    case LinalgName::kSvd: return "linalg.svd";
+    case LinalgName::kSvdvals: return "linalg.svdvals";
+    case LinalgName::kLstsq: return "torch.linalg.lstsq";
   }
   return "linalg";
 }
@@ -48,6 +52,24 @@ LinalgLayout linalg_layout(const LinalgParams& p, int64_t m, int64_t n, int64_t 
       if (p.vectors) add(n, n);
       add(1, n);  // eigenvalues
       break;
+    case LinalgOp::kQr: {
+      const int64_t r = p.full ? m : std::min(m, n);
+      if (p.vectors) add(m, r);  // Q
+      add(r, n);                 // R
+      break;
+    }
+    case LinalgOp::kSvd: {
+      const int64_t s = std::min(m, n);
+      if (p.vectors) add(m, p.full ? m : s);  // U
+      add(1, s);                              // S
+      if (p.vectors) add(p.full ? n : s, n);  // Vh
+      break;
+    }
+    case LinalgOp::kLstsq:
+      add(n, k);               // X
+      add(1, std::min(m, n));  // singular values
+      add(1, 1);               // rank
+      break;
   }
   return l;
 }
@@ -73,6 +95,11 @@ std::string linalg_failure(LinalgName name, int64_t info, int64_t batch, bool ba
     case LinalgName::kEigvalsh:
       return s + "The algorithm failed to converge because the input matrix is ill-conditioned or has too many "
                  "repeated eigenvalues (error code: " + i + ").";
+    case LinalgName::kSvd:
+    case LinalgName::kSvdvals:
+    case LinalgName::kLstsq:
+      return s + "The algorithm failed to converge because the input matrix is ill-conditioned or has too many "
+                 "repeated singular values (error code: " + i + ").";
     default: return s + "The solver failed because the input matrix is singular.";
   }
 }
