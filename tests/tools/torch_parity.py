@@ -160,8 +160,8 @@ CASES = {
     "linalg_matrix_norm_svd": ([u(2, 3, 4)], lambda a: torch.cat([torch.linalg.matrix_norm(a, "nuc"),
                                                                   torch.linalg.matrix_norm(a, 2),
                                                                   torch.linalg.matrix_norm(a, -2)])),
-    "linalg_cond": ([u(2, 3, 3)], lambda a: torch.cat([torch.linalg.cond(a + 4 * torch.eye(3)),
-                                                      torch.linalg.cond(a + 4 * torch.eye(3), 1)])),
+    # 1.13's cond(p=1) cannot be differentiated (its masked_fill_ modifies inv_ex's saved output).
+    "linalg_cond": ([u(2, 3, 3)], lambda a: torch.linalg.cond(a + 4 * torch.eye(3))),
 }
 
 
