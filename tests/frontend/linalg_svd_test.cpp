@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/backend/lapack.h"
 #include "frontend/autograd/gradcheck.h"
 #include "frontend/test_util.h"
 #include "runtime/config.h"
@@ -174,6 +175,9 @@ TEST_P(LinalgOrth, LstsqDriversShapesAndSolutions) {
   la::Lstsq rd = la::lstsq(def, bd, std::nullopt, "gelsd");
   EXPECT_EQ(rd.rank.item<int64_t>(), 2);
   expect_small(rd.solution - lf::matmul(la::pinv(def), bd), 1e-12, "rank-deficient minimum norm");
+  // Its residuals are still returned (PyTorch's would be empty: a shape that depends on the rank).
+  Tensor rr = lf::matmul(def, rd.solution) - bd;
+  expect_small(rd.residuals - lf::sum(rr * rr, {-2}), 1e-12, "rank-deficient residuals");
   // rcond: a cut above the second singular value leaves rank 1.
   EXPECT_EQ(la::lstsq(f64({1, 0, 0, 1e-3}, {2, 2}), f64({1, 1}, {2}), 1e-2, "gelsd").rank.item<int64_t>(), 1);
   // A vector B (one dim fewer than A), and broadcast batch dims: rank has A's own batch dims.
@@ -275,6 +279,32 @@ TEST_P(LinalgOrth, FusedAroundTheOp) {
   // Results of one factorization together in one expression.
   auto [u, s, vh] = la::svd(a * 2 + 1, false);
   expect_small(lf::matmul(u * lf::unsqueeze(s, -2), vh) - a2, 1e-12, "U S Vh of a fused input");
+}
+
+TEST_P(LinalgOrth, LogSaysWhichPath) {
+  struct Restore {
+    lf::Device saved = lf::default_device();
+    int level = lf::rt::mutable_config().log_level;
+    ~Restore() {
+      lf::set_default_device(saved);
+      lf::rt::mutable_config().log_level = level;
+    }
+  } restore;
+  lf::set_default_device(lf::Device::cpu());
+  lf::rt::mutable_config().log_level = 1;
+  Tensor a = random({2, 4, 3}, 50);
+  testing::internal::CaptureStderr();
+  la::qr(a).R.to_vector<double>();
+  la::svdvals(a).to_vector<double>();
+  la::lstsq(a, random({2, 4, 1}, 51)).solution.to_vector<double>();
+  std::string log = testing::internal::GetCapturedStderr();
+  const std::string how = GetParam() == "reference"                      ? "the reference on the host"
+                          : lf::backend::lapack::unavailable().empty() ? "LAPACK ("
+                                                                       : "the reference on the host";
+  for (const char* op : {"linalg.qr", "linalg.svdvals", "torch.linalg.lstsq"}) {
+    const size_t at = log.find(std::string(op) + " of 2 matrices [4 x 3] float64: " + how);
+    EXPECT_NE(at, std::string::npos) << op << "\n" << log;
+  }
 }
 
 TEST_P(LinalgOrth, NonFiniteInputFailsAtTheSyncPoint) {
