@@ -1,6 +1,7 @@
 // lf::linalg (include/lazyfuse/linalg.h): argument checks at the call, batch dims broadcast, one
 // ir::Op::Linalg node a factorization, and its results as views of the packed output
-// (codegen/ir/linalg.h). cholesky_solve, inv and det are composites of the others.
+// (codegen/ir/linalg.h). cholesky_solve, inv, det, pinv, matrix_rank, cond and matrix_norm are
+// composites of the others.
 #include "lazyfuse/linalg.h"
 
 #include <cmath>
