@@ -216,30 +216,37 @@ void qr(Mat<const T> a, int64_t m, int64_t n, Mat<T>* q, int64_t qc, Mat<T> r, i
 
 // Fills columns `from`.. of u [rows, cols] (row-major, stride ld) with unit vectors orthogonal to
 // every column before them and to each other: a column's own direction when it has one (a tiny
-// singular value's), else the unit vectors e_i in turn, by Gram-Schmidt twice.
+// singular value's) and keeps half its length, else the first unit vector e_i that keeps at least
+// 1 / (2 sqrt(rows)) of its length after Gram-Schmidt (twice). One does: the squared lengths of
+// all e_i's projections onto the space left add up to its dimension, at least 1.
 template <typename T>
 void complete_columns(T* u, int64_t ld, int64_t rows, int64_t cols, int64_t from, const std::vector<char>& has_dir) {
-  std::vector<T> v(static_cast<size_t>(rows));
-  int64_t next_e = 0;
-  for (int64_t c = from; c < cols; ++c) {
-    bool own = c < static_cast<int64_t>(has_dir.size()) && has_dir[static_cast<size_t>(c)];
-    for (;;) {
-      for (int64_t i = 0; i < rows; ++i) v[static_cast<size_t>(i)] = own ? u[i * ld + c] : T(i == next_e);
-      for (int pass = 0; pass < 2; ++pass)
-        for (int64_t d = 0; d < c; ++d) {
-          T s = 0;
-          for (int64_t i = 0; i < rows; ++i) s += u[i * ld + d] * v[static_cast<size_t>(i)];
-          for (int64_t i = 0; i < rows; ++i) v[static_cast<size_t>(i)] -= s * u[i * ld + d];
-        }
-      T norm = 0;
-      for (T x : v) norm = std::hypot(norm, x);
-      if (!own) ++next_e;
-      if (norm > T(0.5) || (!own && next_e > rows)) {
-        for (int64_t i = 0; i < rows; ++i) u[i * ld + c] = v[static_cast<size_t>(i)] / norm;
-        break;
+  std::vector<T> v(static_cast<size_t>(rows)), best(static_cast<size_t>(rows));
+  const T need = T(0.5) / std::sqrt(static_cast<T>(std::max<int64_t>(rows, 1)));
+  auto project = [&](int64_t c) {
+    for (int pass = 0; pass < 2; ++pass)
+      for (int64_t d = 0; d < c; ++d) {
+        T s = 0;
+        for (int64_t i = 0; i < rows; ++i) s += u[i * ld + d] * v[static_cast<size_t>(i)];
+        for (int64_t i = 0; i < rows; ++i) v[static_cast<size_t>(i)] -= s * u[i * ld + d];
       }
-      own = false;
+    T norm = 0;
+    for (T x : v) norm = std::hypot(norm, x);
+    return norm;
+  };
+  for (int64_t c = from; c < cols; ++c) {
+    T norm = 0, best_norm = -1;
+    if (c < static_cast<int64_t>(has_dir.size()) && has_dir[static_cast<size_t>(c)]) {
+      for (int64_t i = 0; i < rows; ++i) v[static_cast<size_t>(i)] = u[i * ld + c];
+      norm = project(c);
+      if (norm > T(0.5)) best = v, best_norm = norm;
     }
+    for (int64_t e = 0; e < rows && best_norm < 0; ++e) {
+      for (int64_t i = 0; i < rows; ++i) v[static_cast<size_t>(i)] = T(i == e);
+      norm = project(c);
+      if (norm >= need) best = v, best_norm = norm;
+    }
+    for (int64_t i = 0; i < rows; ++i) u[i * ld + c] = best[static_cast<size_t>(i)] / best_norm;
   }
 }
 

@@ -138,6 +138,49 @@ TEST_P(LinalgOrth, SvdResidualOrthogonalityAndValues) {
   lf::test::expect_close(la::cond(f64(h, {6, 6})), {14951058.64177819}, 0.5);
 }
 
+TEST_P(LinalgOrth, SvdHardInputs) {
+  // Repeated singular values: an orthogonal matrix (all 1) and the identity.
+  Tensor q = la::qr(random({6, 6}, 60)).Q;
+  for (Tensor a : {q, I(5), I(5) * -3}) {
+    auto [u, s, vh] = la::svd(a);
+    const int64_t n = a.size(-1);
+    expect_small(lf::matmul(mT(u), u) - I(n), 1e-13, "U^T U");
+    expect_small(lf::matmul(vh, mT(vh)) - I(n), 1e-13, "Vh Vh^T");
+    expect_small(lf::matmul(u * lf::unsqueeze(s, -2), vh) - a, 1e-13, "U S Vh - A");
+  }
+  // Larger float32 and float64, tall, rank-deficient (two equal columns): S against the other
+  // precision, the factors by residual.
+  Tensor x = random({40, 25}, 61);
+  Tensor dup = lf::cat({x, lf::narrow(x, 1, 0, 5)}, 1);  // 40 x 30, rank 25
+  for (Tensor a : {x, dup, mT(dup)}) {
+    Tensor s64 = la::svdvals(a);
+    auto [u, s, vh] = la::svd(lf::cast(a, DType::Float32), false);
+    expect_small(lf::cast(s, DType::Float64) - s64, 2e-5, "float32 S against float64's");
+    expect_small(lf::matmul(u * lf::unsqueeze(s, -2), vh) - lf::cast(a, DType::Float32), 3e-5, "float32 U S Vh - A");
+    const int64_t k = s.size(-1);
+    expect_small(lf::matmul(mT(u), u) - I(k, DType::Float32), 3e-5, "float32 U^T U");
+    auto [uf, sf, vhf] = la::svd(a);
+    expect_small(lf::matmul(mT(uf), uf) - I(a.size(0)), 1e-12, "full U^T U, rank-deficient");
+    expect_small(lf::matmul(vhf, mT(vhf)) - I(a.size(1)), 1e-12, "full Vh Vh^T, rank-deficient");
+  }
+  EXPECT_EQ(la::matrix_rank(dup).item<int64_t>(), 25);
+  // Ill-conditioned least squares: a Vandermonde system of degree 7 (cond ~ 1e6) recovers its
+  // polynomial's coefficients.
+  std::vector<double> v, y;
+  const std::vector<double> coef = {1, -2, 0.5, 3, -1, 0.25, 2, -0.75};
+  for (int i = 0; i < 20; ++i) {
+    const double t = -1 + 2.0 * i / 19;
+    double p = 1, sum = 0;
+    for (double c : coef) {
+      v.push_back(p);
+      sum += c * p;
+      p *= t;
+    }
+    y.push_back(sum);
+  }
+  lf::test::expect_close(la::lstsq(f64(v, {20, 8}), f64(y, {20, 1}), std::nullopt, "gelsd").solution, coef, 1e-9);
+}
+
 TEST_P(LinalgOrth, LstsqDriversShapesAndSolutions) {
   for (DType dt : {DType::Float64, DType::Float32}) {
     const double tol = dt == DType::Float64 ? 1e-11 : 1e-4;
