@@ -302,6 +302,8 @@ TEST_P(LinalgOrth, EmptyAndSizeOneDims) {
     EXPECT_EQ(l.solution.shape()[l.solution.dim() - 2], n);
     expect_small(l.solution, 1e-300, "empty lstsq");
   }
+  // The complete Q of an m x 0 matrix is the identity (PyTorch's; orgqr of no reflectors).
+  expect_small(la::qr(lf::zeros({3, 0}, DType::Float64), "complete").Q - I(3), 1e-300, "complete Q of 3 x 0");
   auto [q1, r1] = la::qr(lf::full({1, 1}, -2.0, DType::Float64));
   lf::test::expect_close(lf::abs(r1), {2}, 1e-15);
   lf::test::expect_close(la::svdvals(lf::full({3, 1, 1}, -2.0, DType::Float64)), {2, 2, 2}, 1e-15);
