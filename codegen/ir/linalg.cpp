@@ -95,11 +95,14 @@ std::string linalg_failure(LinalgName name, int64_t info, int64_t batch, bool ba
     case LinalgName::kEigvalsh:
       return s + "The algorithm failed to converge because the input matrix is ill-conditioned or has too many "
                  "repeated eigenvalues (error code: " + i + ").";
+    // The only failure of either SVD path: a non-finite A, refused before LAPACK sees it (its
+    // gesdd and gelsd print an xerbla message and return info < 0).
     case LinalgName::kSvd:
     case LinalgName::kSvdvals:
+      return s + "The algorithm failed to converge because the input matrix contained non-finite values.";
     case LinalgName::kLstsq:
-      return s + "The algorithm failed to converge because the input matrix is ill-conditioned or has too many "
-                 "repeated singular values (error code: " + i + ").";
+      return s + "The least squares solution could not be computed because the input matrix contained non-finite "
+                 "values.";
     default: return s + "The solver failed because the input matrix is singular.";
   }
 }
