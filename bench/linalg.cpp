@@ -3,14 +3,14 @@
 // (LAPACK, or the reference with LAZYFUSE_LINALG=reference). bench/linalg_torch.py is the peer.
 //
 //   lazyfuse-bench-linalg [batch m n]...   (default: 100 8 8, 1 256 256, 10 200 50)
+#include <lazyfuse/lazyfuse.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <vector>
-
-#include <lazyfuse/lazyfuse.h>
 
 namespace {
 

@@ -251,9 +251,9 @@ TEST_P(LinalgOrth, PinvRankCondAndNorms) {
             (std::vector<int64_t>{4, 4}));
   Tensor d = f64({1, 0, 0, 0, 1e-3, 0, 0, 0, 1e-9}, {3, 3});
   EXPECT_EQ(la::matrix_rank(d).item<int64_t>(), 3);
-  EXPECT_EQ(la::matrix_rank(d, 1e-6).item<int64_t>(), 2);         // atol
+  EXPECT_EQ(la::matrix_rank(d, 1e-6).item<int64_t>(), 2);                // atol
   EXPECT_EQ(la::matrix_rank(d, std::nullopt, 1e-2).item<int64_t>(), 1);  // rtol
-  EXPECT_EQ(la::matrix_rank(d, 1e-6, 1e-2).item<int64_t>(), 1);           // the larger
+  EXPECT_EQ(la::matrix_rank(d, 1e-6, 1e-2).item<int64_t>(), 1);          // the larger
   EXPECT_EQ(la::matrix_rank(lf::zeros({2, 0, 3}, DType::Float64)).to_vector<int64_t>(), (std::vector<int64_t>{0, 0}));
   // cond: p 2 / -2 from S, the others through the inverse; singular: inf.
   Tensor c = f64({2, 0, 0, 0.5}, {2, 2});
@@ -343,7 +343,7 @@ TEST_P(LinalgOrth, LogSaysWhichPath) {
   la::svdvals(a).to_vector<double>();
   la::lstsq(a, random({2, 4, 1}, 51)).solution.to_vector<double>();
   std::string log = testing::internal::GetCapturedStderr();
-  const std::string how = GetParam() == "reference"                      ? "the reference on the host"
+  const std::string how = GetParam() == "reference"                    ? "the reference on the host"
                           : lf::backend::lapack::unavailable().empty() ? "LAPACK ("
                                                                        : "the reference on the host";
   for (const char* op : {"linalg.qr", "linalg.svdvals", "torch.linalg.lstsq"}) {
@@ -355,8 +355,11 @@ TEST_P(LinalgOrth, LogSaysWhichPath) {
 TEST_P(LinalgOrth, NonFiniteInputFailsAtTheSyncPoint) {
   Tensor a = f64({1, NAN, 0, 1}, {2, 2});
   expect_error([&] { la::svdvals(a).to_vector<double>(); }, {"linalg.svdvals", "failed to converge", "non-finite"});
-  expect_error([&] { la::svd(lf::stack({I(2), a}, 0)).S.to_vector<double>(); },
-               {"linalg.svd", "(Batch element 1)", "failed to converge"});
+  expect_error(
+      [&] {
+        la::svd(lf::stack({I(2), a}, 0)).S.to_vector<double>();
+      },
+      {"linalg.svd", "(Batch element 1)", "failed to converge"});
   expect_error([&] { la::lstsq(a, I(2)).solution.to_vector<double>(); }, {"torch.linalg.lstsq", "non-finite"});
   // QR lets NaN through, as PyTorch's.
   EXPECT_TRUE(std::isnan(la::qr(a).R.to_vector<double>()[1]));
@@ -368,14 +371,26 @@ TEST(LinalgOrthErrors, AtTheCall) {
   expect_error([&] { la::qr(a, "full"); }, {"linalg.qr", "unrecognized mode 'full'"});
   expect_error([&] { la::svd(lf::zeros({3, 3}, DType::Int64)); }, {"linalg.svd", "float32 or float64", "int64[3, 3]"});
   expect_error([&] { la::svdvals(lf::zeros({3, 3}, DType::Float16)); }, {"linalg.svdvals", "float32 or float64"});
-  expect_error([&] { la::lstsq(a, lf::zeros({4, 1}, DType::Float64)); },
-               {"torch.linalg.lstsq", "input.size(-2) should match other.size(-2)", "[3, 2]", "[4, 1]"});
-  expect_error([&] { la::lstsq(a, lf::zeros({3, 1}, DType::Float32)); },
-               {"torch.linalg.lstsq", "same dtype", "float64", "float32"});
-  expect_error([&] { la::lstsq(a, lf::zeros({3, 1}, DType::Float64), std::nullopt, "gelsx"); },
-               {"torch.linalg.lstsq", "driver", "gelsx"});
-  expect_error([&] { la::lstsq(lf::zeros({2, 3, 2}, DType::Float64), lf::zeros({4, 3, 1}, DType::Float64)); },
-               {"torch.linalg.lstsq", "[2]", "[4]"});
+  expect_error(
+      [&] {
+        la::lstsq(a, lf::zeros({4, 1}, DType::Float64));
+      },
+      {"torch.linalg.lstsq", "input.size(-2) should match other.size(-2)", "[3, 2]", "[4, 1]"});
+  expect_error(
+      [&] {
+        la::lstsq(a, lf::zeros({3, 1}, DType::Float32));
+      },
+      {"torch.linalg.lstsq", "same dtype", "float64", "float32"});
+  expect_error(
+      [&] {
+        la::lstsq(a, lf::zeros({3, 1}, DType::Float64), std::nullopt, "gelsx");
+      },
+      {"torch.linalg.lstsq", "driver", "gelsx"});
+  expect_error(
+      [&] {
+        la::lstsq(lf::zeros({2, 3, 2}, DType::Float64), lf::zeros({4, 3, 1}, DType::Float64));
+      },
+      {"torch.linalg.lstsq", "[2]", "[4]"});
   expect_error([&] { la::pinv(a, std::nullopt, std::nullopt, true); }, {"linalg.pinv", "square", "3 by 2"});
   expect_error([&] { la::matrix_rank(lf::zeros({3, 3}, DType::Int32)); }, {"linalg.matrix_rank", "int32"});
   expect_error([&] { la::cond(a, 1.0); }, {"linalg.cond(ord=1)", "square"});
@@ -395,40 +410,54 @@ TEST(LinalgOrthGrad, AgainstCentralDifferences) {
   using lf::test::Input;
   auto flat = [](const Tensor& t) { return lf::reshape(t, {-1}); };
   for (Shape s : {Shape{2, 4, 3}, Shape{3, 3}, Shape{2, 3, 5}}) {
-    gradcheck("qr", [&](const std::vector<Tensor>& v) {
-      auto [q, r] = la::qr(v[0]);
-      return lf::cat({flat(q * q), flat(r * r)}, 0);
-    }, {Input{s}});
-    gradcheck("svd", [&](const std::vector<Tensor>& v) {
-      auto [u, sv, vh] = la::svd(v[0], false);
-      return lf::cat({flat(u * u), flat(sv), flat(vh * vh)}, 0);
-    }, {Input{s}});
+    gradcheck("qr",
+              [&](const std::vector<Tensor>& v) {
+                auto [q, r] = la::qr(v[0]);
+                return lf::cat({flat(q * q), flat(r * r)}, 0);
+              },
+              {Input{s}});
+    gradcheck("svd",
+              [&](const std::vector<Tensor>& v) {
+                auto [u, sv, vh] = la::svd(v[0], false);
+                return lf::cat({flat(u * u), flat(sv), flat(vh * vh)}, 0);
+              },
+              {Input{s}});
     gradcheck("svdvals", [&](const std::vector<Tensor>& v) { return la::svdvals(v[0]); }, {Input{s}});
     gradcheck("pinv", [&](const std::vector<Tensor>& v) { return la::pinv(v[0]); }, {Input{s}});
   }
-  gradcheck("qr complete wide", [&](const std::vector<Tensor>& v) {
-    auto [q, r] = la::qr(v[0], "complete");
-    return lf::cat({flat(q * q), flat(r * r)}, 0);
-  }, {Input{{2, 4}}});
-  gradcheck("svd full", [&](const std::vector<Tensor>& v) {
-    auto [u, sv, vh] = la::svd(v[0]);
-    return lf::cat({flat(lf::narrow(u, -1, 0, 3) * lf::narrow(u, -1, 0, 3)), flat(sv)}, 0);
-  }, {Input{{4, 3}}});
-  gradcheck("lstsq tall", [&](const std::vector<Tensor>& v) {
-    la::Lstsq r = la::lstsq(v[0], v[1], std::nullopt, "gelsd");
-    return lf::cat({flat(r.solution), flat(r.residuals)}, 0);
-  }, {Input{{2, 5, 3}}, Input{{2, 5, 2}}});
+  gradcheck("qr complete wide",
+            [&](const std::vector<Tensor>& v) {
+              auto [q, r] = la::qr(v[0], "complete");
+              return lf::cat({flat(q * q), flat(r * r)}, 0);
+            },
+            {Input{{2, 4}}});
+  gradcheck("svd full",
+            [&](const std::vector<Tensor>& v) {
+              auto [u, sv, vh] = la::svd(v[0]);
+              return lf::cat({flat(lf::narrow(u, -1, 0, 3) * lf::narrow(u, -1, 0, 3)), flat(sv)}, 0);
+            },
+            {Input{{4, 3}}});
+  gradcheck("lstsq tall",
+            [&](const std::vector<Tensor>& v) {
+              la::Lstsq r = la::lstsq(v[0], v[1], std::nullopt, "gelsd");
+              return lf::cat({flat(r.solution), flat(r.residuals)}, 0);
+            },
+            {Input{{2, 5, 3}}, Input{{2, 5, 2}}});
   gradcheck("lstsq wide", [&](const std::vector<Tensor>& v) { return la::lstsq(v[0], v[1]).solution; },
             {Input{{3, 5}}, Input{{3, 2}}});
-  gradcheck("pinv hermitian", [&](const std::vector<Tensor>& v) {
-    return la::pinv(v[0] + mT(v[0]), std::nullopt, std::nullopt, true);
-  }, {Input{{3, 3}}});
-  gradcheck("matrix_norm nuc, 2, -2", [&](const std::vector<Tensor>& v) {
-    return lf::cat({la::matrix_norm(v[0], "nuc"), la::matrix_norm(v[0], 2), la::matrix_norm(v[0], -2)}, 0);
-  }, {Input{{2, 3, 4}}});
-  gradcheck("cond", [&](const std::vector<Tensor>& v) {
-    return lf::cat({la::cond(v[0] + I(3) * 3), la::cond(v[0] + I(3) * 3, 1.0)}, 0);
-  }, {Input{{2, 3, 3}}});
+  gradcheck("pinv hermitian",
+            [&](const std::vector<Tensor>& v) { return la::pinv(v[0] + mT(v[0]), std::nullopt, std::nullopt, true); },
+            {Input{{3, 3}}});
+  gradcheck("matrix_norm nuc, 2, -2",
+            [&](const std::vector<Tensor>& v) {
+              return lf::cat({la::matrix_norm(v[0], "nuc"), la::matrix_norm(v[0], 2), la::matrix_norm(v[0], -2)}, 0);
+            },
+            {Input{{2, 3, 4}}});
+  gradcheck("cond",
+            [&](const std::vector<Tensor>& v) {
+              return lf::cat({la::cond(v[0] + I(3) * 3), la::cond(v[0] + I(3) * 3, 1.0)}, 0);
+            },
+            {Input{{2, 3, 3}}});
 }
 
 }  // namespace
