@@ -1,6 +1,8 @@
 // The reference linear algebra (linalg.h): Cholesky-Banachiewicz, substitution, LU with partial
 // pivoting as LAPACK's unblocked getf2 does it (the first largest |pivot|, so that pivots match
-// LAPACK's on all but ties made by rounding), each one matrix at a time in the dtype.
+// LAPACK's on all but ties made by rounding), cyclic Jacobi for eigh, Householder QR with geqrf's
+// reflectors, one-sided Jacobi for the SVD and the least squares through it, each one matrix at a
+// time in the dtype.
 #include "codegen/reference/linalg.h"
 
 #include <algorithm>
