@@ -281,10 +281,11 @@ int64_t solve_one(const ir::LinalgProblem& p, int64_t e) {
       const auto& bl = p.layout.blocks;
       if (kk == 0) return 0;  // X = 0, rank 0
       if (!all_finite(a, m * n)) return 1;
-      const int mi = as_int(m), ldm = as_int(m), ldb = as_int(ldb64);
+      // No columns: one zero column instead (gelsd's dlalsd refuses nrhs 0), for rank and S.
+      const int mi = as_int(m), ldm = as_int(m), ldb = as_int(ldb64), nrhs = std::max(1, ki);
       to_cols(a, n, m, n, ac);
       const T* b = static_cast<const T*>(p.b) + e * m * k;
-      bc.assign(static_cast<size_t>(std::max<int64_t>(1, ldb64 * k)), T(0));
+      bc.assign(static_cast<size_t>(ldb64 * nrhs), T(0));
       for (int64_t i = 0; i < m; ++i)
         for (int64_t c = 0; c < k; ++c) bc[static_cast<size_t>(c * ldb64 + i)] = b[i * k + c];
       std::vector<T> sv(static_cast<size_t>(kk));
@@ -292,12 +293,12 @@ int64_t solve_one(const ir::LinalgProblem& p, int64_t e) {
       int rank = 0, isize = 0;
       T size = 0;
       int lwork = -1;
-      f.gelsd(&mi, &ni, &ki, ac.data(), &ldm, bc.data(), &ldb, sv.data(), &rcond, &rank, &size, &lwork, &isize,
+      f.gelsd(&mi, &ni, &nrhs, ac.data(), &ldm, bc.data(), &ldb, sv.data(), &rcond, &rank, &size, &lwork, &isize,
               &info);
       lwork = work_count(size);
       std::vector<T> work(static_cast<size_t>(lwork));
       std::vector<int> iwork(static_cast<size_t>(std::max(1, isize)));
-      f.gelsd(&mi, &ni, &ki, ac.data(), &ldm, bc.data(), &ldb, sv.data(), &rcond, &rank, work.data(), &lwork,
+      f.gelsd(&mi, &ni, &nrhs, ac.data(), &ldm, bc.data(), &ldb, sv.data(), &rcond, &rank, work.data(), &lwork,
               iwork.data(), &info);
       for (int64_t i = 0; i < n; ++i)
         for (int64_t c = 0; c < k; ++c) out[i * w + c] = bc[static_cast<size_t>(c * ldb64 + i)];

@@ -302,6 +302,12 @@ TEST_P(LinalgOrth, EmptyAndSizeOneDims) {
     EXPECT_EQ(l.solution.shape()[l.solution.dim() - 2], n);
     expect_small(l.solution, 1e-300, "empty lstsq");
   }
+  // A B of no columns: an empty solution, A's rank and singular values all the same.
+  la::Lstsq nb = la::lstsq(random({5, 3}, 70), lf::zeros({5, 0}, DType::Float64), std::nullopt, "gelsd");
+  EXPECT_EQ(nb.solution.shape(), (Shape{3, 0}));
+  EXPECT_EQ(nb.residuals.shape(), (Shape{0}));
+  EXPECT_EQ(nb.rank.item<int64_t>(), 3);
+  expect_small(nb.singular_values - la::svdvals(random({5, 3}, 70)), 1e-13, "singular values with k = 0");
   // The complete Q of an m x 0 matrix is the identity (PyTorch's; orgqr of no reflectors).
   expect_small(la::qr(lf::zeros({3, 0}, DType::Float64), "complete").Q - I(3), 1e-300, "complete Q of 3 x 0");
   auto [q1, r1] = la::qr(lf::full({1, 1}, -2.0, DType::Float64));
@@ -361,6 +367,10 @@ TEST_P(LinalgOrth, NonFiniteInputFailsAtTheSyncPoint) {
       },
       {"linalg.svd", "(Batch element 1)", "failed to converge"});
   expect_error([&] { la::lstsq(a, I(2)).solution.to_vector<double>(); }, {"torch.linalg.lstsq", "non-finite"});
+  // A NaN in B goes through to the solution, as PyTorch's (rank and S are A's).
+  la::Lstsq nb = la::lstsq(random({4, 3}, 80), f64({1, NAN, 1, 1}, {4, 1}), std::nullopt, "gelsd");
+  for (double x : nb.solution.to_vector<double>()) EXPECT_TRUE(std::isnan(x));
+  EXPECT_EQ(nb.rank.item<int64_t>(), 3);
   // QR lets NaN through, as PyTorch's.
   EXPECT_TRUE(std::isnan(la::qr(a).R.to_vector<double>()[1]));
 }
