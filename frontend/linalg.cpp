@@ -387,7 +387,7 @@ Tensor svdvals(const Tensor& a) {
 }
 
 Lstsq lstsq(const Tensor& a, const Tensor& b, std::optional<double> rcond, const std::string& driver_arg) {
-  const char* op = "torch.linalg.lstsq";
+  const char* op = "linalg.lstsq";
   check_matrix(op, a, false);
   detail::check_defined(op, {&b});
   check_pair(op, a, b);

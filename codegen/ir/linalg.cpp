@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "runtime/checked.h"
+
 namespace lf::ir {
 
 const char* linalg_name(LinalgName name) {
@@ -29,9 +31,13 @@ const char* linalg_name(LinalgName name) {
 
 LinalgLayout linalg_layout(const LinalgParams& p, int64_t m, int64_t n, int64_t k) {
   LinalgLayout l;
+  // Blocks of rows as large as the input's dims: m + n + 1 rows can pass int64 (svd of a
+  // [2^62, 2^62]), an lf::Error naming the op (without PyTorch's "torch." of some names).
+  std::string op = linalg_name(p.name);
+  if (op.rfind("torch.", 0) == 0) op = op.substr(6);
   auto add = [&](int64_t rows, int64_t cols) {
     l.blocks.push_back({l.rows, rows, cols});
-    l.rows += rows;
+    l.rows = rt::checked_add(op.c_str(), "the packed result's rows", l.rows, rows);
     l.width = std::max(l.width, cols);
   };
   switch (p.op) {

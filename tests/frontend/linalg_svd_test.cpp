@@ -385,22 +385,22 @@ TEST(LinalgOrthErrors, AtTheCall) {
       [&] {
         la::lstsq(a, lf::zeros({4, 1}, DType::Float64));
       },
-      {"torch.linalg.lstsq", "input.size(-2) should match other.size(-2)", "[3, 2]", "[4, 1]"});
+      {"lf::linalg.lstsq", "input.size(-2) should match other.size(-2)", "[3, 2]", "[4, 1]"});
   expect_error(
       [&] {
         la::lstsq(a, lf::zeros({3, 1}, DType::Float32));
       },
-      {"torch.linalg.lstsq", "same dtype", "float64", "float32"});
+      {"lf::linalg.lstsq", "same dtype", "float64", "float32"});
   expect_error(
       [&] {
         la::lstsq(a, lf::zeros({3, 1}, DType::Float64), std::nullopt, "gelsx");
       },
-      {"torch.linalg.lstsq", "driver", "gelsx"});
+      {"lf::linalg.lstsq", "driver", "gelsx"});
   expect_error(
       [&] {
         la::lstsq(lf::zeros({2, 3, 2}, DType::Float64), lf::zeros({4, 3, 1}, DType::Float64));
       },
-      {"torch.linalg.lstsq", "[2]", "[4]"});
+      {"lf::linalg.lstsq", "[2]", "[4]"});
   expect_error([&] { la::pinv(a, std::nullopt, std::nullopt, true); }, {"linalg.pinv", "square", "3 by 2"});
   expect_error([&] { la::matrix_rank(lf::zeros({3, 3}, DType::Int32)); }, {"linalg.matrix_rank", "int32"});
   expect_error([&] { la::cond(a, 1.0); }, {"linalg.cond(ord=1)", "square"});
