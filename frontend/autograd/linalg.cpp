@@ -25,9 +25,15 @@ Tensor block(const Tensor& packed, const ir::LinalgBlock& b) {
   throw Error(std::string("lf::grad: ") + what + " is not differentiable yet (docs/linalg.md)");
 }
 
+// num / den, but 0 where num is 0: an unused cotangent arrives as zeros, not as PyTorch's
+// undefined tensor, and 0 / 0 (repeated or zero singular values) must give what skipping its
+// term gives, not NaN.
+Tensor safe_div(const Tensor& num, const Tensor& den) { return where(num == 0.0, 0.0, num / den); }
+
 // PyTorch's svd_backward for real A = U diag(S) Vh (reduced: U [m, k], Vh [k, n]), all three
-// cotangents given (an unused one is zero, which gives what PyTorch's undefined one does).
-// Assumes distinct singular values, and a full-rank A where it is not square.
+// cotangents given (an unused one is zero, which gives what PyTorch's undefined one does: only S
+// used is U diag(gS) Vh, finite for repeated and zero singular values). With gU or gVh used it
+// assumes distinct singular values, and a full-rank A where it is not square, as PyTorch's.
 Tensor svd_backward(const Tensor& gu, const Tensor& gs, const Tensor& gvh, const Tensor& u, const Tensor& s,
                     const Tensor& vh) {
   const int64_t m = u.size(-2), n = vh.size(-1), k = s.size(-1);
@@ -36,14 +42,14 @@ Tensor svd_backward(const Tensor& gu, const Tensor& gs, const Tensor& gvh, const
   Tensor s2 = s * s;
   Tensor eye = lf::eye(k, s.dtype()).to(s.device());
   Tensor e = unsqueeze(s2, -2) - unsqueeze(s2, -1) + eye;  // ones on the diagonal: 0 / 1 there
-  Tensor ga = (uhgu * unsqueeze(s, -2) + unsqueeze(s, -1) * vhgv) / e + diag_embed(gs);
+  Tensor ga = safe_div(uhgu * unsqueeze(s, -2) + unsqueeze(s, -1) * vhgv, e) + diag_embed(gs);
   if (m > n) {
-    Tensor gus = gu / unsqueeze(s, -2);
+    Tensor gus = safe_div(gu, unsqueeze(s, -2));
     ga = matmul(u, ga) + gus - matmul(u, matmul(mT(u), gus));
     return matmul(ga, vh);
   }
   if (m < n) {
-    Tensor sgvh = gvh / unsqueeze(s, -1);
+    Tensor sgvh = safe_div(gvh, unsqueeze(s, -1));
     ga = matmul(ga, vh) + sgvh - matmul(matmul(sgvh, mT(vh)), vh);
     return matmul(u, ga);
   }

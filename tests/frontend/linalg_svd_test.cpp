@@ -413,6 +413,19 @@ TEST(LinalgOrthErrors, AtTheCall) {
   expect_error([&] { lf::grad(lf::sum(la::qr(x, "complete").R), {x}); }, {"linalg.qr", "complete"});
 }
 
+// Only S of svd used: U diag(gS) Vh, finite where singular values repeat or are 0 (the unused
+// cotangents of U and Vh arrive as zeros; 0 / 0 must not turn into NaN).
+TEST(LinalgOrthGrad, SvdOfSOnlyWithRepeatedAndZeroValues) {
+  Tensor a = f64({3, 0, 0, 3, 0, 0}, {3, 2});  // S = 3, 3: d sum(S) / dA = U Vh
+  lf::test::expect_close(lf::grad(lf::sum(la::svd(a).S), {a})[0], {1, 0, 0, 1, 0, 0}, 1e-12);
+  Tensor w = f64({3, 0, 0, 0, 3, 0}, {2, 3});  // the wide case
+  lf::test::expect_close(lf::grad(lf::sum(la::svd(w, false).S), {w})[0], {1, 0, 0, 0, 1, 0}, 1e-12);
+  Tensor z = f64({2, 0, 0, 0, 0, 0}, {3, 2});  // a zero singular value: d S_0 / dA = u_0 v_0^T
+  std::vector<double> g = lf::grad(lf::sum(la::svd(z, false).S * f64({1, 0}, {2})), {z})[0].to_vector<double>();
+  for (double x : g) EXPECT_TRUE(std::isfinite(x));
+  EXPECT_NEAR(std::fabs(g[0]), 1, 1e-12);
+}
+
 // Sign-free functions of the factors (Q * Q and R * R flip with each column / row's sign; so do
 // U * U and Vh * Vh with each singular pair's).
 TEST(LinalgOrthGrad, AgainstCentralDifferences) {
