@@ -133,7 +133,7 @@ std::vector<Tensor> vjp_linalg(const VjpArgs& args) {
       Tensor gv = block(args.g, l.blocks[0]);
       Tensor e = unsqueeze(w, -2) - unsqueeze(w, -1);
       Tensor eye = lf::eye(n, a.dtype()).to(a.device());
-      Tensor inner = where(eye > 0.5, diag_embed(gw), matmul(mT(v), gv) / (e + eye));
+      Tensor inner = where(eye > 0.5, diag_embed(gw), safe_div(matmul(mT(v), gv), e + eye));
       grads[0] = matmul(matmul(v, inner), mT(v));
       return grads;
     }

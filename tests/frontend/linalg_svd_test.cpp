@@ -420,6 +420,9 @@ TEST(LinalgOrthGrad, SvdOfSOnlyWithRepeatedAndZeroValues) {
   lf::test::expect_close(lf::grad(lf::sum(la::svd(a).S), {a})[0], {1, 0, 0, 1, 0, 0}, 1e-12);
   Tensor w = f64({3, 0, 0, 0, 3, 0}, {2, 3});  // the wide case
   lf::test::expect_close(lf::grad(lf::sum(la::svd(w, false).S), {w})[0], {1, 0, 0, 0, 1, 0}, 1e-12);
+  // The same for eigh's eigenvalues alone with a repeated eigenvalue: d sum(w) / dA = I.
+  Tensor e = I(3) * 2;
+  lf::test::expect_close(lf::grad(lf::sum(la::eigh(e).eigenvalues), {e})[0], {1, 0, 0, 0, 1, 0, 0, 0, 1}, 1e-12);
   Tensor z = f64({2, 0, 0, 0, 0, 0}, {3, 2});  // a zero singular value: d S_0 / dA = u_0 v_0^T
   std::vector<double> g = lf::grad(lf::sum(la::svd(z, false).S * f64({1, 0}, {2})), {z})[0].to_vector<double>();
   for (double x : g) EXPECT_TRUE(std::isfinite(x));
