@@ -415,10 +415,7 @@ Lstsq lstsq(const Tensor& a, const Tensor& b, std::optional<double> rcond, const
   r.solution = block(packed, l, 0);
   const bool has_residuals = m > n && driver != "gelsy";
   r.residuals = has_residuals ? sum(square(matmul(A, r.solution) - B), {-2}) : empty_result(a, a.dtype());
-  if (vector) {
-    r.solution = squeeze(r.solution, -1);
-    if (has_residuals) r.residuals = squeeze(r.residuals, -1);
-  }
+  if (vector) r.solution = squeeze(r.solution, -1);  // residuals keep their [..., 1], as PyTorch's
   const Shape own = batch_of(a);
   r.rank = driver == "gels" ? empty_result(a, DType::Int64)
                             : cast(unbroadcast(block(packed, l, 2, 0), batch, own), DType::Int64);

@@ -227,6 +227,7 @@ TEST_P(LinalgOrth, LstsqDriversShapesAndSolutions) {
   Tensor av = random({2, 5, 3}, 14);
   la::Lstsq v = la::lstsq(av, random({2, 5}, 15));
   EXPECT_EQ(v.solution.shape(), (Shape{2, 3}));
+  EXPECT_EQ(la::lstsq(av, random({2, 5}, 15), std::nullopt, "gelsd").residuals.shape(), (Shape{2, 1}));  // PyTorch's
   la::Lstsq bc = la::lstsq(random({1, 5, 3}, 16), random({4, 5, 2}, 17), std::nullopt, "gelsd");
   EXPECT_EQ(bc.solution.shape(), (Shape{4, 3, 2}));
   EXPECT_EQ(bc.rank.shape(), (Shape{1}));
