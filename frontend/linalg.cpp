@@ -1,9 +1,11 @@
 // lf::linalg (include/lazyfuse/linalg.h): argument checks at the call, batch dims broadcast, one
 // ir::Op::Linalg node a factorization, and its results as views of the packed output
-// (codegen/ir/linalg.h). cholesky_solve, inv and det are composites of the others.
+// (codegen/ir/linalg.h). cholesky_solve, inv, det, pinv, matrix_rank, cond and matrix_norm are
+// composites of the others.
 #include "lazyfuse/linalg.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "codegen/ir/linalg.h"
@@ -295,8 +297,10 @@ Tensor matrix_norm(const Tensor& a, const std::string& ord, bool keepdim) {
   const char* op = "linalg.matrix_norm";
   check_matrix(op, a, false);
   if (ord == "fro") return sqrt(sum(a * a, {-2, -1}, keepdim));
-  if (ord == "nuc")
-    fail(op, "ord \"nuc\" needs singular values (linalg.svdvals), which do not exist yet", {&a});
+  if (ord == "nuc") {
+    Tensor r = sum(svdvals(a), {-1});
+    return keepdim ? unsqueeze(unsqueeze(r, -1), -1) : r;
+  }
   fail(op, "ord must be \"fro\", \"nuc\" or a number, got \"" + ord + "\"", {&a});
 }
 
@@ -304,18 +308,193 @@ Tensor matrix_norm(const Tensor& a, double ord, bool keepdim) {
   const char* op = "linalg.matrix_norm";
   check_matrix(op, a, false);
   const bool largest = ord > 0;
+  if (std::fabs(ord) == 2) {
+    if (a.numel() == 0)
+      fail(op, "ord " + std::to_string(static_cast<int>(ord)) + " of an empty matrix (no singular values)", {&a});
+    Tensor s = svdvals(a);
+    Tensor r = largest ? max(s, {-1}) : min(s, {-1});
+    return keepdim ? unsqueeze(unsqueeze(r, -1), -1) : r;
+  }
   // ord 1: sums down each column (over dim -2), then the extreme over columns; inf: across rows.
   const int64_t summed = std::fabs(ord) == 1 ? -2 : -1, over = summed == -2 ? -1 : -2;
-  if (std::fabs(ord) != 1 && !std::isinf(ord)) {
-    if (std::fabs(ord) == 2)
-      fail(op, "ord " + std::to_string(static_cast<int>(ord)) +
-                   " needs singular values (linalg.svdvals), which do not exist yet",
-           {&a});
+  if (std::fabs(ord) != 1 && !std::isinf(ord))
     fail(op, "ord must be 1, -1, 2, -2, inf or -inf, got " + std::to_string(ord), {&a});
-  }
   Tensor s = sum(abs(a), {summed}, /*keepdim=*/true);
   Tensor r = largest ? max(s, {over}, true) : min(s, {over}, true);
   return keepdim ? r : squeeze(squeeze(r, -1), -1);
+}
+
+QR qr(const Tensor& a, const std::string& mode) {
+  const char* op = "linalg.qr";
+  check_matrix(op, a, false);
+  if (mode != "reduced" && mode != "complete" && mode != "r")
+    fail(op, "qr received unrecognized mode '" + mode + "' but expected one of 'reduced' (default), 'r', or 'complete'",
+         {&a});
+  LinalgParams p = params(LinalgOp::kQr, LinalgName::kQr, a);
+  p.vectors = mode != "r";
+  p.full = mode == "complete";
+  ir::LinalgLayout l;
+  Tensor packed = record_linalg(p, batch_of(a), {&a}, a.size(-2), a.size(-1), 0, &l);
+  if (!p.vectors) return {zeros({0}, a.dtype()).to(a.device()), block(packed, l, 0)};
+  return {block(packed, l, 0), block(packed, l, 1)};
+}
+
+namespace {
+
+Tensor svd_packed(const char* op, LinalgName name, const Tensor& a, bool vectors, bool full, ir::LinalgLayout* l) {
+  check_matrix(op, a, false);
+  LinalgParams p = params(LinalgOp::kSvd, name, a);
+  p.vectors = vectors;
+  p.full = full;
+  return record_linalg(p, batch_of(a), {&a}, a.size(-2), a.size(-1), 0, l);
+}
+
+Tensor empty_result(const Tensor& like, DType dtype) { return zeros({0}, dtype).to(like.device()); }
+
+// The result of broadcast batch dims `batch` restricted to `own` (a user input's batch dims,
+// right-aligned): dims the input lacks are indexed at 0, dims it has as 1 are sliced to 1.
+Tensor unbroadcast(Tensor t, const Shape& batch, const Shape& own) {
+  const int64_t extra = static_cast<int64_t>(batch.size() - own.size());
+  for (int64_t d = static_cast<int64_t>(batch.size()) - 1; d >= 0; --d) {
+    if (d < extra) t = select(t, d, 0);
+    else if (own[static_cast<size_t>(d - extra)] == 1 && batch[static_cast<size_t>(d)] != 1) t = narrow(t, d, 0, 1);
+  }
+  return t;
+}
+
+// PyTorch's default tolerances (get_atol_rtol): rtol eps * max(m, n) unless given, or 0 when an
+// atol > 0 is given.
+std::pair<double, double> atol_rtol(const Tensor& a, std::optional<double> atol, std::optional<double> rtol) {
+  const double eps = a.dtype() == DType::Float32 ? std::numeric_limits<float>::epsilon()
+                                                 : std::numeric_limits<double>::epsilon();
+  const double default_rtol = eps * static_cast<double>(std::max(a.size(-1), a.size(-2)));
+  const double at = atol.value_or(0);
+  return {at, rtol ? *rtol : (atol && at > 0 ? 0.0 : default_rtol)};
+}
+
+}  // namespace
+
+SVD svd(const Tensor& a, bool full_matrices) {
+  ir::LinalgLayout l;
+  Tensor packed = svd_packed("linalg.svd", LinalgName::kSvd, a, true, full_matrices, &l);
+  return {block(packed, l, 0), block(packed, l, 1, 1), block(packed, l, 2)};
+}
+
+Tensor svdvals(const Tensor& a) {
+  ir::LinalgLayout l;
+  Tensor packed = svd_packed("linalg.svdvals", LinalgName::kSvdvals, a, false, false, &l);
+  return block(packed, l, 0, 1);
+}
+
+Lstsq lstsq(const Tensor& a, const Tensor& b, std::optional<double> rcond, const std::string& driver_arg) {
+  const char* op = "linalg.lstsq";
+  check_matrix(op, a, false);
+  detail::check_defined(op, {&b});
+  check_pair(op, a, b);
+  const std::string driver = driver_arg.empty() ? "gelsy" : driver_arg;
+  if (driver != "gelsy" && driver != "gelsd" && driver != "gelss" && driver != "gels")
+    fail(op, "parameter `driver` should be one of (gelsy, gelsd, gelss, gels), got \"" + driver + "\"", {&a, &b});
+  const bool vector = b.dim() == a.dim() - 1;
+  if (!vector && b.dim() < 2)
+    fail(op, "other.dim() must be greater or equal to 1 and B must be a vector of A's batch or a matrix", {&a, &b});
+  const int64_t m = a.size(-2), n = a.size(-1);
+  if ((vector ? b.size(-1) : b.size(-2)) != m)
+    fail(op, std::string("input.size(-2) should match other.size(") + (vector ? "-1" : "-2") + ") (" +
+                 shape_str(a.shape()) + " and " + shape_str(b.shape()) + ")",
+         {&a, &b});
+  const Tensor bm = vector ? unsqueeze(b, -1) : b;
+  auto [A, B] = broadcast_batch(op, a, bm);
+  LinalgParams p = params(LinalgOp::kLstsq, LinalgName::kLstsq, a);
+  const double eps = a.dtype() == DType::Float32 ? std::numeric_limits<float>::epsilon()
+                                                 : std::numeric_limits<double>::epsilon();
+  p.rcond = rcond ? *rcond : eps * static_cast<double>(std::max(m, n));
+  ir::LinalgLayout l;
+  const Shape batch = batch_of(A);
+  Tensor packed = record_linalg(p, batch, {&A, &B}, m, n, B.size(-1), &l);
+  Lstsq r;
+  r.solution = block(packed, l, 0);
+  const bool has_residuals = m > n && driver != "gelsy";
+  r.residuals = has_residuals ? sum(square(matmul(A, r.solution) - B), {-2}) : empty_result(a, a.dtype());
+  if (vector) r.solution = squeeze(r.solution, -1);  // residuals keep their [..., 1], as PyTorch's
+  const Shape own = batch_of(a);
+  r.rank = driver == "gels" ? empty_result(a, DType::Int64)
+                            : cast(unbroadcast(block(packed, l, 2, 0), batch, own), DType::Int64);
+  r.singular_values = driver == "gelsd" || driver == "gelss" ? unbroadcast(block(packed, l, 1, 1), batch, own)
+                                                              : empty_result(a, a.dtype());
+  return r;
+}
+
+Tensor pinv(const Tensor& a, std::optional<double> atol, std::optional<double> rtol, bool hermitian) {
+  const char* op = "linalg.pinv";
+  check_matrix(op, a, hermitian);
+  auto [at, rt] = atol_rtol(a, atol, rtol);
+  const int64_t m = a.size(-2), n = a.size(-1);
+  if (a.numel() == 0) return zeros(with(batch_of(a), {n, m}), a.dtype()).to(a.device());
+  if (hermitian) {
+    auto [w, v] = eigh(a);
+    Tensor tol = clamp_min(max(abs(w), {-1}, true) * rt, at);
+    Tensor winv = where(abs(w) > tol, reciprocal(w), 0.0);
+    return matmul(v * unsqueeze(winv, -2), mT(v));
+  }
+  auto [u, s, vh] = svd(a, false);
+  Tensor tol = clamp_min(narrow(s, -1, 0, 1) * rt, at);
+  Tensor sinv = where(s > tol, reciprocal(s), 0.0);
+  return matmul(mT(vh) * unsqueeze(sinv, -2), mT(u));
+}
+
+Tensor matrix_rank(const Tensor& a, std::optional<double> atol, std::optional<double> rtol, bool hermitian) {
+  const char* op = "linalg.matrix_rank";
+  check_matrix(op, a, hermitian);
+  auto [at, rt] = atol_rtol(a, atol, rtol);
+  if (a.numel() == 0) return zeros(batch_of(a), DType::Int64).to(a.device());
+  Tensor s = hermitian ? abs(eigvalsh(a)) : svdvals(a);
+  Tensor tol = clamp_min(max(s, {-1}, true) * rt, at);
+  return sum(cast(s > tol, DType::Int64), {-1});
+}
+
+namespace {
+
+// norm(A) norm(A^-1) for the orders that need square A; a singular A's inverse is inf (inv_ex's
+// info, as PyTorch's), and a NaN product of 0 and inf is inf.
+template <typename Ord>
+Tensor cond_by_inverse(const Tensor& a, Ord p, const std::string& what) {
+  const std::string op = "linalg.cond(ord=" + what + ")";
+  check_matrix(op.c_str(), a, true);
+  // The singular matrices (lu_factor_ex's info) are replaced by I for inv, which would throw on
+  // them, and their inverse by inf; inv keeps the gradient (lu_solve's with respect to LU is not).
+  Tensor singular = unsqueeze(unsqueeze(lu_factor_ex(a).info > 0, -1), -1);
+  Tensor eye_n = detail::broadcast_to(eye(a.size(-1), a.dtype()).to(a.device()), a.shape());
+  Tensor inverse = where(singular, std::numeric_limits<double>::infinity(), inv(where(singular, eye_n, a)));
+  Tensor r = matrix_norm(a, p) * matrix_norm(inverse, p);
+  return where(isnan(r), std::numeric_limits<double>::infinity(), r);
+}
+
+Tensor cond_empty(const Tensor& a) { return zeros(batch_of(a), a.dtype()).to(a.device()); }
+
+}  // namespace
+
+Tensor cond(const Tensor& a, std::optional<double> p) {
+  const char* op = "linalg.cond";
+  check_matrix(op, a, false);
+  const double ord = p.value_or(2);
+  if (std::fabs(ord) != 2 && std::fabs(ord) != 1 && !std::isinf(ord))
+    fail(op, "ord must be one of None, 'fro', 'nuc', inf, -inf, 1, -1, 2, -2, got " + std::to_string(ord), {&a});
+  if (a.numel() == 0) return cond_empty(a);
+  if (std::fabs(ord) == 2) {
+    Tensor s = svdvals(a);
+    Tensor hi = narrow(s, -1, 0, 1), lo = narrow(s, -1, s.size(-1) - 1, 1);
+    return squeeze(ord < 0 ? lo / hi : hi / lo, -1);
+  }
+  return cond_by_inverse(a, ord, std::isinf(ord) ? (ord > 0 ? "inf" : "-inf") : (ord > 0 ? "1" : "-1"));
+}
+
+Tensor cond(const Tensor& a, const std::string& p) {
+  const char* op = "linalg.cond";
+  check_matrix(op, a, false);
+  if (p != "fro" && p != "nuc")
+    fail(op, "ord must be one of None, 'fro', 'nuc', inf, -inf, 1, -1, 2, -2, got \"" + p + "\"", {&a});
+  if (a.numel() == 0) return cond_empty(a);
+  return cond_by_inverse(a, p, p);
 }
 
 }  // namespace lf::linalg

@@ -27,6 +27,12 @@ struct Routines {
                 Len) = nullptr;
   void (*syevd)(const char*, const char*, const int*, T*, const int*, T*, T*, const int*, int*, const int*, int*,
                 Len, Len) = nullptr;
+  void (*geqrf)(const int*, const int*, T*, const int*, T*, T*, const int*, int*) = nullptr;
+  void (*orgqr)(const int*, const int*, const int*, T*, const int*, const T*, T*, const int*, int*) = nullptr;
+  void (*gesdd)(const char*, const int*, const int*, T*, const int*, T*, T*, const int*, T*, const int*, T*,
+                const int*, int*, int*, Len) = nullptr;
+  void (*gelsd)(const int*, const int*, const int*, T*, const int*, T*, const int*, T*, const T*, int*, T*,
+                const int*, int*, int*) = nullptr;
 };
 
 struct Loaded {
@@ -54,6 +60,14 @@ const Loaded& loaded() {
     lib.bind(l.d.getrs, "dgetrs_");
     lib.bind(l.s.syevd, "ssyevd_");
     lib.bind(l.d.syevd, "dsyevd_");
+    lib.bind(l.s.geqrf, "sgeqrf_");
+    lib.bind(l.d.geqrf, "dgeqrf_");
+    lib.bind(l.s.orgqr, "sorgqr_");
+    lib.bind(l.d.orgqr, "dorgqr_");
+    lib.bind(l.s.gesdd, "sgesdd_");
+    lib.bind(l.d.gesdd, "dgesdd_");
+    lib.bind(l.s.gelsd, "sgelsd_");
+    lib.bind(l.d.gelsd, "dgelsd_");
     if (!lib.missing().empty()) l.error = lib.name() + " lacks " + lib.missing();
     return l;
   }();
@@ -67,6 +81,19 @@ const Routines<T>& routines() {
 }
 
 int as_int(int64_t v) { return static_cast<int>(v); }
+
+template <typename T>
+bool all_finite(const T* a, int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    if (!std::isfinite(a[i])) return false;
+  return true;
+}
+
+// A workspace query's answer (LAPACK returns the size as a float) as a usable count.
+template <typename T>
+int work_count(T size) {
+  return std::max(1, static_cast<int>(size));
+}
 
 // rows x cols at `src` (row stride ld) into column-major `dst` (leading dim rows), and back.
 template <typename T>
@@ -178,6 +205,105 @@ int64_t solve_one(const ir::LinalgProblem& p, int64_t e) {
       std::vector<int> iwork(static_cast<size_t>(std::max(1, liwork)));
       f.syevd(&jobz, &uplo, &ni, ac.data(), &ld, values, work.data(), &lwork, iwork.data(), &liwork, &info, 1, 1);
       if (q.vectors) from_cols(ac, n, n, out, w);
+      return info;
+    }
+    case ir::LinalgOp::kQr: {
+      // geqrf, R from its upper triangle, then orgqr over a copy wide enough for Q's columns.
+      const int64_t kk = std::min(m, n);
+      const ir::LinalgBlock& rb = p.layout.blocks.back();
+      const int mi = as_int(m), ldm = std::max(1, as_int(m));
+      to_cols(a, n, m, n, ac);
+      std::vector<T> tau(static_cast<size_t>(std::max<int64_t>(1, kk)));
+      if (kk > 0) {
+        T size = 0;
+        int lwork = -1;
+        f.geqrf(&mi, &ni, ac.data(), &ldm, tau.data(), &size, &lwork, &info);
+        lwork = work_count(size);
+        std::vector<T> work(static_cast<size_t>(lwork));
+        f.geqrf(&mi, &ni, ac.data(), &ldm, tau.data(), work.data(), &lwork, &info);
+      }
+      T* r = out + rb.row * w;
+      for (int64_t i = 0; i < std::min(rb.rows, m); ++i)
+        for (int64_t j = i; j < n; ++j) r[i * w + j] = ac[static_cast<size_t>(j * m + i)];
+      if (!q.vectors) return 0;
+      const int64_t qc = p.layout.blocks[0].cols;
+      std::vector<T> qm(static_cast<size_t>(std::max<int64_t>(1, m * qc)), T(0));
+      for (int64_t j = 0; j < std::min(n, qc); ++j)
+        for (int64_t i = 0; i < m; ++i) qm[static_cast<size_t>(j * m + i)] = ac[static_cast<size_t>(j * m + i)];
+      if (m > 0 && qc > 0) {
+        const int qci = as_int(qc), ki2 = as_int(kk);
+        T size = 0;
+        int lwork = -1;
+        f.orgqr(&mi, &qci, &ki2, qm.data(), &ldm, tau.data(), &size, &lwork, &info);
+        lwork = work_count(size);
+        std::vector<T> work(static_cast<size_t>(lwork));
+        f.orgqr(&mi, &qci, &ki2, qm.data(), &ldm, tau.data(), work.data(), &lwork, &info);
+      }
+      from_cols(qm, m, qc, out, w);
+      return 0;
+    }
+    case ir::LinalgOp::kSvd: {
+      const int64_t kk = std::min(m, n);
+      const auto& bl = p.layout.blocks;
+      T* s = out + bl[q.vectors ? 1 : 0].row * w;
+      if (kk == 0) {  // an empty A's full bases are identities (PyTorch's)
+        if (q.vectors && q.full) {
+          for (int64_t i = 0; i < m; ++i) out[i * w + i] = 1;
+          for (int64_t i = 0; i < n; ++i) out[(bl[2].row + i) * w + i] = 1;
+        }
+        return 0;
+      }
+      if (!all_finite(a, m * n)) return 1;  // LAPACK's gesdd rejects it with a message of its own
+      const int mi = as_int(m), ldm = as_int(m);
+      const int64_t uc = q.vectors ? bl[0].cols : 1, vr = q.vectors ? bl[2].rows : 1;
+      const int ldu = as_int(m), ldvt = std::max(1, as_int(vr));
+      to_cols(a, n, m, n, ac);
+      std::vector<T> sv(static_cast<size_t>(kk)), u(static_cast<size_t>(m * uc)), vt(static_cast<size_t>(vr * n));
+      std::vector<int> iwork(static_cast<size_t>(8 * kk));
+      const char jobz = !q.vectors ? 'N' : q.full ? 'A' : 'S';
+      T size = 0;
+      int lwork = -1;
+      f.gesdd(&jobz, &mi, &ni, ac.data(), &ldm, sv.data(), u.data(), &ldu, vt.data(), &ldvt, &size, &lwork,
+              iwork.data(), &info, 1);
+      lwork = work_count(size);
+      std::vector<T> work(static_cast<size_t>(lwork));
+      f.gesdd(&jobz, &mi, &ni, ac.data(), &ldm, sv.data(), u.data(), &ldu, vt.data(), &ldvt, work.data(), &lwork,
+              iwork.data(), &info, 1);
+      for (int64_t i = 0; i < kk; ++i) s[i] = sv[static_cast<size_t>(i)];
+      if (q.vectors) {
+        from_cols(u, m, uc, out, w);
+        from_cols(vt, vr, n, out + bl[2].row * w, w);
+      }
+      return info;
+    }
+    case ir::LinalgOp::kLstsq: {
+      const int64_t kk = std::min(m, n), ldb64 = std::max<int64_t>({1, m, n});
+      const auto& bl = p.layout.blocks;
+      if (kk == 0) return 0;  // X = 0, rank 0
+      if (!all_finite(a, m * n)) return 1;
+      // No columns: one zero column instead (gelsd's dlalsd refuses nrhs 0), for rank and S.
+      const int mi = as_int(m), ldm = as_int(m), ldb = as_int(ldb64), nrhs = std::max(1, ki);
+      to_cols(a, n, m, n, ac);
+      const T* b = static_cast<const T*>(p.b) + e * m * k;
+      bc.assign(static_cast<size_t>(ldb64 * nrhs), T(0));
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t c = 0; c < k; ++c) bc[static_cast<size_t>(c * ldb64 + i)] = b[i * k + c];
+      std::vector<T> sv(static_cast<size_t>(kk));
+      const T rcond = static_cast<T>(q.rcond);
+      int rank = 0, isize = 0;
+      T size = 0;
+      int lwork = -1;
+      f.gelsd(&mi, &ni, &nrhs, ac.data(), &ldm, bc.data(), &ldb, sv.data(), &rcond, &rank, &size, &lwork, &isize,
+              &info);
+      lwork = work_count(size);
+      std::vector<T> work(static_cast<size_t>(lwork));
+      std::vector<int> iwork(static_cast<size_t>(std::max(1, isize)));
+      f.gelsd(&mi, &ni, &nrhs, ac.data(), &ldm, bc.data(), &ldb, sv.data(), &rcond, &rank, work.data(), &lwork,
+              iwork.data(), &info);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t c = 0; c < k; ++c) out[i * w + c] = bc[static_cast<size_t>(c * ldb64 + i)];
+      for (int64_t i = 0; i < kk; ++i) out[bl[1].row * w + i] = sv[static_cast<size_t>(i)];
+      out[bl[2].row * w] = static_cast<T>(rank);
       return info;
     }
   }

@@ -12,6 +12,7 @@
 // Integer results (pivots, info) are stored as exact small whole numbers and cast by the frontend.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,16 +29,21 @@ enum class LinalgOp : int64_t {
   kLuSolve,           // LU [.., n, n], pivots (Int32) [.., n], B [.., n, k] -> X (A X = B, or A^T X = B)
   kSlogdet,           // A [.., n, n] -> [1, 3]: sign, log|det|, det
   kEigh,              // A [.., n, n] symmetric -> V [n, n] (columns; when `vectors`), w [1, n] ascending
+  kQr,                // A [.., m, n] -> Q [m, k or m] (when `vectors`), R [k or m, n]; k = min(m, n), `full`: m
+  kSvd,               // A [.., m, n] -> U [m, k or m], S [1, k] descending, Vh [k or n, n]; U, Vh when `vectors`
+  kLstsq,             // A [.., m, n], B [.., m, k] -> X [n, k] (minimum norm), S [1, min(m, n)], rank [1, 1]
 };
 
 // The user-facing op a node stands for: what its errors name (linalg.inv is a solve against I).
-enum class LinalgName : int64_t { kCholesky = 0, kCholeskyEx, kSolveTriangular, kSolve, kInv, kLuFactor, kLuFactorEx, kLuSolve, kDet, kSlogdet, kEigh, kEigvalsh };
+enum class LinalgName : int64_t { kCholesky = 0, kCholeskyEx, kSolveTriangular, kSolve, kInv, kLuFactor, kLuFactorEx, kLuSolve, kDet, kSlogdet, kEigh, kEigvalsh, kQr, kSvd, kSvdvals, kLstsq };
 
 struct LinalgParams {
   LinalgOp op = LinalgOp::kCholesky;
   LinalgName name = LinalgName::kCholesky;
   bool upper = false;          // kTriangularSolve: A is upper triangular; kEigh: read A's upper triangle
-  bool vectors = true;         // kEigh: eigenvectors too (eigvalsh: only the values)
+  bool vectors = true;         // kEigh: eigenvectors too (eigvalsh: only the values); kQr: Q; kSvd: U, Vh
+  bool full = false;           // kQr: mode "complete"; kSvd: full_matrices
+  double rcond = 0;            // kLstsq: singular values at most rcond * the largest count as zero
   bool unitriangular = false;  // kTriangularSolve: A's diagonal taken as ones
   bool adjoint = false;        // kLuSolve: solve A^T X = B
   // Whether a failure (not positive-definite, singular) throws lf::Error at the sync point; else
@@ -48,7 +54,8 @@ struct LinalgParams {
   bool batched = false;
 
   std::vector<int64_t> pack() const {
-    return {static_cast<int64_t>(op), static_cast<int64_t>(name), upper, unitriangular, adjoint, check, batched, vectors};
+    return {static_cast<int64_t>(op), static_cast<int64_t>(name), upper, unitriangular, adjoint, check, batched,
+            vectors, full, std::bit_cast<int64_t>(rcond)};
   }
   static LinalgParams of(const Node& n) { return of_attrs(n.attrs); }
   static LinalgParams of_attrs(const Attrs& attrs) {
@@ -62,6 +69,8 @@ struct LinalgParams {
     p.check = d[5] != 0;
     p.batched = d[6] != 0;
     p.vectors = d[7] != 0;
+    p.full = d[8] != 0;
+    p.rcond = std::bit_cast<double>(d[9]);
     return p;
   }
 };

@@ -1,6 +1,8 @@
 // The reference linear algebra (linalg.h): Cholesky-Banachiewicz, substitution, LU with partial
 // pivoting as LAPACK's unblocked getf2 does it (the first largest |pivot|, so that pivots match
-// LAPACK's on all but ties made by rounding), each one matrix at a time in the dtype.
+// LAPACK's on all but ties made by rounding), cyclic Jacobi for eigh, Householder QR with geqrf's
+// reflectors, one-sided Jacobi for the SVD and the least squares through it, each one matrix at a
+// time in the dtype.
 #include "codegen/reference/linalg.h"
 
 #include <algorithm>
@@ -162,6 +164,216 @@ int64_t eigh(Mat<const T> a, int64_t n, bool upper, T* w, Mat<T>* v) {
 }
 
 template <typename T>
+bool all_finite(const T* a, int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    if (!std::isfinite(a[i])) return false;
+  return true;
+}
+
+// Householder QR of a [m, n] as LAPACK's geqrf chooses its reflectors (beta = -sign(alpha) |x|,
+// none where the column below the diagonal is already 0), so Q and R match LAPACK's up to
+// rounding. q [m, qc] (qc = min(m, n) or m) when given; r [rows, n] gets R's upper triangle.
+template <typename T>
+void qr(Mat<const T> a, int64_t m, int64_t n, Mat<T>* q, int64_t qc, Mat<T> r, int64_t rows) {
+  const int64_t kk = std::min(m, n);
+  std::vector<T> f(static_cast<size_t>(m * n)), tau(static_cast<size_t>(kk), T(0));
+  Mat<T> F{f.data(), n};
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) F(i, j) = a(i, j);
+  for (int64_t j = 0; j < kk; ++j) {
+    T xnorm = 0;
+    for (int64_t i = j + 1; i < m; ++i) xnorm = std::hypot(xnorm, F(i, j));
+    if (xnorm == T(0)) continue;  // H = I (tau 0), as dlarfg
+    const T alpha = F(j, j), beta = -std::copysign(std::hypot(alpha, xnorm), alpha);
+    tau[static_cast<size_t>(j)] = (beta - alpha) / beta;
+    const T scale = 1 / (alpha - beta);
+    for (int64_t i = j + 1; i < m; ++i) F(i, j) *= scale;  // v below its leading 1
+    F(j, j) = beta;
+    for (int64_t c = j + 1; c < n; ++c) {
+      T s = F(j, c);
+      for (int64_t i = j + 1; i < m; ++i) s += F(i, j) * F(i, c);
+      s *= tau[static_cast<size_t>(j)];
+      F(j, c) -= s;
+      for (int64_t i = j + 1; i < m; ++i) F(i, c) -= s * F(i, j);
+    }
+  }
+  for (int64_t i = 0; i < std::min(rows, m); ++i)
+    for (int64_t j = i; j < n; ++j) r(i, j) = F(i, j);
+  if (!q) return;
+  Mat<T>& Q = *q;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < qc; ++j) Q(i, j) = i == j ? T(1) : T(0);
+  for (int64_t j = kk - 1; j >= 0; --j) {  // Q = H_0 H_1 ... H_{kk-1} I
+    const T t = tau[static_cast<size_t>(j)];
+    if (t == T(0)) continue;
+    for (int64_t c = 0; c < qc; ++c) {
+      T s = Q(j, c);
+      for (int64_t i = j + 1; i < m; ++i) s += F(i, j) * Q(i, c);
+      s *= t;
+      Q(j, c) -= s;
+      for (int64_t i = j + 1; i < m; ++i) Q(i, c) -= s * F(i, j);
+    }
+  }
+}
+
+// Fills columns `from`.. of u [rows, cols] (row-major, stride ld) with unit vectors orthogonal to
+// every column before them and to each other: a column's own direction when it has one (a tiny
+// singular value's) and keeps half its length, else the first unit vector e_i that keeps at least
+// 1 / (2 sqrt(rows)) of its length after Gram-Schmidt (twice). One does: the squared lengths of
+// all e_i's projections onto the space left add up to its dimension, at least 1.
+template <typename T>
+void complete_columns(T* u, int64_t ld, int64_t rows, int64_t cols, int64_t from, const std::vector<char>& has_dir) {
+  std::vector<T> v(static_cast<size_t>(rows)), best(static_cast<size_t>(rows));
+  const T need = T(0.5) / std::sqrt(static_cast<T>(std::max<int64_t>(rows, 1)));
+  auto project = [&](int64_t c) {
+    for (int pass = 0; pass < 2; ++pass)
+      for (int64_t d = 0; d < c; ++d) {
+        T s = 0;
+        for (int64_t i = 0; i < rows; ++i) s += u[i * ld + d] * v[static_cast<size_t>(i)];
+        for (int64_t i = 0; i < rows; ++i) v[static_cast<size_t>(i)] -= s * u[i * ld + d];
+      }
+    T norm = 0;
+    for (T x : v) norm = std::hypot(norm, x);
+    return norm;
+  };
+  for (int64_t c = from; c < cols; ++c) {
+    T norm = 0, best_norm = -1;
+    if (c < static_cast<int64_t>(has_dir.size()) && has_dir[static_cast<size_t>(c)]) {
+      for (int64_t i = 0; i < rows; ++i) v[static_cast<size_t>(i)] = u[i * ld + c];
+      norm = project(c);
+      if (norm > T(0.5)) best = v, best_norm = norm;
+    }
+    for (int64_t e = 0; e < rows && best_norm < 0; ++e) {
+      for (int64_t i = 0; i < rows; ++i) v[static_cast<size_t>(i)] = T(i == e);
+      norm = project(c);
+      if (norm >= need) best = v, best_norm = norm;
+    }
+    for (int64_t i = 0; i < rows; ++i) u[i * ld + c] = best[static_cast<size_t>(i)] / best_norm;
+  }
+}
+
+// One-sided (Hestenes) Jacobi SVD of a [r, c] with r >= c: rotations of column pairs until every
+// pair is orthogonal to working precision; then S (descending), U [r, uc] (uc = c, or r for the
+// full basis) and V [c, c]. Accurate (every rotation orthogonal) and slow (O(r c^2) a sweep).
+template <typename T>
+void jacobi_svd(Mat<const T> a, int64_t r, int64_t c, bool transposed, T* s, T* u, int64_t uc, T* v) {
+  std::vector<T> w(static_cast<size_t>(r * c)), vv(static_cast<size_t>(c * c), T(0));
+  Mat<T> W{w.data(), c}, V{vv.data(), c};
+  for (int64_t i = 0; i < r; ++i)
+    for (int64_t j = 0; j < c; ++j) W(i, j) = transposed ? a(j, i) : a(i, j);
+  for (int64_t j = 0; j < c; ++j) V(j, j) = 1;
+  const T eps = std::numeric_limits<T>::epsilon();
+  for (int sweep = 0; sweep < 80; ++sweep) {
+    bool rotated = false;
+    for (int64_t p = 0; p < c; ++p)
+      for (int64_t q = p + 1; q < c; ++q) {
+        T alpha = 0, beta = 0, gamma = 0;
+        for (int64_t i = 0; i < r; ++i) {
+          alpha += W(i, p) * W(i, p);
+          beta += W(i, q) * W(i, q);
+          gamma += W(i, p) * W(i, q);
+        }
+        if (gamma == T(0) || std::abs(gamma) <= eps * std::sqrt(alpha) * std::sqrt(beta)) continue;
+        rotated = true;
+        const T zeta = (beta - alpha) / (2 * gamma);
+        const T t = (zeta >= 0 ? T(1) : T(-1)) / (std::abs(zeta) + std::sqrt(1 + zeta * zeta));
+        const T cs = 1 / std::sqrt(1 + t * t), sn = cs * t;
+        for (int64_t i = 0; i < r; ++i) {
+          const T x = W(i, p), y = W(i, q);
+          W(i, p) = cs * x - sn * y;
+          W(i, q) = sn * x + cs * y;
+        }
+        for (int64_t i = 0; i < c; ++i) {
+          const T x = V(i, p), y = V(i, q);
+          V(i, p) = cs * x - sn * y;
+          V(i, q) = sn * x + cs * y;
+        }
+      }
+    if (!rotated) break;
+  }
+  std::vector<T> norms(static_cast<size_t>(c));
+  for (int64_t j = 0; j < c; ++j) {
+    T nrm = 0;
+    for (int64_t i = 0; i < r; ++i) nrm = std::hypot(nrm, W(i, j));
+    norms[static_cast<size_t>(j)] = nrm;
+  }
+  std::vector<int64_t> order(static_cast<size_t>(c));
+  for (int64_t j = 0; j < c; ++j) order[static_cast<size_t>(j)] = j;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t x, int64_t y) { return norms[static_cast<size_t>(x)] > norms[static_cast<size_t>(y)]; });
+  const T smax = c ? norms[static_cast<size_t>(order[0])] : T(0);
+  // A column whose norm is rounding noise of the largest has no reliable direction of its own to
+  // normalize: it is re-orthogonalized against the ones before it (complete_columns).
+  const T floor = smax * eps * static_cast<T>(std::max<int64_t>(r, 1));
+  std::vector<char> has_dir(static_cast<size_t>(uc), 0);
+  int64_t good = 0;
+  for (int64_t j = 0; j < c; ++j) {
+    const int64_t from = order[static_cast<size_t>(j)];
+    const T nrm = norms[static_cast<size_t>(from)];
+    s[j] = nrm;
+    if (u)
+      for (int64_t i = 0; i < r; ++i) u[i * uc + j] = nrm > T(0) ? W(i, from) / nrm : T(0);
+    if (v)
+      for (int64_t i = 0; i < c; ++i) v[i * c + j] = V(i, from);
+    if (nrm > floor && good == j) ++good;
+    has_dir[static_cast<size_t>(j)] = nrm > T(0);
+  }
+  if (u) complete_columns(u, uc, r, uc, good, has_dir);
+}
+
+// SVD of a [m, n]: S (descending), and when u is given U [m, uc] and Vh [vr, n] (uc = vr = k, or
+// m and n with `full`). A wide matrix is factored through its transpose.
+template <typename T>
+void svd(Mat<const T> a, int64_t m, int64_t n, bool full, T* s, Mat<T>* u, Mat<T>* vh) {
+  const int64_t kk = std::min(m, n);
+  const bool tall = m >= n;
+  const int64_t r = tall ? m : n, c = kk, uc = full ? r : c;
+  std::vector<T> uu(static_cast<size_t>(std::max<int64_t>(1, r * uc))), vv(static_cast<size_t>(std::max<int64_t>(1, c * c)));
+  jacobi_svd<T>(a, r, c, !tall, s, u ? uu.data() : nullptr, uc, u ? vv.data() : nullptr);
+  if (!u) return;
+  // Tall: U = W's basis [m, uc], Vh = V^T [c, c] (c = n). Wide: A^T = U' S V'^T, so U = V' [m, m]
+  // and Vh = U'^T [uc, n].
+  if (tall) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < uc; ++j) (*u)(i, j) = uu[static_cast<size_t>(i * uc + j)];
+    for (int64_t i = 0; i < c; ++i)
+      for (int64_t j = 0; j < n; ++j) (*vh)(i, j) = vv[static_cast<size_t>(j * c + i)];
+  } else {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < m; ++j) (*u)(i, j) = vv[static_cast<size_t>(i * c + j)];
+    for (int64_t i = 0; i < uc; ++i)
+      for (int64_t j = 0; j < n; ++j) (*vh)(i, j) = uu[static_cast<size_t>(j * uc + i)];
+  }
+}
+
+// The minimum-norm least-squares solution of A X = B through the SVD (as LAPACK's gelsd):
+// singular values at most rcond * the largest (rcond < 0: machine epsilon) count as zero. x [n, k].
+template <typename T>
+int64_t lstsq(Mat<const T> a, const T* b, int64_t m, int64_t n, int64_t k, T rcond, Mat<T> x, T* s) {
+  const int64_t kk = std::min(m, n);
+  std::vector<T> uu(static_cast<size_t>(std::max<int64_t>(1, m * kk))), vh(static_cast<size_t>(std::max<int64_t>(1, kk * n)));
+  Mat<T> U{uu.data(), kk}, Vh{vh.data(), n};
+  svd<T>(a, m, n, false, s, &U, &Vh);
+  if (rcond < 0) rcond = std::numeric_limits<T>::epsilon();
+  int64_t rank = 0;
+  while (rank < kk && s[rank] > rcond * s[0]) ++rank;
+  std::vector<T> y(static_cast<size_t>(std::max<int64_t>(1, rank * k)), T(0));  // S^-1 U^T B
+  for (int64_t j = 0; j < rank; ++j)
+    for (int64_t c = 0; c < k; ++c) {
+      T t = 0;
+      for (int64_t i = 0; i < m; ++i) t += U(i, j) * b[i * k + c];
+      y[static_cast<size_t>(j * k + c)] = t / s[j];
+    }
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t c = 0; c < k; ++c) {
+      T t = 0;
+      for (int64_t j = 0; j < rank; ++j) t += Vh(j, i) * y[static_cast<size_t>(j * k + c)];
+      x(i, c) = t;
+    }
+  return rank;
+}
+
+template <typename T>
 int64_t solve_one(const LinalgProblem& p, int64_t e) {
   const LinalgParams& q = p.params;
   const int64_t m = p.m, n = p.n, k = p.k;
@@ -229,6 +441,33 @@ int64_t solve_one(const LinalgProblem& p, int64_t e) {
       Mat<T> v{out, w};
       return eigh<T>({a, n}, n, q.upper, out + p.layout.blocks.back().row * w, q.vectors ? &v : nullptr);
     }
+    case LinalgOp::kQr: {
+      const LinalgBlock& rb = p.layout.blocks.back();
+      Mat<T> qm{out, w};
+      qr<T>({a, n}, m, n, q.vectors ? &qm : nullptr, q.vectors ? p.layout.blocks[0].cols : 0,
+            {out + rb.row * w, w}, rb.rows);
+      return 0;
+    }
+    case LinalgOp::kSvd: {
+      if (!all_finite(a, m * n)) return 1;
+      const auto& bl = p.layout.blocks;
+      T* s = out + bl[q.vectors ? 1 : 0].row * w;
+      Mat<T> um{out, w}, vm{out + (q.vectors ? bl[2].row : 0) * w, w};
+      svd<T>({a, n}, m, n, q.full, s, q.vectors ? &um : nullptr, q.vectors ? &vm : nullptr);
+      if (q.vectors && q.full && std::min(m, n) == 0) {  // an empty A's full bases are identities
+        for (int64_t i = 0; i < m; ++i) um(i, i) = 1;
+        for (int64_t i = 0; i < n; ++i) vm(i, i) = 1;
+      }
+      return 0;
+    }
+    case LinalgOp::kLstsq: {
+      if (!all_finite(a, m * n)) return 1;
+      const auto& bl = p.layout.blocks;
+      const T* b = static_cast<const T*>(p.b) + e * m * k;
+      out[bl[2].row * w] = static_cast<T>(
+          lstsq<T>({a, n}, b, m, n, k, static_cast<T>(q.rcond), {out, w}, out + bl[1].row * w));
+      return 0;
+    }
   }
   return 0;
 }
@@ -267,7 +506,8 @@ std::vector<int64_t> reference_linalg_problems(const LinalgProblem& p) {
 void finish_linalg(const LinalgProblem& p, const std::vector<int64_t>& info) {
   const LinalgOp op = p.params.op;
   const bool fails =
-      op == LinalgOp::kCholesky || op == LinalgOp::kSolve || op == LinalgOp::kLuFactor || op == LinalgOp::kEigh;
+      op == LinalgOp::kCholesky || op == LinalgOp::kSolve || op == LinalgOp::kLuFactor || op == LinalgOp::kEigh ||
+      op == LinalgOp::kSvd || op == LinalgOp::kLstsq;
   if (!fails) return;
   if (p.params.check) {
     for (size_t e = 0; e < info.size(); ++e)

@@ -25,6 +25,49 @@ Tensor block(const Tensor& packed, const ir::LinalgBlock& b) {
   throw Error(std::string("lf::grad: ") + what + " is not differentiable yet (docs/linalg.md)");
 }
 
+// num / den, but 0 where num is 0: an unused cotangent arrives as zeros, not as PyTorch's
+// undefined tensor, and 0 / 0 (repeated or zero singular values) must give what skipping its
+// term gives, not NaN.
+Tensor safe_div(const Tensor& num, const Tensor& den) { return where(num == 0.0, 0.0, num / den); }
+
+// PyTorch's svd_backward for real A = U diag(S) Vh (reduced: U [m, k], Vh [k, n]), all three
+// cotangents given (an unused one is zero, which gives what PyTorch's undefined one does: only S
+// used is U diag(gS) Vh, finite for repeated and zero singular values). With gU or gVh used it
+// assumes distinct singular values, and a full-rank A where it is not square, as PyTorch's.
+Tensor svd_backward(const Tensor& gu, const Tensor& gs, const Tensor& gvh, const Tensor& u, const Tensor& s,
+                    const Tensor& vh) {
+  const int64_t m = u.size(-2), n = vh.size(-1), k = s.size(-1);
+  auto skew = [](const Tensor& x) { return x - mT(x); };
+  Tensor uhgu = skew(matmul(mT(u), gu)), vhgv = skew(matmul(vh, mT(gvh)));
+  Tensor s2 = s * s;
+  Tensor eye = lf::eye(k, s.dtype()).to(s.device());
+  Tensor e = unsqueeze(s2, -2) - unsqueeze(s2, -1) + eye;  // ones on the diagonal: 0 / 1 there
+  Tensor ga = safe_div(uhgu * unsqueeze(s, -2) + unsqueeze(s, -1) * vhgv, e) + diag_embed(gs);
+  if (m > n) {
+    Tensor gus = safe_div(gu, unsqueeze(s, -2));
+    ga = matmul(u, ga) + gus - matmul(u, matmul(mT(u), gus));
+    return matmul(ga, vh);
+  }
+  if (m < n) {
+    Tensor sgvh = safe_div(gvh, unsqueeze(s, -1));
+    ga = matmul(ga, vh) + sgvh - matmul(matmul(sgvh, mT(vh)), vh);
+    return matmul(u, ga);
+  }
+  return matmul(u, matmul(ga, vh));
+}
+
+// PyTorch's pinv_backward: the cotangent of A given that of pinv(A).
+Tensor pinv_backward(const Tensor& g, const Tensor& pa, const Tensor& a) {
+  const int64_t m = a.size(-2), n = a.size(-1);
+  Tensor pah = mT(pa), gh = mT(g);
+  if (m <= n) {
+    Tensor K = matmul(gh, pa), kpah = matmul(K, pah);
+    return -mT(matmul(pa, K)) + kpah - matmul(matmul(a, pa), kpah) + matmul(matmul(pah, pa), gh - matmul(K, a));
+  }
+  Tensor K = matmul(pa, gh), pahk = matmul(pah, K);
+  return -mT(matmul(K, pa)) + matmul(matmul(gh - matmul(a, K), pa), pah) + pahk - matmul(matmul(pahk, pa), a);
+}
+
 }  // namespace
 
 std::vector<Tensor> vjp_linalg(const VjpArgs& args) {
@@ -90,8 +133,58 @@ std::vector<Tensor> vjp_linalg(const VjpArgs& args) {
       Tensor gv = block(args.g, l.blocks[0]);
       Tensor e = unsqueeze(w, -2) - unsqueeze(w, -1);
       Tensor eye = lf::eye(n, a.dtype()).to(a.device());
-      Tensor inner = where(eye > 0.5, diag_embed(gw), matmul(mT(v), gv) / (e + eye));
+      Tensor inner = where(eye > 0.5, diag_embed(gw), safe_div(matmul(mT(v), gv), e + eye));
       grads[0] = matmul(matmul(v, inner), mT(v));
+      return grads;
+    }
+    case LinalgOp::kQr: {
+      // PyTorch's linalg_qr_backward. gA = gR R^T - Q^T gQ, then for m >= n:
+      // (Q syminvadj(triu(gA)) + gQ) R^-T; for m < n through R's leading m x m block.
+      if (!p.vectors)
+        throw Error("lf::grad: The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
+                    "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.");
+      if (p.full && m > n)
+        throw Error("lf::grad: The QR decomposition (linalg.qr) is not differentiable when mode='complete' and nrows > ncols.");
+      Tensor q = block(args.y, l.blocks[0]), r = block(args.y, l.blocks[1]);
+      Tensor gq = block(args.g, l.blocks[0]), gr = block(args.g, l.blocks[1]);
+      Tensor ga = matmul(gr, mT(r)) - matmul(mT(q), gq);
+      if (m >= n) {
+        Tensor sym = triu(ga);
+        sym = sym + mT(sym);
+        sym = sym - diag_embed(diagonal(sym, 0, -2, -1) * 0.5);
+        grads[0] = linalg::solve_triangular(mT(r), matmul(q, sym) + gq, /*upper=*/false, /*left=*/false);
+        return grads;
+      }
+      Tensor x = -ga;
+      Tensor g = linalg::solve_triangular(mT(narrow(r, -1, 0, m)), matmul(q, tril(x - mT(x))), false, false);
+      Shape pad = g.shape();
+      pad.back() = n - m;
+      grads[0] = cat({g, zeros(pad, g.dtype()).to(g.device())}, -1) + matmul(q, gr);
+      return grads;
+    }
+    case LinalgOp::kSvd: {
+      if (!p.vectors) {  // svdvals: U diag(gS) Vh, U and Vh recomputed
+        Tensor gs = squeeze(block(args.g, l.blocks[0]), -2);
+        linalg::SVD f = linalg::svd(a, false);
+        grads[0] = matmul(f.U * unsqueeze(gs, -2), f.Vh);
+        return grads;
+      }
+      const int64_t kk = std::min(m, n);
+      // full_matrices: the extra columns of U and rows of Vh carry nothing of A (PyTorch narrows too).
+      Tensor u = narrow(block(args.y, l.blocks[0]), -1, 0, kk), vh = narrow(block(args.y, l.blocks[2]), -2, 0, kk);
+      Tensor gu = narrow(block(args.g, l.blocks[0]), -1, 0, kk), gvh = narrow(block(args.g, l.blocks[2]), -2, 0, kk);
+      Tensor s = squeeze(block(args.y, l.blocks[1]), -2), gs = squeeze(block(args.g, l.blocks[1]), -2);
+      grads[0] = svd_backward(gu, gs, gvh, u, s, vh);
+      return grads;
+    }
+    case LinalgOp::kLstsq: {
+      // PyTorch's linalg_lstsq_backward: through pinv(A) (X = pinv(A) B for the minimum-norm
+      // solution): gA = pinv_backward(gX B^T), gB = pinv(A)^T gX. Residuals are a composite of X.
+      const Tensor& b = args.in[1];
+      Tensor gx = block(args.g, l.blocks[0]);
+      Tensor pa = linalg::pinv(a);
+      if (args.needed[0]) grads[0] = pinv_backward(matmul(gx, mT(b)), pa, a);
+      if (args.needed[1]) grads[1] = matmul(mT(pa), gx);
       return grads;
     }
     case LinalgOp::kLuFactor: not_differentiable("linalg.lu_factor");

@@ -7,6 +7,7 @@
 // element, as PyTorch's; the _ex ops return the info instead.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "lazyfuse/tensor.h"
@@ -67,9 +68,53 @@ struct Eigh {
 Eigh eigh(const Tensor& a, const std::string& uplo = "L");
 Tensor eigvalsh(const Tensor& a, const std::string& uplo = "L");
 
+// A = Q R for A [..., m, n], k = min(m, n): mode "reduced" Q [..., m, k], R [..., k, n];
+// "complete" Q [..., m, m], R [..., m, n]; "r" R only (Q is an empty [0] tensor, as PyTorch's).
+// Householder reflectors as LAPACK's geqrf (R's diagonal may be negative; signs are free).
+struct QR {
+  Tensor Q, R;
+};
+QR qr(const Tensor& a, const std::string& mode = "reduced");
+
+// A = U diag(S) Vh, S descending [..., k]; full_matrices: U [..., m, m], Vh [..., n, n], else
+// [..., m, k] and [..., k, n]. Each singular pair's sign is free. A non-finite A: an lf::Error at
+// the sync point, as PyTorch's.
+struct SVD {
+  Tensor U, S, Vh;
+};
+SVD svd(const Tensor& a, bool full_matrices = true);
+Tensor svdvals(const Tensor& a);
+
+// The minimum-norm least-squares solution of A X = B (A [..., m, n], B [..., m, k] or a vector
+// [..., m] when B has one dim fewer than A; batch dims broadcast), through the SVD (LAPACK's
+// gelsd) whatever the driver; `driver` ("gelsy" when empty, "gelsd", "gelss", "gels") decides
+// which results are returned, as PyTorch's CPU lstsq: rank (int64, A's batch dims) except for
+// gels, singular_values for gelsd and gelss, residuals (the squared residual norms, [..., k])
+// when m > n and the driver is not gelsy; the others are empty [0] tensors. Singular values at
+// most rcond * the largest count as zero (default: eps * max(m, n)). Unlike PyTorch, residuals
+// are returned for a rank-deficient A too (PyTorch's are then empty: a shape that depends on the
+// values, which a lazy trace cannot have).
+struct Lstsq {
+  Tensor solution, residuals, rank, singular_values;
+};
+Lstsq lstsq(const Tensor& a, const Tensor& b, std::optional<double> rcond = std::nullopt,
+            const std::string& driver = "");
+
+// Composites of svd / svdvals (or eigh / eigvalsh when `hermitian`). Singular values at most
+// max(atol, rtol * the largest) count as zero; rtol's default is eps * max(m, n), or 0 when an
+// atol > 0 is given (PyTorch's rule).
+Tensor pinv(const Tensor& a, std::optional<double> atol = std::nullopt, std::optional<double> rtol = std::nullopt,
+            bool hermitian = false);
+Tensor matrix_rank(const Tensor& a, std::optional<double> atol = std::nullopt,
+                   std::optional<double> rtol = std::nullopt, bool hermitian = false);  // int64 [...]
+// torch.linalg.cond: p 2 (nullopt) / -2 from the singular values (any m x n); 1, -1, inf, -inf,
+// "fro", "nuc" as norm(A) norm(A^-1) of square A (a singular A gives inf). An empty A gives 0.
+Tensor cond(const Tensor& a, std::optional<double> p = std::nullopt);
+Tensor cond(const Tensor& a, const std::string& p);
+
 // torch.linalg.matrix_norm over the last two dims: "fro" (the square root of the sum of squares),
-// or ord 1 / -1 (the largest / smallest column sum of |a|), inf / -inf (the same over rows), a
-// composite of reductions. "nuc", 2 and -2 need singular values (svdvals), not yet: an lf::Error.
+// "nuc" (the sum of the singular values), or ord 1 / -1 (the largest / smallest column sum of
+// |a|), inf / -inf (the same over rows), 2 / -2 (the largest / smallest singular value).
 Tensor matrix_norm(const Tensor& a, const std::string& ord = "fro", bool keepdim = false);
 Tensor matrix_norm(const Tensor& a, double ord, bool keepdim = false);
 

@@ -187,6 +187,22 @@ TEST(HostileShapes, EveryShapeRuleWithExtremeSizes) {
     c.check("unsqueeze", [&] { return lf::unsqueeze(x, 0); });
     c.check("squeeze", [&] { return lf::squeeze(x, 0); });
     c.check("contiguous", [&] { return lf::contiguous(x); });
+    // lf::linalg's packed results stack blocks as large as the input's dims (svd's U, S and Vh:
+    // m + 1 + n rows); pinv, matrix_rank and cond are composites over them.
+    if (lf::rt::shape_problem(xs, 8).empty()) {
+      Tensor f = lf::ones(xs, DType::Float64);
+      for (const char* mode : {"reduced", "complete", "r"})
+        c.check("linalg.qr", [&] { return lf::linalg::qr(f, mode).R; });
+      c.check("linalg.svd", [&] { return lf::linalg::svd(f).Vh; });
+      c.check("linalg.svd", [&] { return lf::linalg::svd(f, false).U; });
+      c.check("linalg.svdvals", [&] { return lf::linalg::svdvals(f); });
+      c.check("linalg.lstsq", [&] { return lf::linalg::lstsq(f, f, std::nullopt, "gelsd").solution; });
+      c.check("linalg.pinv", [&] { return lf::linalg::pinv(f); });
+      c.check("linalg.matrix_rank", [&] { return lf::linalg::matrix_rank(f); });
+      c.check("linalg.cond", [&] { return lf::linalg::cond(f); });
+      c.check("linalg.lu_factor", [&] { return lf::linalg::lu_factor(f).LU; });
+      c.check("linalg.eigh", [&] { return lf::linalg::eigh(f).eigenvectors; });
+    }
     for (int64_t a : kSizes) {
       c.check("slice", [&] { return lf::slice(x, 0, a, kMax, 1); });
       c.check("slice", [&] { return lf::slice(x, -1, kMin, a, 2); });

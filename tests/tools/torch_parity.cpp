@@ -123,6 +123,27 @@ const std::map<std::string, Fn>& cases() {
          auto [sign, logabsdet] = lf::linalg::slogdet(x[0]);
          return sign * logabsdet;
        }},
+      {"linalg_qr", [](auto& x) {
+         auto [q, r] = lf::linalg::qr(x[0]);
+         return lf::cat({lf::reshape(q * q, {-1}), lf::reshape(r * r, {-1})}, 0);
+       }},
+      {"linalg_qr_complete_wide", [](auto& x) {
+         auto [q, r] = lf::linalg::qr(x[0], "complete");
+         return lf::cat({lf::reshape(q * q, {-1}), lf::reshape(r * r, {-1})}, 0);
+       }},
+      {"linalg_svd", [](auto& x) {
+         auto [u, s, vh] = lf::linalg::svd(x[0], false);
+         return lf::cat({lf::reshape(u * u, {-1}), lf::reshape(s, {-1}), lf::reshape(vh * vh, {-1})}, 0);
+       }},
+      {"linalg_svdvals", [](auto& x) { return lf::linalg::svdvals(x[0]); }},
+      {"linalg_lstsq", [](auto& x) { return lf::linalg::lstsq(x[0], x[1], std::nullopt, "gelsd").solution; }},
+      {"linalg_lstsq_wide", [](auto& x) { return lf::linalg::lstsq(x[0], x[1]).solution; }},
+      {"linalg_pinv", [](auto& x) { return lf::linalg::pinv(x[0]); }},
+      {"linalg_matrix_norm_svd", [](auto& x) {
+         return lf::cat({lf::linalg::matrix_norm(x[0], "nuc"), lf::linalg::matrix_norm(x[0], 2),
+                         lf::linalg::matrix_norm(x[0], -2)}, 0);
+       }},
+      {"linalg_cond", [](auto& x) { return lf::linalg::cond(shifted(x[0])); }},
   };
   return c;
 }

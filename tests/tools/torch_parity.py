@@ -145,6 +145,23 @@ CASES = {
                                                        (torch.linalg.eigh(x + x.mT)[1] ** 2).reshape(-1)])),
     "linalg_eigvalsh_upper": ([u(4, 4)], lambda x: torch.linalg.eigvalsh(x + x.mT, UPLO="U")),
     "linalg_slogdet": ([u(2, 4, 4)], lambda a: torch.linalg.slogdet(a)[0] * torch.linalg.slogdet(a)[1]),
+    # Signs of Q's columns and R's rows, and of each singular pair, are free: squares are not.
+    "linalg_qr": ([u(2, 4, 3)], lambda x: torch.cat([(torch.linalg.qr(x)[0] ** 2).reshape(-1),
+                                                    (torch.linalg.qr(x)[1] ** 2).reshape(-1)])),
+    "linalg_qr_complete_wide": ([u(3, 5)], lambda x: torch.cat([(torch.linalg.qr(x, mode="complete")[0] ** 2).reshape(-1),
+                                                               (torch.linalg.qr(x, mode="complete")[1] ** 2).reshape(-1)])),
+    "linalg_svd": ([u(2, 4, 3)], lambda x: torch.cat([(torch.linalg.svd(x, full_matrices=False)[0] ** 2).reshape(-1),
+                                                     torch.linalg.svd(x, full_matrices=False)[1].reshape(-1),
+                                                     (torch.linalg.svd(x, full_matrices=False)[2] ** 2).reshape(-1)])),
+    "linalg_svdvals": ([u(3, 5)], lambda x: torch.linalg.svdvals(x)),
+    "linalg_lstsq": ([u(2, 5, 3), u(2, 5, 2)], lambda a, b: torch.linalg.lstsq(a, b, driver="gelsd").solution),
+    "linalg_lstsq_wide": ([u(3, 5), u(3, 2)], lambda a, b: torch.linalg.lstsq(a, b).solution),
+    "linalg_pinv": ([u(4, 3)], lambda a: torch.linalg.pinv(a)),
+    "linalg_matrix_norm_svd": ([u(2, 3, 4)], lambda a: torch.cat([torch.linalg.matrix_norm(a, "nuc"),
+                                                                  torch.linalg.matrix_norm(a, 2),
+                                                                  torch.linalg.matrix_norm(a, -2)])),
+    # 1.13's cond(p=1) cannot be differentiated (its masked_fill_ modifies inv_ex's saved output).
+    "linalg_cond": ([u(2, 3, 3)], lambda a: torch.linalg.cond(a + 4 * torch.eye(3))),
 }
 
 
