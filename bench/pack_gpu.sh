@@ -9,11 +9,11 @@ cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build-gpu}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAZYFUSE_LLVM_STATIC=ON -DLAZYFUSE_BENCH_NATIVE=OFF >/dev/null
 ninja -C "$build" lazyfuse lazyfuse-llvm runtime_tests codegen_tests frontend_tests lazyfuse-bench-gpu lazyfuse-bench-cpu lazyfuse-programs \
-  lazyfuse-dlpack-demo lazyfuse-bench-interop lazyfuse-torch-parity lazyfuse-train-parity lazyfuse-bench-host-numbers lazyfuse-bench-cg lazyfuse-bench-decoder lazyfuse-bench-few-rows lazyfuse-bench-train
+  lazyfuse-dlpack-demo lazyfuse-bench-interop lazyfuse-torch-parity lazyfuse-train-parity lazyfuse-bench-host-numbers lazyfuse-bench-cg lazyfuse-bench-decoder lazyfuse-bench-few-rows lazyfuse-bench-train lazyfuse-bench-linalg
 rm -rf carry/gpu
 mkdir -p carry/gpu/lib
 cp "$build"/tests/{runtime_tests,codegen_tests,frontend_tests,lazyfuse-torch-parity} "$build"/bench/lazyfuse-train-parity \
-  "$build"/bench/lazyfuse-bench-{gpu,cpu,host-numbers,cg,decoder,few-rows,train} "$build"/bench/lazyfuse-programs \
+  "$build"/bench/lazyfuse-bench-{gpu,cpu,host-numbers,cg,decoder,few-rows,train,linalg} "$build"/bench/lazyfuse-programs \
   "$build"/bench/lazyfuse-bench-interop "$build"/bench/liblazyfuse-dlpack-demo.so carry/gpu/
 cp -L "$build"/liblazyfuse.so.0 "$build"/liblazyfuse-llvm.so carry/gpu/lib/  # the plugin sits next to the library
 strip --strip-unneeded carry/gpu/lib/*.so* carry/gpu/*_tests carry/gpu/lazyfuse-bench-* carry/gpu/lazyfuse-programs \
