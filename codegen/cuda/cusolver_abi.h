@@ -5,12 +5,17 @@
 // header where one is installed.
 #pragma once
 
+// The opaque types by cusolverDn.h's own global names, so that the ABI test can compare signatures.
+struct cusolverDnContext;
+struct syevjInfo;
+struct CUstream_st;
+
 namespace lf::cuda::solver {
 
 using Status = int;  // cusolverStatus_t; 0 is CUSOLVER_STATUS_SUCCESS
-using Handle = struct cusolverDnContext*;
-using SyevjInfo = struct syevjInfo*;
-using Stream = struct CUstream_st*;  // cudaStream_t, the Driver API's CUstream
+using Handle = ::cusolverDnContext*;
+using SyevjInfo = ::syevjInfo*;
+using Stream = ::CUstream_st*;  // cudaStream_t, the Driver API's CUstream
 
 // cublasFillMode_t, cublasOperation_t, cusolverEigMode_t
 constexpr int kLower = 0, kUpper = 1;
