@@ -48,6 +48,10 @@ void bind_routines(rt::SharedLibrary& lib, solver::Routines<T>& r, char x) {
   bind(r.geqrf, "geqrf");
   bind(r.orgqr_size, "orgqr_bufferSize");
   bind(r.orgqr, "orgqr");
+  bind(r.gesvdj_size, "gesvdj_bufferSize");
+  bind(r.gesvdj, "gesvdj");
+  bind(r.gesvdj_batched_size, "gesvdjBatched_bufferSize");
+  bind(r.gesvdj_batched, "gesvdjBatched");
 }
 
 const Loaded& loaded() {
@@ -63,6 +67,7 @@ const Loaded& loaded() {
     lib.bind(l.api.create, "cusolverDnCreate");
     lib.bind(l.api.set_stream, "cusolverDnSetStream");
     lib.bind(l.api.create_syevj_info, "cusolverDnCreateSyevjInfo");
+    lib.bind(l.api.create_gesvdj_info, "cusolverDnCreateGesvdjInfo");
     bind_routines(lib, l.api.s, 'S');
     bind_routines(lib, l.api.d, 'D');
     if (!lib.missing().empty()) l.error = l.name + " lacks " + lib.missing();
@@ -86,11 +91,12 @@ lf::Status check(solver::Status s, const char* call) {
     if (lf::Status s_ = check((call), #call); !s_.ok()) return s_;  \
   } while (0)
 
-// One handle per device (and one syevj parameter set), created at first use; its stream follows the
+// One handle per device (and one syevj and one gesvdj parameter set, cuSOLVER's defaults), created at first use; its stream follows the
 // device's (lf::set_stream). Calls are serialized by the mutex.
 struct PerDevice {
   solver::Handle handle = nullptr;
   solver::SyevjInfo syevj = nullptr;
+  solver::GesvdjInfo gesvdj = nullptr;
 };
 std::mutex mu;
 
@@ -101,6 +107,7 @@ lf::StatusOr<PerDevice*> per_device(int device, rt::cu::CUstream stream) {
   if (!d.handle) {
     LF_SOLVER(a.create(&d.handle));
     LF_SOLVER(a.create_syevj_info(&d.syevj));
+    LF_SOLVER(a.create_gesvdj_info(&d.gesvdj));
   }
   LF_SOLVER(a.set_stream(d.handle, reinterpret_cast<solver::Stream>(stream)));
   return &d;
@@ -153,6 +160,13 @@ void from_cols(const T* src, int64_t rows, int64_t cols, T* dst, int64_t w) {
     for (int64_t j = 0; j < cols; ++j) dst[i * w + j] = src[j * rows + i];
 }
 
+template <typename T>
+bool all_finite(const T* a, int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    if (!std::isfinite(a[i])) return false;
+  return true;
+}
+
 // A symmetric matrix's triangle that eigh reads (column-major `a`; lower: i >= j) is finite.
 template <typename T>
 bool triangle_finite(const T* a, int64_t n, bool lower) {
@@ -178,13 +192,16 @@ lf::Status solve_on_device(const ir::LinalgProblem& p, int device, std::vector<i
   T* out = static_cast<T*>(p.out);
 
   std::vector<T> ha = to_cols(static_cast<const T*>(p.a), batch, m, n);
-  std::vector<bool> skip(static_cast<size_t>(batch), false);  // eigh of a non-finite matrix: not converged
-  if (q.op == ir::LinalgOp::kEigh)
-    for (int64_t e = 0; e < batch; ++e)
-      if (!triangle_finite(ha.data() + e * n * n, n, !q.upper)) {
-        skip[static_cast<size_t>(e)] = true;
-        std::fill(ha.begin() + e * n * n, ha.begin() + (e + 1) * n * n, T(0));
-      }
+  // A non-finite matrix is not sent (zeros instead): eigh's info 1 (not converged, as the
+  // reference's), svd's 1 (refused, as lapack.cpp refuses it).
+  std::vector<bool> skip(static_cast<size_t>(batch), false);
+  for (int64_t e = 0; e < batch; ++e) {
+    const T* ae = ha.data() + e * m * n;
+    if ((q.op == ir::LinalgOp::kEigh && !triangle_finite(ae, n, !q.upper)) || (q.op == ir::LinalgOp::kSvd && !all_finite(ae, m * n))) {
+      skip[static_cast<size_t>(e)] = true;
+      std::fill(ha.begin() + e * m * n, ha.begin() + (e + 1) * m * n, T(0));
+    }
+  }
   T* a = s.upload(ha);
   std::vector<int> hinfo(static_cast<size_t>(batch), 0);
   int* dinfo = s.alloc<int>(batch);
@@ -309,6 +326,52 @@ lf::Status solve_on_device(const ir::LinalgProblem& p, int device, std::vector<i
       }
       return lf::OkStatus();  // geqrf and orgqr do not fail (info flags bad arguments only)
     }
+    case ir::LinalgOp::kSvd: {
+      // gesvdjBatched (full U and V only) for a batch of small matrices, else gesvdj (econ unless
+      // full); V comes back, not Vh. S sorted descending on the host with its vectors.
+      const bool batched = batch > 1 && m <= kBatchedMaxOrder && n <= kBatchedMaxOrder;
+      const int jobz = q.vectors ? solver::kVectors : solver::kNoVectors, econ = batched || q.full ? 0 : 1;
+      const int64_t uc = econ ? kk : m, vc = econ ? kk : n;  // U [m, uc], V [n, vc] as computed
+      std::vector<T> hs(static_cast<size_t>(batch * kk)), hu(q.vectors ? static_cast<size_t>(batch * m * uc) : 0),
+          hv(q.vectors ? static_cast<size_t>(batch * n * vc) : 0);
+      T *sv = s.alloc<T>(batch * kk), *u = s.alloc<T>(batch * m * uc), *v = s.alloc<T>(batch * n * vc);
+      int lwork = 0;
+      if (batched) {
+        const int bi = static_cast<int>(batch);
+        LF_SOLVER(f.gesvdj_batched_size(h, jobz, mi, ni, a, mi, sv, u, mi, v, ni, &lwork, (*dev)->gesvdj, bi));
+        T* work = s.alloc<T>(lwork);
+        LF_SOLVER(f.gesvdj_batched(h, jobz, mi, ni, a, mi, sv, u, mi, v, ni, work, lwork, dinfo, (*dev)->gesvdj, bi));
+      } else {
+        LF_SOLVER(f.gesvdj_size(h, jobz, econ, mi, ni, a, mi, sv, u, mi, v, ni, &lwork, (*dev)->gesvdj));
+        T* work = s.alloc<T>(lwork);
+        for (int64_t e = 0; e < batch; ++e)
+          LF_SOLVER(f.gesvdj(h, jobz, econ, mi, ni, A(e), mi, sv + e * kk, u + e * m * uc, mi, v + e * n * vc, ni, work,
+                             lwork, dinfo + e, (*dev)->gesvdj));
+      }
+      s.download(sv, hs);
+      s.download(u, hu);
+      s.download(v, hv);
+      s.download(dinfo, hinfo);
+      s.sync();
+      const auto& bl = p.layout.blocks;
+      const int64_t want_u = q.vectors ? bl[0].cols : 0, want_v = q.vectors ? bl[2].rows : 0;
+      std::vector<int64_t> order(static_cast<size_t>(kk));
+      for (int64_t e = 0; e < batch; ++e) {
+        T* o = out + e * stride;
+        const T *se = hs.data() + e * kk, *ue = hu.data() + e * m * uc, *ve = hv.data() + e * n * vc;
+        info[static_cast<size_t>(e)] = skip[static_cast<size_t>(e)] ? 1 : hinfo[static_cast<size_t>(e)];
+        for (int64_t i = 0; i < kk; ++i) order[static_cast<size_t>(i)] = i;
+        std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return se[x] > se[y]; });
+        auto col = [&](int64_t j) { return j < kk ? order[static_cast<size_t>(j)] : j; };  // the extra basis columns stay
+        for (int64_t i = 0; i < kk; ++i) o[bl[q.vectors ? 1 : 0].row * w + i] = se[order[static_cast<size_t>(i)]];
+        if (!q.vectors) continue;
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < want_u; ++j) o[i * w + j] = ue[col(j) * m + i];
+        for (int64_t i = 0; i < want_v; ++i)  // Vh's row i: V's column i
+          for (int64_t j = 0; j < n; ++j) o[(bl[2].row + i) * w + j] = ve[col(i) * n + j];
+      }
+      return lf::OkStatus();
+    }
     default:
       return lf::UnimplementedError("unreachable: not wired to cuSOLVER");
   }
@@ -366,9 +429,9 @@ bool wired(ir::LinalgOp op) {
     case ir::LinalgOp::kLuSolve:
     case ir::LinalgOp::kSlogdet:
     case ir::LinalgOp::kEigh:
-    case ir::LinalgOp::kQr: return true;
+    case ir::LinalgOp::kQr:
+    case ir::LinalgOp::kSvd: return true;
     case ir::LinalgOp::kTriangularSolve:  // cuBLAS's trsm, not cuSOLVER's
-    case ir::LinalgOp::kSvd:
     case ir::LinalgOp::kLstsq: return false;
   }
   return false;

@@ -8,6 +8,7 @@
 // The opaque types by cusolverDn.h's own global names, so that the ABI test can compare signatures.
 struct cusolverDnContext;
 struct syevjInfo;
+struct gesvdjInfo;
 struct CUstream_st;
 
 namespace lf::cuda::solver {
@@ -15,6 +16,7 @@ namespace lf::cuda::solver {
 using Status = int;  // cusolverStatus_t; 0 is CUSOLVER_STATUS_SUCCESS
 using Handle = ::cusolverDnContext*;
 using SyevjInfo = ::syevjInfo*;
+using GesvdjInfo = ::gesvdjInfo*;
 using Stream = ::CUstream_st*;  // cudaStream_t, the Driver API's CUstream
 
 // cublasFillMode_t, cublasOperation_t, cusolverEigMode_t
@@ -41,12 +43,21 @@ struct Routines {
   Status (*geqrf)(Handle, int m, int n, T* a, int lda, T* tau, T* work, int lwork, int* info) = nullptr;
   Status (*orgqr_size)(Handle, int m, int n, int k, const T* a, int lda, const T* tau, int* lwork) = nullptr;
   Status (*orgqr)(Handle, int m, int n, int k, T* a, int lda, const T* tau, T* work, int lwork, int* info) = nullptr;
+  Status (*gesvdj_size)(Handle, int jobz, int econ, int m, int n, const T* a, int lda, const T* s, const T* u, int ldu,
+                        const T* v, int ldv, int* lwork, GesvdjInfo) = nullptr;
+  Status (*gesvdj)(Handle, int jobz, int econ, int m, int n, T* a, int lda, T* s, T* u, int ldu, T* v, int ldv, T* work,
+                   int lwork, int* info, GesvdjInfo) = nullptr;
+  Status (*gesvdj_batched_size)(Handle, int jobz, int m, int n, const T* a, int lda, const T* s, const T* u, int ldu,
+                                const T* v, int ldv, int* lwork, GesvdjInfo, int batch) = nullptr;
+  Status (*gesvdj_batched)(Handle, int jobz, int m, int n, T* a, int lda, T* s, T* u, int ldu, T* v, int ldv, T* work,
+                           int lwork, int* info, GesvdjInfo, int batch) = nullptr;
 };
 
 struct Api {
   Status (*create)(Handle*) = nullptr;
   Status (*set_stream)(Handle, Stream) = nullptr;
   Status (*create_syevj_info)(SyevjInfo*) = nullptr;
+  Status (*create_gesvdj_info)(GesvdjInfo*) = nullptr;
   Routines<float> s;
   Routines<double> d;
 };

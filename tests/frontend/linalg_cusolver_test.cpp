@@ -194,16 +194,40 @@ TEST_F(LinalgCusolver, EighAndQr) {
   EXPECT_EQ(got.error, want.error);
 }
 
+// U and Vh are unique up to signs: compared through U diag(S) Vh, U^T U and Vh Vh^T; S directly.
+TEST_F(LinalgCusolver, Svd) {
+  const std::vector<Shape> shapes = {{5, 3}, {8, 4, 4}, {3, 5, 7}, {2, 40, 30}, {30, 45}, {70, 70}};
+  for (DType dt : {DType::Float64, DType::Float32})
+    for (const Shape& s : shapes)
+      for (bool full : {false, true}) {
+        Tensor a = random(s, 17, dt);
+        expect_same([&] {
+          auto f = la::svd(a, full);
+          const int64_t k = std::min(s[s.size() - 2], s.back());
+          Tensor uk = lf::narrow(f.U, -1, 0, k), vk = lf::narrow(f.Vh, -2, 0, k);
+          return std::vector<Tensor>{f.S, la::svdvals(a), lf::matmul(uk * lf::unsqueeze(f.S, -2), vk), lf::matmul(mT(f.U), f.U),
+                                     lf::matmul(f.Vh, mT(f.Vh))};
+        }, tol(dt) * 10, std::string("svd ") + (full ? "full " : "") + lf::shape_str(s));
+      }
+  // A non-finite A: svd's error on every path, batched and one by one.
+  for (int64_t n : {4, 40}) {
+    std::vector<double> v = values(random({3, n, n}, 18, DType::Float64));
+    v[static_cast<size_t>(2 * n * n + 3)] = INFINITY;
+    Tensor bad = lf::from_vector(v, {3, n, n});
+    expect_same([&] { return std::vector<Tensor>{la::svdvals(bad)}; }, 0, "svdvals of inf");
+  }
+}
+
 // Empty batches and 0 x 0 matrices (the host path, logged as such), and the ops cuSOLVER does not
-// take (solve_triangular, svd, lstsq), which must still agree.
+// take (solve_triangular, lstsq), which must still agree.
 TEST_F(LinalgCusolver, EmptyAndHostOps) {
   for (Shape s : {Shape{0, 3, 3}, Shape{2, 0, 0}}) {
     Tensor a = lf::zeros(s, DType::Float64);
-    expect_same([&] { return std::vector<Tensor>{la::cholesky(a), la::det(a), la::eigh(a).eigenvalues, la::qr(a).R}; }, 0,
+    expect_same([&] { return std::vector<Tensor>{la::cholesky(a), la::det(a), la::eigh(a).eigenvalues, la::qr(a).R, la::svd(a).U}; }, 0,
                 "empty " + lf::shape_str(s));
   }
   Tensor a = random({2, 5, 3}, 14, DType::Float64);
-  expect_same([&] { return std::vector<Tensor>{la::svdvals(a)}; }, 1e-9, "svdvals");
+  expect_same([&] { return std::vector<Tensor>{la::lstsq(a, random({2, 5, 2}, 19, DType::Float64)).solution}; }, 1e-9, "lstsq");
   Tensor l = lf::tril(random({2, 4, 4}, 15, DType::Float64)) + lf::eye(4, DType::Float64) * 3.0;
   expect_same([&] { return std::vector<Tensor>{la::solve_triangular(l, random({2, 4, 2}, 16, DType::Float64), false)}; }, 1e-9,
               "solve_triangular");

@@ -19,6 +19,7 @@ static_assert(solver::kNoVectors == CUSOLVER_EIG_MODE_NOVECTOR && solver::kVecto
 static_assert(sizeof(cusolverStatus_t) == sizeof(int) && sizeof(cublasFillMode_t) == sizeof(int) &&
               sizeof(cublasOperation_t) == sizeof(int) && sizeof(cusolverEigMode_t) == sizeof(int));
 static_assert(std::is_same_v<cusolverDnHandle_t, solver::Handle> && std::is_same_v<syevjInfo_t, solver::SyevjInfo> &&
+              std::is_same_v<gesvdjInfo_t, solver::GesvdjInfo> &&
               std::is_same_v<cudaStream_t, solver::Stream>);
 
 namespace {
@@ -35,6 +36,7 @@ auto erased(R (*)(A...)) -> AsInt<R> (*)(AsInt<A>...);
 LF_SAME(cusolverDnCreate, solver::Api::create);
 LF_SAME(cusolverDnSetStream, solver::Api::set_stream);
 LF_SAME(cusolverDnCreateSyevjInfo, solver::Api::create_syevj_info);
+LF_SAME(cusolverDnCreateGesvdjInfo, solver::Api::create_gesvdj_info);
 LF_SAME_SD(potrf_bufferSize, potrf_size);
 LF_SAME_SD(potrf, potrf);
 LF_SAME_SD(potrfBatched, potrf_batched);
@@ -49,6 +51,10 @@ LF_SAME_SD(geqrf_bufferSize, geqrf_size);
 LF_SAME_SD(geqrf, geqrf);
 LF_SAME_SD(orgqr_bufferSize, orgqr_size);
 LF_SAME_SD(orgqr, orgqr);
+LF_SAME_SD(gesvdj_bufferSize, gesvdj_size);
+LF_SAME_SD(gesvdj, gesvdj);
+LF_SAME_SD(gesvdjBatched_bufferSize, gesvdj_batched_size);
+LF_SAME_SD(gesvdjBatched, gesvdj_batched);
 
 TEST(CusolverAbi, MatchesHeader) { SUCCEED() << "checked at compile time against cuSOLVER " << CUSOLVER_VER_MAJOR; }
 #else
