@@ -78,21 +78,23 @@ const Loaded& loaded() {
 
 template <typename T>
 const solver::Routines<T>& routines() {
-  if constexpr (std::is_same_v<T, float>) return loaded().api.s;
-  else return loaded().api.d;
+  if constexpr (std::is_same_v<T, float>)
+    return loaded().api.s;
+  else
+    return loaded().api.d;
 }
 
 lf::Status check(solver::Status s, const char* call) {
   if (s == 0) return lf::OkStatus();
   return lf::InternalError(std::string(call) + " failed: cusolverStatus_t " + std::to_string(s));
 }
-#define LF_SOLVER(call)                                               \
-  do {                                                                \
-    if (lf::Status s_ = check((call), #call); !s_.ok()) return s_;  \
+#define LF_SOLVER(call)                                            \
+  do {                                                             \
+    if (lf::Status s_ = check((call), #call); !s_.ok()) return s_; \
   } while (0)
 
-// One handle per device (and one syevj and one gesvdj parameter set, cuSOLVER's defaults), created at first use; its stream follows the
-// device's (lf::set_stream). Calls are serialized by the mutex.
+// One handle per device (and one syevj and one gesvdj parameter set, cuSOLVER's defaults), created at first use; its
+// stream follows the device's (lf::set_stream). Calls are serialized by the mutex.
 struct PerDevice {
   solver::Handle handle = nullptr;
   solver::SyevjInfo syevj = nullptr;
@@ -119,18 +121,21 @@ class Scratch {
   Scratch(int device, rt::cu::CUstream stream) : device_(device), stream_(stream) {}
   template <typename T>
   T* alloc(int64_t count) {
-    bufs_.push_back(rt::Storage::allocate(Device::cuda(device_), static_cast<size_t>(std::max<int64_t>(1, count)) * sizeof(T)));
+    bufs_.push_back(
+        rt::Storage::allocate(Device::cuda(device_), static_cast<size_t>(std::max<int64_t>(1, count)) * sizeof(T)));
     return static_cast<T*>(bufs_.back()->data());
   }
   template <typename T>
   T* upload(const std::vector<T>& host) {
     T* d = alloc<T>(static_cast<int64_t>(host.size()));
-    if (!host.empty()) LF_CU_CHECK(rt::cu::api().cuMemcpyHtoDAsync(ptr(d), host.data(), host.size() * sizeof(T), stream_));
+    if (!host.empty())
+      LF_CU_CHECK(rt::cu::api().cuMemcpyHtoDAsync(ptr(d), host.data(), host.size() * sizeof(T), stream_));
     return d;
   }
   template <typename T>
   void download(const T* d, std::vector<T>& host) {
-    if (!host.empty()) LF_CU_CHECK(rt::cu::api().cuMemcpyDtoHAsync(host.data(), ptr(d), host.size() * sizeof(T), stream_));
+    if (!host.empty())
+      LF_CU_CHECK(rt::cu::api().cuMemcpyDtoHAsync(host.data(), ptr(d), host.size() * sizeof(T), stream_));
   }
   void copy(void* dst, const void* src, size_t bytes) {
     if (bytes) LF_CU_CHECK(rt::cu::api().cuMemcpyDtoDAsync(ptr(dst), ptr(src), bytes, stream_));
@@ -138,7 +143,9 @@ class Scratch {
   void sync() { LF_CU_CHECK(rt::cu::api().cuStreamSynchronize(stream_)); }
 
  private:
-  static rt::cu::CUdeviceptr ptr(const void* p) { return static_cast<rt::cu::CUdeviceptr>(reinterpret_cast<uintptr_t>(p)); }
+  static rt::cu::CUdeviceptr ptr(const void* p) {
+    return static_cast<rt::cu::CUdeviceptr>(reinterpret_cast<uintptr_t>(p));
+  }
   int device_;
   rt::cu::CUstream stream_;
   std::vector<std::shared_ptr<rt::Storage>> bufs_;
@@ -151,7 +158,8 @@ std::vector<T> to_cols(const T* src, int64_t batch, int64_t rows, int64_t cols) 
   std::vector<T> dst(static_cast<size_t>(batch * rows * cols));
   for (int64_t e = 0; e < batch; ++e)
     for (int64_t i = 0; i < rows; ++i)
-      for (int64_t j = 0; j < cols; ++j) dst[static_cast<size_t>((e * cols + j) * rows + i)] = src[(e * rows + i) * cols + j];
+      for (int64_t j = 0; j < cols; ++j)
+        dst[static_cast<size_t>((e * cols + j) * rows + i)] = src[(e * rows + i) * cols + j];
   return dst;
 }
 template <typename T>
@@ -197,7 +205,8 @@ lf::Status solve_on_device(const ir::LinalgProblem& p, int device, std::vector<i
   std::vector<bool> skip(static_cast<size_t>(batch), false);
   for (int64_t e = 0; e < batch; ++e) {
     const T* ae = ha.data() + e * m * n;
-    if ((q.op == ir::LinalgOp::kEigh && !triangle_finite(ae, n, !q.upper)) || (q.op == ir::LinalgOp::kSvd && !all_finite(ae, m * n))) {
+    if ((q.op == ir::LinalgOp::kEigh && !triangle_finite(ae, n, !q.upper)) ||
+        (q.op == ir::LinalgOp::kSvd && !all_finite(ae, m * n))) {
       skip[static_cast<size_t>(e)] = true;
       std::fill(ha.begin() + e * m * n, ha.begin() + (e + 1) * m * n, T(0));
     }
@@ -205,7 +214,8 @@ lf::Status solve_on_device(const ir::LinalgProblem& p, int device, std::vector<i
   T* a = s.upload(ha);
   std::vector<int> hinfo(static_cast<size_t>(batch), 0);
   int* dinfo = s.alloc<int>(batch);
-  LF_CU_CHECK(rt::cu::api().cuMemsetD8Async(reinterpret_cast<uintptr_t>(dinfo), 0, static_cast<size_t>(batch) * sizeof(int), ctx.stream));
+  LF_CU_CHECK(rt::cu::api().cuMemsetD8Async(reinterpret_cast<uintptr_t>(dinfo), 0,
+                                            static_cast<size_t>(batch) * sizeof(int), ctx.stream));
   auto A = [&](int64_t e) { return a + e * m * n; };
   std::vector<int> hpiv(static_cast<size_t>(batch * kk));
   int* piv = nullptr;
@@ -226,7 +236,8 @@ lf::Status solve_on_device(const ir::LinalgProblem& p, int device, std::vector<i
   auto getrs = [&](int trans) -> lf::Status {
     if (k == 0) return lf::OkStatus();
     int* rs_info = s.alloc<int>(1);  // getrs's own info only flags bad arguments
-    for (int64_t e = 0; e < batch; ++e) LF_SOLVER(f.getrs(h, trans, ni, ki, A(e), ni, piv + e * n, b + e * n * k, ni, rs_info));
+    for (int64_t e = 0; e < batch; ++e)
+      LF_SOLVER(f.getrs(h, trans, ni, ki, A(e), ni, piv + e * n, b + e * n * k, ni, rs_info));
     return lf::OkStatus();
   };
 
@@ -264,7 +275,8 @@ lf::Status solve_on_device(const ir::LinalgProblem& p, int device, std::vector<i
       break;
     }
     case ir::LinalgOp::kEigh: {
-      const int jobz = q.vectors ? solver::kVectors : solver::kNoVectors, uplo = q.upper ? solver::kUpper : solver::kLower;
+      const int jobz = q.vectors ? solver::kVectors : solver::kNoVectors,
+                uplo = q.upper ? solver::kUpper : solver::kLower;
       std::vector<T> hw(static_cast<size_t>(batch * n));
       T* wv = s.alloc<T>(batch * n);
       int lwork = 0;
@@ -304,7 +316,8 @@ lf::Status solve_on_device(const ir::LinalgProblem& p, int device, std::vector<i
       std::vector<T> hq(static_cast<size_t>(batch * m * qc));
       if (qc > 0) {
         T* qm = s.alloc<T>(batch * m * qc);
-        LF_CU_CHECK(rt::cu::api().cuMemsetD8Async(reinterpret_cast<uintptr_t>(qm), 0, hq.size() * sizeof(T), ctx.stream));
+        LF_CU_CHECK(
+            rt::cu::api().cuMemsetD8Async(reinterpret_cast<uintptr_t>(qm), 0, hq.size() * sizeof(T), ctx.stream));
         int qwork = 0;
         LF_SOLVER(f.orgqr_size(h, mi, qci, ki2, qm, mi, tau, &qwork));
         T* work2 = s.alloc<T>(qwork);
@@ -362,7 +375,9 @@ lf::Status solve_on_device(const ir::LinalgProblem& p, int device, std::vector<i
         info[static_cast<size_t>(e)] = skip[static_cast<size_t>(e)] ? 1 : hinfo[static_cast<size_t>(e)];
         for (int64_t i = 0; i < kk; ++i) order[static_cast<size_t>(i)] = i;
         std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return se[x] > se[y]; });
-        auto col = [&](int64_t j) { return j < kk ? order[static_cast<size_t>(j)] : j; };  // the extra basis columns stay
+        auto col = [&](int64_t j) {
+          return j < kk ? order[static_cast<size_t>(j)] : j;
+        };  // the extra basis columns stay
         for (int64_t i = 0; i < kk; ++i) o[bl[q.vectors ? 1 : 0].row * w + i] = se[order[static_cast<size_t>(i)]];
         if (!q.vectors) continue;
         for (int64_t i = 0; i < m; ++i)
@@ -407,15 +422,18 @@ lf::Status solve_on_device(const ir::LinalgProblem& p, int device, std::vector<i
           det *= u;
         }
         if (flipped) sign = -sign;
-        if (std::isnan(logabs)) sign = std::numeric_limits<T>::quiet_NaN();
-        else if (det == T(0) && std::isinf(logabs)) sign = 0;
+        if (std::isnan(logabs))
+          sign = std::numeric_limits<T>::quiet_NaN();
+        else if (det == T(0) && std::isinf(logabs))
+          sign = 0;
         o[0] = sign;
         o[1] = logabs;
         o[2] = flipped ? -det : det;
         info[static_cast<size_t>(e)] = 0;  // a singular A is no failure: det 0
         break;
       }
-      default: break;
+      default:
+        break;
     }
   }
   return lf::OkStatus();
@@ -430,9 +448,11 @@ bool wired(ir::LinalgOp op) {
     case ir::LinalgOp::kSlogdet:
     case ir::LinalgOp::kEigh:
     case ir::LinalgOp::kQr:
-    case ir::LinalgOp::kSvd: return true;
+    case ir::LinalgOp::kSvd:
+      return true;
     case ir::LinalgOp::kTriangularSolve:  // cuBLAS's trsm, not cuSOLVER's
-    case ir::LinalgOp::kLstsq: return false;
+    case ir::LinalgOp::kLstsq:
+      return false;
   }
   return false;
 }
@@ -443,7 +463,8 @@ std::string host_reason(const ir::LinalgProblem& p) {
   if (!loaded().error.empty()) return loaded().error;
   if (!wired(p.params.op)) return std::string(ir::linalg_name(p.params.name)) + " is not wired to cuSOLVER";
   if (p.batch == 0 || p.m == 0 || p.n == 0) return "empty matrices";
-  if (std::max({p.m, p.n, p.k}) > std::numeric_limits<int>::max()) return "a matrix too large for cuSOLVER's 32-bit API";
+  if (std::max({p.m, p.n, p.k}) > std::numeric_limits<int>::max())
+    return "a matrix too large for cuSOLVER's 32-bit API";
   return "";
 }
 
@@ -458,8 +479,8 @@ void run_linalg(backend::LinalgCall& call) {
   if (why.empty()) {
     std::vector<int64_t> info(static_cast<size_t>(p.batch), 0);
     const int device = call.node()->device.index();
-    lf::Status s = p.dtype == DType::Float32 ? solve_on_device<float>(p, device, info)
-                                             : solve_on_device<double>(p, device, info);
+    lf::Status s =
+        p.dtype == DType::Float32 ? solve_on_device<float>(p, device, info) : solve_on_device<double>(p, device, info);
     if (s.ok()) {
       call.log("cuSOLVER (" + loaded().name + ")");
       ++call.run.stats.kernels_launched;

@@ -71,8 +71,10 @@ class LinalgCusolver : public ::testing::Test {
       ASSERT_EQ(got.out[i].size(), want.out[i].size()) << what << ": result " << i;
       for (size_t j = 0; j < got.out[i].size(); ++j) {
         const double g = got.out[i][j], w = want.out[i][j];
-        if (std::isnan(w)) EXPECT_TRUE(std::isnan(g)) << what << ": result " << i << " [" << j << "]";
-        else EXPECT_NEAR(g, w, eps * std::max(1.0, std::fabs(w))) << what << ": result " << i << " [" << j << "]";
+        if (std::isnan(w))
+          EXPECT_TRUE(std::isnan(g)) << what << ": result " << i << " [" << j << "]";
+        else
+          EXPECT_NEAR(g, w, eps * std::max(1.0, std::fabs(w))) << what << ": result " << i << " [" << j << "]";
       }
     }
   }
@@ -96,7 +98,8 @@ TEST_F(LinalgCusolver, LogSaysCusolver) {
   std::string host_log = testing::internal::GetCapturedStderr();
   lf::rt::mutable_config().log_level = level;
   EXPECT_EQ(lf::cuda::cusolver_unavailable(), "") << "cuSOLVER did not load on this GPU machine";
-  EXPECT_NE(log.find("linalg.cholesky of 2 matrices [3 x 3] float64: cuSOLVER (libcusolver.so"), std::string::npos) << log;
+  EXPECT_NE(log.find("linalg.cholesky of 2 matrices [3 x 3] float64: cuSOLVER (libcusolver.so"), std::string::npos)
+      << log;
   EXPECT_NE(host_log.find("host LAPACK: LAZYFUSE_LINALG=host"), std::string::npos) << host_log;
 }
 
@@ -104,8 +107,11 @@ TEST_F(LinalgCusolver, CholeskyAndEx) {
   for (DType dt : {DType::Float64, DType::Float32})
     for (const Shape& s : kShapes) {
       Tensor a = spd(s, 2, dt);
-      expect_same([&] { return std::vector<Tensor>{la::cholesky(a), la::cholesky(a, /*upper=*/true)}; }, tol(dt),
-                  "cholesky " + lf::shape_str(s));
+      expect_same(
+          [&] {
+            return std::vector<Tensor>{la::cholesky(a), la::cholesky(a, /*upper=*/true)};
+          },
+          tol(dt), "cholesky " + lf::shape_str(s));
     }
   // Not positive-definite: element 1 fails at its minor 2 (batched and one by one), element 3 at 1.
   for (int64_t n : {4, 40}) {
@@ -131,19 +137,46 @@ TEST_F(LinalgCusolver, SolveLuFactorLuSolveSlogdet) {
       Tensor b = random(bs, 5, dt);
       const std::string what = lf::shape_str(s);
       expect_same([&] { return std::vector<Tensor>{la::solve(a, b)}; }, tol(dt), "solve " + what);
-      expect_same([&] { auto f = la::lu_factor(a); return std::vector<Tensor>{f.LU, f.pivots}; }, tol(dt), "lu_factor " + what);
-      expect_same([&] {
-        auto f = la::lu_factor(a);
-        return std::vector<Tensor>{la::lu_solve(f.LU, f.pivots, b), la::lu_solve(f.LU, f.pivots, b, true, /*adjoint=*/true)};
-      }, tol(dt), "lu_solve " + what);
-      expect_same([&] { auto d = la::slogdet(a); return std::vector<Tensor>{d.sign, d.logabsdet}; }, tol(dt), "slogdet " + what);
+      expect_same(
+          [&] {
+            auto f = la::lu_factor(a);
+            return std::vector<Tensor>{f.LU, f.pivots};
+          },
+          tol(dt), "lu_factor " + what);
+      expect_same(
+          [&] {
+            auto f = la::lu_factor(a);
+            return std::vector<Tensor>{la::lu_solve(f.LU, f.pivots, b),
+                                       la::lu_solve(f.LU, f.pivots, b, true, /*adjoint=*/true)};
+          },
+          tol(dt), "lu_solve " + what);
+      expect_same(
+          [&] {
+            auto d = la::slogdet(a);
+            return std::vector<Tensor>{d.sign, d.logabsdet};
+          },
+          tol(dt), "slogdet " + what);
     }
   // Rectangular LU, and B of no columns.
   Tensor wide = random({3, 4, 6}, 6, DType::Float64), tall = random({2, 7, 3}, 7, DType::Float64);
-  expect_same([&] { auto f = la::lu_factor(wide); return std::vector<Tensor>{f.LU, f.pivots}; }, 1e-9, "lu_factor wide");
-  expect_same([&] { auto f = la::lu_factor(tall); return std::vector<Tensor>{f.LU, f.pivots}; }, 1e-9, "lu_factor tall");
+  expect_same(
+      [&] {
+        auto f = la::lu_factor(wide);
+        return std::vector<Tensor>{f.LU, f.pivots};
+      },
+      1e-9, "lu_factor wide");
+  expect_same(
+      [&] {
+        auto f = la::lu_factor(tall);
+        return std::vector<Tensor>{f.LU, f.pivots};
+      },
+      1e-9, "lu_factor tall");
   Tensor a = random({2, 4, 4}, 8, DType::Float64);
-  expect_same([&] { return std::vector<Tensor>{la::solve(a, lf::zeros({2, 4, 0}, DType::Float64))}; }, 0, "solve, 0 columns");
+  expect_same(
+      [&] {
+        return std::vector<Tensor>{la::solve(a, lf::zeros({2, 4, 0}, DType::Float64))};
+      },
+      0, "solve, 0 columns");
   // Singular: column 2 of element 1 is zero, so U[2, 2] = 0 there (info 2 with or without pivoting).
   std::vector<double> v = values(a);
   for (int64_t i = 0; i < 4; ++i) v[static_cast<size_t>(16 + i * 4 + 1)] = 0;
@@ -165,25 +198,33 @@ TEST_F(LinalgCusolver, EighAndQr) {
       Tensor a = random(s, 10, dt);
       Tensor sym = a + mT(a);
       for (const char* uplo : {"L", "U"})
-        expect_same([&] {
-          auto e = la::eigh(sym, uplo);
-          Tensor v = e.eigenvectors;
-          return std::vector<Tensor>{e.eigenvalues, la::eigvalsh(sym, uplo), lf::matmul(v * lf::unsqueeze(e.eigenvalues, -2), mT(v)),
-                                     lf::matmul(mT(v), v)};
-        }, tol(dt) * 10, std::string("eigh ") + uplo + " " + what);
+        expect_same(
+            [&] {
+              auto e = la::eigh(sym, uplo);
+              Tensor v = e.eigenvectors;
+              return std::vector<Tensor>{e.eigenvalues, la::eigvalsh(sym, uplo),
+                                         lf::matmul(v * lf::unsqueeze(e.eigenvalues, -2), mT(v)), lf::matmul(mT(v), v)};
+            },
+            tol(dt) * 10, std::string("eigh ") + uplo + " " + what);
       for (const char* mode : {"reduced", "complete", "r"})
-        expect_same([&] {
-          auto f = la::qr(a, mode);
-          std::vector<Tensor> r{lf::abs(f.R)};
-          if (std::string(mode) != "r") r.push_back(lf::matmul(f.Q, f.R)), r.push_back(lf::matmul(mT(f.Q), f.Q));
-          return r;
-        }, tol(dt) * 10, std::string("qr ") + mode + " " + what);
+        expect_same(
+            [&] {
+              auto f = la::qr(a, mode);
+              std::vector<Tensor> r{lf::abs(f.R)};
+              if (std::string(mode) != "r") r.push_back(lf::matmul(f.Q, f.R)), r.push_back(lf::matmul(mT(f.Q), f.Q));
+              return r;
+            },
+            tol(dt) * 10, std::string("qr ") + mode + " " + what);
     }
   Tensor tall = random({3, 7, 4}, 11, DType::Float64), wide = random({2, 3, 6}, 12, DType::Float64);
   for (const Tensor& t : {tall, wide})
     for (const char* mode : {"reduced", "complete"})
-      expect_same([&] { auto f = la::qr(t, mode); return std::vector<Tensor>{lf::abs(f.R), lf::matmul(f.Q, f.R), lf::matmul(mT(f.Q), f.Q)}; },
-                  1e-9, std::string("qr rectangular ") + mode);
+      expect_same(
+          [&] {
+            auto f = la::qr(t, mode);
+            return std::vector<Tensor>{lf::abs(f.R), lf::matmul(f.Q, f.R), lf::matmul(mT(f.Q), f.Q)};
+          },
+          1e-9, std::string("qr rectangular ") + mode);
   // A NaN in the triangle read: not converged, the reference's error (LAPACK's syevd may differ).
   std::vector<double> v = values(random({2, 4, 4}, 13, DType::Float64) + lf::eye(4, DType::Float64));
   v[16 + 2 * 4 + 1] = std::nan("");
@@ -201,13 +242,15 @@ TEST_F(LinalgCusolver, Svd) {
     for (const Shape& s : shapes)
       for (bool full : {false, true}) {
         Tensor a = random(s, 17, dt);
-        expect_same([&] {
-          auto f = la::svd(a, full);
-          const int64_t k = std::min(s[s.size() - 2], s.back());
-          Tensor uk = lf::narrow(f.U, -1, 0, k), vk = lf::narrow(f.Vh, -2, 0, k);
-          return std::vector<Tensor>{f.S, la::svdvals(a), lf::matmul(uk * lf::unsqueeze(f.S, -2), vk), lf::matmul(mT(f.U), f.U),
-                                     lf::matmul(f.Vh, mT(f.Vh))};
-        }, tol(dt) * 10, std::string("svd ") + (full ? "full " : "") + lf::shape_str(s));
+        expect_same(
+            [&] {
+              auto f = la::svd(a, full);
+              const int64_t k = std::min(s[s.size() - 2], s.back());
+              Tensor uk = lf::narrow(f.U, -1, 0, k), vk = lf::narrow(f.Vh, -2, 0, k);
+              return std::vector<Tensor>{f.S, la::svdvals(a), lf::matmul(uk * lf::unsqueeze(f.S, -2), vk),
+                                         lf::matmul(mT(f.U), f.U), lf::matmul(f.Vh, mT(f.Vh))};
+            },
+            tol(dt) * 10, std::string("svd ") + (full ? "full " : "") + lf::shape_str(s));
       }
   // A non-finite A: svd's error on every path, batched and one by one.
   for (int64_t n : {4, 40}) {
@@ -223,14 +266,24 @@ TEST_F(LinalgCusolver, Svd) {
 TEST_F(LinalgCusolver, EmptyAndHostOps) {
   for (Shape s : {Shape{0, 3, 3}, Shape{2, 0, 0}}) {
     Tensor a = lf::zeros(s, DType::Float64);
-    expect_same([&] { return std::vector<Tensor>{la::cholesky(a), la::det(a), la::eigh(a).eigenvalues, la::qr(a).R, la::svd(a).U}; }, 0,
-                "empty " + lf::shape_str(s));
+    expect_same(
+        [&] {
+          return std::vector<Tensor>{la::cholesky(a), la::det(a), la::eigh(a).eigenvalues, la::qr(a).R, la::svd(a).U};
+        },
+        0, "empty " + lf::shape_str(s));
   }
   Tensor a = random({2, 5, 3}, 14, DType::Float64);
-  expect_same([&] { return std::vector<Tensor>{la::lstsq(a, random({2, 5, 2}, 19, DType::Float64)).solution}; }, 1e-9, "lstsq");
+  expect_same(
+      [&] {
+        return std::vector<Tensor>{la::lstsq(a, random({2, 5, 2}, 19, DType::Float64)).solution};
+      },
+      1e-9, "lstsq");
   Tensor l = lf::tril(random({2, 4, 4}, 15, DType::Float64)) + lf::eye(4, DType::Float64) * 3.0;
-  expect_same([&] { return std::vector<Tensor>{la::solve_triangular(l, random({2, 4, 2}, 16, DType::Float64), false)}; }, 1e-9,
-              "solve_triangular");
+  expect_same(
+      [&] {
+        return std::vector<Tensor>{la::solve_triangular(l, random({2, 4, 2}, 16, DType::Float64), false)};
+      },
+      1e-9, "solve_triangular");
 }
 
 }  // namespace

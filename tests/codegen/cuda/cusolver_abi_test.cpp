@@ -1,11 +1,11 @@
 // cusolver_abi.h (the cuSOLVER ABI subset declared by hand, so that building needs no cuSOLVER) against
 // the real cusolverDn.h where the build machine has it (tests/CMakeLists.txt adds its folder for this
 // file alone): every constant, and every entry point's signature with its enums read as int.
+#include "codegen/cuda/cusolver_abi.h"
+
 #include <gtest/gtest.h>
 
 #include <type_traits>
-
-#include "codegen/cuda/cusolver_abi.h"
 
 #ifdef LF_HAVE_CUSOLVER_H
 #include <cusolverDn.h>
@@ -19,8 +19,7 @@ static_assert(solver::kNoVectors == CUSOLVER_EIG_MODE_NOVECTOR && solver::kVecto
 static_assert(sizeof(cusolverStatus_t) == sizeof(int) && sizeof(cublasFillMode_t) == sizeof(int) &&
               sizeof(cublasOperation_t) == sizeof(int) && sizeof(cusolverEigMode_t) == sizeof(int));
 static_assert(std::is_same_v<cusolverDnHandle_t, solver::Handle> && std::is_same_v<syevjInfo_t, solver::SyevjInfo> &&
-              std::is_same_v<gesvdjInfo_t, solver::GesvdjInfo> &&
-              std::is_same_v<cudaStream_t, solver::Stream>);
+              std::is_same_v<gesvdjInfo_t, solver::GesvdjInfo> && std::is_same_v<cudaStream_t, solver::Stream>);
 
 namespace {
 // A real entry point's type with each enum (passed as an int in the C ABI) read as int.
@@ -30,8 +29,8 @@ template <typename R, typename... A>
 auto erased(R (*)(A...)) -> AsInt<R> (*)(AsInt<A>...);
 }  // namespace
 #define LF_SAME(real, ours) static_assert(std::is_same_v<decltype(erased(&real)), decltype(ours)>, #real)
-#define LF_SAME_SD(rest, field)                                            \
-  LF_SAME(cusolverDnS##rest, solver::Routines<float>::field);   \
+#define LF_SAME_SD(rest, field)                               \
+  LF_SAME(cusolverDnS##rest, solver::Routines<float>::field); \
   LF_SAME(cusolverDnD##rest, solver::Routines<double>::field)
 LF_SAME(cusolverDnCreate, solver::Api::create);
 LF_SAME(cusolverDnSetStream, solver::Api::set_stream);
