@@ -211,6 +211,12 @@ lf::Status solve_on_device(const ir::LinalgProblem& p, int device, std::vector<i
       std::fill(ha.begin() + e * m * n, ha.begin() + (e + 1) * m * n, T(0));
     }
   }
+  // NaN goes through LAPACK's potrf with info 0 (PyTorch's rule, tested); cuSOLVER's test of the
+  // pivot is not documented, so such a matrix goes to the host.
+  if (q.op == ir::LinalgOp::kCholesky)
+    for (int64_t e = 0; e < batch; ++e)
+      if (!triangle_finite(ha.data() + e * n * n, n, /*lower=*/true))
+        return lf::UnimplementedError("a non-finite matrix for potrf");
   T* a = s.upload(ha);
   std::vector<int> hinfo(static_cast<size_t>(batch), 0);
   int* dinfo = s.alloc<int>(batch);

@@ -125,6 +125,17 @@ TEST_F(LinalgCusolver, CholeskyAndEx) {
   }
 }
 
+// NaN goes through cholesky with info 0, as on the host (which takes such a matrix).
+TEST_F(LinalgCusolver, CholeskyOfNan) {
+  Tensor nan = lf::full({3, 2, 2}, std::nan(""), DType::Float64);
+  expect_same(
+      [&] {
+        auto r = la::cholesky_ex(nan);
+        return std::vector<Tensor>{r.L, r.info};
+      },
+      0, "cholesky_ex of NaN");
+}
+
 TEST_F(LinalgCusolver, SolveLuFactorLuSolveSlogdet) {
   for (DType dt : {DType::Float64, DType::Float32})
     for (const Shape& s : kShapes) {
