@@ -3,7 +3,7 @@
 // (cuSOLVER's order, as lapack.cpp does for LAPACK), uploads each input in one copy, runs the
 // factorizations on the device's stream, downloads the column-major results and the infos, and
 // fills the packed output on the host exactly as lapack.cpp does. Batches of small matrices use
-// the batched routines (potrfBatched, syevjBatched); the others run one matrix after another.
+// the batched routines (potrfBatched, syevjBatched, gesvdjBatched); the others run one matrix after another.
 #include "codegen/cuda/cusolver.h"
 
 #include <algorithm>
