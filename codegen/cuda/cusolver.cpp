@@ -58,7 +58,8 @@ const Loaded& loaded() {
   static const Loaded l = [] {
     Loaded l;
     // The toolkit's or PyTorch's nvidia-cusolver wheel (on LD_LIBRARY_PATH, as bench/run_gpu.sh puts it).
-    auto lib = rt::SharedLibrary::open({"libcusolver.so.12", "libcusolver.so.11", "libcusolver.so"});
+    auto lib = rt::SharedLibrary::open(
+        {"libcusolver.so.12", "libcusolver.so.11", "libcusolver.so", "/usr/local/cuda/lib64/libcusolver.so.12"});
     if (!lib.loaded()) {
       l.error = "libcusolver.so.12 / .11 not found (" + lib.error() + ")";
       return l;
