@@ -467,6 +467,9 @@ bool wired(ir::LinalgOp op) {
 // Why this problem runs on the host; empty when cuSOLVER takes it.
 std::string host_reason(const ir::LinalgProblem& p) {
   if (rt::config().linalg == "host") return "LAZYFUSE_LINALG=host";
+  // Written and checked against cusolverDn.h on a machine without a GPU (2026-12-04): it stays
+  // behind a switch until its tests have passed on one.
+  if (rt::config().linalg != "cusolver") return "cuSOLVER not run on a GPU yet: LAZYFUSE_LINALG=cusolver opts in";
   if (!loaded().error.empty()) return loaded().error;
   if (!wired(p.params.op)) return std::string(ir::linalg_name(p.params.name)) + " is not wired to cuSOLVER";
   if (p.batch == 0 || p.m == 0 || p.n == 0) return "empty matrices";

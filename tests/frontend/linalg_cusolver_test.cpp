@@ -63,7 +63,7 @@ class LinalgCusolver : public ::testing::Test {
   }
   // cuSOLVER's results against the reference's (and its errors against the host path's).
   void expect_same(const std::function<std::vector<Tensor>()>& f, double eps, const std::string& what) {
-    Run got = on("auto", f), want = on("reference", f), host = on("host", f);
+    Run got = on("cusolver", f), want = on("reference", f), host = on("host", f);
     EXPECT_EQ(got.error, host.error) << what;
     EXPECT_EQ(got.error, want.error) << what;
     ASSERT_EQ(got.out.size(), want.out.size()) << what;
@@ -86,6 +86,7 @@ class LinalgCusolver : public ::testing::Test {
 const std::vector<Shape> kShapes = {{5, 5}, {8, 4, 4}, {3, 40, 40}, {2, 1, 1}, {130, 130}};
 
 TEST_F(LinalgCusolver, LogSaysCusolver) {
+  lf::rt::mutable_config().linalg = "cusolver";
   int level = lf::rt::mutable_config().log_level;
   lf::rt::mutable_config().log_level = 1;
   Tensor a = spd({2, 3, 3}, 1, DType::Float64);
@@ -241,7 +242,7 @@ TEST_F(LinalgCusolver, EighAndQr) {
   std::vector<double> v = values(random({2, 4, 4}, 13, DType::Float64) + lf::eye(4, DType::Float64));
   v[16 + 2 * 4 + 1] = std::nan("");
   Tensor bad = lf::from_vector(v, {2, 4, 4});
-  Run got = on("auto", [&] { return std::vector<Tensor>{la::eigh(bad).eigenvalues}; });
+  Run got = on("cusolver", [&] { return std::vector<Tensor>{la::eigh(bad).eigenvalues}; });
   Run want = on("reference", [&] { return std::vector<Tensor>{la::eigh(bad).eigenvalues}; });
   EXPECT_NE(want.error, "");
   EXPECT_EQ(got.error, want.error);
