@@ -29,6 +29,11 @@ echo "cuBLASLt: ${lt:-not found}"
 dnn=$(find / -name 'libcudnn.so.9' -not -path '*/proc/*' 2>/dev/null | head -n 1)
 [ -n "$dnn" ] && export LD_LIBRARY_PATH="$(dirname "$dnn"):$LD_LIBRARY_PATH"
 echo "cuDNN: ${dnn:-not found (convolutions take the generated kernel)}"
+# cuSOLVER (lf::linalg) likewise: libcusolver.so.12 (CUDA 13) or .11 (CUDA 12), with the libcublas and
+# libnvJitLink of its own folder.
+sol=$(find / -name 'libcusolver.so.1[12]' -not -path '*/proc/*' 2>/dev/null | head -n 1)
+[ -n "$sol" ] && export LD_LIBRARY_PATH="$(dirname "$sol"):$LD_LIBRARY_PATH"
+echo "cuSOLVER: ${sol:-not found (linalg runs on the host)}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
 status=0
 if [ "$suite" = programs ]; then

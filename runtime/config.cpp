@@ -70,8 +70,8 @@ Config read_config() {
   if (c.conv != "auto" && c.conv != "cudnn" && c.conv != "onednn" && c.conv != "generated")
     throw Error("LAZYFUSE_CONV=" + c.conv + ": expected auto, cudnn, onednn or generated");
   c.linalg = env("LAZYFUSE_LINALG").value_or("auto");
-  if (c.linalg != "auto" && c.linalg != "reference")
-    throw Error("LAZYFUSE_LINALG=" + c.linalg + ": expected auto or reference");
+  if (c.linalg != "auto" && c.linalg != "reference" && c.linalg != "host" && c.linalg != "cusolver")
+    throw Error("LAZYFUSE_LINALG=" + c.linalg + ": expected auto, cusolver, host or reference");
   c.cpu_loader = env("LAZYFUSE_CPU_LOADER").value_or("auto");
   if (c.cpu_loader != "auto" && c.cpu_loader != "elf" && c.cpu_loader != "orc")
     throw Error("LAZYFUSE_CPU_LOADER=" + c.cpu_loader + ": expected auto, elf or orc");

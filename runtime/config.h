@@ -28,8 +28,9 @@ struct Config {
   // said explicitly) or "generated" (our own always: the generated NVRTC kernel on a GPU, im2col +
   // the packed GEMM on the CPU).
   std::string conv = "auto";
-  // LAZYFUSE_LINALG: the linear-algebra path (lf::linalg): "auto" (LAPACK through dlopen where it
-  // loads, else the reference) or "reference" (the plain C++ reference always; CI tests both).
+  // LAZYFUSE_LINALG: the linear-algebra path (lf::linalg): "auto" (cuSOLVER on a GPU; LAPACK through
+  // dlopen on the host where it loads, else the reference), "host" (a GPU's too on the host: LAPACK,
+  // else the reference) or "reference" (the plain C++ reference always; CI tests both).
   std::string linalg = "auto";
   // LAZYFUSE_CONV_TF32=0: float32 convolutions in cuDNN in full float32 (FMA math) instead of on
   // TF32 tensor cores (PyTorch's torch.backends.cudnn.allow_tf32, on by default there too).

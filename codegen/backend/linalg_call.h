@@ -1,7 +1,7 @@
 // A linear-algebra group (ir::Op::Linalg) handed to its backend (Backend::linalg): the problem
 // over contiguous row-major host copies of the inputs and a host output, which the executor then
-// hands to the node on its device. The host path (LAPACK, else the reference) is every backend's
-// for now: a GPU copies to the host and back until cuSOLVER is wired.
+// hands to the node on its device. The host path (LAPACK, else the reference) is the CPU's, and the
+// CUDA backend's fallback where cuSOLVER (codegen/cuda/cusolver.h) does not load or take the op.
 #pragma once
 
 #include <memory>
@@ -27,7 +27,7 @@ struct LinalgCall {
 
 // LAPACK where it is loaded and LAZYFUSE_LINALG allows it, else the reference (codegen/reference/
 // linalg.h); then the failure check (an lf::Error at the group's sync point) or the _ex info.
-// `prefix` starts the log line's explanation (a GPU: "cusolver not wired yet: host LAPACK").
+// `prefix` starts the log line's explanation (a GPU: "host LAPACK: <why not cuSOLVER>").
 void run_linalg_on_host(LinalgCall& call, const std::string& prefix);
 
 }  // namespace lf::backend

@@ -12,6 +12,7 @@
 
 #include "codegen/backend/linalg_call.h"
 #include "codegen/cache/fingerprint.h"
+#include "codegen/cuda/cusolver.h"
 #include "runtime/config.h"
 #include "runtime/status.h"
 #include "runtime/cuda_driver.h"
@@ -629,7 +630,7 @@ class CudaBackend final : public backend::Backend {
   void scan(backend::ScanCall& call) const override { run_scan(call); }
   void scatter(backend::ScatterCall& call) const override { run_scatter(call); }
   void nearest(backend::NearestCall& call) const override { run_nearest(call); }
-  void linalg(backend::LinalgCall& call) const override { backend::run_linalg_on_host(call, "cusolver not wired yet: host LAPACK"); }
+  void linalg(backend::LinalgCall& call) const override { run_linalg(call); }
 };
 
 }  // namespace
