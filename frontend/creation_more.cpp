@@ -160,6 +160,7 @@ Tensor bernoulli(const Tensor& x, double p) {
 
 // x * mask / (1 - p) with mask ~ bernoulli(1 - p), as PyTorch; p = 1 gives x * 0 (NaN stays NaN).
 Tensor dropout(const Tensor& x, double p, bool training) {
+  detail::UserOp user("dropout");
   detail::check_defined("dropout", {&x});
   if (!is_floating(x.dtype())) fail("dropout", "needs a floating dtype", {&x});
   check_probability("dropout", p, x);

@@ -88,6 +88,7 @@ Tensor reduce_picked(const Picked& p, Reduction r) {
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                 Reduction reduction) {
+  detail::UserOp user("nll_loss");
   detail::check_defined("nll_loss", {&input, &target});
   check_float("nll_loss", input, {&input, &target});
   if (input.dim() == 0) fail("nll_loss", "input must have a class dim", {&input});
@@ -97,6 +98,7 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                      Reduction reduction, double label_smoothing) {
+  detail::UserOp user("cross_entropy");
   const char* op = "cross_entropy";
   detail::check_defined(op, {&input, &target});
   detail::check_same_device(op, {&input, &target});
@@ -125,6 +127,7 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  detail::UserOp user("mse_loss");
   check_same_shape("mse_loss", input, target);
   Tensor d = input - target;
   return reduce(d * d, reduction);
@@ -186,6 +189,7 @@ Tensor kl_div(const Tensor& input, const Tensor& target, KLReduction reduction, 
 }
 
 Tensor softplus(const Tensor& x, double beta, double threshold) {
+  detail::UserOp user("softplus");
   detail::check_defined("softplus", {&x});
   Tensor bx = x * beta;
   return where(bx > threshold, x, log1p(exp(bx)) / beta);
@@ -199,6 +203,7 @@ Tensor logaddexp(const Tensor& a, const Tensor& b) {
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  detail::UserOp user("linear");
   detail::check_defined("linear", {&x, &weight});
   if (weight.dim() > 2) fail("linear", "weight must be 1-D or 2-D [out, in]", {&x, &weight});
   Tensor y = matmul(x, weight.dim() == 2 ? transpose(weight, 0, 1) : weight);

@@ -179,6 +179,7 @@ Tensor affine(const Tensor& y, const Tensor& weight, const Tensor& bias) {
 
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, double eps) {
+  detail::UserOp user("batch_norm");
   const char* op = "batch_norm";
   check_norm_input(op, x);
   detail::check_defined(op, {&running_mean, &running_var});
@@ -217,6 +218,7 @@ BatchNormOutput batch_norm_training(const Tensor& x, const Tensor& weight, const
 }
 
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
+  detail::UserOp user("group_norm");
   const char* op = "group_norm";
   check_norm_input(op, x);
   int64_t C = x.shape()[1];

@@ -204,6 +204,7 @@ Tensor reciprocal(const Tensor& x) { return unary(Op::Reciprocal, x); }
 Tensor square(const Tensor& x) { return unary(Op::Square, x); }
 Tensor pow(const Tensor& x, const Tensor& e) { return binary(Op::Pow, x, e); }
 Tensor pow(const Tensor& x, Scalar e) {
+  detail::UserOp user("gelu");
   detail::check_defined("pow", {&x});
   if (!is_floating(x.dtype()) && e.kind() == Scalar::Kind::Int && e.to_int() < 0)
     fail("pow", "integers to negative integer powers are not allowed; use a float exponent (" +

@@ -27,6 +27,7 @@ void check_affine(const char* op, const Tensor& x, const Tensor& p, const Shape&
 }  // namespace
 
 Tensor softmax(const Tensor& x, int64_t dim) {
+  detail::UserOp user("softmax");
   Tensor f = as_float("softmax", x);
   dim = detail::normalize_dim("softmax", dim, f.dim(), f);
   if (f.dim() == 0) {
@@ -39,6 +40,7 @@ Tensor softmax(const Tensor& x, int64_t dim) {
 }
 
 Tensor log_softmax(const Tensor& x, int64_t dim) {
+  detail::UserOp user("log_softmax");
   Tensor f = as_float("log_softmax", x);
   dim = detail::normalize_dim("log_softmax", dim, f.dim(), f);
   if (f.dim() == 0) return f - f;
@@ -48,6 +50,7 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
 }
 
 Tensor layer_norm(const Tensor& x, int64_t normalized_dims, const Tensor& weight, const Tensor& bias, double eps) {
+  detail::UserOp user("layer_norm");
   detail::check_defined("layer_norm", {&x});
   if (normalized_dims < 1 || normalized_dims > x.dim()) {
     fail("layer_norm", "normalized_dims must be in [1, " + std::to_string(x.dim()) + "], not " +
@@ -70,6 +73,7 @@ Tensor layer_norm(const Tensor& x, int64_t normalized_dims, const Tensor& weight
 
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias,
                   double eps) {
+  detail::UserOp user("layer_norm");
   detail::check_defined("layer_norm", {&x});
   int64_t k = static_cast<int64_t>(normalized_shape.size());
   bool ok = k >= 1 && k <= x.dim() && std::equal(normalized_shape.begin(), normalized_shape.end(), x.shape().end() - k);
@@ -81,6 +85,7 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
 }
 
 Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps) {
+  detail::UserOp user("rms_norm");
   detail::check_defined("rms_norm", {&x});
   if (x.dim() == 0) fail("rms_norm", "needs at least one dim", {&x});
   check_affine("rms_norm", x, weight, {x.shape().back()}, "weight");

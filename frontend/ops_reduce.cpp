@@ -105,6 +105,7 @@ Tensor mean(const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
 }
 
 Tensor var(const Tensor& x, std::vector<int64_t> dims, bool keepdim, int64_t correction) {
+  detail::UserOp user("var");
   Tensor f = as_float("var", x);
   if (correction < 0) fail("var", "correction must be >= 0, not " + std::to_string(correction), {&x});
   std::vector<int64_t> d = normalize_dims("var", dims, f);
@@ -134,6 +135,7 @@ Tensor std(const Tensor& x, std::vector<int64_t> dims, bool keepdim, int64_t cor
 }
 
 Tensor logsumexp(const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
+  detail::UserOp user("logsumexp");
   Tensor f = as_float("logsumexp", x);
   std::vector<int64_t> d = normalize_dims("logsumexp", dims, f);
   if (reduced_count(f.shape(), d) == 0) return log(sum(exp(f), d, keepdim));  // log(0) = -inf

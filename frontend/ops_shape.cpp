@@ -375,6 +375,7 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
 // ---- pad
 
 Tensor pad(const Tensor& x, std::vector<int64_t> pads, PadMode mode, double value) {
+  detail::UserOp user("pad");
   detail::check_defined("pad", {&x});
   const char* mode_name = mode == PadMode::Constant    ? "constant"
                           : mode == PadMode::Reflect   ? "reflect"

@@ -48,6 +48,7 @@ int& keep_graph_depth() {
 Tensor record_node(NodePtr node) {
   check_node_shape(*node);
   node->keep_history = keep_graph_depth() > 0;
+  node->user_op = current_user_op();
   Tensor t(std::move(node));  // held before trace_append, which may flush: a flush computes held nodes
   trace_append(t.node());
   return t;
@@ -76,6 +77,7 @@ UserOp::UserOp(const char* name) : saved_(t_user_op) {
 UserOp::~UserOp() { t_user_op = saved_; }
 
 const char* user_op(const char* op) { return t_user_op ? t_user_op : op; }
+const char* current_user_op() { return t_user_op; }
 
 void fail(const char* op, const std::string& message, std::initializer_list<const Tensor*> args) {
   const char* user = user_op(op);

@@ -46,6 +46,8 @@ class UserOp {
 };
 // The op an error names: the outermost UserOp's, else `op`.
 const char* user_op(const char* op);
+// The outermost UserOp's name, or null outside every scope (a node records it: Node::user_op).
+const char* current_user_op();
 
 // Throws if `t` is an empty handle.
 void check_defined(const char* op, std::initializer_list<const Tensor*> args);

@@ -1,8 +1,10 @@
 #include "codegen/exec/executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -129,6 +131,26 @@ const char* kind_name(fuse::Group::Kind k) {
 
 // LAZYFUSE_LOG=1: the cut totals, then each group with its members, then each cut: which node
 // started a new group, which group it would have joined, and why.
+// ", from pad, softmax, sum": the ops the user called that a group's nodes came from, in order,
+// where a composite's inner ops make up some of them (Node::user_op); empty where every node is an
+// op the user called.
+std::string as_called(const fuse::Group& group) {
+  constexpr size_t kShown = 8;
+  std::vector<const char*> names;
+  bool composite = false;
+  for (const ir::Node* n : group.nodes) {
+    composite |= n->user_op != nullptr;
+    const char* name = n->user_op ? n->user_op : ir::op_name(n->op);
+    if (std::find_if(names.begin(), names.end(), [&](const char* m) { return std::strcmp(m, name) == 0; }) == names.end())
+      names.push_back(name);
+  }
+  if (!composite) return "";
+  std::string out = ", from";
+  for (size_t i = 0; i < names.size() && i < kShown; ++i) out += std::string(i ? ", " : " ") + names[i];
+  if (names.size() > kShown) out += ", ...";
+  return out;
+}
+
 void log_partition(const fuse::Partition& p, size_t nodes) {
   std::fprintf(stderr, "[lazyfuse] flush: %zu nodes -> %zu groups; cuts:", nodes, p.groups.size());
   for (size_t r = 0; r < p.cuts.size(); ++r)
@@ -142,8 +164,8 @@ void log_partition(const fuse::Partition& p, size_t nodes) {
     std::string members;
     for (size_t i = 0; i < group.nodes.size() && i < kShown; ++i) members += " " + ir::node_name(*group.nodes[i]);
     if (group.nodes.size() > kShown) members += " ... (+" + std::to_string(group.nodes.size() - kShown) + ")";
-    std::fprintf(stderr, "[lazyfuse]   group %zu (%s, %zu ops):%s\n", g, kind_name(group.kind), group.nodes.size(),
-                 members.c_str());
+    std::fprintf(stderr, "[lazyfuse]   group %zu (%s, %zu ops%s):%s\n", g, kind_name(group.kind), group.nodes.size(),
+                 as_called(group).c_str(), members.c_str());
   }
   for (const fuse::Cut& c : p.cut_log) {
     std::string node = c.node ? ir::node_name(*c.node) : "?";

@@ -151,6 +151,10 @@ struct Node {
   };
   std::unique_ptr<History> history;
   bool keep_history = false;
+  // The public op the user called that recorded it, where that was a composite (pad's arange and
+  // remap, softmax's max and exp: frontend's UserOp scope); null for an op the user called itself
+  // or a node a rewrite made. The log names groups by it.
+  const char* user_op = nullptr;
   // lf::detach's node: the same value, a constant to autograd (no gradient flows through it).
   bool detached = false;
 

@@ -107,6 +107,24 @@ TEST(ObserveLog, AFlushThatKeepsMissingItsPlanIsLoggedSparsely) {
   }
 }
 
+// A group made of a composite's inner ops names the ops the user called (pad is aranges, clamps and
+// a remap; softmax a max, an exp, a sum and a division), not only the inner ones.
+TEST(ObserveLog, GroupsNameTheOpsTheUserCalled) {
+  Tensor x = ramp(6, 10);
+  std::string err = logged([&] {
+    Tensor y = lf::softmax(lf::pad(x, {1, 1}) * 2.0, 1);
+    lf::sync();
+  });
+  EXPECT_TRUE(std::regex_search(err, std::regex(R"(group \d+ \(row, \d+ ops, from pad, mul, softmax\): )"))) << err;
+  EXPECT_NE(err.find("remap#"), std::string::npos) << "the inner ops are still listed:\n" << err;
+  // A group of ops the user called one by one says nothing more.
+  err = logged([&] {
+    Tensor y = lf::exp(x) + 1.0;
+    lf::sync();
+  });
+  EXPECT_TRUE(std::regex_search(err, std::regex(R"(group 0 \(pointwise, 2 ops\): )"))) << err;
+}
+
 TEST(ObserveLog, RecompileSaysWhatIsNew) {
   // An op list no other test compiles (the explanation compares kernels of the same ops).
   auto f = [](const Tensor& a, const Tensor& b) { return lf::atan2(lf::expm1(a) - b, a * b + 7.0); };
