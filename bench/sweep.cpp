@@ -5,8 +5,8 @@
 //   lazyfuse-bench-sweep [--device cpu|cuda] [--quick] [--csv FILE] [--reps N] [--list]
 //     --quick: a coarser grid (totals 2^12, 2^18, 2^22 for rank 2; 2^20, 2^22 for the rest),
 //              totals <= 2^22 elements (else a full grid to 2^24: tens of thousands of points, hours)
-//     --reps:  timed runs a point after two warm-ups (default 7, 5 with --quick); a point whose
-//              run takes over 100 ms gets 3
+//     --reps:  timed runs a point, fused and unfused in turn, after two warm-ups of each (default
+//              7, 5 with --quick); a point whose run takes over 100 ms gets 3
 //     --list:  print the points and exit
 //
 // Points: reductions (sum, mean, max, argmax, argmin, var, logsumexp) over every dim and every pair
@@ -30,6 +30,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <lazyfuse/lazyfuse.h>
@@ -308,14 +309,26 @@ double run_once(const Fn& f) {
   return ms_since(s);
 }
 
-// Median of `reps` runs after two warm-ups (the first compiles, the second records the flush plan).
-double median_ms(const Fn& f, int reps) {
-  run_once(f);
-  if (run_once(f) > 100) reps = std::min(reps, 3);
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) t.push_back(run_once(f));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+// Medians of `reps` runs fused and unfused, in turn (fused, unfused, ...: a loaded machine's drift
+// falls on both; the flush plans are kept apart by the fusion flag), after two warm-ups of each (the
+// first compiles, the second records the flush plan).
+std::pair<double, double> medians_ms(const Fn& f, int reps) {
+  double slowest = 0;
+  for (bool fused : {true, false}) {
+    lf::set_fusion_enabled(fused);
+    run_once(f);
+    slowest = std::max(slowest, run_once(f));
+  }
+  if (slowest > 100) reps = std::min(reps, 3);
+  std::vector<double> t[2];
+  for (int i = 0; i < reps; ++i)
+    for (int fused = 1; fused >= 0; --fused) {
+      lf::set_fusion_enabled(fused == 1);
+      t[fused].push_back(run_once(f));
+    }
+  lf::set_fusion_enabled(true);
+  for (auto& v : t) std::sort(v.begin(), v.end());
+  return {t[1][t[1].size() / 2], t[0][t[0].size() / 2]};
 }
 
 // Copy bandwidth, bytes read + written, of memcpys of 2^10 .. 2^28 bytes: a point's inputs and
@@ -443,12 +456,7 @@ int main(int argc, char** argv) {
   for (const Point& p : pts) {
     double fused = NAN, unfused = NAN;
     try {
-      Fn f = program(p);
-      lf::set_fusion_enabled(true);
-      fused = median_ms(f, reps);
-      lf::set_fusion_enabled(false);
-      unfused = median_ms(f, reps);
-      lf::set_fusion_enabled(true);
+      std::tie(fused, unfused) = medians_ms(program(p), reps);
     } catch (const std::exception& e) {
       lf::set_fusion_enabled(true);
       std::fprintf(stderr, "%s %s %s %s: %s\n", p.op.c_str(), p.dims.c_str(), p.layout.c_str(),
