@@ -155,7 +155,8 @@ def heat_map(rows, fam):
         cells.setdefault((bucket(f(r, "rows")), bucket(f(r, "row_len"))), []).append(f(r, "ratio_fused"))
     rb = sorted({k[0] for k in cells})
     lb = sorted({k[1] for k in cells})
-    out = ["%s: fused/floor, median (worst) of the points in each bucket; rows down, row length across\n" % fam,
+    out = ["%s: fused/floor, median (worst) of the points in each bucket, broadcast inputs left out; rows down, row "
+           "length across\n" % fam,
            "| rows \\ row length | " + " | ".join("2^%d-2^%d" % (b, b + 3) for b in lb) + " |",
            "|---" * (len(lb) + 1) + "|"]
     for a in rb:
@@ -178,6 +179,10 @@ def groups(rows, title):  # counts by (op, layout kind), the worst fused/unfused
     return out
 
 
+def broadcast(r):  # a broadcast input: a reduction's layout, or an elementwise pattern with a 0
+    return r["layout"] == "broadcast" or (r["family"] == "elementwise" and "0" in r["layout"])
+
+
 def report(rows, top):
     rows = [r for r in rows if not math.isnan(f(r, "ratio_fused"))]
     bw = [r for r in rows if f(r, "floor_ms") >= BW_BOUND_MS]
@@ -194,7 +199,7 @@ def report(rows, top):
     out += table(sorted(bw, key=key)[:top], "\nTop %d by fused/floor, bandwidth-bound points:" % top)
     # A broadcast input of a few elements has a floor of its output alone, while the work (an exp
     # per logical element) is not: these points lead the list above; here they are left out.
-    full = [r for r in bw if r["layout"] != "broadcast" and not (r["family"] == "elementwise" and "0" in r["layout"])]
+    full = [r for r in bw if not broadcast(r)]
     out += table(sorted(full, key=key)[:top], "\nTop %d by fused/floor, bandwidth-bound, no broadcast input:" % top)
     out += table(sorted([r for r in rows if r not in bw], key=key)[:10], "\nTop 10 by fused/floor, dispatch-bound points:")
     slow = [r for r in rows if f(r, "fused_ms") > 1.05 * f(r, "unfused_ms")]
@@ -211,7 +216,7 @@ def report(rows, top):
                      "\nSlower than numpy: %d points, %d bandwidth-bound (the worst %d of those by fused/numpy):"
                      % (len(behind), len(behind_bw), top))
     for fam in ("reduce", "elementwise", "matmul", "norm"):
-        fr = [r for r in rows if r["family"] == fam]
+        fr = [r for r in rows if r["family"] == fam and not broadcast(r)]
         if fr:
             out += [""] + heat_map(fr, fam)
     return out
