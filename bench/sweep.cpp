@@ -21,6 +21,8 @@
 // bandwidth of a memcpy moving as many bytes, measured in this run (see measure_copies; the floor
 // from a DRAM-sized copy is the last column); for matmul the larger of that and FLOPs / the peak
 // measured in this run (a square matmul). ratio = ms / floor_ms.
+#include <lazyfuse/lazyfuse.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -32,8 +34,6 @@
 #include <thread>
 #include <tuple>
 #include <vector>
-
-#include <lazyfuse/lazyfuse.h>
 
 namespace {
 
@@ -202,7 +202,8 @@ void add_matmuls(bool quick, std::vector<Point>& pts) {
       add("small-N", big, big, small);
       add("small-K", big, small, big);
     }
-  for (int64_t sq : quick ? std::vector<int64_t>{512, 1024} : std::vector<int64_t>{512, 1024, 2048}) add("square", sq, sq, sq);
+  for (int64_t sq : quick ? std::vector<int64_t>{512, 1024} : std::vector<int64_t>{512, 1024, 2048})
+    add("square", sq, sq, sq);
 }
 
 void add_norms(const Grid& g, std::vector<Point>& pts) {
@@ -354,8 +355,10 @@ double copy_batch_gbps(size_t bytes, std::vector<char>& a, std::vector<char>& b)
           asm volatile("" ::: "memory");  // keeps the copies from being merged
         }
       };
-      if (threads == 1) copy();
-      else ts.emplace_back(copy);
+      if (threads == 1)
+        copy();
+      else
+        ts.emplace_back(copy);
     }
     for (auto& th : ts) th.join();
     if (batch > 0) best = std::min(best, ms_since(s) / iters);
@@ -407,11 +410,16 @@ int main(int argc, char** argv) {
   std::string csv_path, device = "cpu";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--quick") quick = true;
-    else if (a == "--list") list = true;
-    else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--csv" && i + 1 < argc) csv_path = argv[++i];
-    else if (a == "--device" && i + 1 < argc) device = argv[++i];
+    if (a == "--quick")
+      quick = true;
+    else if (a == "--list")
+      list = true;
+    else if (a == "--reps" && i + 1 < argc)
+      reps = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--csv" && i + 1 < argc)
+      csv_path = argv[++i];
+    else if (a == "--device" && i + 1 < argc)
+      device = argv[++i];
     else {
       std::fprintf(stderr, "usage: %s [--device cpu|cuda] [--quick] [--csv FILE] [--reps N] [--list]\n", argv[0]);
       return 2;
@@ -449,8 +457,9 @@ int main(int argc, char** argv) {
   const char* header =
       "op,family,dims,layout,shape,rows,row_len,bytes,flops,fused_ms,unfused_ms,floor_ms,ratio_fused,ratio_unfused,"
       "dram_floor_ms\n";
-  if (csv) std::fprintf(csv, "# dram_copy_gbps=%.3f lf_copy_gbps=%.3f peak_gflops=%.3f device=%s\n%s", bw, lf_bw, peak,
-                        device.c_str(), header);
+  if (csv)
+    std::fprintf(csv, "# dram_copy_gbps=%.3f lf_copy_gbps=%.3f peak_gflops=%.3f device=%s\n%s", bw, lf_bw, peak,
+                 device.c_str(), header);
   std::printf("%s", header);
   const auto start = Clock::now();
   for (const Point& p : pts) {
