@@ -2,6 +2,7 @@
 // codegen/ir/conv.h), and the channel normalizations (batch_norm, group_norm: composites of
 // reductions and elementwise ops, which the fuser fuses; after a convolution, inference batch
 // norm's per-channel scale and shift join the convolution's epilogue). Pooling: ops_pool.cpp.
+#include <limits>
 #include <string>
 #include <cstring>
 
@@ -90,7 +91,7 @@ Tensor conv2d(const Tensor& x0, const Tensor& weight, const Tensor& bias, Size2 
   const Shape& xs = x.shape();
   const Shape& ws = weight.shape();
   int64_t out_c = ws[0], kh = ws[2], kw = ws[3];
-  if (xs[1] != ws[1] * groups) {
+  if (xs[1] % groups != 0 || xs[1] / groups != ws[1]) {  // not ws[1] * groups: it may overflow
     fail(op, "input has " + std::to_string(xs[1]) + " channels, weight expects " + std::to_string(ws[1]) + " x " +
                  std::to_string(groups) + " groups", {&x0, &weight});
   }
@@ -261,6 +262,9 @@ Tensor conv_transpose2d(const Tensor& x0, const Tensor& weight, const Tensor& bi
     fail(op, "input has " + std::to_string(x.size(1)) + " channels, weight expects " + std::to_string(in_c), {&x0, &weight});
   if (in_c % groups != 0)
     fail(op, "in_channels " + std::to_string(in_c) + " is not divisible by groups " + std::to_string(groups), {&weight});
+  if (out_per_group != 0 && groups > std::numeric_limits<int64_t>::max() / out_per_group)  // in_c 0 takes any groups
+    fail(op, std::to_string(groups) + " groups of " + std::to_string(out_per_group) + " output channels are too many",
+         {&weight});
   const int64_t out_c = out_per_group * groups;
   if (bias.defined() && bias.shape() != Shape{out_c})
     fail(op, "bias must have shape [" + std::to_string(out_c) + "]", {&weight, &bias});
