@@ -290,6 +290,14 @@ const EmitOptions& options_of(const backend::Variant& v) { return static_cast<co
 class CpuBackend final : public backend::Backend {
  public:
   const char* name() const override { return "cpu"; }
+  // Rows strided in memory (a reduction over a leading dim) run as column blocks, which take one
+  // reduction level and per-row values (kir::column_blocks); any other row kernel over them strides
+  // a row at a time (logsumexp(x, {0}) of 4096 x 1024: 119 ms fused against 11 unfused).
+  fuse::Costs fuse_costs(Device) const override {
+    fuse::Costs c;
+    c.strided_rows_one_reduction = true;
+    return c;
+  }
   const char* source_suffix() const override { return ".ll"; }
   const char* comment_prefix() const override { return ";"; }
   bool needs_compiler() const override { return true; }

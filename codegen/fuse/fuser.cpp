@@ -25,7 +25,11 @@
 //   tensor, a solver's dot products over its vectors, on a GPU in one block), a row group over
 //   that few long rows takes one reduction and per-row values only, which the backend splits
 //   over blocks; element work before and after goes to pointwise kernels, and a second reduction
-//   to a group of its own (kFewRows).
+//   to a group of its own (kFewRows). Likewise where a backend runs rows that are strided in
+//   memory (a reduction over a leading dim: logsumexp(x, {0})) well only as one reduction with
+//   per-row values (Costs::strided_rows_one_reduction: the CPU's column blocks, which walk the
+//   contiguous kept dim; a second level or an element output there made a row kernel that strode
+//   through memory a row at a time, 10x slower than unfused, issue 51's sweep) (kStridedRows).
 // - Registers and code size: a group stops at kMaxGroupNodes members and kMaxGroupLeaves inputs
 //   (kTooLarge).
 // The thresholds come from measurements recorded in bench/RESULTS.md ("Fusion cost rule").
@@ -53,6 +57,7 @@ const char* cut_reason_name(CutReason r) {
     case CutReason::kShortRows: return "short-rows";
     case CutReason::kRecompute: return "recompute";
     case CutReason::kFewRows: return "few-rows";
+    case CutReason::kStridedRows: return "strided-rows";
     case CutReason::kCount: break;
   }
   return "?";
@@ -118,6 +123,26 @@ struct Builder {
     if (len < kFewRowsMinElements) return false;
     const int64_t limit = costs_for(device).few_rows;
     return limit > 0 && numel / len < limit;
+  }
+
+  // Costs::strided_rows_one_reduction: whether rows of `rdims` over `full` are strided in memory
+  // (the last dim is kept: a reduction over a leading dim) on a backend that runs such rows well
+  // only as one reduction with per-row values (the CPU's column blocks), over enough elements for
+  // it to matter.
+  bool strided_rows(const Shape& full, const std::vector<int64_t>& rdims, Device device) const {
+    if (!costs_for(device).strided_rows_one_reduction || full.empty() || rdims.empty()) return false;
+    if (rdims.back() == static_cast<int64_t>(full.size()) - 1 || full.back() < 2) return false;
+    int64_t numel = 1;
+    for (int64_t s : full) numel *= s;
+    return numel >= kStridedRowsMinElements;
+  }
+
+  // The rules that keep a row group to one reduction and per-row values: kFewRows, kStridedRows,
+  // or kCount where neither applies.
+  CutReason one_reduction_rule(const Shape& full, const std::vector<int64_t>& rdims, Device device) const {
+    if (few_rows(full, rdims, device)) return CutReason::kFewRows;
+    if (strided_rows(full, rdims, device)) return CutReason::kStridedRows;
+    return CutReason::kCount;
   }
 
   // Whether a member of group g is needed outside it once reduction `n` joins: held, or read by a
@@ -328,8 +353,8 @@ struct Builder {
     if (why == CutReason::kCount && g.kind == Group::Kind::Row && !g.scan && !row && wanted(*n) &&
         short_rows(g.full, g.rdims))
       why = CutReason::kShortRows;
-    if (why == CutReason::kCount && g.kind == Group::Kind::Row && !g.scan && !row && few_rows(g.full, g.rdims, n->device))
-      why = CutReason::kFewRows;
+    if (why == CutReason::kCount && g.kind == Group::Kind::Row && !g.scan && !row)
+      why = one_reduction_rule(g.full, g.rdims, n->device);
     if (why != CutReason::kCount) {
       cut(why, n, best);
       start_alone(n, edges);
@@ -354,7 +379,8 @@ struct Builder {
       const Group& cand = groups[g];
       // (Not a scan group: its element pass runs in order, one element at a time.)
       bool takes = cand.kind == Group::Kind::Pointwise ||
-                   (cand.kind == Group::Kind::Row && !cand.scan && !few_rows(cand.full, cand.rdims, device));
+                   (cand.kind == Group::Kind::Row && !cand.scan &&
+                    one_reduction_rule(cand.full, cand.rdims, device) == CutReason::kCount);
       if (takes && cand.full == shape && static_cast<int>(cand.nodes.size()) < kMaxGroupNodes &&
           leaves[g] < kMaxGroupLeaves)
         return g;
@@ -387,7 +413,8 @@ struct Builder {
                         : leaves[gi] >= kMaxGroupLeaves ||
                               (can_become_row && short_rows(in_shape, n->attrs.dims) && holds_element_output(gi)))
         continue;
-      if (few_rows(in_shape, n->attrs.dims, n->device) && (same_rows || escapes(gi, n))) continue;
+      if (one_reduction_rule(in_shape, n->attrs.dims, n->device) != CutReason::kCount && (same_rows || escapes(gi, n)))
+        continue;
       if (can_become_row) {
         g.kind = Group::Kind::Row;
         g.rdims = n->attrs.dims;
@@ -414,9 +441,8 @@ struct Builder {
                       : lv > kMaxRowLevels ? CutReason::kRecompute
                       : can_become_row && short_rows(in_shape, n->attrs.dims) && holds_element_output(gi)
                           ? CutReason::kShortRows
-                      : few_rows(in_shape, n->attrs.dims, n->device) && (same_rows || escapes(gi, n))
-                          ? CutReason::kFewRows
-                          : CutReason::kCount;
+                      : same_rows || escapes(gi, n) ? one_reduction_rule(in_shape, n->attrs.dims, n->device)
+                                                    : CutReason::kCount;
       if (why == CutReason::kCount) {
         if (can_become_row) {
           g.kind = Group::Kind::Row;

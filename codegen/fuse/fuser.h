@@ -52,6 +52,7 @@ enum class CutReason : uint8_t {
   kShortRows,          // cost rule: element outputs of a row group whose rows are too short
   kRecompute,          // cost rule: another reduction level would recompute too much per element
   kFewRows,            // cost rule: a row group over too few long rows to fill the device (Costs)
+  kStridedRows,        // cost rule: a row group over strided rows the backend runs well only as one reduction (Costs)
   kCount
 };
 const char* cut_reason_name(CutReason r);
@@ -110,6 +111,9 @@ inline constexpr int kMaxRowLevels = 4;
 // Rows at least this long count for Costs::few_rows (a GPU splits a row over blocks from 32
 // blocks' worth of threads on: cuda/backend.cpp will_split).
 inline constexpr int64_t kFewRowsMinElements = 8192;
+// Costs::strided_rows_one_reduction applies to row groups of at least this many elements (below
+// it a second kernel costs more than striding through a few cache lines).
+inline constexpr int64_t kStridedRowsMinElements = 1 << 14;
 // A scan fuses (a kernel that runs each line in order, a thread a line on a GPU) where its lines
 // are many: on a GPU at least kScanMinLinesGpu lines of at most kScanMaxLengthGpu elements (fewer
 // threads leave the GPU idle, and the library's look-back scan splits long lines over blocks).
@@ -133,6 +137,10 @@ struct Costs {
   // only, which the backend splits over processors, and element work goes to pointwise kernels
   // (kFewRows). 0: the backend runs such kernels well at any row count.
   int64_t few_rows = 0;
+  // A row kernel whose rows are strided in memory (the last dim kept) runs well only as one
+  // reduction with per-row values (kir::column_blocks' form); a group over such rows takes that
+  // form, as few_rows' groups do (kStridedRows).
+  bool strided_rows_one_reduction = false;
   // fused_scan's rule: a scan fuses over at least scan_min_lines lines of at most
   // scan_max_length elements, or over fewer lines of fewer than scan_short_line elements; with
   // scan_last_dim_only, along the last dim (of size > 1) only. The defaults are the CPU's.

@@ -193,6 +193,38 @@ TEST(CostRule, ManyOrShortRowsIgnoreTheFewRowsRule) {
   EXPECT_EQ(cuts(few_rows_partition({b}, 8), CutReason::kFewRows), 0);
 }
 
+// Costs::strided_rows_one_reduction (the CPU's): row groups over rows strided in memory (a
+// reduction over a leading dim) take one reduction and per-row values, the column blocks' form;
+// softmax, logsumexp and var over dim 0 were one row kernel striding a row at a time, 10-15x slower
+// than unfused. Rows along the last dim keep their one kernel.
+lf::fuse::Partition strided_rows_partition(const std::vector<Tensor>& roots) {
+  std::vector<lf::ir::Node*> r;
+  for (const Tensor& t : roots) r.push_back(t.node().get());
+  auto order = lf::ir::topo_order(r);
+  lf::fuse::Costs costs;
+  costs.strided_rows_one_reduction = true;
+  return lf::fuse::partition(
+      order, [](const lf::ir::Node& n) { return n.user_refs.load() > 0; }, true, false,
+      [costs](lf::Device) { return costs; });
+}
+
+TEST(CostRule, StridedRowsTakeOneReductionAndRowValues) {
+  Tensor x = input({512, 64}, -3.0f, 0.0002f);
+  for (auto [name, y] : std::vector<std::pair<const char*, Tensor>>{
+           {"softmax", lf::softmax(x, 0)}, {"logsumexp", lf::logsumexp(x, {0})}, {"var", lf::var(x, {0})}}) {
+    SCOPED_TRACE(name);
+    auto p = strided_rows_partition({y});
+    EXPECT_GT(cuts(p, CutReason::kStridedRows), 0);
+    expect_splittable_row_groups(p);
+    expect_same({y}, 512);
+  }
+  Tensor z = lf::softmax(x, 1);
+  EXPECT_EQ(cuts(strided_rows_partition({z}), CutReason::kStridedRows), 0) << "rows along the last dim are contiguous";
+  Tensor small = input({32, 16});
+  EXPECT_EQ(cuts(strided_rows_partition({lf::softmax(small, 0)}), CutReason::kStridedRows), 0)
+      << "below kStridedRowsMinElements a second kernel costs more";
+}
+
 // The conjugate-gradient step (bench/cg_poisson.cpp) over few rows: its dot products split, its
 // updates pointwise, values as the reference's over three steps, also replayed from a plan.
 TEST(CostRule, FewRowsConjugateGradientStepsMatchTheReference) {
