@@ -9,6 +9,7 @@
 #include "codegen/ir/conv.h"
 #include "frontend/conv_args.h"
 #include "frontend/record.h"
+#include "runtime/checked.h"
 #include "lazyfuse/ops.h"
 
 namespace lf {
@@ -88,17 +89,21 @@ std::pair<int64_t, int64_t> window_out_size(const char* op, const Tensor& x0, co
   if (p.kernel_h < 1 || p.kernel_w < 1) fail(op, "kernel_size must be positive, not " + pair_str(p.kernel_h, p.kernel_w), {&x0});
   if (p.stride_h < 1 || p.stride_w < 1) fail(op, "stride must be positive, not " + pair_str(p.stride_h, p.stride_w), {&x0});
   if (dilation.h < 1 || dilation.w < 1) fail(op, "dilation must be positive, not " + pair_str(dilation.h, dilation.w), {&x0});
-  if (p.pad_h < 0 || p.pad_w < 0 || 2 * p.pad_h > p.kernel_h || 2 * p.pad_w > p.kernel_w) {
+  if (p.pad_h < 0 || p.pad_w < 0 || p.pad_h > p.kernel_h / 2 || p.pad_w > p.kernel_w / 2) {  // not 2 * pad: it may overflow
     fail(op, "padding " + pair_str(p.pad_h, p.pad_w) + " must be between 0 and half the kernel " +
                  pair_str(p.kernel_h, p.kernel_w), {&x0});
   }
   const int64_t h = x.size(2), w = x.size(3);
+  if (auto sh = rt::mul(dilation.h, p.kernel_h - 1), sw = rt::mul(dilation.w, p.kernel_w - 1);
+      !sh || !sw || *sh == INT64_MAX || *sw == INT64_MAX)
+    fail(op, "the window of kernel " + pair_str(p.kernel_h, p.kernel_w) + " and dilation " + pair_str(dilation.h, dilation.w) +
+                 " is too large", {&x0});
   const int64_t span_h = dilation.h * (p.kernel_h - 1) + 1, span_w = dilation.w * (p.kernel_w - 1) + 1;
   const int64_t oh = ir::PoolParams::out_size(h, span_h, p.stride_h, p.pad_h, ceil_mode);
   const int64_t ow = ir::PoolParams::out_size(w, span_w, p.stride_w, p.pad_w, ceil_mode);
   if (oh < 1 || ow < 1) {
     const bool dilated = dilation.h > 1 || dilation.w > 1;
-    fail(op, "the padded input " + pair_str(h + 2 * p.pad_h, w + 2 * p.pad_w) + " is smaller than the " +
+    fail(op, "the input " + pair_str(h, w) + " padded by " + pair_str(p.pad_h, p.pad_w) + " is smaller than the " +
                  (dilated ? "window " : "kernel ") + pair_str(span_h, span_w), {&x0});
   }
   return {oh, ow};

@@ -27,9 +27,14 @@ struct ConvParams {
     return {d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8]};
   }
   // Output size along one dim; < 1 when the input is too small for the kernel.
+  // In 128 bits, so that parameters near 2^63 cannot overflow; a size past int64 comes back as
+  // INT64_MAX, which the shape check refuses.
   static int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad_lo, int64_t pad_hi, int64_t dil) {
-    int64_t span = in + pad_lo + pad_hi - dil * (k - 1) - 1;
-    return span < 0 ? 0 : span / stride + 1;
+    const __int128 span = __int128{in} + pad_lo + pad_hi - __int128{dil} * (k - 1) - 1;
+    return span < 0 ? 0 : clamp64(span / stride + 1);
+  }
+  static int64_t clamp64(__int128 v) {
+    return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : static_cast<int64_t>(v);
   }
 };
 
@@ -53,11 +58,12 @@ struct PoolParams {
   // rounded up with ceil_mode, whose last window must start inside the input or its left padding
   // (so a window longer than the padded input still gives one output with ceil_mode); k is the
   // window's span (dilation (kernel - 1) + 1). Below 1: no output.
+  // In 128 bits as ConvParams::out_size.
   static int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad, bool ceil_mode) {
-    const int64_t num = in + 2 * pad - k + (ceil_mode ? stride - 1 : 0);
-    int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;  // floor division
-    if (ceil_mode && out > 0 && (out - 1) * stride >= in + pad) --out;
-    return out;
+    const __int128 num = __int128{in} + 2 * __int128{pad} - k + (ceil_mode ? __int128{stride} - 1 : 0);
+    __int128 out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;  // floor division
+    if (ceil_mode && out > 0 && (out - 1) * stride >= __int128{in} + pad) --out;
+    return ConvParams::clamp64(out);
   }
 };
 

@@ -57,7 +57,9 @@ std::optional<Strided> apply_view(const Strided& in, const Node& view) {
       return out;
     case Op::Slice:
       if (view.shape[at.axis] > 0) out.offset += at.start * in.strides[at.axis];
-      out.strides[at.axis] *= at.step;
+      // Along a dim of one element the stride is never used, and a step past the dim (2^62)
+      // would overflow it; with two or more, step times stride stays inside the input.
+      if (view.shape[at.axis] > 1) out.strides[at.axis] *= at.step;
       return out;
     case Op::Diagonal: {
       size_t d1 = static_cast<size_t>(at.dims[0]), d2 = static_cast<size_t>(at.dims[1]);

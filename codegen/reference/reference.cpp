@@ -300,7 +300,7 @@ Value view(const Node& node, const Value& in) {
       break;
     case Op::Slice:
       if (node.shape[at.axis] > 0) out.layout.offset += at.start * in.layout.strides[at.axis];
-      out.layout.strides[at.axis] *= at.step;
+      if (node.shape[at.axis] > 1) out.layout.strides[at.axis] *= at.step;  // as ir::apply_view
       break;
     case Op::Diagonal: {  // the same strides as ir::apply_view's
       size_t d1 = static_cast<size_t>(at.dims[0]), d2 = static_cast<size_t>(at.dims[1]);
