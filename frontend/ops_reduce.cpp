@@ -58,12 +58,6 @@ Tensor reduce(Op op, const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
       fail(name, "of an empty tensor or dim has no value (reduced over dims of size 0)", {&x});
   }
   if (op == Op::ArgMax || op == Op::ArgMin) out = DType::Int64;
-  // Over dims of one element in all (a softmax over a dim of size 1, a sum over a kept dim), a
-  // value reduction is its input reshaped: no row kernel of one-element rows (1M of them took
-  // 56 ms in issue 51's sweep, where the elementwise pass takes 4).
-  if ((op == Op::Sum || op == Op::Prod || op == Op::Max || op == Op::Min) && !dims.empty() &&
-      reduced_count(x.shape(), dims) == 1)
-    return reshape(in, reduced_shape(x.shape(), dims, keepdim));
   ir::Attrs a;
   a.dims = dims;
   a.keepdim = keepdim;

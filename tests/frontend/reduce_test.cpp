@@ -11,7 +11,6 @@
 
 #include <lazyfuse/lazyfuse.h>
 
-#include "codegen/ir/node.h"
 #include "frontend/test_util.h"
 #include "runtime/config.h"
 
@@ -140,33 +139,6 @@ TEST(ReduceSum, HalfPrecisionKeepsDtype) {
 TEST(ReduceSum, PendingExpression) {
   lf::Tensor x = two_by_three();
   expect_close(lf::sum(x * 2 + 1, {1}), {15, 33});
-}
-
-// Over dims of one element in all, a value reduction is its input reshaped (no row kernel of
-// one-element rows): the values, the dtype rules (integer sums are int64, a bool max stays bool),
-// keepdim, NaN, views, and the gradient through it.
-TEST(ReduceSum, OverOneElementDimsIsTheInputReshaped) {
-  lf::Tensor x = lf::from_vector(std::vector<double>{1, -2, kNaN, 4, kInf, 6}, {1, 6, 1});
-  lf::Tensor s = lf::sum(x, {0, 2});
-  EXPECT_EQ(s.node()->op, lf::ir::Op::Reshape) << "no reduction recorded";
-  EXPECT_EQ(s.shape(), (lf::Shape{6}));
-  expect_close(s, {1, -2, kNaN, 4, kInf, 6});
-  EXPECT_EQ(lf::max(x, {0}, true).shape(), (lf::Shape{1, 6, 1}));
-  expect_close(lf::min(x, {2}), {1, -2, kNaN, 4, kInf, 6});
-  expect_close(lf::prod(x.transpose(0, 1), {1, 2}), {1, -2, kNaN, 4, kInf, 6});
-  lf::Tensor i = lf::from_vector(std::vector<int32_t>{3, -1}, {2, 1});
-  EXPECT_EQ(lf::sum(i, {1}).dtype(), lf::DType::Int64);
-  EXPECT_EQ(lf::sum(i, {1}).to_vector<int64_t>(), (std::vector<int64_t>{3, -1}));
-  lf::Tensor b = i > 0;
-  EXPECT_EQ(lf::max(b, {1}).dtype(), lf::DType::Bool);
-  expect_close(lf::mean(x, {0}), {1, -2, kNaN, 4, kInf, 6});
-  // All dims of a one-element tensor, and a dim of size 1 among others (a real reduction).
-  EXPECT_EQ(lf::sum(lf::full({1, 1}, 2.5)).to_vector<float>(), (std::vector<float>{2.5f}));
-  EXPECT_NE(lf::sum(x, {1}).node()->op, lf::ir::Op::Reshape);
-  // The gradient of sum over a dim of one is ones.
-  lf::Tensor w = lf::from_vector(std::vector<double>{1, 2, 3}, {3, 1});
-  lf::Tensor g = lf::grad(lf::sum(lf::sum(w, {1}) * lf::sum(w, {1})), {w})[0];
-  EXPECT_EQ(g.to_vector<double>(), (std::vector<double>{2, 4, 6}));
 }
 
 TEST(ReduceSum, Empty) {
