@@ -82,13 +82,6 @@ const Routines<T>& routines() {
 
 int as_int(int64_t v) { return static_cast<int>(v); }
 
-template <typename T>
-bool all_finite(const T* a, int64_t count) {
-  for (int64_t i = 0; i < count; ++i)
-    if (!std::isfinite(a[i])) return false;
-  return true;
-}
-
 // A workspace query's answer (LAPACK returns the size as a float) as a usable count.
 template <typename T>
 int work_count(T size) {
@@ -253,7 +246,7 @@ int64_t solve_one(const ir::LinalgProblem& p, int64_t e) {
         }
         return 0;
       }
-      if (!all_finite(a, m * n)) return 1;  // LAPACK's gesdd rejects it with a message of its own
+      if (!ir::all_finite(a, m * n)) return 1;  // LAPACK's gesdd rejects it with a message of its own
       const int mi = as_int(m), ldm = as_int(m);
       const int64_t uc = q.vectors ? bl[0].cols : 1, vr = q.vectors ? bl[2].rows : 1;
       const int ldu = as_int(m), ldvt = std::max(1, as_int(vr));
@@ -280,7 +273,7 @@ int64_t solve_one(const ir::LinalgProblem& p, int64_t e) {
       const int64_t kk = std::min(m, n), ldb64 = std::max<int64_t>({1, m, n});
       const auto& bl = p.layout.blocks;
       if (kk == 0) return 0;  // X = 0, rank 0
-      if (!all_finite(a, m * n)) return 1;
+      if (!ir::all_finite(a, m * n)) return 1;
       // No columns: one zero column instead (gelsd's dlalsd refuses nrhs 0), for rank and S.
       const int mi = as_int(m), ldm = as_int(m), ldb = as_int(ldb64), nrhs = std::max(1, ki);
       to_cols(a, n, m, n, ac);

@@ -169,13 +169,6 @@ void from_cols(const T* src, int64_t rows, int64_t cols, T* dst, int64_t w) {
     for (int64_t j = 0; j < cols; ++j) dst[i * w + j] = src[j * rows + i];
 }
 
-template <typename T>
-bool all_finite(const T* a, int64_t count) {
-  for (int64_t i = 0; i < count; ++i)
-    if (!std::isfinite(a[i])) return false;
-  return true;
-}
-
 // A symmetric matrix's triangle that eigh reads (column-major `a`; lower: i >= j) is finite.
 template <typename T>
 bool triangle_finite(const T* a, int64_t n, bool lower) {
@@ -207,7 +200,7 @@ lf::Status solve_on_device(const ir::LinalgProblem& p, int device, std::vector<i
   for (int64_t e = 0; e < batch; ++e) {
     const T* ae = ha.data() + e * m * n;
     if ((q.op == ir::LinalgOp::kEigh && !triangle_finite(ae, n, !q.upper)) ||
-        (q.op == ir::LinalgOp::kSvd && !all_finite(ae, m * n))) {
+        (q.op == ir::LinalgOp::kSvd && !ir::all_finite(ae, m * n))) {
       skip[static_cast<size_t>(e)] = true;
       std::fill(ha.begin() + e * m * n, ha.begin() + (e + 1) * m * n, T(0));
     }

@@ -25,6 +25,25 @@ struct Mat {
   T& operator()(int64_t i, int64_t j) const { return p[i * cols + j]; }
 };
 
+// A Jacobi rotation's tangent for the pair's ratio x (the smaller root of t^2 + 2 x t - 1 = 0),
+// and its cosine and sine.
+template <typename T>
+std::pair<T, T> jacobi_rotation(T x) {
+  const T t = (x >= 0 ? T(1) : T(-1)) / (std::abs(x) + std::sqrt(x * x + 1));
+  const T c = 1 / std::sqrt(t * t + 1);
+  return {c, t * c};
+}
+
+// Columns p and q of m's first `rows` rows rotated by (c, s): p <- c p - s q, q <- s p + c q.
+template <typename T>
+void rotate_columns(Mat<T> m, int64_t rows, int64_t p, int64_t q, T c, T s) {
+  for (int64_t k = 0; k < rows; ++k) {
+    const T x = m(k, p), y = m(k, q);
+    m(k, p) = c * x - s * y;
+    m(k, q) = s * x + c * y;
+  }
+}
+
 // L (lower) of a's lower triangle into l; l's strict upper triangle stays 0. Returns potrf's info.
 template <typename T>
 int64_t cholesky(Mat<const T> a, Mat<T> l, int64_t n) {
@@ -131,24 +150,14 @@ int64_t eigh(Mat<const T> a, int64_t n, bool upper, T* w, Mat<T>* v) {
     for (int64_t p = 0; p < n; ++p)
       for (int64_t r = p + 1; r < n; ++r) {
         if (S(p, r) == T(0)) continue;
-        const T theta = (S(r, r) - S(p, p)) / (2 * S(p, r));
-        const T t = (theta >= 0 ? T(1) : T(-1)) / (std::abs(theta) + std::sqrt(theta * theta + 1));
-        const T c = 1 / std::sqrt(t * t + 1), sn = t * c;
-        for (int64_t k = 0; k < n; ++k) {  // columns p, r
-          const T kp = S(k, p), kr = S(k, r);
-          S(k, p) = c * kp - sn * kr;
-          S(k, r) = sn * kp + c * kr;
-        }
+        const auto [c, sn] = jacobi_rotation((S(r, r) - S(p, p)) / (2 * S(p, r)));
+        rotate_columns(S, n, p, r, c, sn);
         for (int64_t k = 0; k < n; ++k) {  // rows p, r
           const T pk = S(p, k), rk = S(r, k);
           S(p, k) = c * pk - sn * rk;
           S(r, k) = sn * pk + c * rk;
         }
-        for (int64_t k = 0; k < n; ++k) {
-          const T kp = Q(k, p), kr = Q(k, r);
-          Q(k, p) = c * kp - sn * kr;
-          Q(k, r) = sn * kp + c * kr;
-        }
+        rotate_columns(Q, n, p, r, c, sn);
       }
   }
   std::vector<int64_t> order(static_cast<size_t>(n));
@@ -161,13 +170,6 @@ int64_t eigh(Mat<const T> a, int64_t n, bool upper, T* w, Mat<T>* v) {
       for (int64_t i = 0; i < n; ++i) (*v)(i, j) = Q(i, from);
   }
   return converged ? 0 : 1;
-}
-
-template <typename T>
-bool all_finite(const T* a, int64_t count) {
-  for (int64_t i = 0; i < count; ++i)
-    if (!std::isfinite(a[i])) return false;
-  return true;
 }
 
 // Householder QR of a [m, n] as LAPACK's geqrf chooses its reflectors (beta = -sign(alpha) |x|,
@@ -275,19 +277,9 @@ void jacobi_svd(Mat<const T> a, int64_t r, int64_t c, bool transposed, T* s, T* 
         }
         if (gamma == T(0) || std::abs(gamma) <= eps * std::sqrt(alpha) * std::sqrt(beta)) continue;
         rotated = true;
-        const T zeta = (beta - alpha) / (2 * gamma);
-        const T t = (zeta >= 0 ? T(1) : T(-1)) / (std::abs(zeta) + std::sqrt(1 + zeta * zeta));
-        const T cs = 1 / std::sqrt(1 + t * t), sn = cs * t;
-        for (int64_t i = 0; i < r; ++i) {
-          const T x = W(i, p), y = W(i, q);
-          W(i, p) = cs * x - sn * y;
-          W(i, q) = sn * x + cs * y;
-        }
-        for (int64_t i = 0; i < c; ++i) {
-          const T x = V(i, p), y = V(i, q);
-          V(i, p) = cs * x - sn * y;
-          V(i, q) = sn * x + cs * y;
-        }
+        const auto [cs, sn] = jacobi_rotation((beta - alpha) / (2 * gamma));
+        rotate_columns(W, r, p, q, cs, sn);
+        rotate_columns(V, c, p, q, cs, sn);
       }
     if (!rotated) break;
   }

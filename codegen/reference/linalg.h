@@ -3,6 +3,7 @@
 // host path where LAPACK is absent or switched off (LAZYFUSE_LINALG=reference).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -32,6 +33,15 @@ struct LinalgProblem {
 // > 0: LAPACK's info, the order of the minor that is not positive-definite or the 1-based index
 // of the first zero pivot), with the info block of the _ex ops filled in.
 std::vector<int64_t> reference_linalg_problems(const LinalgProblem& p);
+
+// Whether `count` values at `a` are all finite (the paths that refuse a NaN or inf matrix: the
+// SVDs, eigh on cuSOLVER).
+template <typename T>
+bool all_finite(const T* a, int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    if (!std::isfinite(a[i])) return false;
+  return true;
+}
 
 // Throws PyTorch's lf::Error for the first failed problem when the node checks (params.check) and
 // its op can fail; stores the info block otherwise.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codegen/cuda/cusolver.h"
+#include "frontend/linalg_util.h"
 #include "frontend/test_util.h"
 #include "runtime/config.h"
 
@@ -21,19 +22,9 @@ using lf::Shape;
 using lf::Tensor;
 namespace la = lf::linalg;
 
-Tensor random(Shape shape, unsigned seed, DType dtype) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> v(static_cast<size_t>(lf::shape_numel(shape)));
-  for (double& x : v) x = u(rng);
-  return lf::cast(lf::from_vector(v, shape), dtype);
-}
-Tensor mT(const Tensor& t) { return lf::transpose(t, -2, -1); }
-Tensor spd(Shape shape, unsigned seed, DType dtype) {
-  Tensor x = random(shape, seed, dtype);
-  const int64_t n = shape.back();
-  return lf::matmul(x, mT(x)) + lf::eye(n, dtype) * static_cast<double>(n);
-}
+using lf::test::mT;
+using lf::test::random;
+using lf::test::spd;
 std::vector<double> values(const Tensor& t) { return lf::cast(t, DType::Float64).to_vector<double>(); }
 double tol(DType dt) { return dt == DType::Float64 ? 1e-9 : 2e-3; }
 
@@ -45,7 +36,7 @@ class LinalgCusolver : public ::testing::Test {
   }
   void TearDown() override { lf::rt::mutable_config().linalg = saved_; }
 
-  // f's results on the path `path` (auto: cuSOLVER; host; reference), as float64 host vectors, or
+  // f's results on the path `path` (cusolver, host, reference), as float64 host vectors, or
   // the lf::Error message f raised.
   struct Run {
     std::vector<std::vector<double>> out;

@@ -14,6 +14,7 @@
 
 #include "codegen/backend/lapack.h"
 #include "frontend/autograd/gradcheck.h"
+#include "frontend/linalg_util.h"
 #include "frontend/test_util.h"
 #include "runtime/config.h"
 
@@ -25,31 +26,15 @@ using lf::Tensor;
 namespace la = lf::linalg;
 using lf::test::expect_error;
 
-Tensor random(Shape shape, unsigned seed, DType dtype = DType::Float64) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> v(static_cast<size_t>(lf::shape_numel(shape)));
-  for (double& x : v) x = u(rng);
-  return lf::cast(lf::from_vector(v, shape), dtype);
-}
-Tensor mT(const Tensor& t) { return lf::transpose(t, -2, -1); }
+using lf::test::expect_small;
+using lf::test::max_abs;
+using lf::test::mT;
+using lf::test::random;
+
 Tensor I(int64_t n, DType dt = DType::Float64) { return lf::eye(n, dt); }
-double max_abs(const Tensor& t) {
-  if (t.numel() == 0) return 0;
-  return lf::max(lf::abs(lf::cast(t, DType::Float64))).item<double>();
-}
-void expect_small(const Tensor& t, double tol, const std::string& what) { EXPECT_LT(max_abs(t), tol) << what; }
 Tensor f64(std::vector<double> v, Shape s) { return lf::from_vector(v, s); }
 
-class LinalgOrth : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    saved_ = lf::rt::mutable_config().linalg;
-    lf::rt::mutable_config().linalg = GetParam();
-  }
-  void TearDown() override { lf::rt::mutable_config().linalg = saved_; }
-  std::string saved_;
-};
+class LinalgOrth : public lf::test::LinalgPaths {};
 INSTANTIATE_TEST_SUITE_P(Paths, LinalgOrth, ::testing::Values("auto", "reference"));
 
 TEST_P(LinalgOrth, QrModesShapesResidualOrthogonality) {

@@ -12,6 +12,7 @@
 
 #include "codegen/backend/lapack.h"
 #include "frontend/autograd/gradcheck.h"
+#include "frontend/linalg_util.h"
 #include "frontend/test_util.h"
 #include "runtime/config.h"
 
@@ -23,36 +24,14 @@ using lf::Tensor;
 namespace la = lf::linalg;
 using lf::test::expect_error;
 
-Tensor random(Shape shape, unsigned seed, DType dtype = DType::Float64, double lo = -1, double hi = 1) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  std::vector<double> v(static_cast<size_t>(lf::shape_numel(shape)));
-  for (double& x : v) x = u(rng);
-  return lf::cast(lf::from_vector(v, shape), dtype);
-}
-Tensor mT(const Tensor& t) { return lf::transpose(t, -2, -1); }
-// Symmetric positive-definite: X X^T + n I.
-Tensor spd(Shape shape, unsigned seed, DType dtype = DType::Float64) {
-  Tensor x = random(shape, seed, dtype);
-  int64_t n = shape.back();
-  return lf::matmul(x, mT(x)) + lf::eye(n, dtype) * static_cast<double>(n);
-}
-double max_abs(const Tensor& t) {
-  if (t.numel() == 0) return 0;
-  return lf::max(lf::abs(lf::cast(t, DType::Float64))).item<double>();
-}
-void expect_small(const Tensor& t, double tol, const std::string& what) { EXPECT_LT(max_abs(t), tol) << what; }
+using lf::test::expect_small;
+using lf::test::max_abs;
+using lf::test::mT;
+using lf::test::random;
+using lf::test::spd;
 
 // Every test runs on both host paths.
-class Linalg : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    saved_ = lf::rt::mutable_config().linalg;
-    lf::rt::mutable_config().linalg = GetParam();
-  }
-  void TearDown() override { lf::rt::mutable_config().linalg = saved_; }
-  std::string saved_;
-};
+class Linalg : public lf::test::LinalgPaths {};
 INSTANTIATE_TEST_SUITE_P(Paths, Linalg, ::testing::Values("auto", "reference"));
 
 TEST_P(Linalg, CholeskyResidualBatchedAndUpper) {
