@@ -189,10 +189,15 @@ void log_partition(const fuse::Partition& p, size_t nodes) {
                                true);
 
 // LAZYFUSE_LOG=1, a replayed flush: a line at its plan's 1st, 10th, 100th, ... replay.
-void log_replay(const plan::Plan& plan) {
+// Whether n is 1, 10, 100, ...: the counts at which a repeating event is logged again.
+bool power_of_ten(uint64_t n) {
   uint64_t mark = 1;
-  while (mark < plan.replayed && mark <= UINT64_MAX / 10) mark *= 10;
-  if (plan.replayed != mark) return;
+  while (mark < n && mark <= UINT64_MAX / 10) mark *= 10;
+  return n == mark;
+}
+
+void log_replay(const plan::Plan& plan) {
+  if (!power_of_ten(plan.replayed)) return;
   std::fprintf(stderr, "[lazyfuse] flush: %llu nodes replayed from a plan of %zu steps (replay %llu of it%s)\n",
                static_cast<unsigned long long>(plan.nodes), plan.steps.size(),
                static_cast<unsigned long long>(plan.replayed),
@@ -304,9 +309,7 @@ void run(const std::vector<ir::Node*>& roots, const std::function<bool(const ir:
       quiet.log_level = 0;
       quiet.log_misses = true;
       o = &quiet;
-      uint64_t mark = 1;
-      while (mark < seen && mark <= UINT64_MAX / 10) mark *= 10;
-      if (seen == 3 || seen == mark)
+      if (seen == 3 || power_of_ten(seen))
         std::fprintf(stderr,
                      "[lazyfuse] flush: %zu nodes, fused again as logged before (sighting %llu of its structure; not "
                      "replayed: %s%s)\n",

@@ -436,13 +436,14 @@ struct Builder {
       bool same_rows = g.kind == Group::Kind::Row && !g.scan && g.rdims == n->attrs.dims && g.full == in_shape;
       bool can_become_row = g.kind == Group::Kind::Pointwise && g.full == in_shape;
       int lv = level_of(source) + 1;
+      const CutReason rule = one_reduction_rule(in_shape, n->attrs.dims, n->device);  // before escapes(), the walk
       CutReason why = !(same_rows || can_become_row) || static_cast<int>(g.nodes.size()) >= kMaxGroupNodes
                           ? CutReason::kDifferentReduction
                       : lv > kMaxRowLevels ? CutReason::kRecompute
                       : can_become_row && short_rows(in_shape, n->attrs.dims) && holds_element_output(gi)
                           ? CutReason::kShortRows
-                      : same_rows || escapes(gi, n) ? one_reduction_rule(in_shape, n->attrs.dims, n->device)
-                                                    : CutReason::kCount;
+                      : rule != CutReason::kCount && (same_rows || escapes(gi, n)) ? rule
+                                                                                   : CutReason::kCount;
       if (why == CutReason::kCount) {
         if (can_become_row) {
           g.kind = Group::Kind::Row;
