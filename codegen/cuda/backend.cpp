@@ -199,10 +199,10 @@ lf::StatusOr<std::shared_ptr<CompiledKernel>> build(const kir::Kernel& kernel, c
   }
   quick = quick && quick_builds_available();
   auto compiler_start = std::chrono::steady_clock::now();
-  auto cubin = nvrtc_compile(out->source, name, arch, quick, &out->log);
+  auto cubin = nvrtc_compile(out->source, name, arch, generated_kernel_build(quick), &out->log);
   if (!cubin.ok() && quick) {  // then the optimized build now, which is all that is needed
     quick = false;
-    cubin = nvrtc_compile(out->source, name, arch, quick, &out->log);
+    cubin = nvrtc_compile(out->source, name, arch, generated_kernel_build(false), &out->log);
   }
   if (!cubin.ok()) return cubin.status();
   auto end = std::chrono::steady_clock::now();

@@ -17,7 +17,7 @@ lf::StatusOr<std::vector<char>> library_cubin(const std::string& source, const s
                                               bool refresh) {
   if (from_disk) *from_disk = false;
   cache::disk::DiskCache& disk = cache::disk::global_disk_cache();
-  if (!disk.enabled()) return nvrtc_compile(source, entry, arch, /*quick=*/false, log);
+  if (!disk.enabled()) return nvrtc_compile(source, entry, arch, NvrtcBuild{}, log);
   // The fused kernels' key layout ("<backend>|<generator fingerprint>|<target>|..."): the
   // fingerprint covers NVRTC's options (nvrtc.cpp), and the whole source is in the key, so an
   // entry is used for exactly the code and options it was compiled from. Not the entry point: one
@@ -31,7 +31,7 @@ lf::StatusOr<std::vector<char>> library_cubin(const std::string& source, const s
     return std::vector<char>(r->binary.begin(), r->binary.end());
   }
   const auto start = std::chrono::steady_clock::now();
-  auto cubin = nvrtc_compile(source, entry, arch, /*quick=*/false, log);
+  auto cubin = nvrtc_compile(source, entry, arch, NvrtcBuild{}, log);
   if (!cubin.ok()) return cubin;
   cache::disk::Record r;
   r.key = key;

@@ -73,8 +73,10 @@ bool nvrtc_at_least(int major, int minor) {
 
 }  // namespace
 
+NvrtcBuild generated_kernel_build(bool quick) { return {.quick = quick, .contract = false}; }
+
 lf::StatusOr<std::vector<char>> nvrtc_compile(const std::string& source, const std::string& name,
-                                               const std::string& arch, bool quick, std::string* log) {
+                                               const std::string& arch, NvrtcBuild build, std::string* log) {
   const Nvrtc& n = nvrtc();
   if (!n.error.empty()) return lf::UnavailableError(n.error);
   std::string arch_flag = "--gpu-architecture=" + arch;
@@ -85,7 +87,8 @@ lf::StatusOr<std::vector<char>> nvrtc_compile(const std::string& source, const s
   if (nvrtc_at_least(12, 4)) opts.push_back("-minimal");
   // The quick build of tiered compiling: about half the compile time, kernels up to 2.7x slower
   // on the H100 (bench/RESULTS.md, 2026-11-23).
-  if (quick) opts.push_back("--Ofast-compile=mid");
+  if (build.quick) opts.push_back("--Ofast-compile=mid");
+  if (!build.contract) opts.push_back("--fmad=false");
   nvrtcProgram prog = nullptr;
   LF_NVRTC_RETURN_IF_ERROR(n.nvrtcCreateProgram(&prog, source.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr));
   nvrtcResult compiled = n.nvrtcCompileProgram(prog, static_cast<int>(opts.size()), opts.data());
@@ -108,7 +111,7 @@ lf::StatusOr<std::vector<char>> nvrtc_compile(const std::string& source, const s
 
 lf::Status check_compiles(const std::string& source, const std::string& name, const std::string& arch) {
   std::string log;
-  auto cubin = nvrtc_compile(source, name, arch, /*quick=*/false, &log);
+  auto cubin = nvrtc_compile(source, name, arch, NvrtcBuild{}, &log);
   return cubin.ok() ? lf::OkStatus() : cubin.status();
 }
 
