@@ -1,6 +1,7 @@
 // Differential fuzzer: random op graphs (elementwise, views, reductions, normalizations, k-means'
 // nearest centers, conv2d,
-// conv_transpose2d, pooling and interpolate, gathers, scatters, scans, sorts, searches) built
+// conv_transpose2d, pooling and interpolate, gathers, scatters, scans, sorts, searches, complex
+// numbers) built
 // through the public API, every kept value read through the fused CPU path and compared with the
 // reference executor (the oracle).
 //
@@ -285,7 +286,8 @@ class Graph {
       else if (kind < 65) view(a);
       else if (kind < 70) shape_op(a);
       else if (kind < 84) reduction(a);
-      else if (kind < 92) indexing(a);
+      else if (kind < 90) indexing(a);
+      else if (kind < 93) complex_op(a);
       else nn(a);
     } catch (const lf::Error& e) {
       desc_ << "# rejected by the frontend: " << e.what() << "\n";
@@ -995,6 +997,38 @@ class Graph {
   // k-means' assignment over the value's rows (fuse/nearest.h rewrites it into one nearest call):
   // the index is checked through the distance it picks, the minimum over the centers, so a tie
   // that a different summation order breaks the other way changes nothing beyond rounding.
+  // Complex numbers (lazyfuse/complex.h): recorded as ops on (re, im) pairs, whose graphs (stacks
+  // of pairs, selects of the pair dim, broadcasts of real operands along it) fuse like any other
+  // and are checked against the reference the same way. Denominators are polar(2, x), never near 0.
+  void complex_op(const Val& a) {
+    if (a.t.dtype() == DType::Bool) return;
+    Tensor x = a.t.dtype() == DType::Float64 ? a.t : lf::cast(a.t, DType::Float32);
+    Tensor z = lf::complex(x, lf::cos(x));
+    std::ostringstream what;
+    what << "complex(" << a.name << ", cos(" << a.name << "))";
+    const int n = static_cast<int>(rng_.range(1, 3));
+    for (int i = 0; i < n; ++i) {
+      switch (rng_.range(0, 5)) {
+        case 0: z = z * lf::polar(lf::ones_like(x), x * 0.5); what << " * polar(1, x / 2)"; break;
+        case 1: z = z / lf::polar(lf::full_like(x, 2.0), x); what << " / polar(2, x)"; break;
+        case 2: z = lf::conj(z) + x; what << " -> conj + x"; break;
+        case 3: z = lf::exp(z * 0.25); what << " -> exp(z / 4)"; break;
+        case 4: z = z * z; what << " -> square"; break;
+        default:
+          if (z.dim() > 0) {
+            const int64_t d = rng_.range(0, z.dim() - 1);
+            z = z.sum(d);
+            x = x.sum(d);
+            what << " -> sum(" << d << ")";
+          }
+      }
+    }
+    const bool modulus = rng_.chance(0.5);
+    what << (modulus ? " -> abs" : " -> view_as_real");
+    add(modulus ? lf::abs(z) : lf::view_as_real(z), what.str(),
+        std::min(1.0, a.rel + 64 * eps_of(x.dtype())), true, true);
+  }
+
   void nearest(const Val& a) {
     if (a.t.numel() == 0 || a.t.dim() == 0 || a.t.shape().back() == 0) return;
     Tensor x = is_floating(a.t.dtype()) ? a.t : lf::cast(a.t, DType::Float32);
