@@ -162,6 +162,21 @@ std::vector<Tensor> vjp_permute(const VjpArgs& args) {
   const auto& perm = args.attrs.dims;
   std::vector<int64_t> inverse(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+  // A cotangent that is itself a pending permute (vjp_matmul's (g^T a)^T for linear's weight) is
+  // permuted once, from its source: a transpose of a transpose is the source itself, not a view of
+  // a view that the fuser would copy. The cotangent is the backward's own value: no gradient is
+  // asked of it.
+  const ir::Node& gn = *args.g.node();
+  if (gn.op == Op::Permute && gn.attrs.dims.size() == perm.size()) {
+    std::vector<int64_t> composed(perm.size());
+    bool identity = true;
+    for (size_t i = 0; i < perm.size(); ++i) {
+      composed[i] = gn.attrs.dims[static_cast<size_t>(inverse[i])];
+      identity &= composed[i] == static_cast<int64_t>(i);
+    }
+    Tensor source(gn.inputs[0]);
+    return {identity ? source : permute(source, composed)};
+  }
   return {permute(args.g, inverse)};
 }
 
@@ -209,11 +224,32 @@ std::vector<Tensor> vjp_cat(const VjpArgs& args) {
   return out;
 }
 
+// Whether matrix `t` is the transpose of another value (linear's weight: x @ w.mT()): a permute
+// swapping the two dims, pending or kept as history, or a computed view with column-major strides.
+bool is_transposed_matrix(const Tensor& t) {
+  const ir::Node& n = *t.node();
+  if (n.shape.size() != 2) return false;
+  const Op op = n.history ? n.history->op : n.op;
+  if (op == Op::Permute) {
+    const std::vector<int64_t>& p = (n.history ? n.history->attrs : n.attrs).dims;
+    return p.size() == 2 && p[0] == 1 && p[1] == 0;
+  }
+  return n.realized() && n.shape[0] > 1 && n.shape[1] > 1 && n.layout.strides[0] == 1;
+}
+
 std::vector<Tensor> vjp_matmul(const VjpArgs& args) {
   const Tensor& a = args.in[0];
   const Tensor& b = args.in[1];
-  return {args.needed[0] ? matmul(args.g, transpose(b, -1, -2)) : Tensor(),
-          args.needed[1] ? matmul(transpose(a, -1, -2), args.g) : Tensor()};
+  // b's cotangent is a^T g. Where b is itself a transpose (linear's w.mT()), that cotangent goes
+  // back through the transpose to w: compute it as (g^T a)^T, so that w's gradient is g^T a, a
+  // row-major matrix, rather than a transposed view that each reader then copies (the MLP step's
+  // three weight gradients: 30 copies, 36 ms of 10 CPU steps, 2026-12-04).
+  Tensor gb;
+  if (args.needed[1]) {
+    gb = a.dim() == 2 && args.g.dim() == 2 && is_transposed_matrix(b) ? transpose(matmul(transpose(args.g, 0, 1), a), 0, 1)
+                                                                       : matmul(transpose(a, -1, -2), args.g);
+  }
+  return {args.needed[0] ? matmul(args.g, transpose(b, -1, -2)) : Tensor(), gb};
 }
 
 // conv2d's input gradient is the transposed convolution of g (a stride-1 convolution of g with

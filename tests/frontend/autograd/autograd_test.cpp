@@ -378,5 +378,24 @@ TEST(Detach, EmbeddingPaddingIdxRowGetsNoGradient) {
   expect_close(grad(sum(embedding(w, idx, -1)), {w})[0], {1, 1, 1, 1, 0, 0});
 }
 
+// linear's weight gradient comes out row-major (g^T x, not a transposed view of x^T g that every
+// reader copies), with the same values; a transpose's cotangent that is itself a transpose is its
+// source (vjp_permute composes them).
+TEST(Detach, LinearWeightGradientIsRowMajor) {
+  Tensor x = from_vector(std::vector<double>{1, 2, 3, 4, 5, 6}, {3, 2});
+  Tensor w = from_vector(std::vector<double>{1, -1, 2, 0.5}, {2, 2});
+  Tensor loss = sum(square(linear(x, w)));
+  Tensor g = grad(loss, {w})[0];
+  // d/dw sum((x w^T)^2) = 2 (x w^T)^T x
+  Tensor want = matmul(transpose(matmul(x, transpose(w, 0, 1)), 0, 1), x) * 2.0;
+  expect_close(g, want.to_vector<double>());
+  EXPECT_TRUE(g.is_contiguous());
+  // A weight that is itself a transpose: linear(x, w^T) = x w; the gradients 2 y w^T and 2 x^T y.
+  Tensor y = matmul(x, w);
+  std::vector<Tensor> gs = grad(sum(square(linear(x, transpose(w, 0, 1)))), {x, w});
+  expect_close(gs[0], (matmul(y, transpose(w, 0, 1)) * 2.0).to_vector<double>());
+  expect_close(gs[1], (matmul(transpose(x, 0, 1), y) * 2.0).to_vector<double>());
+}
+
 }  // namespace
 }  // namespace lf::test
