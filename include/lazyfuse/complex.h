@@ -43,7 +43,7 @@ Tensor angle(const Tensor& z);
 Tensor from_vector(const std::vector<std::complex<float>>& data, Shape shape);
 Tensor from_vector(const std::vector<std::complex<double>>& data, Shape shape);
 
-// Complex numbers as operands (z * 1i, std::complex<float> or <double>): a 0-D complex tensor of
+// Complex numbers as operands (z * 1i, a std::complex of float or double): a 0-D complex tensor of
 // the other operand's precision. Templates, so that a real number (x * 2.0) never converts to one.
 Tensor complex_number(const Tensor& like, std::complex<double> v);
 template <typename T>
