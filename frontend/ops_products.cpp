@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "frontend/record.h"
+#include "lazyfuse/complex.h"
 #include "lazyfuse/einsum.h"
 #include "lazyfuse/ops.h"
 
@@ -158,7 +159,10 @@ Tensor cross(const Tensor& a, const Tensor& b, int64_t dim) {
 }
 
 Tensor dot(const Tensor& a, const Tensor& b) { return vector_dot("dot", a, b); }
-Tensor vdot(const Tensor& a, const Tensor& b) { return vector_dot("vdot", a, b); }
+Tensor vdot(const Tensor& a, const Tensor& b) {
+  detail::check_defined("vdot", {&a, &b});
+  return vector_dot("vdot", conj(a), b);  // conjugates the first (numpy's and PyTorch's vdot)
+}
 
 Tensor trace(const Tensor& x) {
   detail::check_defined("trace", {&x});

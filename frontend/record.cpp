@@ -110,6 +110,7 @@ bool takes_complex(const char* op) {
       // elementwise, reductions, products
       "add", "sub", "mul", "div", "neg", "abs", "exp", "log", "sqrt", "square", "reciprocal", "sin", "cos",
       "isnan", "isinf", "isfinite", "pow", "eq", "ne", "where", "sum", "prod", "mean", "matmul", "linear",
+      "dot", "vdot", "outer", "tensordot", "einsum", "kron",
       // complex.h
       "complex", "polar", "real", "imag", "conj", "angle", "view_as_real", "view_as_complex", "complex number operand",
       // views and shape ops

@@ -30,7 +30,7 @@ Tensor kron(const Tensor& a, const Tensor& b);
 // torch.linalg.cross: the cross product along dim (size 3 in both) of a and b broadcast together.
 Tensor cross(const Tensor& a, const Tensor& b, int64_t dim = -1);
 Tensor dot(const Tensor& a, const Tensor& b);   // 1-D a and b of one size: a 0-D sum of products
-Tensor vdot(const Tensor& a, const Tensor& b);  // dot (no complex dtypes to conjugate)
+Tensor vdot(const Tensor& a, const Tensor& b);  // dot of conj(a) and b
 Tensor trace(const Tensor& x);                  // 2-D: the sum of the diagonal (integers give int64)
 // torch.diag: a 1-D x on the diagonal-th diagonal of a square matrix, or the diagonal-th diagonal of
 // a 2-D x (a view).

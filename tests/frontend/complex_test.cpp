@@ -266,6 +266,21 @@ TEST(Complex, Matmul) {
   both_ways([&] { return lf::matmul(make(av, {2, m, k}), real_b); }, want_r, 1e-13, "complex @ real");
 }
 
+TEST(Complex, ProductsAndEinsum) {
+  std::vector<C> av = random_values(3, 14), bv = random_values(3, 15);
+  Tensor a = make(av, {3}), b = make(bv, {3});
+  C dot = 0, vdot = 0;
+  for (size_t i = 0; i < 3; ++i) dot += av[i] * bv[i], vdot += std::conj(av[i]) * bv[i];
+  expect_close(read(lf::dot(a, b)), {dot}, 1e-14, "dot");
+  expect_close(read(lf::vdot(a, b)), {vdot}, 1e-14, "vdot conjugates its first operand");
+  std::vector<C> outer;
+  for (C x : av)
+    for (C y : bv) outer.push_back(x * y);
+  expect_close(read(lf::outer(a, b)), outer, 1e-14, "outer");
+  expect_close(read(lf::einsum("i,j->ij", {a, b})), outer, 1e-14, "einsum outer");
+  expect_close(read(lf::einsum("i,i->", {a, b})), {dot}, 1e-14, "einsum dot");
+}
+
 TEST(Complex, ViewsAndShapeOps) {
   std::vector<C> v = random_values(6, 9);
   Tensor z = make(v, {2, 3});
