@@ -23,21 +23,40 @@ namespace {
 using ir::NodePtr;
 using ir::Op;
 
-Tensor re(const Tensor& r) { return select(r, -1, 0); }
-Tensor im(const Tensor& r) { return select(r, -1, 1); }
-// (a, b) as pairs, broadcast. A stack (a cat), which the fuser reads through: the cat's index
-// math pushes down into a and b's own ops, so a complex product is one kernel with them (a
-// where over a broadcast last dim made the fuser cut at the broadcast of a pending value).
-Tensor pack(const Tensor& a, const Tensor& b) {
-  if (a.shape() == b.shape()) return stack({a, b}, -1);
-  Shape s = broadcast_shapes("complex", a, b);
-  return stack({broadcast_to(a, s), broadcast_to(b, s)}, -1);
+// The pairs are planar: dim 0 of size 2 holds the real parts, then the imaginary parts.
+Tensor re(const Tensor& r) { return select(r, 0, 0); }
+Tensor im(const Tensor& r) { return select(r, 0, 1); }
+// Pairs [2, S...] or a real value [S...] with its dims aligned to `rank` complex dims (leading
+// 1s after the pair dim), so that broadcasting lines up the values' dims and not the pair dim.
+Tensor aligned_pairs(const Tensor& r, int64_t rank) {
+  if (r.dim() - 1 == rank) return r;
+  Shape s(static_cast<size_t>(rank - (r.dim() - 1)), 1);
+  s.insert(s.begin(), 2);
+  s.insert(s.end(), r.shape().begin() + 1, r.shape().end());
+  return reshape(r, s);
 }
-// The same for values made of generators only (numbers, `full`): where(k == 0, a, b) over a last
-// dim k of 2, computed inside every kernel that reads it.
+Tensor aligned_real(const Tensor& x, int64_t rank) {  // [1, 1..., S...]
+  Shape s(static_cast<size_t>(rank - x.dim() + 1), 1);
+  s.insert(s.end(), x.shape().begin(), x.shape().end());
+  return reshape(x, s);
+}
+// The index of each pair's part, 0 (real) or 1, shaped [2, 1, ...] for `rank` complex dims.
+Tensor part_index(int64_t rank, Device device) {
+  Shape s(static_cast<size_t>(rank), 1);
+  s.insert(s.begin(), 2);
+  return reshape(coord({2}, 0, device), s);
+}
+// (a, b) as pairs, broadcast: a stack along the pair dim, which the fuser reads through (the
+// cat's index math pushes down into a and b's own ops), and whose two halves are contiguous runs.
+Tensor pack(const Tensor& a, const Tensor& b) {
+  if (a.shape() == b.shape()) return stack({a, b}, 0);
+  Shape s = broadcast_shapes("complex", a, b);
+  return stack({broadcast_to(a, s), broadcast_to(b, s)}, 0);
+}
+// The same for values made of generators only (numbers, `full`): where(k == 0, a, b) over the
+// pair dim k, computed inside every kernel that reads it.
 Tensor pack_constants(const Tensor& a, const Tensor& b) {
-  Tensor first = coord({2}, 0, a.device()) == 0;
-  return where(first, unsqueeze(a, -1), unsqueeze(b, -1));
+  return where(part_index(a.dim(), a.device()) == 0, unsqueeze(a, 0), unsqueeze(b, 0));
 }
 Tensor zeros_as(const Tensor& x) { return full_like_shape(x.shape(), 0.0, x.dtype(), x.device()); }
 
@@ -144,8 +163,7 @@ Tensor pairs(const Tensor& x, DType part) {
 }
 
 Tensor wrap_complex(const Tensor& r, DType d) {
-  Shape s = r.shape();
-  s.pop_back();
+  Shape s(r.shape().begin() + 1, r.shape().end());
   NodePtr w = ir::make_node(Op::ComplexView, d, r.device(), std::move(s));
   w->inputs.push_back(r.node());
   return Tensor(std::move(w));  // the handle counts as one on the pairs too (lf::Tensor's constructor)
@@ -167,26 +185,38 @@ Tensor record_complex(NodePtr node) {
   if (!is_complex(d) || !(structural(op) || op == Op::Full)) fail_args();
   const DType part = complex_part(d);
   Shape shape = node->shape;
-  shape.push_back(2);
+  shape.insert(shape.begin(), 2);
   if (op == Op::Full) {
     return wrap_complex(pack_constants(full_like_shape(node->shape, node->attrs.value, part, node->device),
                              full_like_shape(node->shape, 0.0, part, node->device)), d);
   }
   // A complex operand is its pairs; a real one of the node's shape (an index, a condition) is
-  // broadcast along the pair dim.
+  // broadcast along the pair dim. Every dim the op names moves up one, past the pair dim.
   ir::Inputs inputs;
   for (const Tensor& t : args) {
     if (is_complex(t.dtype())) {
       inputs.push_back(pairs(t).node());
     } else {
       Shape s1 = t.shape(), s2 = t.shape();
-      s1.push_back(1);
-      s2.push_back(2);
+      s1.insert(s1.begin(), 1);
+      s2.insert(s2.begin(), 2);
       inputs.push_back(expand(reshape(t, s1), s2).node());
     }
   }
   ir::Attrs attrs = node->attrs;
-  if (op == Op::Permute) attrs.dims.push_back(static_cast<int64_t>(node->shape.size()));
+  switch (op) {
+    case Op::Permute:
+      for (int64_t& dd : attrs.dims) ++dd;
+      attrs.dims.insert(attrs.dims.begin(), 0);
+      break;
+    case Op::Slice:
+    case Op::Cat:
+    case Op::Gather: ++attrs.axis; break;
+    case Op::Remap:
+      for (int64_t& dd : attrs.dims) ++dd;
+      break;
+    default: break;
+  }
   Tensor r = record_node(ir::make_node(op, part, node->device, std::move(shape), std::move(inputs), std::move(attrs)));
   return wrap_complex(r, d);
 }
@@ -235,24 +265,29 @@ Tensor complex_binary(Op op, const Tensor& a, const Tensor& b) {
   const DType d = complex_common(a, b);
   const DType part = complex_part(d);
   const bool a_real = !is_complex(a.dtype()), b_real = !is_complex(b.dtype());
+  const int64_t rank = std::max(a.dim(), b.dim());
+  auto scaled = [&](const Tensor& z, const Tensor& x, bool divide) {  // z's pairs times / over real x
+    Tensor r = aligned_pairs(pairs(z, part), rank), f = aligned_real(cast_to(x, part), rank);
+    return wrap_complex(divide ? r / f : r * f, d);
+  };
   switch (op) {
     case Op::Add:
     case Op::Sub: {
       // A real operand adds to the real part only: its pairs (x, 0) as a select in the kernel.
-      auto real_pairs = [&](const Tensor& x) {
-        Tensor first = coord({2}, 0, x.device()) == 0;
-        return where(first, unsqueeze(cast_to(x, part), -1), 0.0);
+      auto operand = [&](const Tensor& x, bool real) {
+        if (!real) return aligned_pairs(pairs(x, part), rank);
+        return where(part_index(rank, x.device()) == 0, aligned_real(cast_to(x, part), rank), 0.0);
       };
-      Tensor x = a_real ? real_pairs(a) : pairs(a, part), y = b_real ? real_pairs(b) : pairs(b, part);
+      Tensor x = operand(a, a_real), y = operand(b, b_real);
       return wrap_complex(op == Op::Add ? x + y : x - y, d);
     }
     case Op::Mul:
       // A real factor scales both parts: no products of zeros.
-      if (b_real) return wrap_complex(pairs(a, part) * unsqueeze(cast_to(b, part), -1), d);
-      if (a_real) return wrap_complex(unsqueeze(cast_to(a, part), -1) * pairs(b, part), d);
+      if (b_real) return scaled(a, b, false);
+      if (a_real) return scaled(b, a, false);
       return wrap_complex(mul_pairs(pairs(a, part), pairs(b, part)), d);
     case Op::Div:
-      if (b_real) return wrap_complex(pairs(a, part) / unsqueeze(cast_to(b, part), -1), d);
+      if (b_real) return scaled(a, b, true);
       return wrap_complex(div_pairs(pairs(a, part), pairs(b, part)), d);
     case Op::Pow: {
       Tensor ra = pairs(a, part);
@@ -263,11 +298,11 @@ Tensor complex_binary(Op op, const Tensor& a, const Tensor& b) {
       // exp(b log a); 0^b is 1 for b = 0 and 0 otherwise, as std::pow.
       Tensor rb = pairs(b, part);
       Tensor e = exp_pairs(mul_pairs(rb, log_pairs(ra)));
-      Tensor a0 = unsqueeze(re(ra) == 0.0 && im(ra) == 0.0, -1);
+      Tensor a0 = re(ra) == 0.0 && im(ra) == 0.0;
       Tensor b0 = re(rb) == 0.0 && im(rb) == 0.0;
-      Tensor one = pack(where(b0, 1.0, 0.0).to(part), zeros_as(re(rb)));
-      Shape s = e.shape();
-      return wrap_complex(where(broadcast_to(a0, s), broadcast_to(one, s), e), d);
+      Tensor zero_base = pack(where(b0, 1.0, 0.0).to(part), zeros_as(re(rb)));  // 0^b
+      Tensor r = aligned_pairs(e, rank);
+      return wrap_complex(where(aligned_real(a0, rank), aligned_pairs(zero_base, rank), r), d);
     }
     case Op::Eq:
     case Op::Ne: {
@@ -290,7 +325,11 @@ Tensor complex_binary(Op op, const Tensor& a, Scalar s, bool scalar_first) {
 Tensor complex_reduce(Op op, const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
   const DType d = x.dtype();
   if (dims.empty()) return x;  // a 0-D tensor: nothing to reduce
-  if (op == Op::Sum) return wrap_complex(sum(pairs(x), dims, keepdim), d);
+  if (op == Op::Sum) {
+    std::vector<int64_t> pd = dims;  // past the pair dim
+    for (int64_t& v : pd) ++v;
+    return wrap_complex(sum(pairs(x), pd, keepdim), d);
+  }
   if (op != Op::Prod) not_for_complex(ir::op_info(op).name, {&x});
   // A product tree: the reduced dims moved last and flattened into one of n values, then halves
   // multiplied pairwise (ceil(log2 n) complex products, each one fused kernel).
@@ -307,29 +346,20 @@ Tensor complex_reduce(Op op, const Tensor& x, const std::vector<int64_t>& dims, 
   for (int64_t dd : dims) perm.push_back(dd), n *= x.shape()[dd];
   Shape flat = kept;
   flat.push_back(n);
-  Tensor r = reshape(permute(pairs(x), [&] {
-                       std::vector<int64_t> p = perm;
-                       p.push_back(rank);
-                       return p;
-                     }()),
-                     [&] {
-                       Shape s = flat;
-                       s.push_back(2);
-                       return s;
-                     }());
   const int64_t axis = static_cast<int64_t>(kept.size());
+  Tensor z;
   if (n == 0) {
-    r = pack_constants(full_like_shape(kept, 1.0, complex_part(d), x.device()), full_like_shape(kept, 0.0, complex_part(d), x.device()));
+    z = full_like_shape(kept, 1.0, d, x.device());
   } else {
+    z = reshape(permute(x, perm), flat);
     while (n > 1) {
       const int64_t h = n / 2;
-      Tensor p = mul_pairs(slice(r, axis, 0, h), slice(r, axis, h, 2 * h));
-      r = n % 2 ? cat({p, slice(r, axis, 2 * h, n)}, axis) : p;
+      Tensor p = complex_binary(Op::Mul, slice(z, axis, 0, h), slice(z, axis, h, 2 * h));
+      z = n % 2 ? cat({p, slice(z, axis, 2 * h, n)}, axis) : p;
       n = h + n % 2;
     }
-    r = select(r, axis, 0);
+    z = select(z, axis, 0);
   }
-  Tensor z = wrap_complex(r, d);
   return keepdim ? reshape(z, out_keep) : z;
 }
 
@@ -376,14 +406,14 @@ Tensor polar(const Tensor& abs, const Tensor& angle) {
 Tensor view_as_real(const Tensor& z) {
   detail::check_defined("view_as_real", {&z});
   if (!is_complex(z.dtype())) detail::fail("view_as_real", "needs a complex tensor", {&z});
-  return pairs(z);
+  return pairs(z).movedim(0, -1);  // the planar pairs' view in std::complex's order
 }
 
 Tensor view_as_complex(const Tensor& r) {
   detail::check_defined("view_as_complex", {&r});
   if ((r.dtype() != DType::Float32 && r.dtype() != DType::Float64) || r.dim() == 0 || r.shape().back() != 2)
     detail::fail("view_as_complex", "needs a float32 or float64 tensor whose last dim has size 2", {&r});
-  return wrap_complex(r, complex_of(r.dtype()));
+  return wrap_complex(r.movedim(-1, 0), complex_of(r.dtype()));
 }
 
 Tensor real(const Tensor& z) {
@@ -419,8 +449,7 @@ Tensor from_complex_vector(const std::vector<std::complex<T>>& data, Shape shape
   std::memcpy(flat.data(), data.data(), flat.size() * sizeof(T));  // std::complex is (re, im) in memory
   Shape s = shape;
   s.push_back(2);
-  Tensor r = from_vector(flat, std::move(s));
-  return wrap_complex(r, complex_of(r.dtype()));
+  return view_as_complex(from_vector(flat, std::move(s)));
 }
 
 }  // namespace

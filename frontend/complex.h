@@ -10,11 +10,12 @@
 
 namespace lf::detail {
 
-// The real tensor [..., 2] of a complex tensor's values; of a real tensor, its values paired with
-// zeros in `part` (the real dtype of the complex result).
+// The real tensor [2, ...] of a complex tensor's values (planar: the real parts, then the
+// imaginary parts); of a real tensor, its values paired with zeros in `part` (the real dtype of
+// the complex result).
 Tensor pairs(const Tensor& x, DType part);
 Tensor pairs(const Tensor& z);  // z complex
-// The complex tensor of dtype `d` whose values are the pairs `r` ([..., 2] of d's real dtype).
+// The complex tensor of dtype `d` whose values are the pairs `r` ([2, ...] of d's real dtype).
 Tensor wrap_complex(const Tensor& r, DType d);
 
 // Whether recording `node` involves a complex value (its dtype or an input's).

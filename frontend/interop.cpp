@@ -12,6 +12,7 @@
 #include "frontend/complex.h"
 #include "frontend/record.h"
 #include "frontend/trace.h"
+#include "lazyfuse/complex.h"
 #include "lazyfuse/interop.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/storage.h"
@@ -110,12 +111,12 @@ Tensor wrap(void* data, Shape shape, Shape strides, DType dtype, Device device, 
   } else {
     storage = rt::Storage::borrow(device, data, nbytes, std::move(keep_alive));
   }
-  if (is_complex(dtype)) {  // the (re, im) pairs: a real buffer with a last dim of 2
+  if (is_complex(dtype)) {  // std::complex's (re, im) pairs: a real buffer with a last dim of 2
     shape.push_back(2);
     for (int64_t& st : strides) st *= 2;  // within int64: check_blob bounded the bytes reached
     strides.push_back(1);
-    Tensor r(ir::make_buffer(std::move(storage), complex_part(dtype), std::move(shape), ir::Layout{std::move(strides), 0}));
-    return detail::wrap_complex(r, dtype);
+    return view_as_complex(
+        Tensor(ir::make_buffer(std::move(storage), complex_part(dtype), std::move(shape), ir::Layout{std::move(strides), 0})));
   }
   return Tensor(ir::make_buffer(std::move(storage), dtype, std::move(shape), ir::Layout{std::move(strides), 0}));
 }
@@ -159,15 +160,18 @@ namespace {
 // read hands out.
 const ir::Node& computed(const Tensor& t, const char* op) {
   if (is_complex(t.dtype())) {
-    // Its pairs' node, whose layout must be one of whole complex elements: the pairs adjacent,
-    // every other stride and the offset even (a slice of view_as_real(z) along the pair dim is not).
+    // Its planar pairs' node [2, S...], whose memory must hold std::complex elements: the parts
+    // adjacent (the pair dim's stride 1), every other stride and the offset even. Kernels write
+    // complex results planar (the parts apart); contiguous() makes them std::complex's order.
     const ir::NodePtr& r = t.node()->inputs[0];
     if (!r->realized()) detail::realize({r.get()});
     if (!r->realized()) fail(op, "internal error: the value was not materialized", {&t});
     const ir::Layout& l = r->layout;
-    bool whole = l.strides.back() == 1 && l.offset % 2 == 0;
-    for (size_t d = 0; d + 1 < l.strides.size(); ++d) whole &= r->shape[d] == 1 || l.strides[d] % 2 == 0;
-    if (!whole) fail(op, "the values' layout does not hold whole complex elements; call .contiguous() first", {&t});
+    bool whole = l.strides[0] == 1 && l.offset % 2 == 0;
+    for (size_t d = 1; d < l.strides.size(); ++d) whole &= r->shape[d] == 1 || l.strides[d] % 2 == 0;
+    if (!whole)
+      fail(op, "a computed complex value holds its real and imaginary parts apart; call .contiguous() first "
+               "(std::complex's order)", {&t});
     if (r->device.is_cuda()) rt::synchronize(r->device);
     return *r;
   }
@@ -208,15 +212,21 @@ template const double* Tensor::data_ptr<double>() const;
 Shape Tensor::strides() const {
   Shape s = computed(*this, "strides").layout.strides;
   if (is_complex(dtype())) {  // in complex elements
-    s.pop_back();
+    s.erase(s.begin());
     for (int64_t& v : s) v /= 2;
   }
   return s;
 }
 
 bool Tensor::is_contiguous() const {
+  if (is_complex(dtype())) {  // std::complex elements in row-major order
+    const ir::Node& r = *node()->inputs[0];
+    if (!r.realized()) detail::realize({node()->inputs[0].get()});
+    if (!r.realized() || r.layout.strides[0] != 1) return false;
+    return ir::is_contiguous(shape(), ir::Layout{strides(), 0});
+  }
   const ir::Node& n = computed(*this, "is_contiguous");
-  return ir::is_contiguous(n.shape, n.layout);  // a complex tensor's pairs: contiguous exactly when it is
+  return ir::is_contiguous(n.shape, n.layout);
 }
 
 // ---- CUDA streams (runtime/cuda_driver.h). Untested on a GPU.

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "codegen/ir/node.h"
-#include "frontend/complex.h"
 #include "frontend/file_io.h"
 #include "frontend/record.h"
+#include "lazyfuse/complex.h"
 #include "lazyfuse/interop.h"
 #include "runtime/checked.h"
 #include "runtime/storage.h"
@@ -238,13 +238,12 @@ Tensor make_tensor(std::shared_ptr<rt::Storage> storage, const NpyHeader& h) {
       s *= std::max<int64_t>(h.shape[d], 1);
     }
   }
-  if (is_complex(h.dtype)) {  // the (re, im) pairs, a real buffer with a last dim of 2
+  if (is_complex(h.dtype)) {  // std::complex's (re, im) pairs: a real buffer with a last dim of 2
     Shape shape = h.shape;
     shape.push_back(2);
     for (int64_t& st : layout.strides) st *= 2;
     layout.strides.push_back(1);
-    Tensor r(ir::make_buffer(std::move(storage), complex_part(h.dtype), std::move(shape), std::move(layout)));
-    return detail::wrap_complex(r, h.dtype);
+    return view_as_complex(Tensor(ir::make_buffer(std::move(storage), complex_part(h.dtype), std::move(shape), std::move(layout))));
   }
   return Tensor(ir::make_buffer(std::move(storage), h.dtype, h.shape, std::move(layout)));
 }

@@ -4,6 +4,8 @@
 
 #include "frontend/complex.h"
 #include "frontend/record.h"
+#include "frontend/trace.h"
+#include "lazyfuse/complex.h"
 #include "lazyfuse/ops.h"
 #include "runtime/checked.h"
 
@@ -162,7 +164,15 @@ Tensor unsqueeze(const Tensor& x, int64_t dim) {
 
 Tensor contiguous(const Tensor& x) {
   detail::check_defined("contiguous", {&x});
-  if (is_complex(x.dtype())) return detail::wrap_complex(contiguous(detail::pairs(x)), x.dtype());
+  // A complex tensor: its std::complex elements in row-major order, computed here (a sync point):
+  // kernels write complex results planar (the parts apart), and a held view of a pending value
+  // is computed in its own order, so the interleaved copy is made first and then viewed.
+  if (is_complex(x.dtype())) {
+    if (x.is_materialized() && x.is_contiguous()) return x;
+    Tensor interleaved = contiguous(view_as_real(x));
+    detail::realize({interleaved.node().get()});
+    return view_as_complex(interleaved);
+  }
   const ir::Node& n = *x.node();
   // A pending value is computed contiguous, except a 4-D one that may come out channels-last (a
   // GPU convolution's, or one over a channels-last buffer: codegen/fuse/lower.h, out_strides): that

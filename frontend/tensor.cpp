@@ -75,7 +75,10 @@ Device Tensor::device() const { return node()->device; }
 int64_t Tensor::numel() const { return node()->numel(); }
 int64_t Tensor::dim() const { return node()->rank(); }
 int64_t Tensor::size(int64_t d) const { return shape()[detail::normalize_dim("size", d, dim(), *this)]; }
-bool Tensor::is_materialized() const { return node()->realized(); }
+bool Tensor::is_materialized() const {
+  const ir::Node& n = *node();
+  return is_complex(n.dtype) ? n.inputs[0]->realized() : n.realized();  // a complex value: its pairs
+}
 
 namespace {
 
@@ -185,7 +188,7 @@ Tensor Tensor::to(DType dtype) const { return cast(*this, dtype); }
 Tensor Tensor::to(Device device) const {
   const Device from = this->device();
   if (device == from) return *this;
-  if (is_complex(dtype())) return detail::wrap_complex(view_as_real(*this).to(device), dtype());
+  if (is_complex(dtype())) return view_as_complex(view_as_real(*this).to(device));
   const std::string move = from.str() + " to " + device.str() + " (" + detail::describe(*this) + ", " +
                            std::to_string(static_cast<size_t>(numel()) * dtype_size(dtype())) + " bytes)";
   for (Device d : {from, device}) {

@@ -119,7 +119,7 @@ std::vector<Tensor> grad(const Tensor& output, const std::vector<Tensor>& inputs
   // convention for a real loss.
   if (std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.defined() && is_complex(t.dtype()); })) {
     std::vector<Tensor> real_inputs;
-    for (const Tensor& t : inputs) real_inputs.push_back(t.defined() && is_complex(t.dtype()) ? view_as_real(t) : t);
+    for (const Tensor& t : inputs) real_inputs.push_back(t.defined() && is_complex(t.dtype()) ? detail::pairs(t) : t);
     std::vector<Tensor> g = grad(output, real_inputs, cotangent, allow_unused);
     for (size_t i = 0; i < g.size(); ++i)
       if (g[i].defined() && is_complex(inputs[i].dtype())) g[i] = detail::wrap_complex(g[i], inputs[i].dtype());

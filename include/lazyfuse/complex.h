@@ -1,12 +1,12 @@
 // Complex numbers (issue 49): DType::Complex64 and Complex128, with PyTorch's names and semantics.
 //
-// A complex tensor of shape S holds its values in a real tensor of shape S + [2] (re, im: the
-// layout of torch.view_as_real). The trace, the fuser, the kernels and autograd see only that real
-// tensor: every op on complex values records ops on it (a complex product is four real products
-// and two sums), so complex arithmetic fuses like any other, runs on every backend, and
-// differentiates with PyTorch's convention (the gradient of a real loss L with respect to z is
-// dL/dre + i dL/dim). docs/complex.md lists what takes complex tensors; any other op raises an
-// lf::Error naming itself ("lf::sigmoid: is not defined for complex tensors").
+// A complex tensor of shape S holds its values in a real tensor of shape [2] + S: the real parts,
+// then the imaginary parts (docs/complex.md says why). The trace, the fuser, the kernels and
+// autograd see only that real tensor: every op on complex values records ops on it (a complex
+// product is four real products and two sums), so complex arithmetic fuses like any other, runs
+// on every backend, and differentiates with PyTorch's convention (the gradient of a real loss L
+// with respect to z is dL/dre + i dL/dim). docs/complex.md lists what takes complex tensors; any
+// other op raises an lf::Error naming itself ("lf::sigmoid: is not defined for complex tensors").
 //
 // Promotion follows PyTorch's categories: complex with a real or integer tensor keeps the complex
 // dtype, widened to Complex128 with a Float64 operand (numpy agrees except for integer operands,
@@ -26,8 +26,8 @@ namespace lf {
 Tensor complex(const Tensor& real, const Tensor& imag);
 // torch.polar: abs * (cos(angle) + i sin(angle)).
 Tensor polar(const Tensor& abs, const Tensor& angle);
-// The values as a real tensor of shape S + [2] (re, im), and back (the last dim must be 2). Views:
-// no copy.
+// The values as a real tensor of shape S + [2] (re, im: std::complex's order), and back (the last
+// dim must be 2). Views: no copy.
 Tensor view_as_real(const Tensor& z);
 Tensor view_as_complex(const Tensor& r);
 // The real and imaginary parts, views; real() of a real tensor is the tensor, imag() needs a

@@ -152,10 +152,12 @@ struct Export {
 template <typename Managed>
 Managed* make_export(const Tensor& t) {
   auto ctx = std::make_unique<Export<Managed>>();
-  ctx->value = t;
-  const void* data = t.data_ptr();  // the sync point
-  ctx->shape = t.shape();
-  ctx->strides = t.strides();
+  // A complex value in std::complex's order (kernels write the parts apart: contiguous() interleaves).
+  ctx->value = is_complex(t.dtype()) ? t.contiguous() : t;
+  const Tensor& v = ctx->value;
+  const void* data = v.data_ptr();  // the sync point
+  ctx->shape = v.shape();
+  ctx->strides = v.strides();
   DLTensor& dl = ctx->managed.dl_tensor;
   dl.data = const_cast<void*>(data);
   dl.device = from_device(t.device());

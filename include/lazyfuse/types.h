@@ -12,8 +12,8 @@
 namespace lf {
 
 // Complex64 and Complex128 are frontend types (lazyfuse/complex.h): a complex tensor of shape S is a
-// handle over a real tensor of shape S + [2] (re, im), which the trace, the fuser and the kernels
-// see; they never see a complex dtype.
+// handle over a real tensor of shape [2] + S (real parts, imaginary parts), which the trace, the
+// fuser and the kernels see; they never see a complex dtype.
 enum class DType : uint8_t { Bool, Int32, Int64, Float16, BFloat16, Float32, Float64, Complex64, Complex128 };
 inline constexpr int kNumDTypes = 9;
 
