@@ -43,6 +43,15 @@ void Recorder::finish(const std::vector<ir::NumberUses::Use>& uses) {
     if (int first = first_number(sig, u.mark, u.pos); first >= 0) ++used[static_cast<size_t>(first / plan::kNumberFields)];
   plan.numbers = sig.numbers;
   plan.patched.assign(sig.numbers.size(), 0);
+  // A use noted under another numbering (a graph rewrite's walk: remapped_coordinate folding an
+  // arange's start into the nodes it makes) names no node of the signature: the number it read
+  // cannot be told apart, so every number must repeat (none is patched). Before, such a use was
+  // dropped, the number counted as patched, and a replay kept the folded start: a flip of
+  // arange(p, p + n) replayed the recorded p.
+  if (std::any_of(uses.begin(), uses.end(), [&](const ir::NumberUses::Use& u) { return u.mark != sig.mark; })) {
+    for (plan::Step& s : plan.steps) s.numbers.clear(), s.check_variant = false;
+    return;
+  }
   for (size_t q = 0; q < claims.size(); ++q)
     for (int f = 0; f < plan::kNumberFields; ++f)
       plan.patched[q * plan::kNumberFields + static_cast<size_t>(f)] = claims[q] > 0 && claims[q] == used[q];

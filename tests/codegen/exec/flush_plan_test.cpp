@@ -166,6 +166,35 @@ TEST(FlushPlanNumbers, ChangingArangeBoundsReplay) {
   });
 }
 
+// A held cat of a number and a function of it (a complex number's pairs: complex(x, cos(x))): the
+// cat's remaps are pushed into the cosine, and the number must reach the kernels there too (it was
+// a copied `full` whose number no replay patched: the fuzzer's seed 160 replayed the recorded x).
+TEST(FlushPlanNumbers, ANumberPushedThroughARemapReplays) {
+  TieredCompileOff tiered_off;
+  for (bool fusion : {true, false}) {
+    lf::test::FusionScope scope(fusion);
+    const int64_t n = fusion ? 901 : 902;
+    uint64_t replayed = check_loop(8, [&](int it) {
+      Tensor x = lf::full({n}, 1.0 + it / 64.0, lf::DType::Float64);
+      Tensor y = lf::cat({x, lf::cos(x)}, 0);
+      return std::vector<Tensor>{y, lf::abs(y).sum()};
+    });
+    // Unfused, the number is pinned (the plan replays where it repeats): right values, no replays.
+    if (fusion) EXPECT_EQ(replayed, 6u);
+  }
+}
+
+// The same for a position: cat, flip and pad remap an arange whose start changes every step (the
+// rewrite folds the start into the index math it makes; the plan replayed the recorded start).
+// Right values every step; such a flush does not replay yet (its number is pinned).
+TEST(FlushPlanNumbers, AnArangePushedThroughARemapIsRightEveryStep) {
+  expect_replays(8, 0, [](int it, int64_t n) {
+    Tensor pos = lf::arange(3.0 * it, 3.0 * it + static_cast<double>(n), 1, lf::DType::Int64);
+    Tensor y = lf::cat({pos, lf::flip(pos * 2, {0})}, 0);
+    return std::vector<Tensor>{y, lf::pad(lf::cast(pos, lf::DType::Float32), {1, 2}) * 0.5f};
+  });
+}
+
 TEST(FlushPlanNumbers, IntegerArangesPast2To53Replay) {
   // Issue 50 item 3: int64 positions past 2^53 are exact in the replayed kernels too, and a start
   // that alternates between integral and not (the kernel tests its parameters, ir::arange_is_integral)
