@@ -3,6 +3,7 @@
 
 #include "lazyfuse/autograd.h"
 #include "lazyfuse/einsum.h"
+#include "lazyfuse/fft.h"
 #include "lazyfuse/interop.h"
 #include "lazyfuse/linalg.h"
 #include "lazyfuse/losses.h"

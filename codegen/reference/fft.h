@@ -1,0 +1,37 @@
+// The reference FFT (ir::Op::Fft, codegen/ir/fft.h): the plain O(n^2) DFT in float64, one line at a
+// time. A different algorithm from the host FFT (codegen/backend/fft_host.h), so that the tests
+// compare two implementations; also the path of LAZYFUSE_FFT=reference.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "codegen/ir/fft.h"
+#include "codegen/reference/reference.h"
+
+namespace lf::ir {
+
+// One Fft node's work over contiguous row-major host arrays of the node's dtype (Float32 or
+// Float64): `batch` lines, each params.in_length() values in (pairs when complex) and
+// params.out_length() values out.
+struct FftProblem {
+  FftParams params;
+  DType dtype = DType::Float64;
+  int64_t batch = 0;
+  const void* in = nullptr;
+  void* out = nullptr;
+
+  // The problem of `node` over its input `in` (a contiguous host value of the node's dtype); out
+  // is left for the caller.
+  static FftProblem of(const Node& node, const Value& in);
+  int64_t in_line() const { return params.in_length() * (params.complex_input() ? 2 : 1); }
+  int64_t out_line() const { return params.out_length() * (params.complex_output() ? 2 : 1); }
+};
+
+// Computes every line of `p` by the direct sum, in float64.
+void reference_fft_problem(const FftProblem& p);
+
+// The reference executor's row: the input made contiguous, computed.
+Value reference_fft(const Node& node, const std::vector<Value>& in);
+
+}  // namespace lf::ir
