@@ -78,9 +78,10 @@ Tensor from_vector(const std::vector<double>& d, Shape s) { return from_host(d, 
 namespace {
 Tensor constant(const char* op, const Shape& shape, double value, DType dtype) {
   detail::check_shape(op, shape, dtype);
-  if (!is_floating(dtype) && !(std::fabs(value) < 9.2e18))
+  const bool real_valued = is_floating(dtype) || is_complex(dtype);
+  if (!real_valued && !(std::fabs(value) < 9.2e18))
     fail(op, "value " + std::to_string(value) + " does not fit dtype " + dtype_name(dtype));
-  Scalar s = is_floating(dtype)        ? Scalar(value)
+  Scalar s = real_valued               ? Scalar(value)
              : dtype == DType::Bool ? Scalar(value != 0)  // 0.5 is true, as in PyTorch
                                     : Scalar(static_cast<int64_t>(value));
   return detail::full_like_shape(shape, s, dtype, default_device());

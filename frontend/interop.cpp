@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "codegen/ir/node.h"
+#include "frontend/complex.h"
 #include "frontend/record.h"
 #include "frontend/trace.h"
 #include "lazyfuse/interop.h"
@@ -109,6 +110,13 @@ Tensor wrap(void* data, Shape shape, Shape strides, DType dtype, Device device, 
   } else {
     storage = rt::Storage::borrow(device, data, nbytes, std::move(keep_alive));
   }
+  if (is_complex(dtype)) {  // the (re, im) pairs: a real buffer with a last dim of 2
+    shape.push_back(2);
+    for (int64_t& st : strides) st *= 2;  // within int64: check_blob bounded the bytes reached
+    strides.push_back(1);
+    Tensor r(ir::make_buffer(std::move(storage), complex_part(dtype), std::move(shape), ir::Layout{std::move(strides), 0}));
+    return detail::wrap_complex(r, dtype);
+  }
   return Tensor(ir::make_buffer(std::move(storage), dtype, std::move(shape), ir::Layout{std::move(strides), 0}));
 }
 
@@ -150,6 +158,19 @@ namespace {
 // The node of `t`, computed (and on a GPU, its device's queued work finished): what every pointer
 // read hands out.
 const ir::Node& computed(const Tensor& t, const char* op) {
+  if (is_complex(t.dtype())) {
+    // Its pairs' node, whose layout must be one of whole complex elements: the pairs adjacent,
+    // every other stride and the offset even (a slice of view_as_real(z) along the pair dim is not).
+    const ir::NodePtr& r = t.node()->inputs[0];
+    if (!r->realized()) detail::realize({r.get()});
+    if (!r->realized()) fail(op, "internal error: the value was not materialized", {&t});
+    const ir::Layout& l = r->layout;
+    bool whole = l.strides.back() == 1 && l.offset % 2 == 0;
+    for (size_t d = 0; d + 1 < l.strides.size(); ++d) whole &= r->shape[d] == 1 || l.strides[d] % 2 == 0;
+    if (!whole) fail(op, "the values' layout does not hold whole complex elements; call .contiguous() first", {&t});
+    if (r->device.is_cuda()) rt::synchronize(r->device);
+    return *r;
+  }
   const ir::NodePtr& node = t.node();
   if (!node->realized()) detail::realize({node.get()});
   if (!node->realized()) fail(op, "internal error: the value was not materialized", {&t});
@@ -184,11 +205,18 @@ template const int64_t* Tensor::data_ptr<int64_t>() const;
 template const float* Tensor::data_ptr<float>() const;
 template const double* Tensor::data_ptr<double>() const;
 
-Shape Tensor::strides() const { return computed(*this, "strides").layout.strides; }
+Shape Tensor::strides() const {
+  Shape s = computed(*this, "strides").layout.strides;
+  if (is_complex(dtype())) {  // in complex elements
+    s.pop_back();
+    for (int64_t& v : s) v /= 2;
+  }
+  return s;
+}
 
 bool Tensor::is_contiguous() const {
   const ir::Node& n = computed(*this, "is_contiguous");
-  return ir::is_contiguous(n.shape, n.layout);
+  return ir::is_contiguous(n.shape, n.layout);  // a complex tensor's pairs: contiguous exactly when it is
 }
 
 // ---- CUDA streams (runtime/cuda_driver.h). Untested on a GPU.

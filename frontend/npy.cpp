@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "codegen/ir/node.h"
+#include "frontend/complex.h"
 #include "frontend/file_io.h"
 #include "frontend/record.h"
 #include "lazyfuse/interop.h"
@@ -37,6 +38,8 @@ const char* npy_descr(DType d) {
     case DType::Float16: return "<f2";
     case DType::Float32: return "<f4";
     case DType::Float64: return "<f8";
+    case DType::Complex64: return "<c8";
+    case DType::Complex128: return "<c16";
     case DType::BFloat16: return nullptr;
   }
   return nullptr;
@@ -179,7 +182,9 @@ class HeaderParser {
     else if (type == "f2") h.dtype = DType::Float16;
     else if (type == "f4") h.dtype = DType::Float32;
     else if (type == "f8") h.dtype = DType::Float64;
-    else file_error(op_, path_, "numpy dtype '" + d + "' has no LazyFuse dtype (bool, int32, int64, float16, float32, float64 are read)");
+    else if (type == "c8") h.dtype = DType::Complex64;
+    else if (type == "c16") h.dtype = DType::Complex128;
+    else file_error(op_, path_, "numpy dtype '" + d + "' has no LazyFuse dtype (bool, int32, int64, float16, float32, float64, complex64, complex128 are read)");
     h.swap = order == '>' && dtype_size(h.dtype) > 1;
   }
 
@@ -233,6 +238,14 @@ Tensor make_tensor(std::shared_ptr<rt::Storage> storage, const NpyHeader& h) {
       s *= std::max<int64_t>(h.shape[d], 1);
     }
   }
+  if (is_complex(h.dtype)) {  // the (re, im) pairs, a real buffer with a last dim of 2
+    Shape shape = h.shape;
+    shape.push_back(2);
+    for (int64_t& st : layout.strides) st *= 2;
+    layout.strides.push_back(1);
+    Tensor r(ir::make_buffer(std::move(storage), complex_part(h.dtype), std::move(shape), std::move(layout)));
+    return detail::wrap_complex(r, h.dtype);
+  }
   return Tensor(ir::make_buffer(std::move(storage), h.dtype, h.shape, std::move(layout)));
 }
 
@@ -249,9 +262,10 @@ Tensor tensor_from_npy(const char* op, const std::string& path, const char* data
                              " bytes of data, " + std::to_string(size - h.data_offset) + " are there)");
   auto storage = rt::Storage::allocate(Device::cpu(), bytes);
   if (bytes) std::memcpy(storage->data(), data + h.data_offset, bytes);
-  if (h.swap) byte_swap(static_cast<char*>(storage->data()), bytes, dtype_size(h.dtype));
+  const DType elem = is_complex(h.dtype) ? complex_part(h.dtype) : h.dtype;  // a complex number swaps by part
+  if (h.swap) byte_swap(static_cast<char*>(storage->data()), bytes, dtype_size(elem));
   if (h.dtype == DType::Bool) canonical_bools(storage->data(), bytes);
-  rt::note_value_range(*storage, h.dtype, static_cast<int64_t>(bytes / dtype_size(h.dtype)));
+  rt::note_value_range(*storage, elem, static_cast<int64_t>(bytes / dtype_size(elem)));
   return make_tensor(std::move(storage), h);
 }
 

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "frontend/complex.h"
 #include "frontend/record.h"
 #include "lazyfuse/ops.h"
 
@@ -19,6 +20,7 @@ Tensor unary(Op op, const Tensor& x) {
   const char* name = op_info(op).name;
   detail::check_defined(name, {&x});
   DType d = x.dtype();
+  if (is_complex(d)) return detail::complex_unary(op, x);
   DTypeRule rule = op_info(op).rule;
   switch (rule) {
     case DTypeRule::kNumeric:
@@ -72,6 +74,7 @@ Tensor binary(Op op, const Tensor& a, const Tensor& b) {
   const char* name = op_info(op).name;
   detail::check_defined(name, {&a, &b});
   detail::check_same_device(name, {&a, &b});
+  if (is_complex(a.dtype()) || is_complex(b.dtype())) return detail::complex_binary(op, a, b);
   auto [compute, out] = binary_dtypes(op, detail::promote(a.dtype(), b.dtype()), a, b);
   // The common case needs neither a cast nor a broadcast: no temporary handles or shapes.
   if (a.dtype() == compute && b.dtype() == compute && a.shape() == b.shape())
@@ -105,6 +108,7 @@ Tensor binary(Op op, const Tensor& a, Scalar s, bool scalar_first) {
   const ir::OpInfo& info = op_info(op);
   if (!a.defined()) fail(info.name, "an argument is an empty Tensor (default-constructed, never assigned)");
   const ir::Node& an = *a.node();
+  if (is_complex(an.dtype)) return detail::complex_binary(op, a, s, scalar_first);
   DType common = detail::promote_scalar(an.dtype, s.kind());
   // The common case, first and with no temporaries (it is most of a loop like `y = y * 2 + 1`):
   // arithmetic whose number keeps the tensor's dtype, which is neither bool nor a 16-bit float.
@@ -204,7 +208,6 @@ Tensor reciprocal(const Tensor& x) { return unary(Op::Reciprocal, x); }
 Tensor square(const Tensor& x) { return unary(Op::Square, x); }
 Tensor pow(const Tensor& x, const Tensor& e) { return binary(Op::Pow, x, e); }
 Tensor pow(const Tensor& x, Scalar e) {
-  detail::UserOp user("gelu");
   detail::check_defined("pow", {&x});
   if (!is_floating(x.dtype()) && e.kind() == Scalar::Kind::Int && e.to_int() < 0)
     fail("pow", "integers to negative integer powers are not allowed; use a float exponent (" +

@@ -2,6 +2,7 @@
 // and matmul with numpy's 1-D / 2-D / batched rules.
 #include <algorithm>
 
+#include "frontend/complex.h"
 #include "frontend/record.h"
 #include "runtime/checked.h"
 #include "lazyfuse/ops.h"
@@ -98,6 +99,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   detail::check_defined("matmul", {&a, &b});
   detail::check_same_device("matmul", {&a, &b});
   if (a.dim() == 0 || b.dim() == 0) fail("matmul", "needs operands with at least one dim", {&a, &b});
+  if (is_complex(a.dtype()) || is_complex(b.dtype())) return detail::complex_matmul(a, b);
   DType d = detail::promote(a.dtype(), b.dtype());
   if (d == DType::Bool) fail("matmul", "is not defined for bool tensors", {&a, &b});
   // numpy: a 1-D left operand is a row, a 1-D right operand a column; both dims vanish afterwards.

@@ -2,6 +2,7 @@
 // recorded as primitives so the fuser sees through them.
 #include <algorithm>
 
+#include "frontend/complex.h"
 #include "frontend/record.h"
 #include "lazyfuse/ops.h"
 
@@ -47,6 +48,7 @@ Tensor reduce(Op op, const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
   const char* name = ir::op_name(op);
   detail::check_defined(name, {&x});
   dims = normalize_dims(name, std::move(dims), x);
+  if (is_complex(x.dtype())) return detail::complex_reduce(op, x, dims, keepdim);
   Tensor in = x;
   DType out = x.dtype();
   if (op == Op::Sum || op == Op::Prod) {
@@ -94,6 +96,10 @@ Tensor argmin(const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
 }
 
 Tensor mean(const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
+  if (x.defined() && is_complex(x.dtype())) {
+    std::vector<int64_t> d = normalize_dims("mean", dims, x);
+    return sum(x, d, keepdim) / reduced_count(x.shape(), d);
+  }
   Tensor f = as_float("mean", x);
   std::vector<int64_t> d = normalize_dims("mean", dims, f);
   // A 16-bit mean sums and divides in float32 and rounds once, as PyTorch's: a float16 sum past

@@ -2,6 +2,7 @@
 // data is copied only when contiguous() or a reshape of a non-contiguous layout asks for it.
 #include <algorithm>
 
+#include "frontend/complex.h"
 #include "frontend/record.h"
 #include "lazyfuse/ops.h"
 #include "runtime/checked.h"
@@ -161,6 +162,7 @@ Tensor unsqueeze(const Tensor& x, int64_t dim) {
 
 Tensor contiguous(const Tensor& x) {
   detail::check_defined("contiguous", {&x});
+  if (is_complex(x.dtype())) return detail::wrap_complex(contiguous(detail::pairs(x)), x.dtype());
   const ir::Node& n = *x.node();
   // A pending value is computed contiguous, except a 4-D one that may come out channels-last (a
   // GPU convolution's, or one over a channels-last buffer: codegen/fuse/lower.h, out_strides): that

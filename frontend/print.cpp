@@ -3,11 +3,13 @@
 // linewidth 80), step by step, so that output can be compared with PyTorch's character for character.
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <ostream>
 #include <string>
 
 #include "frontend/record.h"
+#include "lazyfuse/complex.h"
 #include "lazyfuse/tensor.h"
 
 namespace lf {
@@ -20,9 +22,10 @@ constexpr int64_t kLineWidth = 80;
 // The values of a tensor, read once in the widest type of their kind.
 struct Values {
   DType dtype;
-  std::vector<double> f;   // floating dtypes
+  std::vector<double> f;   // floating dtypes; of a complex one, the real parts
   std::vector<int64_t> i;  // integer dtypes
   std::vector<bool> b;     // bool
+  std::vector<double> im;  // complex dtypes: the imaginary parts
 };
 
 // How every element is written, decided once from the elements that will be shown (torch's
@@ -92,6 +95,18 @@ struct Printer {
   const Values& values;
   bool summarize;
   Formatter fmt;
+  Formatter imag_fmt;  // complex values: torch formats the real and imaginary parts apart
+
+  // One element: a complex one as torch's _scalar_str, the real part padded, then the imaginary
+  // part's sign and digits unpadded, and "j".
+  std::string element(size_t k) const {
+    if (!is_complex(values.dtype)) return fmt.format(values, k);
+    Values one{DType::Float64, {values.im[k]}, {}, {}, {}};
+    std::string imag = imag_fmt.format(one, 0) + "j";
+    imag.erase(0, imag.find_first_not_of(' '));
+    return fmt.format(values, k) + (imag[0] == '-' || imag[0] == '+' ? "" : "+") + imag;
+  }
+  size_t element_width() const { return fmt.max_width + (is_complex(values.dtype) ? imag_fmt.max_width + 1 : 0); }
 
   int64_t stride(size_t dim) const {
     int64_t s = 1;
@@ -121,9 +136,9 @@ struct Printer {
         data.push_back(" ...");
         i = shape[dim] - kEdgeItems;
       }
-      data.push_back(fmt.format(values, static_cast<size_t>(base + i)));
+      data.push_back(element(static_cast<size_t>(base + i)));
     }
-    int64_t element_length = static_cast<int64_t>(fmt.max_width) + 2;
+    int64_t element_length = static_cast<int64_t>(element_width()) + 2;
     size_t per_line = static_cast<size_t>(std::max<int64_t>(1, (kLineWidth - indent) / element_length));
     std::string s = "[";
     for (size_t k = 0; k < data.size(); ++k) {
@@ -157,6 +172,11 @@ Values read(const Tensor& t) {
     v.b = t.to_vector<bool>();
   } else if (is_integral(v.dtype)) {
     v.i = t.to_vector<int64_t>();
+  } else if (is_complex(v.dtype)) {
+    for (std::complex<double> z : t.to_vector<std::complex<double>>()) {
+      v.f.push_back(z.real());
+      v.im.push_back(z.imag());
+    }
   } else {
     v.f = t.to_vector<double>();
   }
@@ -181,14 +201,17 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
       for (size_t i = 0; i < shape.size(); ++i) size += (i ? ", " : "") + std::to_string(shape[i]);
       suffixes.push_back(size + ")");
     }
-    if (d != DType::Float32) suffixes.push_back(std::string("dtype=lf.") + dtype_name(d));
+    if (d != DType::Float32 && d != DType::Complex64) suffixes.push_back(std::string("dtype=lf.") + dtype_name(d));
   } else {
     Printer p{shape, values, t.numel() > kSummarizeAbove, {}};
     std::vector<int64_t> shown;
     p.collect(0, 0, shown);
-    p.fmt = make_formatter(values, shown);
-    body = t.dim() == 0 ? p.fmt.format(values, 0) : p.tensor_str(0, 0, 7);  // "tensor(" is 7 wide
-    if (d != DType::Float32 && d != DType::Int64 && d != DType::Bool)
+    // A complex tensor's parts are formatted as float64 values (torch's real and imag formatters).
+    const DType part = is_complex(d) ? DType::Float64 : d;
+    p.fmt = make_formatter(Values{part, values.f, values.i, values.b, {}}, shown);
+    if (is_complex(d)) p.imag_fmt = make_formatter(Values{part, values.im, {}, {}, {}}, shown);
+    body = t.dim() == 0 ? p.element(0) : p.tensor_str(0, 0, 7);  // "tensor(" is 7 wide
+    if (d != DType::Float32 && d != DType::Int64 && d != DType::Bool && d != DType::Complex64)
       suffixes.push_back(std::string("dtype=lf.") + dtype_name(d));
   }
   os << "tensor(" << body;

@@ -4,7 +4,10 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <string_view>
+#include <unordered_set>
 
+#include "frontend/complex.h"
 #include "frontend/trace.h"
 #include "runtime/checked.h"
 
@@ -46,6 +49,8 @@ int& keep_graph_depth() {
 }
 
 Tensor record_node(NodePtr node) {
+  if (involves_complex(*node)) [[unlikely]]
+    return record_complex(std::move(node));
   check_node_shape(*node);
   node->keep_history = keep_graph_depth() > 0;
   node->user_op = current_user_op();
@@ -95,9 +100,34 @@ void fail(const char* op, const std::string& message, std::initializer_list<cons
   throw Error(msg);
 }
 
+namespace {
+// The ops that take complex tensors (docs/complex.md): frontend/complex.cpp computes them, or they
+// are made of views, copies, cat, where, gather and remap, which record_complex replays on the
+// pairs. Any other op raises at the line that called it, before it could read a complex tensor's
+// dtype as a real one (an implicit cast to a real dtype would drop the imaginary part).
+bool takes_complex(const char* op) {
+  static const std::unordered_set<std::string_view> ops = {
+      // elementwise, reductions, products
+      "add", "sub", "mul", "div", "neg", "abs", "exp", "log", "sqrt", "square", "reciprocal", "sin", "cos",
+      "isnan", "isinf", "isfinite", "pow", "eq", "ne", "where", "sum", "prod", "mean", "matmul", "linear",
+      // complex.h
+      "complex", "polar", "real", "imag", "conj", "angle", "view_as_real", "view_as_complex", "complex number operand",
+      // views and shape ops
+      "reshape", "flatten", "permute", "transpose", "slice", "expand", "squeeze", "unsqueeze", "contiguous", "cat",
+      "stack", "select", "narrow", "chunk", "split", "unbind", "flip", "roll", "movedim", "repeat", "tile", "pad",
+      "index", "index_select", "take", "take_along_dim", "gather", "masked_fill",
+      // reads, casts, files
+      "cast", "to", "print", "save", "savez"};
+  return ops.contains(op);
+}
+}  // namespace
+
 void check_defined(const char* op, std::initializer_list<const Tensor*> args) {
-  for (const Tensor* t : args)
+  for (const Tensor* t : args) {
     if (!t->defined()) fail(op, "an argument is an empty Tensor (default-constructed, never assigned)");
+    if (is_complex(t->node()->dtype)) [[unlikely]]
+      if (!takes_complex(op)) fail(op, "is not defined for complex tensors (docs/complex.md lists the ops that are)", args);
+  }
 }
 
 void check_same_device(const char* op, std::initializer_list<const Tensor*> args) {
@@ -127,12 +157,15 @@ int64_t normalize_dim(const char* op, int64_t dim, int64_t rank, const Tensor& x
 }
 
 namespace {
-int category(DType d) { return d == DType::Bool ? 0 : is_integral(d) ? 1 : 2; }
+int category(DType d) { return d == DType::Bool ? 0 : is_integral(d) ? 1 : is_complex(d) ? 3 : 2; }
 }  // namespace
 
 DType promote(DType a, DType b) {
   if (a == b) return a;
   int ca = category(a), cb = category(b);
+  // Complex with a float keeps the wider precision (complex64 with float64: complex128, as PyTorch).
+  if (ca == 3 && cb == 2) return complex_of(promote(complex_part(a), b));
+  if (cb == 3 && ca == 2) return complex_of(promote(a, complex_part(b)));
   if (ca != cb) return ca > cb ? a : b;
   if (ca == 1) return DType::Int64;  // int32 with int64
   if ((a == DType::Float16 && b == DType::BFloat16) || (a == DType::BFloat16 && b == DType::Float16))
@@ -180,6 +213,7 @@ Tensor coord(const Shape& shape, size_t d, Device device) {
 
 Tensor cast_to(const Tensor& x, DType dtype) {
   if (x.dtype() == dtype) return x;
+  if (is_complex(x.dtype()) || is_complex(dtype)) return complex_cast(x, dtype);
   return record(Op::Cast, dtype, x.device(), x.shape(), {&x});
 }
 

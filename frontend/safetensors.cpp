@@ -30,6 +30,8 @@ const char* st_dtype(DType d) {
     case DType::BFloat16: return "BF16";
     case DType::Float32: return "F32";
     case DType::Float64: return "F64";
+    case DType::Complex64:  // the format has no complex dtype
+    case DType::Complex128: return "";
   }
   return "";
 }
@@ -224,6 +226,9 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
   for (const auto& [name, t] : tensors) {
     if (name == "__metadata__") file_error(op, path, "\"__metadata__\" is not a tensor name the format allows");
     if (!t.defined()) file_error(op, path, "tensor \"" + name + "\" is an empty Tensor");
+    if (is_complex(t.dtype()))
+      file_error(op, path, "tensor \"" + name + "\" is " + dtype_name(t.dtype()) +
+                               ", which the format has no dtype for; save lf::view_as_real(t) instead");
     host.push_back(t.contiguous().to(Device::cpu()).contiguous());
     const uint64_t bytes = static_cast<uint64_t>(t.numel()) * dtype_size(t.dtype());
     std::string shape;

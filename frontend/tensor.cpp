@@ -1,22 +1,39 @@
 // lf::Tensor: handle bookkeeping, accessors, reads (sync points) and member forwarding.
 #include "lazyfuse/tensor.h"
 
+#include <complex>
 #include <cstring>
 #include <string>
 #include <utility>
 
 #include "codegen/ir/dtype_dispatch.h"
 #include "codegen/reference/reference.h"
+#include "frontend/complex.h"
 #include "frontend/record.h"
 #include "frontend/trace.h"
+#include "lazyfuse/complex.h"
 #include "lazyfuse/ops.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/storage.h"
 
 namespace lf {
 
+namespace {
+// A complex tensor's handle counts as a handle of its pairs too (frontend/complex.h): the fuser
+// computes a held node, and the pairs are what holds the values.
+void retain_pairs(const ir::Node& n) {
+  if (is_complex(n.dtype)) [[unlikely]]
+    n.inputs[0]->user_refs.fetch_add(1, std::memory_order_relaxed);
+}
+void release_pairs(const ir::Node& n) {
+  if (is_complex(n.dtype)) [[unlikely]]
+    n.inputs[0]->user_refs.fetch_sub(1, std::memory_order_relaxed);
+}
+}  // namespace
+
 Tensor::Tensor(std::shared_ptr<ir::Node> node) : node_(std::move(node)) {
   if (!node_) return;
+  retain_pairs(*node_);
   // A node only this handle holds (one just recorded) is visible to no other thread, so its count
   // needs no atomic read-modify-write: that saves a locked instruction on every recorded op.
   if (node_.use_count() == 1)
@@ -32,14 +49,19 @@ Tensor& Tensor::operator=(const Tensor& other) {
 }
 Tensor& Tensor::operator=(Tensor&& other) noexcept {
   if (this != &other) {
-    if (node_) node_->user_refs.fetch_sub(1, std::memory_order_relaxed);
+    if (node_) {
+      release_pairs(*node_);
+      node_->user_refs.fetch_sub(1, std::memory_order_relaxed);
+    }
     node_ = std::move(other.node_);
   }
   return *this;
 }
 Tensor::~Tensor() {
+  if (!node_) return;
+  release_pairs(*node_);  // the pairs may outlive this node: their count matters
   // A node this handle alone holds dies with it: its count no longer matters.
-  if (node_ && node_.use_count() > 1) node_->user_refs.fetch_sub(1, std::memory_order_relaxed);
+  if (node_.use_count() > 1) node_->user_refs.fetch_sub(1, std::memory_order_relaxed);
 }
 
 const std::shared_ptr<ir::Node>& Tensor::node() const {
@@ -109,16 +131,39 @@ std::vector<T> read_values(const Tensor& t) {
 }  // namespace
 
 template <typename T>
+struct IsComplex : std::false_type {};
+template <typename T>
+struct IsComplex<std::complex<T>> : std::true_type {};
+
+// A complex tensor's values from its pairs; a real tensor read as complex is cast first. Real
+// values of a complex tensor are an error (PyTorch's item() gives a complex number too).
+template <typename T>
+std::vector<T> read_any(const Tensor& t) {
+  if constexpr (IsComplex<T>::value) {
+    using P = typename T::value_type;
+    const DType d = std::is_same_v<P, float> ? DType::Complex64 : DType::Complex128;
+    std::vector<P> flat = read_values<P>(view_as_real(t.dtype() == d ? t : cast(t, d)));
+    std::vector<T> out(flat.size() / 2);
+    std::memcpy(out.data(), flat.data(), flat.size() * sizeof(P));
+    return out;
+  } else {
+    if (is_complex(t.dtype()))
+      detail::fail("to_vector", "reads a complex tensor as std::complex<float> or std::complex<double> (or read lf::real(z))", {&t});
+    return read_values<T>(t);
+  }
+}
+
+template <typename T>
 T Tensor::item() const {
   if (numel() != 1) {
     detail::fail("item", "needs a tensor with exactly one element, not " + std::to_string(numel()), {this});
   }
-  return read_values<T>(*this)[0];
+  return read_any<T>(*this)[0];
 }
 
 template <typename T>
 std::vector<T> Tensor::to_vector() const {
-  return read_values<T>(*this);
+  return read_any<T>(*this);
 }
 
 #define LF_INSTANTIATE_READS(T)          \
@@ -129,6 +174,8 @@ LF_INSTANTIATE_READS(int32_t)
 LF_INSTANTIATE_READS(int64_t)
 LF_INSTANTIATE_READS(float)
 LF_INSTANTIATE_READS(double)
+LF_INSTANTIATE_READS(std::complex<float>)
+LF_INSTANTIATE_READS(std::complex<double>)
 #undef LF_INSTANTIATE_READS
 
 Tensor Tensor::to(DType dtype) const { return cast(*this, dtype); }
@@ -138,6 +185,7 @@ Tensor Tensor::to(DType dtype) const { return cast(*this, dtype); }
 Tensor Tensor::to(Device device) const {
   const Device from = this->device();
   if (device == from) return *this;
+  if (is_complex(dtype())) return detail::wrap_complex(view_as_real(*this).to(device), dtype());
   const std::string move = from.str() + " to " + device.str() + " (" + detail::describe(*this) + ", " +
                            std::to_string(static_cast<size_t>(numel()) * dtype_size(dtype())) + " bytes)";
   for (Device d : {from, device}) {

@@ -87,6 +87,13 @@ void realize(const std::vector<ir::Node*>& requested) {
       rp = &with_extra;
     }
   }
+  // A complex tensor's values are its pairs' (frontend/complex.h).
+  thread_local std::vector<ir::Node*> paired;
+  if (std::any_of(rp->begin(), rp->end(), [](const ir::Node* n) { return n->op == ir::Op::ComplexView; })) {
+    paired.clear();
+    for (ir::Node* n : *rp) paired.push_back(n->op == ir::Op::ComplexView ? n->inputs[0].get() : n);
+    rp = &paired;
+  }
   const std::vector<ir::Node*>& roots = *rp;
   // Wanted: held by a user, or a root. Roots are usually held (a sync's are, by definition), and
   // then the root set is not needed.

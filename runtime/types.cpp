@@ -14,6 +14,8 @@ const char* dtype_name(DType d) {
     case DType::BFloat16: return "bfloat16";
     case DType::Float32: return "float32";
     case DType::Float64: return "float64";
+    case DType::Complex64: return "complex64";
+    case DType::Complex128: return "complex128";
   }
   return "?";
 }
@@ -27,6 +29,8 @@ size_t dtype_size(DType d) {
     case DType::BFloat16: return 2;
     case DType::Float32: return 4;
     case DType::Float64: return 8;
+    case DType::Complex64: return 8;
+    case DType::Complex128: return 16;
   }
   return 0;
 }

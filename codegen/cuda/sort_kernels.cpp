@@ -20,6 +20,7 @@
 //   the int64 positions and the values: the passes carry the keys' raw bits (the order-preserving
 //   key is recomputed from them), so the values come out exact. Digits that cannot differ are not
 //   passed over (bool: one pass, bfloat16: two, float16: three).
+#include <stdexcept>
 #include <string>
 
 #include "codegen/cuda/sort.h"
@@ -463,6 +464,8 @@ std::string sort_source(DType dtype) {
              "return lf_dkey((unsigned long long)__double_as_longlong(v)); }\n"
              "#define lf_to_raw(v) ((unsigned long long)__double_as_longlong(v))\n#define lf_from_raw(r) __longlong_as_double((long long)(r))\n";
       break;
+    case DType::Complex64:  // frontend types, never sorted (lazyfuse/types.h)
+    case DType::Complex128: throw std::logic_error("internal: a complex sort");
   }
   return kKeyPrelude + head + kSortSource;
 }
@@ -475,7 +478,9 @@ int radix_passes(DType dtype, int* first_shift) {
     case DType::Int64:
     case DType::Float64: *first_shift = 0; return 8;
     case DType::Int32:
-    case DType::Float32: break;
+    case DType::Float32:
+    case DType::Complex64:
+    case DType::Complex128: break;
   }
   *first_shift = 0;
   return 4;

@@ -36,8 +36,10 @@ decltype(auto) dispatch(DType dtype, F&& f) {
     case DType::BFloat16: return f(BFloat16Tag{});
     case DType::Float32: return f(Float32Tag{});
     case DType::Float64: return f(Float64Tag{});
+    case DType::Complex64:  // frontend types, never in the trace (lazyfuse/types.h)
+    case DType::Complex128: break;
   }
-  return f(Float32Tag{});
+  throw std::logic_error(std::string("internal: a ") + dtype_name(dtype) + " value reached the executor");
 }
 
 // Storage <-> compute conversions.

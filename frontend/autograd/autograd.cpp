@@ -3,13 +3,16 @@
 // order, each node's derivative recorded as ordinary ops (frontend/autograd/derivatives.cpp).
 #include "lazyfuse/autograd.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "frontend/autograd/derivatives.h"
+#include "frontend/complex.h"
 #include "frontend/record.h"
+#include "lazyfuse/complex.h"
 #include "lazyfuse/ops.h"
 #include "runtime/config.h"
 
@@ -112,6 +115,16 @@ KeepGraph::~KeepGraph() { --detail::keep_graph_depth(); }
 
 std::vector<Tensor> grad(const Tensor& output, const std::vector<Tensor>& inputs, const Tensor& cotangent,
                          bool allow_unused) {
+  // A complex input's gradient is its pairs' (lazyfuse/complex.h): dL/dre + i dL/dim, PyTorch's
+  // convention for a real loss.
+  if (std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.defined() && is_complex(t.dtype()); })) {
+    std::vector<Tensor> real_inputs;
+    for (const Tensor& t : inputs) real_inputs.push_back(t.defined() && is_complex(t.dtype()) ? view_as_real(t) : t);
+    std::vector<Tensor> g = grad(output, real_inputs, cotangent, allow_unused);
+    for (size_t i = 0; i < g.size(); ++i)
+      if (g[i].defined() && is_complex(inputs[i].dtype())) g[i] = detail::wrap_complex(g[i], inputs[i].dtype());
+    return g;
+  }
   if (!output.defined()) fail("grad", "the output is an empty Tensor (default-constructed, never assigned)");
   if (!is_floating(output.dtype()))
     fail("grad", std::string("the output has dtype ") + dtype_name(output.dtype()) +

@@ -57,13 +57,17 @@ inline DType to_dtype(const DLDataType& t) {
     case kDLBfloat:
       if (t.bits == 16) return DType::BFloat16;
       break;
+    case kDLComplex:
+      if (t.bits == 64) return DType::Complex64;
+      if (t.bits == 128) return DType::Complex128;
+      break;
     case kBoolCode:
       if (t.bits == 8) return DType::Bool;
       break;
     default: break;
   }
   throw Error("lf::from_dlpack: DLPack dtype (" + describe(t) +
-              ") has no LazyFuse dtype (int32, int64, float16, bfloat16, float32, float64 and 8-bit bool are)");
+              ") has no LazyFuse dtype (int32, int64, float16, bfloat16, float32, float64, complex64, complex128 and 8-bit bool are)");
 }
 
 inline DLDataType from_dtype(DType d) {
@@ -75,6 +79,8 @@ inline DLDataType from_dtype(DType d) {
     case DType::BFloat16: return DLDataType{kDLBfloat, 16, 1};
     case DType::Float32: return DLDataType{kDLFloat, 32, 1};
     case DType::Float64: return DLDataType{kDLFloat, 64, 1};
+    case DType::Complex64: return DLDataType{kDLComplex, 64, 1};
+    case DType::Complex128: return DLDataType{kDLComplex, 128, 1};
   }
   throw Error("lf::to_dlpack: unknown dtype");
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "lazyfuse/autograd.h"
+#include "lazyfuse/complex.h"
 #include "lazyfuse/einsum.h"
 #include "lazyfuse/fft.h"
 #include "lazyfuse/interop.h"

@@ -11,13 +11,23 @@
 
 namespace lf {
 
-enum class DType : uint8_t { Bool, Int32, Int64, Float16, BFloat16, Float32, Float64 };
-inline constexpr int kNumDTypes = 7;
+// Complex64 and Complex128 are frontend types (lazyfuse/complex.h): a complex tensor of shape S is a
+// handle over a real tensor of shape S + [2] (re, im), which the trace, the fuser and the kernels
+// see; they never see a complex dtype.
+enum class DType : uint8_t { Bool, Int32, Int64, Float16, BFloat16, Float32, Float64, Complex64, Complex128 };
+inline constexpr int kNumDTypes = 9;
 
-const char* dtype_name(DType dtype);  // "float32", "int64", ...
+const char* dtype_name(DType dtype);  // "float32", "int64", "complex64", ...
 size_t dtype_size(DType dtype);       // bytes per element
-inline bool is_floating(DType d) { return d >= DType::Float16; }
+inline bool is_floating(DType d) { return d >= DType::Float16 && d <= DType::Float64; }
 inline bool is_integral(DType d) { return d == DType::Int32 || d == DType::Int64; }
+inline bool is_complex(DType d) { return d >= DType::Complex64; }
+// The real dtype of a complex one's parts (Complex64: Float32), and the complex dtype of a real
+// one (Float32 and narrower: Complex64; Float64: Complex128).
+inline DType complex_part(DType d) { return d == DType::Complex128 ? DType::Float64 : DType::Float32; }
+inline DType complex_of(DType d) {
+  return d == DType::Float64 || d == DType::Complex128 ? DType::Complex128 : DType::Complex64;
+}
 
 using Shape = std::vector<int64_t>;
 std::string shape_str(const Shape& shape);  // "[2, 3]"
