@@ -8,6 +8,7 @@
 
 #include "frontend/fft_pairs.h"
 #include "frontend/record.h"
+#include "lazyfuse/complex.h"
 #include "lazyfuse/fft.h"
 #include "lazyfuse/ops.h"
 
@@ -43,6 +44,8 @@ using detail::fail;
 // The dtype a transform computes in: Float32 and Float64 as they are, integers and bool promoted
 // to Float32 (torch's default dtype), half types refused (torch's CPU refuses them too).
 Tensor as_float(const Tensor& x, const char* op) {
+  if (x.defined() && is_complex(x.dtype()))
+    fail(op, "takes real pairs [..., 2], not a complex tensor (lf::view_as_real gives them)", {&x});
   detail::check_defined(op, {&x});
   if (x.dtype() == DType::Float32 || x.dtype() == DType::Float64) return x;
   if (x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16)
@@ -195,6 +198,72 @@ Tensor c2rn(const Tensor& z0, std::optional<Shape> s, std::optional<std::vector<
 
 namespace lf::fft {
 
+// The complex transforms: the pair transforms over view_as_real, the result viewed as complex.
+namespace {
+
+// x's values as pairs: a complex tensor's own, a real one's with zero imaginary parts.
+// (check_defined would refuse a complex tensor: the table of ops that take them is record.cpp's,
+// and these take them by viewing their pairs.)
+Tensor as_pairs(const Tensor& x, const char* op) {
+  if (x.defined() && is_complex(x.dtype())) return view_as_real(x);
+  detail::check_defined(op, {&x});
+  if (x.dim() == 0) detail::fail(op, "expected a tensor of at least one dimension", {&x});
+  Tensor re = is_floating(x.dtype()) ? x : x.to(DType::Float32);
+  return stack({re, zeros_like(re)}, -1);
+}
+
+// rfft's input: real (integers promoted by the pair transform), never complex (torch's rule).
+const Tensor& real_input(const Tensor& x, const char* op) {
+  if (x.defined() && is_complex(x.dtype())) detail::fail(op, "expects a real input tensor, but got a complex one", {&x});
+  return x;
+}
+
+}  // namespace
+
+Tensor fft(const Tensor& x, std::optional<int64_t> n, int64_t dim, const std::string& norm) {
+  return view_as_complex(pairs::c2c(as_pairs(x, "fft::fft"), n, dim, norm, true, "fft::fft"));
+}
+Tensor ifft(const Tensor& x, std::optional<int64_t> n, int64_t dim, const std::string& norm) {
+  return view_as_complex(pairs::c2c(as_pairs(x, "fft::ifft"), n, dim, norm, false, "fft::ifft"));
+}
+Tensor rfft(const Tensor& x, std::optional<int64_t> n, int64_t dim, const std::string& norm) {
+  return view_as_complex(pairs::r2c(real_input(x, "fft::rfft"), n, dim, norm, true, "fft::rfft"));
+}
+Tensor irfft(const Tensor& x, std::optional<int64_t> n, int64_t dim, const std::string& norm) {
+  return pairs::c2r(as_pairs(x, "fft::irfft"), n, dim, norm, false, "fft::irfft");
+}
+Tensor hfft(const Tensor& x, std::optional<int64_t> n, int64_t dim, const std::string& norm) {
+  return pairs::c2r(as_pairs(x, "fft::hfft"), n, dim, norm, true, "fft::hfft");
+}
+Tensor ihfft(const Tensor& x, std::optional<int64_t> n, int64_t dim, const std::string& norm) {
+  return view_as_complex(pairs::r2c(real_input(x, "fft::ihfft"), n, dim, norm, false, "fft::ihfft"));
+}
+
+Tensor fft2(const Tensor& x, std::optional<Shape> s, std::vector<int64_t> dim, const std::string& norm) {
+  return view_as_complex(pairs::c2cn(as_pairs(x, "fft::fft2"), std::move(s), std::move(dim), norm, true, "fft::fft2"));
+}
+Tensor ifft2(const Tensor& x, std::optional<Shape> s, std::vector<int64_t> dim, const std::string& norm) {
+  return view_as_complex(pairs::c2cn(as_pairs(x, "fft::ifft2"), std::move(s), std::move(dim), norm, false, "fft::ifft2"));
+}
+Tensor rfft2(const Tensor& x, std::optional<Shape> s, std::vector<int64_t> dim, const std::string& norm) {
+  return view_as_complex(pairs::r2cn(real_input(x, "fft::rfft2"), std::move(s), std::move(dim), norm, "fft::rfft2"));
+}
+Tensor irfft2(const Tensor& x, std::optional<Shape> s, std::vector<int64_t> dim, const std::string& norm) {
+  return pairs::c2rn(as_pairs(x, "fft::irfft2"), std::move(s), std::move(dim), norm, "fft::irfft2");
+}
+Tensor fftn(const Tensor& x, std::optional<Shape> s, Dims dim, const std::string& norm) {
+  return view_as_complex(pairs::c2cn(as_pairs(x, "fft::fftn"), std::move(s), std::move(dim), norm, true, "fft::fftn"));
+}
+Tensor ifftn(const Tensor& x, std::optional<Shape> s, Dims dim, const std::string& norm) {
+  return view_as_complex(pairs::c2cn(as_pairs(x, "fft::ifftn"), std::move(s), std::move(dim), norm, false, "fft::ifftn"));
+}
+Tensor rfftn(const Tensor& x, std::optional<Shape> s, Dims dim, const std::string& norm) {
+  return view_as_complex(pairs::r2cn(real_input(x, "fft::rfftn"), std::move(s), std::move(dim), norm, "fft::rfftn"));
+}
+Tensor irfftn(const Tensor& x, std::optional<Shape> s, Dims dim, const std::string& norm) {
+  return pairs::c2rn(as_pairs(x, "fft::irfftn"), std::move(s), std::move(dim), norm, "fft::irfftn");
+}
+
 Tensor fftfreq(int64_t n, double d, DType dtype) {
   if (n < 0) detail::fail("fft::fftfreq", "n must be non-negative, got " + std::to_string(n));
   // torch's: arange(n) with its upper half arange(-(n / 2), 0), times 1 / (n d).
@@ -211,7 +280,7 @@ Tensor rfftfreq(int64_t n, double d, DType dtype) {
 namespace {
 
 Tensor shift(const Tensor& x, const std::optional<std::vector<int64_t>>& dim, bool inverse, const char* op) {
-  detail::check_defined(op, {&x});
+  if (!x.defined()) detail::check_defined(op, {&x});  // complex tensors welcome: roll takes them
   std::vector<int64_t> dims, shifts;
   if (dim) {
     for (int64_t d : *dim) dims.push_back(detail::normalize_dim(op, d, x.dim(), x));

@@ -19,6 +19,13 @@ namespace {
 
 using C = std::complex<double>;
 
+// a * b without std::complex's operator*, which calls __muldc3 to recover infinities from NaN
+// products (C Annex G) and costs several times the four multiplies; a NaN or inf input still gives
+// NaN or inf, as numpy's pocketfft does.
+inline C mul(C a, C b) {
+  return C(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
+}
+
 // Above this prime factor, the O(p^2) butterfly costs more than Bluestein's three transforms of a
 // smooth length.
 constexpr int64_t kLargestRadix = 13;
@@ -94,15 +101,15 @@ class Plan {
     switch (p) {
       case 2:
         for (int64_t k = 0; k < m; ++k) {
-          const C t = out[k + m] * tw[k * stride];
+          const C t = mul(out[k + m], tw[k * stride]);
           out[k + m] = out[k] - t;
           out[k] += t;
         }
         return;
       case 4:
         for (int64_t k = 0; k < m; ++k) {
-          const C t0 = out[k], t1 = out[k + m] * tw[k * stride], t2 = out[k + 2 * m] * tw[2 * k * stride],
-                  t3 = out[k + 3 * m] * tw[3 * k * stride];
+          const C t0 = out[k], t1 = mul(out[k + m], tw[k * stride]), t2 = mul(out[k + 2 * m], tw[2 * k * stride]),
+                  t3 = mul(out[k + 3 * m], tw[3 * k * stride]);
           const C a = t0 + t2, b = t0 - t2, c = t1 + t3, d = t1 - t3;
           const C id(-d.imag(), d.real());  // i d; W_4 = -i
           out[k] = a + c;
@@ -114,7 +121,7 @@ class Plan {
       case 3: {
         const double h = -std::sqrt(3.0) / 2;  // Im W_3
         for (int64_t k = 0; k < m; ++k) {
-          const C t0 = out[k], t1 = out[k + m] * tw[k * stride], t2 = out[k + 2 * m] * tw[2 * k * stride];
+          const C t0 = out[k], t1 = mul(out[k + m], tw[k * stride]), t2 = mul(out[k + 2 * m], tw[2 * k * stride]);
           const C s = t1 + t2, d = t1 - t2;
           const C base = t0 - 0.5 * s, rot(-h * d.imag(), h * d.real());  // i h d
           out[k] = t0 + s;
@@ -127,10 +134,10 @@ class Plan {
         // Any other prime: the direct p-point DFT, W_p^{x} = twiddle_[(x mod p) m stride].
         C t[kLargestRadix];
         for (int64_t k = 0; k < m; ++k) {
-          for (int64_t q = 0; q < p; ++q) t[q] = q == 0 ? out[k] : out[k + q * m] * tw[q * k * stride];
+          for (int64_t q = 0; q < p; ++q) t[q] = q == 0 ? out[k] : mul(out[k + q * m], tw[q * k * stride]);
           for (int64_t s = 0; s < p; ++s) {
             C sum = t[0];
-            for (int64_t q = 1; q < p; ++q) sum += t[q] * tw[((q * s) % p) * m * stride];
+            for (int64_t q = 1; q < p; ++q) sum += mul(t[q], tw[((q * s) % p) * m * stride]);
             out[k + s * m] = sum;
           }
         }
@@ -168,13 +175,13 @@ class Plan {
     C* a = scratch;
     C* fa = scratch + m;
     C* rest = scratch + 2 * m;
-    for (int64_t j = 0; j < n_; ++j) a[j] = in[j] * chirp_[static_cast<size_t>(j)];
+    for (int64_t j = 0; j < n_; ++j) a[j] = mul(in[j], chirp_[static_cast<size_t>(j)]);
     for (int64_t j = n_; j < m; ++j) a[j] = 0;
     sub_->forward(a, fa, rest);
     // The inverse as conj(DFT(conj(.))): conjugate the product going in, and the result coming out.
-    for (int64_t j = 0; j < m; ++j) fa[j] = std::conj(fa[j] * kernel_[static_cast<size_t>(j)]);
+    for (int64_t j = 0; j < m; ++j) fa[j] = std::conj(mul(fa[j], kernel_[static_cast<size_t>(j)]));
     sub_->forward(fa, a, rest);
-    for (int64_t k = 0; k < n_; ++k) out[k] = std::conj(a[k]) * chirp_[static_cast<size_t>(k)];
+    for (int64_t k = 0; k < n_; ++k) out[k] = mul(std::conj(a[k]), chirp_[static_cast<size_t>(k)]);
   }
 
   int64_t n_;
@@ -197,27 +204,92 @@ std::shared_ptr<const Plan> plan_for(int64_t n) {
   return plan;
 }
 
+// Whether a real transform (r2c, c2r) of even length runs as a complex one of half the length:
+// the even and odd samples as real and imaginary parts, untangled with W_n^k (half the work).
+bool halved(const ir::FftParams& q) {
+  return (q.kind == ir::FftKind::kR2C || q.kind == ir::FftKind::kC2R) && q.n % 2 == 0 && q.n >= 4;
+}
+
 template <typename T>
 void run_typed(const ir::FftProblem& p, const Plan& plan) {
   const ir::FftParams& q = p.params;
   const int64_t n = q.n, in_len = q.in_length(), out_len = q.out_length();
   const bool conj = q.kind == ir::FftKind::kInverse || q.kind == ir::FftKind::kC2R;
+  const bool half = halved(q);
+  const int64_t h = n / 2;
+  std::vector<C> w;  // W_n^k, k < h: the half-length untangling's twiddles
+  if (half)
+    for (int64_t k = 0; k < h; ++k) w.push_back(root(k, n));
   const T* in = static_cast<const T*>(p.in);
   T* out = static_cast<T*>(p.out);
   // Lines in chunks of about a million values, at least one line each: enough work per chunk to
   // pay for its buffers, and enough chunks to share a batch of short lines over the pool.
   const int64_t per = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(n, 1));
   const int64_t chunks = (p.batch + per - 1) / per;
+  // A line that is not contiguous (a transform along a leading dim: a column) is gathered with
+  // its neighbours, kGroup lines at once, into a staging buffer: reading one value per cache line
+  // down a column, at a power-of-two stride that maps every row to the same cache sets, cost more
+  // than the transform.
+  const int64_t parts = q.complex_input() ? 2 : 1;
+  const bool gather = p.stride != parts || (parts == 2 && p.pair_stride != 1);
+  constexpr int64_t kGroup = 16;
+  const int64_t staged = in_len * parts;
   rt::parallel_for(chunks, [&](int64_t chunk) {
     std::vector<C> x(static_cast<size_t>(n)), y(static_cast<size_t>(n)), scratch(plan.scratch());
-    const int64_t end = std::min(p.batch, (chunk + 1) * per);
-    for (int64_t b = chunk * per; b < end; ++b) {
-      const T* line = in + b * p.in_line();
+    std::vector<T> stage(gather ? static_cast<size_t>(kGroup * staged) : 0);
+    const int64_t begin = chunk * per, end = std::min(p.batch, (chunk + 1) * per);
+    for (int64_t b = begin; b < end; ++b) {
+      if (gather && (b - begin) % kGroup == 0) {
+        const int64_t count = std::min(kGroup, end - b);
+        const T* lines[kGroup];
+        for (int64_t l = 0; l < count; ++l) lines[l] = in + p.line_offset(b + l);
+        for (int64_t j = 0; j < in_len; ++j)
+          for (int64_t l = 0; l < count; ++l)
+            for (int64_t part = 0; part < parts; ++part)
+              stage[static_cast<size_t>(l * staged + j * parts + part)] = lines[l][j * p.stride + part * p.pair_stride];
+      }
+      const T* line = gather ? stage.data() + ((b - begin) % kGroup) * staged : in + p.line_offset(b);
+      const int64_t stride = gather ? parts : p.stride, pair_stride = gather ? 1 : p.pair_stride;
+      auto at = [&](int64_t j, int64_t part) { return static_cast<double>(line[j * stride + part * pair_stride]); };
+      T* o = out + b * p.out_line();
+      if (half && q.kind == ir::FftKind::kR2C) {
+        // z_j = x_2j + i x_2j+1, Z = DFT_h(z); X_k = E_k + W_n^k O_k with E_k = (Z_k + conj(Z_h-k)) / 2,
+        // O_k = -i (Z_k - conj(Z_h-k)) / 2 (the even and odd samples' transforms).
+        for (int64_t j = 0; j < h; ++j) x[static_cast<size_t>(j)] = C(at(2 * j, 0), at(2 * j + 1, 0));
+        plan.forward(x.data(), y.data(), scratch.data());
+        for (int64_t k = 0; k <= h; ++k) {
+          const C zk = y[static_cast<size_t>(k % h)], zm = std::conj(y[static_cast<size_t>((h - k) % h)]);
+          const C e = 0.5 * (zk + zm), d = zk - zm, od(0.5 * d.imag(), -0.5 * d.real());
+          const C xk = k < h ? e + mul(w[static_cast<size_t>(k)], od) : e - od;  // W_n^h = -1
+          o[2 * k] = static_cast<T>(xk.real() * q.scale);
+          o[2 * k + 1] = static_cast<T>(xk.imag() * q.scale);
+        }
+        continue;
+      }
+      if (half) {
+        // c2r: E_k = (X_k + conj(X_h-k)) / 2, O_k = (X_k - conj(X_h-k)) conj(W_n^k) / 2, Z_k = E_k + i O_k;
+        // the unnormalized inverse of Z holds x_2j / 2 + i x_2j+1 / 2 (bins 0 and h: real parts only).
+        auto bin = [&](int64_t k) {
+          C v(at(k, 0), at(k, 1));
+          return k == 0 || k == h ? C(v.real(), 0) : v;
+        };
+        for (int64_t k = 0; k < h; ++k) {
+          const C xk = bin(k), xm = std::conj(bin(h - k));
+          const C e = 0.5 * (xk + xm), od = mul(0.5 * (xk - xm), std::conj(w[static_cast<size_t>(k)]));
+          x[static_cast<size_t>(k)] = std::conj(C(e.real() - od.imag(), e.imag() + od.real()));
+        }
+        plan.forward(x.data(), y.data(), scratch.data());
+        for (int64_t j = 0; j < h; ++j) {
+          o[2 * j] = static_cast<T>(2 * y[static_cast<size_t>(j)].real() * q.scale);
+          o[2 * j + 1] = static_cast<T>(-2 * y[static_cast<size_t>(j)].imag() * q.scale);
+        }
+        continue;
+      }
       if (q.kind == ir::FftKind::kR2C) {
-        for (int64_t j = 0; j < n; ++j) x[static_cast<size_t>(j)] = C(static_cast<double>(line[j]), 0);
+        for (int64_t j = 0; j < n; ++j) x[static_cast<size_t>(j)] = C(at(j, 0), 0);
       } else {
         for (int64_t j = 0; j < in_len; ++j)
-          x[static_cast<size_t>(j)] = C(static_cast<double>(line[2 * j]), static_cast<double>(line[2 * j + 1]));
+          x[static_cast<size_t>(j)] = C(at(j, 0), at(j, 1));
         if (q.kind == ir::FftKind::kC2R) {
           // The Hermitian extension; bins 0 and n / 2 contribute their real parts only (numpy's irfft).
           for (int64_t j = in_len; j < n; ++j) x[static_cast<size_t>(j)] = std::conj(x[static_cast<size_t>(n - j)]);
@@ -228,7 +300,6 @@ void run_typed(const ir::FftProblem& p, const Plan& plan) {
           for (C& v : x) v = std::conj(v);
       }
       plan.forward(x.data(), y.data(), scratch.data());
-      T* o = out + b * p.out_line();
       // conj(DFT(conj x)) is the inverse; a c2r keeps the real part, which conjugation leaves alone.
       const double im_sign = conj ? -q.scale : q.scale;
       if (q.complex_output()) {
@@ -247,11 +318,14 @@ void run_typed(const ir::FftProblem& p, const Plan& plan) {
 
 void run(const ir::FftProblem& p) {
   if (p.batch == 0 || p.params.n == 0) return;
-  std::shared_ptr<const Plan> plan = plan_for(p.params.n);
+  std::shared_ptr<const Plan> plan = plan_for(halved(p.params) ? p.params.n / 2 : p.params.n);
   if (p.dtype == DType::Float32) return run_typed<float>(p, *plan);
   run_typed<double>(p, *plan);
 }
 
-std::string describe(int64_t n) { return plan_for(n)->describe(); }
+std::string describe(const ir::FftParams& q) {
+  if (halved(q)) return "a complex transform of n / 2, " + plan_for(q.n / 2)->describe();
+  return plan_for(q.n)->describe();
+}
 
 }  // namespace lf::backend::fft

@@ -1,5 +1,5 @@
-// FFT groups (ir::Op::Fft): the input brought to the host as a contiguous row-major copy (what is
-// not yet a buffer evaluated, a device buffer copied over), the transform on the host, and the
+// FFT groups (ir::Op::Fft): the input brought to the host (what is not yet a buffer evaluated, a
+// device buffer copied over), the transform on the host, and the
 // output handed to the node on its device. Not replayed by flush plans: the copy is made per call.
 // A GPU's transforms run here too until cuFFT has run on one (docs/fft.md).
 #include <cstdio>
@@ -14,7 +14,10 @@ namespace lf::exec {
 
 void run_fft_group(const backend::GroupRun& run) {
   ir::Node* y = run.group.nodes[0];
-  const ir::Value in = ir::to_contiguous(ir::reference_eval(y->inputs[0].get()), y->dtype);
+  // A host value of the node's dtype is read through its strides (a transposed view costs no
+  // copy); anything else (another dtype, a device buffer) becomes a contiguous host copy first.
+  ir::Value in = ir::reference_eval(y->inputs[0].get());
+  if (in.dtype != y->dtype || !y->device.is_cpu()) in = ir::to_contiguous(in, y->dtype);
   const size_t bytes = static_cast<size_t>(y->numel()) * dtype_size(y->dtype);
   auto out = rt::Storage::allocate(Device::cpu(), bytes);
   ir::FftProblem p = ir::FftProblem::of(*y, in);
@@ -25,7 +28,7 @@ void run_fft_group(const backend::GroupRun& run) {
     how = "the reference DFT on the host (LAZYFUSE_FFT=reference)";
   } else {
     backend::fft::run(p);
-    how = "the host FFT, " + backend::fft::describe(p.params.n);
+    how = "the host FFT, " + backend::fft::describe(p.params);
     if (y->device.is_cuda()) how += " (cuFFT not wired yet: the lines copied to the host and back)";
   }
   ++run.stats.kernels_launched;

@@ -25,16 +25,17 @@ void run_lines(const FftProblem& p) {
     root[static_cast<size_t>(r)] = std::polar(1.0, -2 * std::numbers::pi * static_cast<double>(r) / static_cast<double>(n));
   std::vector<C> x(static_cast<size_t>(n));
   for (int64_t b = 0; b < p.batch; ++b) {
-    const T* line = in + b * p.in_line();
+    const T* line = in + p.line_offset(b);
+    auto at = [&](int64_t j, int64_t part) { return static_cast<double>(line[j * p.stride + part * p.pair_stride]); };
     // The whole signal as n complex values: c2r's Hermitian extension, r2c's zero imaginary parts.
     for (int64_t j = 0; j < n; ++j) {
       if (q.kind == FftKind::kR2C) {
-        x[static_cast<size_t>(j)] = C(static_cast<double>(line[j]), 0);
+        x[static_cast<size_t>(j)] = C(at(j, 0), 0);
       } else if (q.kind == FftKind::kC2R && j >= q.in_length()) {
         const int64_t m = n - j;
-        x[static_cast<size_t>(j)] = std::conj(C(static_cast<double>(line[2 * m]), static_cast<double>(line[2 * m + 1])));
+        x[static_cast<size_t>(j)] = std::conj(C(at(m, 0), at(m, 1)));
       } else {
-        x[static_cast<size_t>(j)] = C(static_cast<double>(line[2 * j]), static_cast<double>(line[2 * j + 1]));
+        x[static_cast<size_t>(j)] = C(at(j, 0), at(j, 1));
       }
     }
     if (q.kind == FftKind::kC2R) {
@@ -68,8 +69,13 @@ FftProblem FftProblem::of(const Node& node, const Value& in) {
   FftProblem p;
   p.params = FftParams::of(node);
   p.dtype = node.dtype;
-  const int64_t line = p.in_line();
-  p.batch = line == 0 ? 0 : shape_numel(in.shape) / line;
+  const size_t line_dims = p.params.complex_input() ? 2 : 1;
+  const size_t rank = in.shape.size();
+  p.batch_shape.assign(in.shape.begin(), in.shape.end() - static_cast<std::ptrdiff_t>(line_dims));
+  p.batch_strides.assign(in.layout.strides.begin(), in.layout.strides.end() - static_cast<std::ptrdiff_t>(line_dims));
+  p.stride = in.layout.strides[rank - line_dims];
+  p.pair_stride = line_dims == 2 ? in.layout.strides[rank - 1] : 0;
+  p.batch = shape_numel(p.batch_shape);
   p.in = in.storage ? static_cast<const char*>(in.storage->data()) + in.layout.offset * static_cast<int64_t>(dtype_size(in.dtype)) : nullptr;
   return p;
 }
@@ -80,7 +86,9 @@ void reference_fft_problem(const FftProblem& p) {
 }
 
 Value reference_fft(const Node& node, const std::vector<Value>& in) {
-  Value dense = to_contiguous(in[0], node.dtype);
+  // A value of another dtype is converted (and made contiguous); any strides of the node's dtype
+  // are read as they are.
+  Value dense = in[0].dtype == node.dtype ? in[0] : to_contiguous(in[0], node.dtype);
   const size_t bytes = static_cast<size_t>(shape_numel(node.shape)) * dtype_size(node.dtype);
   auto storage = rt::Storage::allocate(Device::cpu(), bytes);
   FftProblem p = FftProblem::of(node, dense);

@@ -1,8 +1,8 @@
 // lf::fft: torch.fft's names and semantics (issue 49). Any length (mixed radix, and Bluestein's
 // chirp-z for lengths with large prime factors), any dim, every norm ("backward", the default;
 // "forward"; "ortho"), Float32 and Float64; integer and bool inputs are promoted to Float32 as
-// torch promotes them. Until complex dtypes exist the transforms take and give complex values as
-// real pairs (lf::fft::pairs, below). Each transform records one node (our host FFT; docs/fft.md), so the
+// torch promotes them. The transforms are also there on complex values held as real pairs
+// (lf::fft::pairs, below), which the complex ones are made of. Each transform records one node (our host FFT; docs/fft.md), so the
 // elementwise work around it fuses into its neighbours and lf::grad differentiates it.
 #pragma once
 
@@ -13,6 +13,34 @@
 #include "lazyfuse/tensor.h"
 
 namespace lf::fft {
+
+// The transforms of torch.fft, on complex tensors (lazyfuse/complex.h); a real or integer input to
+// a complex transform is taken as complex with zero imaginary parts (integers promoted to float32
+// first, as torch). `n` / `s`: the signal length along each transformed dim, the input padded with
+// zeros or truncated to it (none, or -1 in s: the input's size; irfft's: 2 (m - 1)). `dim`: any
+// dims; fft2's default the last two, fftn's every dim (or, with s, the last len(s)). `norm`:
+// "backward" (the inverse divides by n), "forward" (the forward does) or "ortho" (both by sqrt(n)).
+Tensor fft(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t dim = -1, const std::string& norm = "backward");
+Tensor ifft(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t dim = -1, const std::string& norm = "backward");
+// rfft: the n / 2 + 1 non-negative frequencies of a real signal (a complex input is an error, as
+// torch's); irfft: its inverse, a real signal of length n; bins 0 and n / 2 contribute their real
+// parts only.
+Tensor rfft(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t dim = -1, const std::string& norm = "backward");
+Tensor irfft(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t dim = -1, const std::string& norm = "backward");
+// hfft: the real spectrum of a signal with Hermitian symmetry given by its first half (irfft of
+// the conjugate, scaled as a forward transform); ihfft: its inverse, from a real spectrum.
+Tensor hfft(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t dim = -1, const std::string& norm = "backward");
+Tensor ihfft(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t dim = -1, const std::string& norm = "backward");
+
+using Dims = std::optional<std::vector<int64_t>>;
+Tensor fft2(const Tensor& x, std::optional<Shape> s = std::nullopt, std::vector<int64_t> dim = {-2, -1}, const std::string& norm = "backward");
+Tensor ifft2(const Tensor& x, std::optional<Shape> s = std::nullopt, std::vector<int64_t> dim = {-2, -1}, const std::string& norm = "backward");
+Tensor rfft2(const Tensor& x, std::optional<Shape> s = std::nullopt, std::vector<int64_t> dim = {-2, -1}, const std::string& norm = "backward");
+Tensor irfft2(const Tensor& x, std::optional<Shape> s = std::nullopt, std::vector<int64_t> dim = {-2, -1}, const std::string& norm = "backward");
+Tensor fftn(const Tensor& x, std::optional<Shape> s = std::nullopt, Dims dim = std::nullopt, const std::string& norm = "backward");
+Tensor ifftn(const Tensor& x, std::optional<Shape> s = std::nullopt, Dims dim = std::nullopt, const std::string& norm = "backward");
+Tensor rfftn(const Tensor& x, std::optional<Shape> s = std::nullopt, Dims dim = std::nullopt, const std::string& norm = "backward");
+Tensor irfftn(const Tensor& x, std::optional<Shape> s = std::nullopt, Dims dim = std::nullopt, const std::string& norm = "backward");
 
 // The sample frequencies of an fft of length n with sample spacing d: [0, 1, ..., -(n / 2), ...,
 // -1] / (d n); rfftfreq: [0, 1, ..., n / 2] / (d n) (an rfft's bins).
