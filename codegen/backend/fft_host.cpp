@@ -26,6 +26,9 @@ inline C mul(C a, C b) {
   return C(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
 }
 
+// From this length a transform runs in four steps (Plan::four_step), spread over the thread pool.
+constexpr int64_t kFourStepLength = int64_t{1} << 14;
+
 // Above this prime factor, the O(p^2) butterfly costs more than Bluestein's three transforms of a
 // smooth length.
 constexpr int64_t kLargestRadix = 13;
@@ -56,6 +59,12 @@ class Plan {
     radix_ = r;
     twiddle_.resize(static_cast<size_t>(n));
     for (int64_t j = 0; j < n; ++j) twiddle_[static_cast<size_t>(j)] = root(j, n);
+    if (n >= kFourStepLength) {
+      int64_t n1 = 1;
+      for (size_t i = 0; i < r.size() && n1 * n1 < n; ++i) n1 *= r[i];
+      rows_ = std::make_unique<Plan>(n1);
+      cols_ = std::make_unique<Plan>(n / n1);
+    }
   }
 
   int64_t size() const { return n_; }
@@ -70,10 +79,12 @@ class Plan {
       return;
     }
     if (sub_) return bluestein(in, out, scratch);
+    if (rows_) return four_step(in, out);
     work(out, in, 1, 0);
   }
 
   std::string describe() const {
+    if (rows_) return "four-step " + std::to_string(rows_->size()) + " x " + std::to_string(cols_->size()) + " (" + rows_->describe() + "; " + cols_->describe() + ")";
     std::string s;
     const std::vector<int64_t>& r = sub_ ? sub_->radix_ : radix_;
     for (int64_t p : r) s += (s.empty() ? "" : "x") + std::to_string(p);
@@ -96,18 +107,19 @@ class Plan {
 
   // X[k + s m] = sum_q W_{pm}^{qk} Y_q[k] W_p^{qs}, with Y_q = out[q m, q m + m) and W_{pm}^x =
   // twiddle_[x * stride].
-  void butterflies(C* out, int64_t stride, int64_t p, int64_t m) const {
+  void butterflies(C* out, int64_t stride, int64_t p, int64_t m, int64_t k0 = 0, int64_t k1 = -1) const {
+    if (k1 < 0) k1 = m;
     const C* tw = twiddle_.data();
     switch (p) {
       case 2:
-        for (int64_t k = 0; k < m; ++k) {
+        for (int64_t k = k0; k < k1; ++k) {
           const C t = mul(out[k + m], tw[k * stride]);
           out[k + m] = out[k] - t;
           out[k] += t;
         }
         return;
       case 4:
-        for (int64_t k = 0; k < m; ++k) {
+        for (int64_t k = k0; k < k1; ++k) {
           const C t0 = out[k], t1 = mul(out[k + m], tw[k * stride]), t2 = mul(out[k + 2 * m], tw[2 * k * stride]),
                   t3 = mul(out[k + 3 * m], tw[3 * k * stride]);
           const C a = t0 + t2, b = t0 - t2, c = t1 + t3, d = t1 - t3;
@@ -120,7 +132,7 @@ class Plan {
         return;
       case 3: {
         const double h = -std::sqrt(3.0) / 2;  // Im W_3
-        for (int64_t k = 0; k < m; ++k) {
+        for (int64_t k = k0; k < k1; ++k) {
           const C t0 = out[k], t1 = mul(out[k + m], tw[k * stride]), t2 = mul(out[k + 2 * m], tw[2 * k * stride]);
           const C s = t1 + t2, d = t1 - t2;
           const C base = t0 - 0.5 * s, rot(-h * d.imag(), h * d.real());  // i h d
@@ -133,7 +145,7 @@ class Plan {
       default: {
         // Any other prime: the direct p-point DFT, W_p^{x} = twiddle_[(x mod p) m stride].
         C t[kLargestRadix];
-        for (int64_t k = 0; k < m; ++k) {
+        for (int64_t k = k0; k < k1; ++k) {
           for (int64_t q = 0; q < p; ++q) t[q] = q == 0 ? out[k] : mul(out[k + q * m], tw[q * k * stride]);
           for (int64_t s = 0; s < p; ++s) {
             C sum = t[0];
@@ -144,6 +156,39 @@ class Plan {
         return;
       }
     }
+  }
+
+  // Bailey's four-step transform for a long line, whose recursion would read its input at strides
+  // of n / 4, n / 16, ... (a cache miss a value): with n = n1 n2, j = j1 + n1 j2, k = k2 + n2 k1,
+  // X_k = sum_j1 W_n1^{j1 k1} W_n^{j1 k2} (sum_j2 x_j W_n2^{j2 k2}): n1 transforms of length n2,
+  // the twiddles, n2 transforms of length n1, each short enough for the cache. Columns are
+  // gathered and scattered kBlock at a time, so that each row of the matrix is read in one piece.
+  void four_step(const C* in, C* out) const {
+    constexpr int64_t kBlock = 16;
+    const int64_t n1 = rows_->size(), n2 = cols_->size();
+    std::vector<C> y(static_cast<size_t>(n_));  // y[j1 n2 + k2]
+    rt::parallel_for((n1 + kBlock - 1) / kBlock, [&](int64_t blk) {
+      const int64_t j0 = blk * kBlock, count = std::min(kBlock, n1 - j0);
+      std::vector<C> a(static_cast<size_t>(kBlock * n2)), b(static_cast<size_t>(n2)), scratch(cols_->scratch());
+      for (int64_t j2 = 0; j2 < n2; ++j2)
+        for (int64_t l = 0; l < count; ++l) a[static_cast<size_t>(l * n2 + j2)] = in[j0 + l + n1 * j2];
+      for (int64_t l = 0; l < count; ++l) {
+        cols_->forward(a.data() + l * n2, b.data(), scratch.data());
+        const int64_t j1 = j0 + l;
+        C* row = y.data() + j1 * n2;
+        // W_n^{j1 k2} with j1 k2 < n1 n2 = n: no reduction needed.
+        for (int64_t k2 = 0, t = 0; k2 < n2; ++k2, t += j1) row[k2] = mul(b[static_cast<size_t>(k2)], twiddle_[static_cast<size_t>(t)]);
+      }
+    });
+    rt::parallel_for((n2 + kBlock - 1) / kBlock, [&](int64_t blk) {
+      const int64_t k0 = blk * kBlock, count = std::min(kBlock, n2 - k0);
+      std::vector<C> a(static_cast<size_t>(kBlock * n1)), b(static_cast<size_t>(kBlock * n1)), scratch(rows_->scratch());
+      for (int64_t j1 = 0; j1 < n1; ++j1)
+        for (int64_t l = 0; l < count; ++l) a[static_cast<size_t>(l * n1 + j1)] = y[static_cast<size_t>(j1 * n2 + k0 + l)];
+      for (int64_t l = 0; l < count; ++l) rows_->forward(a.data() + l * n1, b.data() + l * n1, scratch.data());
+      for (int64_t k1 = 0; k1 < n1; ++k1)
+        for (int64_t l = 0; l < count; ++l) out[k0 + l + n2 * k1] = b[static_cast<size_t>(l * n1 + k1)];
+    });
   }
 
   // X_k = c_k sum_j (x_j c_j) conj(c_{k - j}) with the chirp c_k = e^{-i pi k^2 / n}: a circular
@@ -188,6 +233,7 @@ class Plan {
   std::vector<int64_t> radix_;
   std::vector<C> twiddle_;
   std::unique_ptr<Plan> sub_;  // Bluestein's transform of the convolution's length
+  std::unique_ptr<Plan> rows_, cols_;  // the four-step transform's lengths n1 and n2
   std::vector<C> chirp_, kernel_;
 };
 
@@ -222,9 +268,9 @@ void run_typed(const ir::FftProblem& p, const Plan& plan) {
     for (int64_t k = 0; k < h; ++k) w.push_back(root(k, n));
   const T* in = static_cast<const T*>(p.in);
   T* out = static_cast<T*>(p.out);
-  // Lines in chunks of about a million values, at least one line each: enough work per chunk to
-  // pay for its buffers, and enough chunks to share a batch of short lines over the pool.
-  const int64_t per = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(n, 1));
+  // Lines in chunks of about 32k values, at least one line each: enough work per chunk to pay for
+  // its buffers, and enough chunks to share a batch of short lines over the pool.
+  const int64_t per = std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(n, 1));
   const int64_t chunks = (p.batch + per - 1) / per;
   // A line that is not contiguous (a transform along a leading dim: a column) is gathered with
   // its neighbours, kGroup lines at once, into a staging buffer: reading one value per cache line

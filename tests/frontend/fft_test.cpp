@@ -146,6 +146,27 @@ TEST(FftPairs, HostMatchesReferenceDftOverLengths) {
   }
 }
 
+TEST(FftPairs, LongLinesInFourSteps) {
+  // From 2^14 a line runs in four steps (codegen/backend/fft_host.cpp): against the reference at
+  // two such lengths (a power of two; 2^5 5^4, mixed radices) and an r2c of 2^15 (halved to 2^14).
+  for (int64_t n : {16384, 20000}) {
+    Tensor z = random_pairs({1, n}, 51);
+    auto f = [&] { return pairs::c2c(z, {}, -1, "backward", true, "fft"); };
+    EXPECT_LT(max_diff(on("auto", f), on("reference", f)), 1e-13 * static_cast<double>(n)) << n;
+  }
+  Tensor x = random({1, 32768}, 52);
+  auto r = [&] { return pairs::r2c(x, {}, -1, "backward", true, "rfft"); };
+  EXPECT_LT(max_diff(on("auto", r), on("reference", r)), 1e-13 * 32768);
+  // 2^20: a single tone e^{2 pi i 5 j / n} transforms to n at bin 5 and 0 elsewhere.
+  const int64_t n = int64_t{1} << 20;
+  Tensor t = lf::arange(0, n, 1, DType::Float64) * (2 * M_PI * 5 / static_cast<double>(n));
+  Tensor tone = lf::stack({lf::cos(t), lf::sin(t)}, -1);
+  Tensor want = lf::zeros({n, 2}, DType::Float64);
+  want = lf::index_put(want, {lf::slice(5, 6), lf::slice(0, 1)}, lf::full({1, 1}, static_cast<double>(n), DType::Float64));
+  EXPECT_LT(max_abs(pairs::c2c(tone) - want), 1e-6);
+  EXPECT_LT(max_abs(pairs::c2c(pairs::c2c(tone), {}, -1, "backward", false) - tone), 1e-12);
+}
+
 TEST(FftPairs, ParsevalAndRoundTrips) {
   for (int64_t n : {1, 6, 64, 127, 1000, 4096 + 3}) {
     SCOPED_TRACE("n = " + std::to_string(n));
