@@ -1,7 +1,8 @@
-// The host FFT (ir::Op::Fft): our own mixed-radix Cooley-Tukey (radices 4, 2, 3, 5 and any small
-// prime, as kissfft) and Bluestein's chirp-z for lengths with a prime factor above 13, real transforms of even length as complex ones of half the length, in float64
-// with float64 twiddles whatever the node's dtype, lines spread over the thread pool. The CPU's
-// path, and a GPU's until cuFFT is wired (the executor copies the lines to the host).
+// The host FFT (ir::Op::Fft): our own mixed-radix Cooley-Tukey (radices 4, 2, 3 and any prime to
+// 13, as kissfft), Bluestein's chirp-z for lengths with a larger prime factor, Bailey's four steps
+// for lines of 2^14 or more, real transforms of even length as complex ones of half the length; in
+// float64 with float64 twiddles whatever the node's dtype, lines spread over the thread pool. The
+// CPU's path, and a GPU's until cuFFT is wired (the executor copies the lines to the host).
 #pragma once
 
 #include <cstdint>
