@@ -2,6 +2,8 @@
 // 1-d transform moves its dim next to the pair dim (or last, for a real side), pads or truncates to
 // n, and records one Fft node (codegen/ir/fft.h); the moves and pads are views and pads that fuse
 // into the kernels either side of the transform.
+#include "lazyfuse/fft.h"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -9,7 +11,6 @@
 #include "frontend/fft_pairs.h"
 #include "frontend/record.h"
 #include "lazyfuse/complex.h"
-#include "lazyfuse/fft.h"
 #include "lazyfuse/ops.h"
 
 namespace lf::detail {
@@ -142,13 +143,15 @@ Plan plan_of(const Tensor& x, int64_t rank, const std::optional<Shape>& s,
     std::sort(sorted.begin(), sorted.end());
     if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) fail(op, "FFT dims must be unique", {&x});
     if (s && s->size() != dim->size())
-      fail(op, "When given, dim and shape arguments must have the same length (got s of " +
-                   std::to_string(s->size()) + " and dim of " + std::to_string(dim->size()) + ")",
+      fail(op,
+           "When given, dim and shape arguments must have the same length (got s of " + std::to_string(s->size()) +
+               " and dim of " + std::to_string(dim->size()) + ")",
            {&x});
   } else if (s) {
     if (static_cast<int64_t>(s->size()) > rank)
-      fail(op, "Got shape with " + std::to_string(s->size()) + " values but input tensor only has " +
-                   std::to_string(rank) + " dimensions.",
+      fail(op,
+           "Got shape with " + std::to_string(s->size()) + " values but input tensor only has " + std::to_string(rank) +
+               " dimensions.",
            {&x});
     for (int64_t d = rank - static_cast<int64_t>(s->size()); d < rank; ++d) p.dims.push_back(d);
   } else {
@@ -166,8 +169,8 @@ Plan plan_of(const Tensor& x, int64_t rank, const std::optional<Shape>& s,
 
 }  // namespace
 
-Tensor c2cn(const Tensor& z0, std::optional<Shape> s, std::optional<std::vector<int64_t>> dim,
-            const std::string& norm, bool forward, const char* op) {
+Tensor c2cn(const Tensor& z0, std::optional<Shape> s, std::optional<std::vector<int64_t>> dim, const std::string& norm,
+            bool forward, const char* op) {
   Tensor z = as_float(z0, op);
   const Plan p = plan_of(z, z.dim() - 1, s, dim, op);
   scale_of(norm, 1, forward, op, z);  // a bad norm is an error even with no dim to transform
@@ -175,8 +178,8 @@ Tensor c2cn(const Tensor& z0, std::optional<Shape> s, std::optional<std::vector<
   return z;
 }
 
-Tensor r2cn(const Tensor& x0, std::optional<Shape> s, std::optional<std::vector<int64_t>> dim,
-            const std::string& norm, const char* op) {
+Tensor r2cn(const Tensor& x0, std::optional<Shape> s, std::optional<std::vector<int64_t>> dim, const std::string& norm,
+            const char* op) {
   Tensor x = as_float(x0, op);
   const Plan p = plan_of(x, x.dim(), s, dim, op);
   if (p.dims.empty()) fail(op, "must transform at least one axis", {&x});
@@ -185,8 +188,8 @@ Tensor r2cn(const Tensor& x0, std::optional<Shape> s, std::optional<std::vector<
   return z;
 }
 
-Tensor c2rn(const Tensor& z0, std::optional<Shape> s, std::optional<std::vector<int64_t>> dim,
-            const std::string& norm, const char* op) {
+Tensor c2rn(const Tensor& z0, std::optional<Shape> s, std::optional<std::vector<int64_t>> dim, const std::string& norm,
+            const char* op) {
   Tensor z = as_float(z0, op);
   const Plan p = plan_of(z, z.dim() - 1, s, dim, op);
   if (p.dims.empty()) fail(op, "must transform at least one axis", {&z});
@@ -214,7 +217,8 @@ Tensor as_pairs(const Tensor& x, const char* op) {
 
 // rfft's input: real (integers promoted by the pair transform), never complex (torch's rule).
 const Tensor& real_input(const Tensor& x, const char* op) {
-  if (x.defined() && is_complex(x.dtype())) detail::fail(op, "expects a real input tensor, but got a complex one", {&x});
+  if (x.defined() && is_complex(x.dtype()))
+    detail::fail(op, "expects a real input tensor, but got a complex one", {&x});
   return x;
 }
 
@@ -243,7 +247,8 @@ Tensor fft2(const Tensor& x, std::optional<Shape> s, std::vector<int64_t> dim, c
   return view_as_complex(pairs::c2cn(as_pairs(x, "fft::fft2"), std::move(s), std::move(dim), norm, true, "fft::fft2"));
 }
 Tensor ifft2(const Tensor& x, std::optional<Shape> s, std::vector<int64_t> dim, const std::string& norm) {
-  return view_as_complex(pairs::c2cn(as_pairs(x, "fft::ifft2"), std::move(s), std::move(dim), norm, false, "fft::ifft2"));
+  return view_as_complex(
+      pairs::c2cn(as_pairs(x, "fft::ifft2"), std::move(s), std::move(dim), norm, false, "fft::ifft2"));
 }
 Tensor rfft2(const Tensor& x, std::optional<Shape> s, std::vector<int64_t> dim, const std::string& norm) {
   return view_as_complex(pairs::r2cn(real_input(x, "fft::rfft2"), std::move(s), std::move(dim), norm, "fft::rfft2"));
@@ -255,7 +260,8 @@ Tensor fftn(const Tensor& x, std::optional<Shape> s, Dims dim, const std::string
   return view_as_complex(pairs::c2cn(as_pairs(x, "fft::fftn"), std::move(s), std::move(dim), norm, true, "fft::fftn"));
 }
 Tensor ifftn(const Tensor& x, std::optional<Shape> s, Dims dim, const std::string& norm) {
-  return view_as_complex(pairs::c2cn(as_pairs(x, "fft::ifftn"), std::move(s), std::move(dim), norm, false, "fft::ifftn"));
+  return view_as_complex(
+      pairs::c2cn(as_pairs(x, "fft::ifftn"), std::move(s), std::move(dim), norm, false, "fft::ifftn"));
 }
 Tensor rfftn(const Tensor& x, std::optional<Shape> s, Dims dim, const std::string& norm) {
   return view_as_complex(pairs::r2cn(real_input(x, "fft::rfftn"), std::move(s), std::move(dim), norm, "fft::rfftn"));
@@ -294,7 +300,9 @@ Tensor shift(const Tensor& x, const std::optional<std::vector<int64_t>>& dim, bo
 
 }  // namespace
 
-Tensor fftshift(const Tensor& x, std::optional<std::vector<int64_t>> dim) { return shift(x, dim, false, "fft::fftshift"); }
+Tensor fftshift(const Tensor& x, std::optional<std::vector<int64_t>> dim) {
+  return shift(x, dim, false, "fft::fftshift");
+}
 Tensor ifftshift(const Tensor& x, std::optional<std::vector<int64_t>> dim) {
   return shift(x, dim, true, "fft::ifftshift");
 }

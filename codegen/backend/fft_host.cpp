@@ -84,7 +84,9 @@ class Plan {
   }
 
   std::string describe() const {
-    if (rows_) return "four-step " + std::to_string(rows_->size()) + " x " + std::to_string(cols_->size()) + " (" + rows_->describe() + "; " + cols_->describe() + ")";
+    if (rows_)
+      return "four-step " + std::to_string(rows_->size()) + " x " + std::to_string(cols_->size()) + " (" +
+             rows_->describe() + "; " + cols_->describe() + ")";
     std::string s;
     const std::vector<int64_t>& r = sub_ ? sub_->radix_ : radix_;
     for (int64_t p : r) s += (s.empty() ? "" : "x") + std::to_string(p);
@@ -177,14 +179,17 @@ class Plan {
         const int64_t j1 = j0 + l;
         C* row = y.data() + j1 * n2;
         // W_n^{j1 k2} with j1 k2 < n1 n2 = n: no reduction needed.
-        for (int64_t k2 = 0, t = 0; k2 < n2; ++k2, t += j1) row[k2] = mul(b[static_cast<size_t>(k2)], twiddle_[static_cast<size_t>(t)]);
+        for (int64_t k2 = 0, t = 0; k2 < n2; ++k2, t += j1)
+          row[k2] = mul(b[static_cast<size_t>(k2)], twiddle_[static_cast<size_t>(t)]);
       }
     });
     rt::parallel_for((n2 + kBlock - 1) / kBlock, [&](int64_t blk) {
       const int64_t k0 = blk * kBlock, count = std::min(kBlock, n2 - k0);
-      std::vector<C> a(static_cast<size_t>(kBlock * n1)), b(static_cast<size_t>(kBlock * n1)), scratch(rows_->scratch());
+      std::vector<C> a(static_cast<size_t>(kBlock * n1)), b(static_cast<size_t>(kBlock * n1)),
+          scratch(rows_->scratch());
       for (int64_t j1 = 0; j1 < n1; ++j1)
-        for (int64_t l = 0; l < count; ++l) a[static_cast<size_t>(l * n1 + j1)] = y[static_cast<size_t>(j1 * n2 + k0 + l)];
+        for (int64_t l = 0; l < count; ++l)
+          a[static_cast<size_t>(l * n1 + j1)] = y[static_cast<size_t>(j1 * n2 + k0 + l)];
       for (int64_t l = 0; l < count; ++l) rows_->forward(a.data() + l * n1, b.data() + l * n1, scratch.data());
       for (int64_t k1 = 0; k1 < n1; ++k1)
         for (int64_t l = 0; l < count; ++l) out[k0 + l + n2 * k1] = b[static_cast<size_t>(l * n1 + k1)];
@@ -201,10 +206,12 @@ class Plan {
     chirp_.resize(static_cast<size_t>(n_));
     for (int64_t k = 0; k < n_; ++k) {
       // k^2 mod 2n before the angle: k^2 itself loses the angle's digits for large n.
-      const int64_t r = static_cast<int64_t>((static_cast<unsigned __int128>(k) * k) % static_cast<unsigned __int128>(2 * n_));
-      chirp_[static_cast<size_t>(k)] = std::polar(1.0, -std::numbers::pi * static_cast<double>(r) / static_cast<double>(n_));
+      const int64_t r =
+          static_cast<int64_t>((static_cast<unsigned __int128>(k) * k) % static_cast<unsigned __int128>(2 * n_));
+      chirp_[static_cast<size_t>(k)] =
+          std::polar(1.0, -std::numbers::pi * static_cast<double>(r) / static_cast<double>(n_));
     }
-    std::vector<C> b(static_cast<size_t>(m), C(0)), tmp(static_cast<size_t>(m)), scratch(sub_->scratch());
+    std::vector<C> b(static_cast<size_t>(m), C(0)), scratch(sub_->scratch());
     for (int64_t d = 0; d < n_; ++d) {
       b[static_cast<size_t>(d)] = std::conj(chirp_[static_cast<size_t>(d)]);
       if (d > 0) b[static_cast<size_t>(m - d)] = b[static_cast<size_t>(d)];
@@ -232,7 +239,7 @@ class Plan {
   int64_t n_;
   std::vector<int64_t> radix_;
   std::vector<C> twiddle_;
-  std::unique_ptr<Plan> sub_;  // Bluestein's transform of the convolution's length
+  std::unique_ptr<Plan> sub_;          // Bluestein's transform of the convolution's length
   std::unique_ptr<Plan> rows_, cols_;  // the four-step transform's lengths n1 and n2
   std::vector<C> chirp_, kernel_;
 };
@@ -334,8 +341,7 @@ void run_typed(const ir::FftProblem& p, const Plan& plan) {
       if (q.kind == ir::FftKind::kR2C) {
         for (int64_t j = 0; j < n; ++j) x[static_cast<size_t>(j)] = C(at(j, 0), 0);
       } else {
-        for (int64_t j = 0; j < in_len; ++j)
-          x[static_cast<size_t>(j)] = C(at(j, 0), at(j, 1));
+        for (int64_t j = 0; j < in_len; ++j) x[static_cast<size_t>(j)] = C(at(j, 0), at(j, 1));
         if (q.kind == ir::FftKind::kC2R) {
           // The Hermitian extension; bins 0 and n / 2 contribute their real parts only (numpy's irfft).
           for (int64_t j = in_len; j < n; ++j) x[static_cast<size_t>(j)] = std::conj(x[static_cast<size_t>(n - j)]);

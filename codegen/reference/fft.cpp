@@ -22,7 +22,8 @@ void run_lines(const FftProblem& p) {
   // The angle of jk / n with jk reduced mod n first, so that large n keeps its accuracy.
   std::vector<C> root(static_cast<size_t>(n));
   for (int64_t r = 0; r < n; ++r)
-    root[static_cast<size_t>(r)] = std::polar(1.0, -2 * std::numbers::pi * static_cast<double>(r) / static_cast<double>(n));
+    root[static_cast<size_t>(r)] =
+        std::polar(1.0, -2 * std::numbers::pi * static_cast<double>(r) / static_cast<double>(n));
   std::vector<C> x(static_cast<size_t>(n));
   for (int64_t b = 0; b < p.batch; ++b) {
     const T* line = in + p.line_offset(b);
@@ -76,7 +77,9 @@ FftProblem FftProblem::of(const Node& node, const Value& in) {
   p.stride = in.layout.strides[rank - line_dims];
   p.pair_stride = line_dims == 2 ? in.layout.strides[rank - 1] : 0;
   p.batch = shape_numel(p.batch_shape);
-  p.in = in.storage ? static_cast<const char*>(in.storage->data()) + in.layout.offset * static_cast<int64_t>(dtype_size(in.dtype)) : nullptr;
+  p.in = in.storage ? static_cast<const char*>(in.storage->data()) +
+                          in.layout.offset * static_cast<int64_t>(dtype_size(in.dtype))
+                    : nullptr;
   return p;
 }
 

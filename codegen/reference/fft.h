@@ -18,8 +18,8 @@ struct FftProblem {
   FftParams params;
   DType dtype = DType::Float64;
   int64_t batch = 0;
-  const void* in = nullptr;  // the input's first element
-  Shape batch_shape, batch_strides;  // the input's dims before the line (and the pair dim)
+  const void* in = nullptr;             // the input's first element
+  Shape batch_shape, batch_strides;     // the input's dims before the line (and the pair dim)
   int64_t stride = 1, pair_stride = 1;  // along the line; from a real part to its imaginary part
   void* out = nullptr;
 

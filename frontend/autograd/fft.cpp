@@ -2,6 +2,7 @@
 // fft_r2c_backward and fft_c2r_backward, on real pairs: the cotangent of a pair is (d/d re, d/d im),
 // so a c2c transform's derivative is its adjoint, the opposite transform with the same scale.
 #include "codegen/ir/fft.h"
+
 #include "frontend/autograd/derivatives.h"
 #include "frontend/fft_pairs.h"
 #include "lazyfuse/ops.h"

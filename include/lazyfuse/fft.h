@@ -2,8 +2,8 @@
 // chirp-z for lengths with large prime factors), any dim, every norm ("backward", the default;
 // "forward"; "ortho"), Float32 and Float64; integer and bool inputs are promoted to Float32 as
 // torch promotes them. The transforms are also there on complex values held as real pairs
-// (lf::fft::pairs, below), which the complex ones are made of. Each transform records one node (our host FFT; docs/fft.md), so the
-// elementwise work around it fuses into its neighbours and lf::grad differentiates it.
+// (lf::fft::pairs, below), which the complex ones are made of. Each transform records one node (our host FFT;
+// docs/fft.md), so the elementwise work around it fuses into its neighbours and lf::grad differentiates it.
 #pragma once
 
 #include <optional>
@@ -20,27 +20,41 @@ namespace lf::fft {
 // zeros or truncated to it (none, or -1 in s: the input's size; irfft's: 2 (m - 1)). `dim`: any
 // dims; fft2's default the last two, fftn's every dim (or, with s, the last len(s)). `norm`:
 // "backward" (the inverse divides by n), "forward" (the forward does) or "ortho" (both by sqrt(n)).
-Tensor fft(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t dim = -1, const std::string& norm = "backward");
-Tensor ifft(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t dim = -1, const std::string& norm = "backward");
+Tensor fft(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t dim = -1,
+           const std::string& norm = "backward");
+Tensor ifft(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t dim = -1,
+            const std::string& norm = "backward");
 // rfft: the n / 2 + 1 non-negative frequencies of a real signal (a complex input is an error, as
 // torch's); irfft: its inverse, a real signal of length n; bins 0 and n / 2 contribute their real
 // parts only.
-Tensor rfft(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t dim = -1, const std::string& norm = "backward");
-Tensor irfft(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t dim = -1, const std::string& norm = "backward");
+Tensor rfft(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t dim = -1,
+            const std::string& norm = "backward");
+Tensor irfft(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t dim = -1,
+             const std::string& norm = "backward");
 // hfft: the real spectrum of a signal with Hermitian symmetry given by its first half (irfft of
 // the conjugate, scaled as a forward transform); ihfft: its inverse, from a real spectrum.
-Tensor hfft(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t dim = -1, const std::string& norm = "backward");
-Tensor ihfft(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t dim = -1, const std::string& norm = "backward");
+Tensor hfft(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t dim = -1,
+            const std::string& norm = "backward");
+Tensor ihfft(const Tensor& x, std::optional<int64_t> n = std::nullopt, int64_t dim = -1,
+             const std::string& norm = "backward");
 
 using Dims = std::optional<std::vector<int64_t>>;
-Tensor fft2(const Tensor& x, std::optional<Shape> s = std::nullopt, std::vector<int64_t> dim = {-2, -1}, const std::string& norm = "backward");
-Tensor ifft2(const Tensor& x, std::optional<Shape> s = std::nullopt, std::vector<int64_t> dim = {-2, -1}, const std::string& norm = "backward");
-Tensor rfft2(const Tensor& x, std::optional<Shape> s = std::nullopt, std::vector<int64_t> dim = {-2, -1}, const std::string& norm = "backward");
-Tensor irfft2(const Tensor& x, std::optional<Shape> s = std::nullopt, std::vector<int64_t> dim = {-2, -1}, const std::string& norm = "backward");
-Tensor fftn(const Tensor& x, std::optional<Shape> s = std::nullopt, Dims dim = std::nullopt, const std::string& norm = "backward");
-Tensor ifftn(const Tensor& x, std::optional<Shape> s = std::nullopt, Dims dim = std::nullopt, const std::string& norm = "backward");
-Tensor rfftn(const Tensor& x, std::optional<Shape> s = std::nullopt, Dims dim = std::nullopt, const std::string& norm = "backward");
-Tensor irfftn(const Tensor& x, std::optional<Shape> s = std::nullopt, Dims dim = std::nullopt, const std::string& norm = "backward");
+Tensor fft2(const Tensor& x, std::optional<Shape> s = std::nullopt, std::vector<int64_t> dim = {-2, -1},
+            const std::string& norm = "backward");
+Tensor ifft2(const Tensor& x, std::optional<Shape> s = std::nullopt, std::vector<int64_t> dim = {-2, -1},
+             const std::string& norm = "backward");
+Tensor rfft2(const Tensor& x, std::optional<Shape> s = std::nullopt, std::vector<int64_t> dim = {-2, -1},
+             const std::string& norm = "backward");
+Tensor irfft2(const Tensor& x, std::optional<Shape> s = std::nullopt, std::vector<int64_t> dim = {-2, -1},
+              const std::string& norm = "backward");
+Tensor fftn(const Tensor& x, std::optional<Shape> s = std::nullopt, Dims dim = std::nullopt,
+            const std::string& norm = "backward");
+Tensor ifftn(const Tensor& x, std::optional<Shape> s = std::nullopt, Dims dim = std::nullopt,
+             const std::string& norm = "backward");
+Tensor rfftn(const Tensor& x, std::optional<Shape> s = std::nullopt, Dims dim = std::nullopt,
+             const std::string& norm = "backward");
+Tensor irfftn(const Tensor& x, std::optional<Shape> s = std::nullopt, Dims dim = std::nullopt,
+              const std::string& norm = "backward");
 
 // The sample frequencies of an fft of length n with sample spacing d: [0, 1, ..., -(n / 2), ...,
 // -1] / (d n); rfftfreq: [0, 1, ..., n / 2] / (d n) (an rfft's bins).
@@ -58,9 +72,9 @@ namespace lf::fft::pairs {
 
 // The transforms on complex values held as real pairs (PyTorch's view_as_real layout: a real
 // tensor whose last dim of size 2 holds re, im): what the complex-valued functions are made of,
-// usable before complex dtypes exist. `z`: pairs [.., 2] whose complex dims are all but the last; `x`: real. `n`: the signal length
-// (padded with zeros or truncated; none: the input's), `dim` a complex dim, `norm` "backward",
-// "forward" or "ortho". `op` is what errors name ("torch.fft.fft").
+// usable before complex dtypes exist. `z`: pairs [.., 2] whose complex dims are all but the last; `x`: real. `n`: the
+// signal length (padded with zeros or truncated; none: the input's), `dim` a complex dim, `norm` "backward", "forward"
+// or "ortho". `op` is what errors name ("torch.fft.fft").
 Tensor c2c(const Tensor& z, std::optional<int64_t> n = std::nullopt, int64_t dim = -1,
            const std::string& norm = "backward", bool forward = true, const char* op = "fft::pairs::c2c");
 // rfft (forward) or ihfft (!forward: conj(rfft) with the inverse's scale): real in, pairs out.
@@ -74,11 +88,14 @@ Tensor c2r(const Tensor& z, std::optional<int64_t> n = std::nullopt, int64_t dim
 // The n-dimensional forms (fft2, fftn, rfft2, rfftn, irfft2, irfftn ...), torch's rules for s and
 // dim: both given have one length; s alone means its last len(s) dims; neither, every dim; -1 in s
 // keeps that dim's size. r2cn's last dim is the real one (rfftn), c2rn's too (irfftn).
-Tensor c2cn(const Tensor& z, std::optional<Shape> s = std::nullopt, std::optional<std::vector<int64_t>> dim = std::nullopt,
-            const std::string& norm = "backward", bool forward = true, const char* op = "fft::pairs::c2cn");
-Tensor r2cn(const Tensor& x, std::optional<Shape> s = std::nullopt, std::optional<std::vector<int64_t>> dim = std::nullopt,
-            const std::string& norm = "backward", const char* op = "fft::pairs::r2cn");
-Tensor c2rn(const Tensor& z, std::optional<Shape> s = std::nullopt, std::optional<std::vector<int64_t>> dim = std::nullopt,
-            const std::string& norm = "backward", const char* op = "fft::pairs::c2rn");
+Tensor c2cn(const Tensor& z, std::optional<Shape> s = std::nullopt,
+            std::optional<std::vector<int64_t>> dim = std::nullopt, const std::string& norm = "backward",
+            bool forward = true, const char* op = "fft::pairs::c2cn");
+Tensor r2cn(const Tensor& x, std::optional<Shape> s = std::nullopt,
+            std::optional<std::vector<int64_t>> dim = std::nullopt, const std::string& norm = "backward",
+            const char* op = "fft::pairs::r2cn");
+Tensor c2rn(const Tensor& z, std::optional<Shape> s = std::nullopt,
+            std::optional<std::vector<int64_t>> dim = std::nullopt, const std::string& norm = "backward",
+            const char* op = "fft::pairs::c2rn");
 
 }  // namespace lf::fft::pairs

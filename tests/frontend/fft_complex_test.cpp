@@ -63,7 +63,9 @@ TEST(FftComplex, EveryFunctionAgainstItsPairForm) {
   EXPECT_LT(max_diff(fft::fft2(z), fft::fft(fft::fft(z, {}, -1), {}, -2)), 1e-13);
   EXPECT_LT(max_diff(fft::fftn(z), fft::fft(fft::fft2(z), {}, 0)), 1e-13);
   EXPECT_LT(max_diff(fft::ifftn(fft::fftn(z)), z), 1e-14);
-  EXPECT_LT(max_diff(fft::ifft2(fft::fft2(z, Shape{8, 8}), Shape{6, 5}), fft::ifft2(fft::fft2(z, Shape{8, 8}), Shape{6, 5})), 1e-14);
+  EXPECT_LT(
+      max_diff(fft::ifft2(fft::fft2(z, Shape{8, 8}), Shape{6, 5}), fft::ifft2(fft::fft2(z, Shape{8, 8}), Shape{6, 5})),
+      1e-14);
   EXPECT_LT(max_abs(fft::irfft2(fft::rfft2(x), Shape{6, 5}) - x), 1e-14);
   EXPECT_LT(max_abs(fft::irfftn(fft::rfftn(x), Shape{3, 6, 5}) - x), 1e-14);
   EXPECT_EQ(fft::rfftn(x).shape(), (Shape{3, 6, 3}));
@@ -79,7 +81,8 @@ TEST(FftComplex, SpectralFilterOnComplexValues) {
   Tensor H = random_complex({16, 7}, 21);
   Tensor y = fft::irfft2(fft::rfft2(lf::relu(x) + 1.0) * H, Shape{16, 12}) * 0.5;
   Tensor by_pairs = lf::fft::pairs::c2rn(lf::view_as_real(fft::rfft2(lf::relu(x) + 1.0) * H), Shape{16, 12},
-                                         std::vector<int64_t>{-2, -1}) * 0.5;
+                                         std::vector<int64_t>{-2, -1}) *
+                    0.5;
   EXPECT_EQ(y.shape(), (Shape{16, 12}));
   EXPECT_LT(max_abs(y - by_pairs), 1e-13);
 }
@@ -98,19 +101,22 @@ TEST(FftComplex, ErrorsAsTorch) {
 TEST(FftComplex, GradientsThroughComplexValues) {
   using lf::test::gradcheck;
   using lf::test::Input;
-  gradcheck("|fft(z)|^2 weighted", [](const std::vector<Tensor>& v) {
-    Tensor f = fft::fft(lf::view_as_complex(v[0]), 6, 0, "ortho");
-    return lf::view_as_real(f * lf::conj(f) + f);
-  }, {Input{{5, 2}}});
-  gradcheck("irfft(rfft(x) * H)", [](const std::vector<Tensor>& v) {
-    return fft::irfft(fft::rfft(v[0]) * lf::view_as_complex(v[1]), 8);
-  }, {Input{{8}}, Input{{5, 2}}});
-  gradcheck("hfft, ihfft", [](const std::vector<Tensor>& v) {
-    return fft::hfft(fft::ihfft(v[0]) * 2.0, 7);
-  }, {Input{{7}}});
-  gradcheck("fft2", [](const std::vector<Tensor>& v) {
-    return lf::view_as_real(fft::fft2(lf::view_as_complex(v[0]), Shape{3, 4}));
-  }, {Input{{2, 3, 2}}});
+  gradcheck("|fft(z)|^2 weighted",
+            [](const std::vector<Tensor>& v) {
+              Tensor f = fft::fft(lf::view_as_complex(v[0]), 6, 0, "ortho");
+              return lf::view_as_real(f * lf::conj(f) + f);
+            },
+            {Input{{5, 2}}});
+  gradcheck("irfft(rfft(x) * H)",
+            [](const std::vector<Tensor>& v) { return fft::irfft(fft::rfft(v[0]) * lf::view_as_complex(v[1]), 8); },
+            {Input{{8}}, Input{{5, 2}}});
+  gradcheck("hfft, ihfft", [](const std::vector<Tensor>& v) { return fft::hfft(fft::ihfft(v[0]) * 2.0, 7); },
+            {Input{{7}}});
+  gradcheck("fft2",
+            [](const std::vector<Tensor>& v) {
+              return lf::view_as_real(fft::fft2(lf::view_as_complex(v[0]), Shape{3, 4}));
+            },
+            {Input{{2, 3, 2}}});
 }
 
 TEST(FftComplex, GradientsAsTorch) {
@@ -119,15 +125,19 @@ TEST(FftComplex, GradientsAsTorch) {
   Tensor x = lf::sin(j * 0.7) + j * 0.1;
   Tensor w = (lf::arange(0, 8, 1, DType::Float64) * 0.1 + 0.5).reshape({4, 2});
   Tensor gx = lf::grad(lf::sum(lf::view_as_real(fft::rfft(x, {}, -1, "ortho")) * w), {x})[0];
-  expect_close(gx, {1.306394529484362, -0.9221699063925971, 0.3973093104897452, -0.16329931618554525,
-                    0.2558879542524357, 0.35062229974318865}, 1e-13);
+  expect_close(gx,
+               {1.306394529484362, -0.9221699063925971, 0.3973093104897452, -0.16329931618554525, 0.2558879542524357,
+                0.35062229974318865},
+               1e-13);
   Tensor z = lf::complex(lf::sin(k * 0.7) + k * 0.1, lf::cos(k * 1.3));
   Tensor gz = lf::grad(lf::sum(fft::irfft(z, 6) * j), {z})[0];
   expect_close(lf::view_as_real(gz), {2.5, 0.0, -1.0, 1.7320508075688772, -1.0, 0.5773502691896257, -0.5, 0.0}, 1e-13);
   Tensor wf = lf::arange(0, 10, 1, DType::Float64).reshape({5, 2}) - 3.0;
   Tensor gf = lf::grad(lf::sum(lf::view_as_real(fft::fft(z, 5)) * wf), {z})[0];
-  expect_close(lf::view_as_real(gf), {5.0, 10.0, 1.8819096023558668, -11.881909602355867, -3.375401518835468,
-                                      -6.624598481164532, -6.624598481164532, -3.375401518835468}, 1e-13);
+  expect_close(lf::view_as_real(gf),
+               {5.0, 10.0, 1.8819096023558668, -11.881909602355867, -3.375401518835468, -6.624598481164532,
+                -6.624598481164532, -3.375401518835468},
+               1e-13);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // against the reference DFT (two algorithms) over many lengths, Parseval and round trips, dims,
 // batches, padding, norms, float32, fusion around the transform, NaN, errors and gradients
 // against float64 finite differences.
+#include "lazyfuse/fft.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,7 +16,6 @@
 #include "frontend/fft_pairs.h"
 #include "frontend/linalg_util.h"
 #include "frontend/test_util.h"
-#include "lazyfuse/fft.h"
 #include "runtime/config.h"
 
 namespace {
@@ -41,7 +42,9 @@ class FftPath {
 };
 
 // The signal of the embedded answers: re_j = sin(0.7 j) + 0.1 j, im_j = cos(1.3 j).
-Tensor signal_re(int64_t n) { return lf::sin(lf::arange(0, n, 1, DType::Float64) * 0.7) + lf::arange(0, n, 1, DType::Float64) * 0.1; }
+Tensor signal_re(int64_t n) {
+  return lf::sin(lf::arange(0, n, 1, DType::Float64) * 0.7) + lf::arange(0, n, 1, DType::Float64) * 0.1;
+}
 Tensor signal_im(int64_t n) { return lf::cos(lf::arange(0, n, 1, DType::Float64) * 1.3); }
 Tensor signal(int64_t n) { return lf::stack({signal_re(n), signal_im(n)}, -1); }
 
@@ -98,17 +101,18 @@ TEST(FftPairs, KnownAnswersLength12WithPadding) {
     SCOPED_TRACE(path);
     FftPath p(path);
     Tensor z = signal(12);
-    expect_close(pairs::c2c(z, {}, -1, "backward", true, "fft"),
-                 {8.253755416511208, 1.067960312692564, 2.97628413122108, 1.211541227924942, -6.589080945755021,
-                  3.6568572797901426, 2.0603120918273805, 1.9616955930983715, -0.2891177893877894, 1.5684270557989373,
-                  -0.8875525626948328, 1.2430637745334077, -1.304591279356717, 0.9561314123415281, -1.7671886428806447,
-                  0.659517296546693, -2.539295142964509, 0.2904709965576572, -5.394590179847537, -0.35565766263986953,
-                  0.8388751064713038, -1.2161145338049355, 4.642189796856078, 0.9561072471605622},
-                 1e-13);
+    expect_close(
+        pairs::c2c(z, {}, -1, "backward", true, "fft"),
+        {8.253755416511208,   1.067960312692564,   2.97628413122108,   1.211541227924942,   -6.589080945755021,
+         3.6568572797901426,  2.0603120918273805,  1.9616955930983715, -0.2891177893877894, 1.5684270557989373,
+         -0.8875525626948328, 1.2430637745334077,  -1.304591279356717, 0.9561314123415281,  -1.7671886428806447,
+         0.659517296546693,   -2.539295142964509,  0.2904709965576572, -5.394590179847537,  -0.35565766263986953,
+         0.8388751064713038,  -1.2161145338049355, 4.642189796856078,  0.9561072471605622},
+        1e-13);
     expect_close(pairs::r2c(signal_re(12), {}, -1, "backward", true, "rfft"),
-                 {8.253755416511208, 0.0, 3.809236964038579, 0.1277169903821898, -2.8751029196418587, 2.4364859067975386,
-                  -1.667139044010078, 1.1586766278691205, -1.4142064661761495, 0.6389780296206399, -1.3273706027877388,
-                  0.29177323899335744, -1.3045912793567176, 0.0},
+                 {8.253755416511208, 0.0, 3.809236964038579, 0.1277169903821898, -2.8751029196418587,
+                  2.4364859067975386, -1.667139044010078, 1.1586766278691205, -1.4142064661761495, 0.6389780296206399,
+                  -1.3273706027877388, 0.29177323899335744, -1.3045912793567176, 0.0},
                  1e-13);
     // irfft of 4 values to n = 12 pads the half spectrum to 7 with zeros.
     expect_close(pairs::c2r(lf::slice(z, 0, 0, 4), 12, -1, "forward", false, "irfft"),
@@ -162,7 +166,8 @@ TEST(FftPairs, LongLinesInFourSteps) {
   Tensor t = lf::arange(0, n, 1, DType::Float64) * (2 * M_PI * 5 / static_cast<double>(n));
   Tensor tone = lf::stack({lf::cos(t), lf::sin(t)}, -1);
   Tensor want = lf::zeros({n, 2}, DType::Float64);
-  want = lf::index_put(want, {lf::slice(5, 6), lf::slice(0, 1)}, lf::full({1, 1}, static_cast<double>(n), DType::Float64));
+  want =
+      lf::index_put(want, {lf::slice(5, 6), lf::slice(0, 1)}, lf::full({1, 1}, static_cast<double>(n), DType::Float64));
   EXPECT_LT(max_abs(pairs::c2c(tone) - want), 1e-6);
   EXPECT_LT(max_abs(pairs::c2c(pairs::c2c(tone), {}, -1, "backward", false) - tone), 1e-12);
 }
@@ -279,7 +284,7 @@ TEST(FftPairs, SpectralFilterFusesAroundTheTransforms) {
 
 TEST(FftPairs, NanAndInfPropagateWithinTheirLine) {
   std::vector<double> v(2 * 8 * 2, 0.5);
-  v[3] = std::numeric_limits<double>::quiet_NaN();   // line 0
+  v[3] = std::numeric_limits<double>::quiet_NaN();      // line 0
   v[16 + 4] = std::numeric_limits<double>::infinity();  // line 1, a real part
   Tensor z = lf::from_vector(v, {2, 8, 2});
   std::vector<double> out = pairs::c2c(z, {}, -1, "backward", true, "fft").to_vector<double>();
@@ -292,17 +297,25 @@ TEST(FftPairs, NanAndInfPropagateWithinTheirLine) {
 TEST(FftPairs, ErrorsNameTheOpAndTheTensor) {
   Tensor z = random_pairs({3, 4}, 1);
   expect_error([&] { pairs::c2c(z, {}, 2, "backward", true, "fft::fft"); }, {"fft::fft", "dim 2", "float64[3, 4, 2]"});
-  expect_error([&] { pairs::c2c(z, 0, -1, "backward", true, "fft::fft"); }, {"fft::fft", "Invalid number of data points (0)"});
-  expect_error([&] { pairs::c2c(z, {}, -1, "back", true, "fft::fft"); }, {"fft::fft", "Invalid normalization mode: \"back\""});
+  expect_error([&] { pairs::c2c(z, 0, -1, "backward", true, "fft::fft"); },
+               {"fft::fft", "Invalid number of data points (0)"});
+  expect_error([&] { pairs::c2c(z, {}, -1, "back", true, "fft::fft"); },
+               {"fft::fft", "Invalid normalization mode: \"back\""});
   // irfft of one value has no default length (2 (1 - 1) = 0).
   expect_error([&] { pairs::c2r(random_pairs({1}, 1), {}, -1, "backward", false, "fft::irfft"); },
                {"fft::irfft", "Invalid number of data points (0)"});
   expect_error([&] { pairs::r2c(random({4}, 1).to(DType::Float16), {}, -1, "backward", true, "fft::rfft"); },
                {"fft::rfft", "unsupported dtype float16"});
-  expect_error([&] { pairs::c2cn(z, Shape{4}, std::vector<int64_t>{0, 1}, "backward", true, "fft::fftn"); },
-               {"fft::fftn", "same length"});
-  expect_error([&] { pairs::c2cn(z, {}, std::vector<int64_t>{0, 0}, "backward", true, "fft::fftn"); },
-               {"fft::fftn", "FFT dims must be unique"});
+  expect_error(
+      [&] {
+        pairs::c2cn(z, Shape{4}, std::vector<int64_t>{0, 1}, "backward", true, "fft::fftn");
+      },
+      {"fft::fftn", "same length"});
+  expect_error(
+      [&] {
+        pairs::c2cn(z, {}, std::vector<int64_t>{0, 0}, "backward", true, "fft::fftn");
+      },
+      {"fft::fftn", "FFT dims must be unique"});
 }
 
 TEST(FftPairs, GradientsAgainstFiniteDifferences) {
@@ -310,22 +323,29 @@ TEST(FftPairs, GradientsAgainstFiniteDifferences) {
   using lf::test::Input;
   for (const char* norm : {"backward", "ortho", "forward"}) {
     SCOPED_TRACE(norm);
-    gradcheck("fft", [&](const std::vector<Tensor>& v) { return pairs::c2c(v[0], {}, 0, norm, true, "fft"); }, {Input{{5, 2, 2}}});
+    gradcheck("fft", [&](const std::vector<Tensor>& v) { return pairs::c2c(v[0], {}, 0, norm, true, "fft"); },
+              {Input{{5, 2, 2}}});
     gradcheck("ifft n=7", [&](const std::vector<Tensor>& v) { return pairs::c2c(v[0], 7, -1, norm, false, "ifft"); },
               {Input{{2, 5, 2}}});
-    gradcheck("rfft", [&](const std::vector<Tensor>& v) { return pairs::r2c(v[0], {}, -1, norm, true, "rfft"); }, {Input{{2, 6}}});
-    gradcheck("rfft odd", [&](const std::vector<Tensor>& v) { return pairs::r2c(v[0], {}, 0, norm, true, "rfft"); }, {Input{{7, 2}}});
-    gradcheck("ihfft", [&](const std::vector<Tensor>& v) { return pairs::r2c(v[0], {}, -1, norm, false, "ihfft"); }, {Input{{5}}});
+    gradcheck("rfft", [&](const std::vector<Tensor>& v) { return pairs::r2c(v[0], {}, -1, norm, true, "rfft"); },
+              {Input{{2, 6}}});
+    gradcheck("rfft odd", [&](const std::vector<Tensor>& v) { return pairs::r2c(v[0], {}, 0, norm, true, "rfft"); },
+              {Input{{7, 2}}});
+    gradcheck("ihfft", [&](const std::vector<Tensor>& v) { return pairs::r2c(v[0], {}, -1, norm, false, "ihfft"); },
+              {Input{{5}}});
     gradcheck("irfft even", [&](const std::vector<Tensor>& v) { return pairs::c2r(v[0], 6, -1, norm, false, "irfft"); },
               {Input{{2, 4, 2}}});
     gradcheck("irfft odd", [&](const std::vector<Tensor>& v) { return pairs::c2r(v[0], 7, -1, norm, false, "irfft"); },
               {Input{{4, 2}}});
-    gradcheck("hfft", [&](const std::vector<Tensor>& v) { return pairs::c2r(v[0], 5, -1, norm, true, "hfft"); }, {Input{{3, 2}}});
+    gradcheck("hfft", [&](const std::vector<Tensor>& v) { return pairs::c2r(v[0], 5, -1, norm, true, "hfft"); },
+              {Input{{3, 2}}});
   }
-  gradcheck("irfft2(rfft2(x) * H)", [&](const std::vector<Tensor>& v) {
-    Tensor s = pairs::r2cn(v[0], {}, std::vector<int64_t>{-2, -1}, "backward", "rfft2");
-    return pairs::c2rn(s * v[1], Shape{4, 6}, std::vector<int64_t>{-2, -1}, "backward", "irfft2");
-  }, {Input{{4, 6}}, Input{{4, 4, 1}}});
+  gradcheck("irfft2(rfft2(x) * H)",
+            [&](const std::vector<Tensor>& v) {
+              Tensor s = pairs::r2cn(v[0], {}, std::vector<int64_t>{-2, -1}, "backward", "rfft2");
+              return pairs::c2rn(s * v[1], Shape{4, 6}, std::vector<int64_t>{-2, -1}, "backward", "irfft2");
+            },
+            {Input{{4, 6}}, Input{{4, 4, 1}}});
 }
 
 TEST(FftReal, FreqAndShiftAsNumpy) {
