@@ -72,6 +72,9 @@ Config read_config() {
   c.linalg = env("LAZYFUSE_LINALG").value_or("auto");
   if (c.linalg != "auto" && c.linalg != "reference" && c.linalg != "host" && c.linalg != "cusolver")
     throw Error("LAZYFUSE_LINALG=" + c.linalg + ": expected auto, cusolver, host or reference");
+  c.fft = env("LAZYFUSE_FFT").value_or("auto");
+  if (c.fft != "auto" && c.fft != "reference")
+    throw Error("LAZYFUSE_FFT=" + c.fft + ": expected auto or reference");
   c.cpu_loader = env("LAZYFUSE_CPU_LOADER").value_or("auto");
   if (c.cpu_loader != "auto" && c.cpu_loader != "elf" && c.cpu_loader != "orc")
     throw Error("LAZYFUSE_CPU_LOADER=" + c.cpu_loader + ": expected auto, elf or orc");

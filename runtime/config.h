@@ -32,6 +32,9 @@ struct Config {
   // dlopen on the host where it loads, else the reference), "host" (a GPU's too on the host: LAPACK,
   // else the reference) or "reference" (the plain C++ reference always; CI tests both).
   std::string linalg = "auto";
+  // LAZYFUSE_FFT: the FFT path (lf::fft): "auto" (our host FFT, a GPU's too: cuFFT is not wired
+  // yet) or "reference" (the O(n^2) DFT in float64 always; the tests compare the two).
+  std::string fft = "auto";
   // LAZYFUSE_CONV_TF32=0: float32 convolutions in cuDNN in full float32 (FMA math) instead of on
   // TF32 tensor cores (PyTorch's torch.backends.cudnn.allow_tf32, on by default there too).
   bool conv_tf32 = true;

@@ -98,6 +98,7 @@ void run_group(const backend::GroupRun& run, Recorder* rec) {
   // Fused kernels and cat's copies are replayed; anything else runs through here every time.
   if (rec && g.kind != fuse::Group::Kind::Pointwise && g.kind != fuse::Group::Kind::Row) rec->ok = false;
   if (g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Linalg) return run_linalg_group(run);
+  if (g.kind == fuse::Group::Kind::Host && g.nodes[0]->op == ir::Op::Fft) return run_fft_group(run);
   if (g.kind == fuse::Group::Kind::Host) {
     ir::Op op = g.nodes[0]->op;  // before it becomes a buffer
     run_host(g);

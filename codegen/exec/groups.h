@@ -41,6 +41,9 @@ void run_scatter_group(const backend::GroupRun& run, backend::RecordedCall* reco
 // A linear-algebra group (ir::Op::Linalg): inputs copied to the host, then its backend's linalg
 // (exec/linalg.cpp). Never recorded by a flush plan.
 void run_linalg_group(const backend::GroupRun& run);
+// An FFT group (ir::Op::Fft): the input copied to the host, the host FFT or the reference
+// (exec/fft.cpp). Never recorded by a flush plan.
+void run_fft_group(const backend::GroupRun& run);
 
 // A matmul group: its operands resolved to storage and strides, then its backend's matmul.
 void run_matmul_group(const backend::GroupRun& run, backend::RecordedCall* record);

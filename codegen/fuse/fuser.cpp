@@ -630,7 +630,8 @@ struct Builder {
       } else if (n->op == ir::Op::Matmul || n->op == ir::Op::Cat || n->op == ir::Op::Conv2d ||
                  n->op == ir::Op::Pool2d || n->op == ir::Op::ScatterAdd || n->op == ir::Op::Scatter ||
                  n->op == ir::Op::ArgSort || n->op == ir::Op::TopK ||
-                 n->op == ir::Op::Attention || n->op == ir::Op::Nearest || n->op == ir::Op::Linalg) {
+                 n->op == ir::Op::Attention || n->op == ir::Op::Nearest || n->op == ir::Op::Linalg ||
+                 n->op == ir::Op::Fft) {
         place_host(n);
       } else {
         place_elementwise(n);

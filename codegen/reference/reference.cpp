@@ -13,6 +13,7 @@
 #include "codegen/reference/nearest.h"
 #include "codegen/reference/conv.h"
 #include "codegen/reference/indexing.h"
+#include "codegen/reference/fft.h"
 #include "codegen/reference/linalg.h"
 #include "codegen/reference/math.h"
 
@@ -501,6 +502,7 @@ Value reference_op(const Node& node, const std::vector<Value>& in) {
     case Op::Attention: return reference_attention(node, in);
     case Op::Nearest: return reference_nearest(node, in);
     case Op::Linalg: return reference_linalg(node, in);
+    case Op::Fft: return reference_fft(node, in);
     default: break;
   }
   throw Error(std::string("reference executor: no implementation of op ") + op_name(node.op));

@@ -26,5 +26,7 @@ std::vector<Tensor> vjp(const VjpArgs& a);
 
 // The linear-algebra row's derivatives (frontend/autograd/linalg.cpp).
 std::vector<Tensor> vjp_linalg(const VjpArgs& a);
+// The FFT row's derivative (frontend/autograd/fft.cpp).
+std::vector<Tensor> vjp_fft(const VjpArgs& a);
 
 }  // namespace lf::autograd

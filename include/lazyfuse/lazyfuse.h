@@ -4,6 +4,7 @@
 #include "lazyfuse/autograd.h"
 #include "lazyfuse/complex.h"
 #include "lazyfuse/einsum.h"
+#include "lazyfuse/fft.h"
 #include "lazyfuse/interop.h"
 #include "lazyfuse/linalg.h"
 #include "lazyfuse/losses.h"
