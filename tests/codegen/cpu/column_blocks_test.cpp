@@ -112,4 +112,49 @@ TEST(ColumnBlocks, ViewsAndDims) {
   expect_matches_reference(lf::sum(lf::randn({5000, 70}), {0}), 5000, "a generated prologue");
 }
 
+// A row kernel walks its reduced dims, and the rows of one with per-row outputs only, in its
+// input's memory order (lower.cpp order_row_dims): x.t().sum() is one dense run (it strode a
+// row of x an element, 40x slower than x.sum()), a kept dim contiguous in memory makes column
+// blocks. argmax / argmin keep the logical order of their reduced dims (the first of equal
+// values); values as the reference's with ties, NaN and inf, permuted, flipped and size-1 dims.
+TEST(ColumnBlocks, RowKernelsWalkTheirInputsMemoryOrder) {
+  Tensor x = random({64, 48}, 50);
+  lf::kir::Kernel full = kernel_of(lf::sum(lf::transpose(x, 0, 1)));
+  EXPECT_EQ(full.inner_rank, 1) << "the transposed dims merge into one run";
+  EXPECT_EQ(full.operands[0].strides.back(), lf::kir::StrideClass::Unit);
+  Tensor x3 = random({16, 32, 24}, 51);
+  EXPECT_TRUE(lf::kir::column_blocks(kernel_of(lf::sum(lf::transpose(x3, 1, 2), {0}))))
+      << "kept dims in memory order: the contiguous one last";
+  EXPECT_EQ(kernel_of(lf::sum(lf::permute(x3, {2, 0, 1}), {0, 2})).inner_rank, 1)
+      << "x3's last two dims, permuted apart, merge in memory order";
+  for (bool fused : {true, false}) {
+    lf::test::FusionScope scope(fused);
+    const std::string at = fused ? " fused" : " unfused";
+    Tensor t = lf::transpose(x, 0, 1);
+    expect_matches_reference(lf::sum(t), 64 * 48, "sum(x.t())" + at);
+    expect_matches_reference(lf::mean(t), 64 * 48, "mean(x.t())" + at);
+    expect_matches_reference(lf::max(t), 1, "max(x.t())" + at);
+    expect_matches_reference(lf::min(t), 1, "min(x.t())" + at);
+    expect_matches_reference(lf::var(t), 64 * 48, "var(x.t())" + at);
+    expect_matches_reference(lf::logsumexp(t, {0, 1}), 64 * 48, "logsumexp(x.t())" + at);
+    expect_matches_reference(lf::prod(t * 0.01 + 1), 64 * 48, "prod(x.t())" + at);
+    expect_matches_reference(lf::argmax(t), 1, "argmax(x.t()), ties" + at);
+    expect_matches_reference(lf::argmin(t), 1, "argmin(x.t()), ties" + at);
+    Tensor p = lf::permute(x3, {2, 0, 1});
+    for (std::vector<int64_t> dims : std::vector<std::vector<int64_t>>{{0}, {1}, {2}, {0, 1}, {0, 2}, {1, 2}}) {
+      std::string d = " over " + std::to_string(dims[0]) + (dims.size() > 1 ? "," + std::to_string(dims[1]) : "");
+      int64_t len = 1;
+      for (int64_t k : dims) len *= p.shape()[static_cast<size_t>(k)];
+      expect_matches_reference(lf::sum(p, dims), len, "sum(permuted)" + d + at);
+      expect_matches_reference(lf::max(p, dims), 1, "max(permuted)" + d + at);
+      expect_matches_reference(lf::var(p, dims), len, "var(permuted)" + d + at);
+      expect_matches_reference(lf::softmax(p, dims[0]), len, "softmax(permuted)" + d + at);
+      if (dims.size() == 1) expect_matches_reference(lf::argmax(p, dims), 1, "argmax(permuted)" + d + at);
+    }
+    expect_matches_reference(lf::sum(lf::flip(t, {0, 1})), 64 * 48, "sum of a flipped x.t()" + at);
+    expect_matches_reference(lf::sum(lf::unsqueeze(t, 1), {0, 2}), 64 * 48, "a size-1 dim between" + at);
+    expect_matches_reference(lf::sum(lf::transpose(x3, 0, 2) * 2 + 1), 16 * 32 * 24, "a prologue" + at);
+  }
+}
+
 }  // namespace
