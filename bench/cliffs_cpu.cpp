@@ -91,6 +91,7 @@ int main(int argc, char** argv) {
   // memory; tall.t() is 1024 x 4096 with columns (logical dim 0) contiguous in memory.
   lf::Tensor wide = materialized(lf::rand({1024, 4096}));
   lf::Tensor tall = materialized(lf::rand({4096, 1024}));
+  lf::Tensor sq = materialized(lf::rand({1024, 1024}));
 
   std::printf("median of %d runs (program and peer in turn), ms %9s %9s\n", g_reps, "fused", "unfused");
   std::vector<Row> rows = {
@@ -120,6 +121,9 @@ int main(int argc, char** argv) {
       {"logsumexp(tall.t(), {0}) (contiguous rows)", "logsumexp(wide, {1})",
        [&] { lf::logsumexp(lf::transpose(tall, 0, 1), {0}).to_vector<float>(); },
        [&] { lf::logsumexp(wide, {1}).to_vector<float>(); }},
+      {"max(sq.t()[None], {0}), sq 1024x1024 (size-1 rows)", "max(sq[None], {0})",
+       [&] { (void)lf::max(lf::unsqueeze(lf::transpose(sq, 0, 1), 0), {0}).sum().item<float>(); },
+       [&] { (void)lf::max(lf::unsqueeze(sq, 0), {0}).sum().item<float>(); }},
       {"sum(tall.t()) (full)", "sum(tall)", [&] { (void)lf::sum(lf::transpose(tall, 0, 1)).item<float>(); },
        [&] { (void)lf::sum(tall).item<float>(); }},
       {"max(tall.t()) (full)", "max(tall)", [&] { (void)lf::max(lf::transpose(tall, 0, 1)).item<float>(); },

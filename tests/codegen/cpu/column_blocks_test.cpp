@@ -125,6 +125,9 @@ TEST(ColumnBlocks, RowKernelsWalkTheirInputsMemoryOrder) {
   Tensor x3 = random({16, 32, 24}, 51);
   EXPECT_TRUE(lf::kir::column_blocks(kernel_of(lf::sum(lf::transpose(x3, 1, 2), {0}))))
       << "kept dims in memory order: the contiguous one last";
+  lf::kir::Kernel one = kernel_of(lf::max(lf::unsqueeze(lf::transpose(x, 0, 1), 0), {0}));
+  EXPECT_EQ(one.operands[0].strides[static_cast<size_t>(one.outer_rank) - 1], lf::kir::StrideClass::Any)
+      << "rows of one element keep their logical order (the output's)";
   EXPECT_EQ(kernel_of(lf::sum(lf::permute(x3, {2, 0, 1}), {0, 2})).inner_rank, 1)
       << "x3's last two dims, permuted apart, merge in memory order";
   for (bool fused : {true, false}) {
