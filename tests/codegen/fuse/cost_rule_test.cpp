@@ -260,6 +260,12 @@ TEST(CostRule, StridedRowsFollowTheBuffersStrides) {
     EXPECT_EQ(cuts(p, CutReason::kStridedRows), 0) << "rows along dim 0 of a transposed buffer are contiguous";
     expect_same({y}, 64);
   }
+  {  // Unfused too: each op its own kernel, over the same views.
+    lf::test::FusionScope off(false);
+    expect_same({lf::logsumexp(xt, {1}), lf::softmax(xt, 1), lf::var(xt, {1}), lf::logsumexp(yt, {0}),
+                 lf::softmax(yt, 0), lf::var(yt, {0})},
+                64);
+  }
   // Size-1 dims between: the last dims of size > 1 decide.
   Tensor w3 = with_specials({64, 1, 512});
   Tensor t3 = lf::permute(w3, {2, 1, 0});  // 512 x 1 x 64, unit stride along dim 0
