@@ -377,6 +377,49 @@ class Lowerer {
     if (!element_out && len >= kOrderRowsMinLength) std::stable_sort(outer.begin(), outer.end(), larger);
   }
 
+  // A pointwise kernel that reads an input transposed against its output (the output's unit-
+  // stride dim a strided in the input, the input's unit-stride dim b another) walks both in tiles
+  // of kTile x kTileRun: b and a are split in (hi, lo) and run as (.., b_hi, .., a_hi, b_lo,
+  // a_lo), so that a tile's input lines (kTileRun of them, kTile elements each) stay in L1 while
+  // all their elements are used, where the plain order read one element of a line per element,
+  // each on its own page (softmax(x.t(), 1)'s exp(x - max): bench/RESULTS.md; 16 x 64 beat 16 x
+  // 16 there). Where b's size is a multiple of kTile and a's of kTileRun, each of at least 2
+  // tiles, over 2^16 elements or more; not with gathers or remaps (their index arithmetic reads
+  // the columns).
+  static constexpr int64_t kTile = 16, kTileRun = 64;  // b_lo, a_lo
+  void tile_transposed(std::vector<int64_t>& sizes, std::vector<Shape>& strides) const {
+    if (keep_last_dim_ || out_.kernel.outputs.empty() || sizes.size() < 2) return;
+    for (const Instr& in : out_.kernel.instrs)
+      if (in.kind == InstrKind::Gather || in.kind == InstrKind::Remap || in.kind == InstrKind::Scan) return;
+    const size_t a = sizes.size() - 1;
+    int64_t numel = 1;
+    for (int64_t n : sizes) numel *= n;
+    if (numel < (int64_t{1} << 16) || sizes[a] % kTileRun != 0 || sizes[a] < 2 * kTileRun) return;
+    for (const kir::Output& o : out_.kernel.outputs)
+      if (strides[static_cast<size_t>(o.slot)][a] != 1) return;
+    size_t b = a;
+    for (size_t o = 0; o < operands_.size() && b == a; ++o) {
+      if (operands_[o].meta.kind != Operand::Kind::Input) continue;
+      const Shape& st = strides[o];
+      if (st[a] == 0 || st[a] == 1 || st[a] == -1) continue;
+      for (size_t d = 0; d < a; ++d)
+        if (st[d] == 1 && sizes[d] % kTile == 0 && sizes[d] >= 2 * kTile) b = d;
+    }
+    if (b == a) return;
+    std::vector<int64_t> ns;
+    std::vector<Shape> nst(strides.size());
+    auto push = [&](int64_t n, size_t d, int64_t scale) {
+      ns.push_back(n);
+      for (size_t o = 0; o < strides.size(); ++o) nst[o].push_back(strides[o][d] * scale);
+    };
+    for (size_t d = 0; d < a; ++d) push(d == b ? sizes[d] / kTile : sizes[d], d, d == b ? kTile : 1);
+    push(sizes[a] / kTileRun, a, kTileRun);
+    push(kTile, b, 1);
+    push(kTileRun, a, 1);
+    sizes = std::move(ns);
+    strides = std::move(nst);
+  }
+
   // Reduced dims last; drop size-1 dims; merge neighbours that are contiguous for every operand.
   void canonicalize() {
     size_t rank = g_.full.size();
@@ -435,6 +478,7 @@ class Lowerer {
         all.push_back(1);
         for (auto& s : st) s.push_back(0);
       }
+      tile_transposed(all, st);
       sizes = all;
       strides = st;
       out_.kernel.outer_rank = static_cast<int>(all.size()) - 1;

@@ -160,4 +160,29 @@ TEST(ColumnBlocks, RowKernelsWalkTheirInputsMemoryOrder) {
   }
 }
 
+// The pointwise kernels beside the column blocks (softmax(x.t(), 1)'s exp(x - max), written in
+// logical order from a transposed x) walk tiles (lower.cpp tile_transposed): values as the
+// reference's, with NaN and inf, sizes that tile and sizes that do not, broadcast row values,
+// 3-D, fused and unfused.
+TEST(ColumnBlocks, TransposedPointwiseTiles) {
+  Tensor x = random({256, 512}, 70);
+  Tensor t = lf::transpose(x, 0, 1);  // 512 x 256, unit stride along dim 0
+  lf::kir::Kernel k = kernel_of(lf::exp(t) * 2);
+  EXPECT_EQ(k.outer_rank + k.inner_rank, 4) << "split into (b_hi, a_hi, b_lo, a_lo)";
+  EXPECT_EQ(kernel_of(lf::exp(lf::transpose(random({250, 512}, 71), 0, 1))).outer_rank + 1, 2) << "250 does not tile";
+  for (bool fused : {true, false}) {
+    lf::test::FusionScope scope(fused);
+    const std::string at = fused ? " fused" : " unfused";
+    expect_matches_reference(lf::exp(t) * 2 + 1, 1, "exp(x.t())" + at);
+    expect_matches_reference(t - lf::max(t, {1}, true), 1, "x.t() - max" + at);
+    expect_matches_reference(lf::softmax(t, 1), 256, "softmax(x.t(), 1)" + at);
+    expect_matches_reference(lf::var(t, {1}), 256, "var(x.t(), {1})" + at);
+    Tensor odd = lf::transpose(random({250, 520}, 72), 0, 1);
+    expect_matches_reference(lf::exp(odd) + odd, 1, "sizes that do not tile" + at);
+    Tensor t3 = lf::transpose(random({4, 128, 192}, 73), 1, 2);  // 4 x 192 x 128
+    expect_matches_reference(lf::sigmoid(t3) * t3, 1, "3-D" + at);
+    expect_matches_reference(lf::sigmoid(t3) + lf::transpose(t3, 1, 2).transpose(1, 2), 1, "two views" + at);
+  }
+}
+
 }  // namespace
