@@ -1,9 +1,11 @@
 // Issue 51's CPU cliffs: four programs far slower than the same work written another way
 // (argmax against max, a GEMV against a multiply and row sum, a column sum against a row sum, one
-// top-k round over a single long row), each fused and unfused, medians after a warm-up. Public API
+// top-k round over a single long row), then reductions whose rows' layout in memory is not their
+// logical one (a transposed input), each fused and unfused, medians after a warm-up. Public API
 // only. numpy's figures for the same programs: bench/cliffs_cpu.py.
 //
-//   lazyfuse-bench-cliffs [--reps N]   (default 21)
+//   lazyfuse-bench-cliffs [--reps N] [--only SUBSTRING]   (default 21 runs; --only: the rows whose
+//                                                           name holds SUBSTRING)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -70,8 +72,11 @@ void report(const Row& r) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i)
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) g_reps = std::max(1, std::atoi(argv[++i]));
+    else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+  }
   lf::set_default_device(lf::Device::cpu());
   lf::manual_seed(1);
   lf::Tensor x = materialized(lf::rand({4096, 1000}));
@@ -82,6 +87,11 @@ int main(int argc, char** argv) {
   lf::Tensor xs = materialized(lf::rand({n}));
   lf::Tensor idx = materialized(lf::arange(0, static_cast<double>(n), 1, lf::DType::Int64));
   const double ninf = -std::numeric_limits<double>::infinity();
+  // Transposed views: wide.t() is 4096 x 1024 with rows along its logical last dim strided in
+  // memory; tall.t() is 1024 x 4096 with columns (logical dim 0) contiguous in memory.
+  lf::Tensor wide = materialized(lf::rand({1024, 4096}));
+  lf::Tensor tall = materialized(lf::rand({4096, 1024}));
+  lf::Tensor sq = materialized(lf::rand({1024, 1024}));
 
   std::printf("median of %d runs (program and peer in turn), ms %9s %9s\n", g_reps, "fused", "unfused");
   std::vector<Row> rows = {
@@ -101,7 +111,27 @@ int main(int argc, char** argv) {
          (void)next;
        },
        nullptr},
+      {"logsumexp(wide.t(), {1}), wide 1024x4096", "logsumexp(tall, {0})",
+       [&] { lf::logsumexp(lf::transpose(wide, 0, 1), {1}).to_vector<float>(); },
+       [&] { lf::logsumexp(tall, {0}).to_vector<float>(); }},
+      {"softmax(wide.t(), 1)", "softmax(tall, 0)", [&] { (void)lf::softmax(lf::transpose(wide, 0, 1), 1).sum().item<float>(); },
+       [&] { (void)lf::softmax(tall, 0).sum().item<float>(); }},
+      {"var(wide.t(), {1})", "var(tall, {0})", [&] { lf::var(lf::transpose(wide, 0, 1), {1}).to_vector<float>(); },
+       [&] { lf::var(tall, {0}).to_vector<float>(); }},
+      {"logsumexp(tall.t(), {0}) (contiguous rows)", "logsumexp(wide, {1})",
+       [&] { lf::logsumexp(lf::transpose(tall, 0, 1), {0}).to_vector<float>(); },
+       [&] { lf::logsumexp(wide, {1}).to_vector<float>(); }},
+      {"max(sq.t()[None], {0}), sq 1024x1024 (size-1 rows)", "max(sq[None], {0})",
+       [&] { (void)lf::max(lf::unsqueeze(lf::transpose(sq, 0, 1), 0), {0}).sum().item<float>(); },
+       [&] { (void)lf::max(lf::unsqueeze(sq, 0), {0}).sum().item<float>(); }},
+      {"sum(tall.t()) (full)", "sum(tall)", [&] { (void)lf::sum(lf::transpose(tall, 0, 1)).item<float>(); },
+       [&] { (void)lf::sum(tall).item<float>(); }},
+      {"max(tall.t()) (full)", "max(tall)", [&] { (void)lf::max(lf::transpose(tall, 0, 1)).item<float>(); },
+       [&] { (void)lf::max(tall).item<float>(); }},
+      {"var(tall.t()) (full)", "var(tall)", [&] { (void)lf::var(lf::transpose(tall, 0, 1)).item<float>(); },
+       [&] { (void)lf::var(tall).item<float>(); }},
   };
-  for (const Row& r : rows) report(r);
+  for (const Row& r : rows)
+    if (only.empty() || r.name.find(only) != std::string::npos) report(r);
   return 0;
 }

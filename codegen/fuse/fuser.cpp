@@ -26,10 +26,12 @@
 //   that few long rows takes one reduction and per-row values only, which the backend splits
 //   over blocks; element work before and after goes to pointwise kernels, and a second reduction
 //   to a group of its own (kFewRows). Likewise where a backend runs rows that are strided in
-//   memory (a reduction over a leading dim: logsumexp(x, {0})) well only as one reduction with
-//   per-row values (Costs::strided_rows_one_reduction: the CPU's column blocks, which walk the
-//   contiguous kept dim; a second level or an element output there made a row kernel that strode
-//   through memory a row at a time, 10x slower than unfused, issue 51's sweep) (kStridedRows).
+//   memory (a reduction over a leading dim: logsumexp(x, {0}); over the last dim of a transposed
+//   buffer: logsumexp(x.t(), {1})) well only as one reduction with per-row values
+//   (Costs::strided_rows_one_reduction: the CPU's column blocks, which walk the contiguous kept
+//   dim; a second level or an element output there made a row kernel that strode through memory
+//   a row at a time, 10x slower than unfused, issue 51's sweep) (kStridedRows). The inputs'
+//   strides decide, not the logical dims: logsumexp(x.t(), {0}) reads contiguous rows and fuses.
 // - Registers and code size: a group stops at kMaxGroupNodes members and kMaxGroupLeaves inputs
 //   (kTooLarge).
 // The thresholds come from measurements recorded in bench/RESULTS.md ("Fusion cost rule").
@@ -125,23 +127,86 @@ struct Builder {
     return limit > 0 && numel / len < limit;
   }
 
+  // How the rows of `rdims` over `full` lie in memory, as one operand read in the element phase
+  // sees them (kir::column_blocks asks the same of the lowered kernel's operands): along the last
+  // kept dim of size > 1 unit-strided and along the last reduced dim not (kColumns: rows are
+  // columns of memory), along the last reduced dim unit-strided (kRows), else kOther. Merged dims
+  // take the stride of their innermost dim, so the last dims of size > 1 decide.
+  enum class Layout { kColumns, kRows, kOther };
+  static Layout layout_of(const Shape& strides, const Shape& full, const std::vector<int64_t>& rdims) {
+    int kept = -1, reduced = -1;
+    for (size_t d = 0; d < full.size(); ++d) {
+      if (full[d] == 1) continue;
+      (std::binary_search(rdims.begin(), rdims.end(), static_cast<int64_t>(d)) ? reduced : kept) = static_cast<int>(d);
+    }
+    if (kept < 0 || reduced < 0) return Layout::kOther;
+    if (strides[reduced] == 1 && strides[kept] != 0) return Layout::kRows;
+    if (strides[kept] == 1 && strides[reduced] != 1) return Layout::kColumns;
+    return Layout::kOther;
+  }
+
+  // Counts the element-phase inputs of `m` read from memory outside group g (a buffer through its
+  // views, or a value of another group, written contiguous) by their Layout over (full, rdims).
+  // Generators and inline values are index arithmetic; row values have the row shape.
+  void count_layouts(const Node* m, int g, const Shape& full, const std::vector<int64_t>& rdims, int& columns,
+                     int& rows) const {
+    for (const ir::NodePtr& in : m->inputs) {
+      auto [source, chain] = ir::resolve_views(in.get());
+      if (computed(source) && gid.at(source) == g) continue;
+      if (!source->realized() && (!computed(source) || p.inline_nodes.count(source))) continue;
+      auto view = ir::view_of_chain(*source, chain);
+      if (!view || view->shape != full) continue;
+      Layout l = layout_of(view->strides, full, rdims);
+      columns += l == Layout::kColumns;
+      rows += l == Layout::kRows;
+    }
+  }
+
+  // Per group: its members' counts of count_layouts, for the rows they were counted over, and how
+  // many members have been counted (each member once while the rows stay the same: linear).
+  struct LayoutCounts {
+    Shape full;
+    std::vector<int64_t> rdims;
+    size_t counted = 0;
+    int columns = 0, rows = 0;
+  };
+  mutable std::vector<LayoutCounts> layout_counts;  // by group id
+
   // Costs::strided_rows_one_reduction: whether rows of `rdims` over `full` are strided in memory
-  // (the last dim is kept: a reduction over a leading dim) on a backend that runs such rows well
-  // only as one reduction with per-row values (the CPU's column blocks), over enough elements for
-  // it to matter.
-  bool strided_rows(const Shape& full, const std::vector<int64_t>& rdims, Device device) const {
+  // on a backend that runs such rows well only as one reduction with per-row values (the CPU's
+  // column blocks), over enough elements for it to matter. The memory decides: the inputs that
+  // group g (-1: none) and `joining` read from memory, by their strides (a transposed buffer's
+  // rows along its logical last dim are columns of memory; along its dim 0, rows). An input read
+  // along rows rules it out (no column block runs then); where no input is read from memory
+  // (generators only), element outputs are, contiguous: rows strided where the last dim is kept.
+  bool strided_rows(const Shape& full, const std::vector<int64_t>& rdims, Device device, int g,
+                    const Node* joining) const {
     if (!costs_for(device).strided_rows_one_reduction || full.empty() || rdims.empty()) return false;
-    if (rdims.back() == static_cast<int64_t>(full.size()) - 1 || full.back() < 2) return false;
     int64_t numel = 1;
     for (int64_t s : full) numel *= s;
-    return numel >= kStridedRowsMinElements;
+    if (numel < kStridedRowsMinElements) return false;
+    int columns = 0, rows = 0;
+    if (g >= 0) {
+      if (layout_counts.size() <= static_cast<size_t>(g)) layout_counts.resize(static_cast<size_t>(g) + 1);
+      LayoutCounts& c = layout_counts[static_cast<size_t>(g)];
+      if (c.full != full || c.rdims != rdims) c = LayoutCounts{full, rdims};
+      const std::vector<Node*>& members = groups[static_cast<size_t>(g)].nodes;
+      for (; c.counted < members.size(); ++c.counted) count_layouts(members[c.counted], g, full, rdims, c.columns, c.rows);
+      columns = c.columns;
+      rows = c.rows;
+    }
+    if (joining) count_layouts(joining, g, full, rdims, columns, rows);
+    if (rows > 0) return false;
+    if (columns > 0) return true;
+    return rdims.back() != static_cast<int64_t>(full.size()) - 1 && full.back() >= 2;
   }
 
   // The rules that keep a row group to one reduction and per-row values: kFewRows, kStridedRows,
-  // or kCount where neither applies.
-  CutReason one_reduction_rule(const Shape& full, const std::vector<int64_t>& rdims, Device device) const {
+  // or kCount where neither applies. Over group g (-1: none) with `joining` (nullptr: none).
+  CutReason one_reduction_rule(const Shape& full, const std::vector<int64_t>& rdims, Device device, int g,
+                               const Node* joining) const {
     if (few_rows(full, rdims, device)) return CutReason::kFewRows;
-    if (strided_rows(full, rdims, device)) return CutReason::kStridedRows;
+    if (strided_rows(full, rdims, device, g, joining)) return CutReason::kStridedRows;
     return CutReason::kCount;
   }
 
@@ -313,7 +378,7 @@ struct Builder {
         }
       }
     }
-    if (fusion && best < 0) best = same_shape_group(n->shape, n->device);
+    if (fusion && best < 0) best = same_shape_group(n);
     if (!fusion || best < 0) {
       cut(fusion ? CutReason::kNoProducerGroup : CutReason::kFusionDisabled, n);
       start_alone(n, edges);
@@ -354,7 +419,7 @@ struct Builder {
         short_rows(g.full, g.rdims))
       why = CutReason::kShortRows;
     if (why == CutReason::kCount && g.kind == Group::Kind::Row && !g.scan && !row)
-      why = one_reduction_rule(g.full, g.rdims, n->device);
+      why = one_reduction_rule(g.full, g.rdims, n->device, best, n);
     if (why != CutReason::kCount) {
       cut(why, n, best);
       start_alone(n, edges);
@@ -373,14 +438,15 @@ struct Builder {
   // A node that reads only buffers and generators may join a recent group over the same shape
   // (horizontal fusion: shared inputs are read once, one launch fewer). It adds no dependency, so
   // it cannot make a cycle. Only the last few groups are looked at, to stay linear.
-  int same_shape_group(const Shape& shape, Device device) const {
+  int same_shape_group(const Node* n) const {
+    const Shape& shape = n->shape;
     constexpr int kLookBack = 8;
     for (int g = static_cast<int>(groups.size()) - 1; g >= 0 && g >= static_cast<int>(groups.size()) - kLookBack; --g) {
       const Group& cand = groups[g];
       // (Not a scan group: its element pass runs in order, one element at a time.)
       bool takes = cand.kind == Group::Kind::Pointwise ||
                    (cand.kind == Group::Kind::Row && !cand.scan &&
-                    one_reduction_rule(cand.full, cand.rdims, device) == CutReason::kCount);
+                    one_reduction_rule(cand.full, cand.rdims, n->device, g, n) == CutReason::kCount);
       if (takes && cand.full == shape && static_cast<int>(cand.nodes.size()) < kMaxGroupNodes &&
           leaves[g] < kMaxGroupLeaves)
         return g;
@@ -413,7 +479,7 @@ struct Builder {
                         : leaves[gi] >= kMaxGroupLeaves ||
                               (can_become_row && short_rows(in_shape, n->attrs.dims) && holds_element_output(gi)))
         continue;
-      if (one_reduction_rule(in_shape, n->attrs.dims, n->device) != CutReason::kCount && (same_rows || escapes(gi, n)))
+      if (one_reduction_rule(in_shape, n->attrs.dims, n->device, gi, n) != CutReason::kCount && (same_rows || escapes(gi, n)))
         continue;
       if (can_become_row) {
         g.kind = Group::Kind::Row;
@@ -436,7 +502,7 @@ struct Builder {
       bool same_rows = g.kind == Group::Kind::Row && !g.scan && g.rdims == n->attrs.dims && g.full == in_shape;
       bool can_become_row = g.kind == Group::Kind::Pointwise && g.full == in_shape;
       int lv = level_of(source) + 1;
-      const CutReason rule = one_reduction_rule(in_shape, n->attrs.dims, n->device);  // before escapes(), the walk
+      const CutReason rule = one_reduction_rule(in_shape, n->attrs.dims, n->device, gi, n);  // before escapes(), the walk
       CutReason why = !(same_rows || can_become_row) || static_cast<int>(g.nodes.size()) >= kMaxGroupNodes
                           ? CutReason::kDifferentReduction
                       : lv > kMaxRowLevels ? CutReason::kRecompute
@@ -725,7 +791,7 @@ Costs backend_costs(Device device) {
 Partition partition(const std::vector<ir::Node*>& order, const std::function<bool(const ir::Node&)>& wanted,
                     bool fusion, bool record_cuts, const CostsOf& costs) {
   static const CostsOf registered = [](Device d) { return backend_costs(d); };
-  Builder b{wanted, fusion, record_cuts, costs ? costs : registered, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};  // NOLINT
+  Builder b{wanted, fusion, record_cuts, costs ? costs : registered, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};  // NOLINT
   b.run(order);
   return std::move(b.p);
 }

@@ -137,9 +137,10 @@ struct Costs {
   // only, which the backend splits over processors, and element work goes to pointwise kernels
   // (kFewRows). 0: the backend runs such kernels well at any row count.
   int64_t few_rows = 0;
-  // A row kernel whose rows are strided in memory (the last dim kept) runs well only as one
-  // reduction with per-row values (kir::column_blocks' form); a group over such rows takes that
-  // form, as few_rows' groups do (kStridedRows).
+  // A row kernel whose rows are strided in memory (by its inputs' strides: unit along the last
+  // kept dim, as over a leading dim of a contiguous buffer or the last dim of a transposed one)
+  // runs well only as one reduction with per-row values (kir::column_blocks' form); a group over
+  // such rows takes that form, as few_rows' groups do (kStridedRows).
   bool strided_rows_one_reduction = false;
   // fused_scan's rule: a scan fuses over at least scan_min_lines lines of at most
   // scan_max_length elements, or over fewer lines of fewer than scan_short_line elements; with

@@ -1,6 +1,7 @@
 #include "codegen/fuse/lower.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <tuple>
@@ -339,6 +340,86 @@ class Lowerer {
     return push(std::move(in), channels_last(*source));
   }
 
+  // A row kernel walks its reduced dims, and its rows, in the memory order of its first input
+  // read per element (dims by decreasing size of stride; a contiguous input keeps the logical order), so
+  // that a reduction over a transposed buffer reads it as one dense run (x.t().sum() strode 4 KB
+  // an element, 40x slower than the contiguous sum) and rows contiguous along a kept dim become
+  // column blocks (kir::column_blocks). Not where an order is part of the result or of the
+  // index arithmetic: the reduced dims of argmax / argmin (the first of equal values), a scan,
+  // gathers; nor the rows of a kernel with element outputs (written in logical order), nor those
+  // of rows shorter than kOrderRowsMinLength: there the per-row outputs are a large part of the
+  // bytes, and written in the input's order they stride (max over a size-1 dim of a transposed
+  // 1024 x 1024: 11.8-15.3 ms so, 8.0 in logical order; 2-core CPU at load 6, 2026-12-04).
+  static constexpr int64_t kOrderRowsMinLength = 16;
+  void order_row_dims(std::vector<size_t>& outer, std::vector<size_t>& inner) const {
+    if (keep_last_dim_ || g_.scan) return;
+    bool arg = false, element_out = false;
+    for (const Instr& in : out_.kernel.instrs) {
+      if (in.kind == InstrKind::Gather || in.kind == InstrKind::Remap || in.kind == InstrKind::Scan) return;
+      arg |= in.kind == InstrKind::Reduce && (in.op == ir::Op::ArgMax || in.op == ir::Op::ArgMin);
+    }
+    for (const kir::Output& o : out_.kernel.outputs) element_out |= !out_.kernel.instrs[static_cast<size_t>(o.instr)].row;
+    const Shape* by = nullptr;
+    for (const OperandData& od : operands_) {
+      if (od.meta.kind != Operand::Kind::Input || od.meta.row) continue;
+      bool dense = true;  // no broadcast dim: its strides order every dim
+      for (size_t d = 0; d < g_.full.size(); ++d) dense &= g_.full[d] == 1 || od.strides[d] != 0;
+      if (dense) {
+        by = &od.strides;
+        break;
+      }
+    }
+    if (!by) return;
+    auto larger = [by](size_t a, size_t b) { return std::abs((*by)[a]) > std::abs((*by)[b]); };  // flips too
+    if (!arg) std::stable_sort(inner.begin(), inner.end(), larger);
+    int64_t len = 1;
+    for (size_t d : inner) len *= g_.full[d];
+    if (!element_out && len >= kOrderRowsMinLength) std::stable_sort(outer.begin(), outer.end(), larger);
+  }
+
+  // A pointwise kernel that reads an input transposed against its output (the output's unit-
+  // stride dim a strided in the input, the input's unit-stride dim b another) walks both in tiles
+  // of kTile x kTileRun: b and a are split in (hi, lo) and run as (.., b_hi, .., a_hi, b_lo,
+  // a_lo), so that a tile's input lines (kTileRun of them, kTile elements each) stay in L1 while
+  // all their elements are used, where the plain order read one element of a line per element,
+  // each on its own page (softmax(x.t(), 1)'s exp(x - max): bench/RESULTS.md; 16 x 64 beat 16 x
+  // 16 there). Where b's size is a multiple of kTile and a's of kTileRun, each of at least 2
+  // tiles, over 2^16 elements or more; not with gathers or remaps (their index arithmetic reads
+  // the columns).
+  static constexpr int64_t kTile = 16, kTileRun = 64;  // b_lo, a_lo
+  void tile_transposed(std::vector<int64_t>& sizes, std::vector<Shape>& strides) const {
+    if (keep_last_dim_ || out_.kernel.outputs.empty() || sizes.size() < 2) return;
+    for (const Instr& in : out_.kernel.instrs)
+      if (in.kind == InstrKind::Gather || in.kind == InstrKind::Remap || in.kind == InstrKind::Scan) return;
+    const size_t a = sizes.size() - 1;
+    int64_t numel = 1;
+    for (int64_t n : sizes) numel *= n;
+    if (numel < (int64_t{1} << 16) || sizes[a] % kTileRun != 0 || sizes[a] < 2 * kTileRun) return;
+    for (const kir::Output& o : out_.kernel.outputs)
+      if (strides[static_cast<size_t>(o.slot)][a] != 1) return;
+    size_t b = a;
+    for (size_t o = 0; o < operands_.size() && b == a; ++o) {
+      if (operands_[o].meta.kind != Operand::Kind::Input) continue;
+      const Shape& st = strides[o];
+      if (st[a] == 0 || st[a] == 1 || st[a] == -1) continue;
+      for (size_t d = 0; d < a; ++d)
+        if (st[d] == 1 && sizes[d] % kTile == 0 && sizes[d] >= 2 * kTile) b = d;
+    }
+    if (b == a) return;
+    std::vector<int64_t> ns;
+    std::vector<Shape> nst(strides.size());
+    auto push = [&](int64_t n, size_t d, int64_t scale) {
+      ns.push_back(n);
+      for (size_t o = 0; o < strides.size(); ++o) nst[o].push_back(strides[o][d] * scale);
+    };
+    for (size_t d = 0; d < a; ++d) push(d == b ? sizes[d] / kTile : sizes[d], d, d == b ? kTile : 1);
+    push(sizes[a] / kTileRun, a, kTileRun);
+    push(kTile, b, 1);
+    push(kTileRun, a, 1);
+    sizes = std::move(ns);
+    strides = std::move(nst);
+  }
+
   // Reduced dims last; drop size-1 dims; merge neighbours that are contiguous for every operand.
   void canonicalize() {
     size_t rank = g_.full.size();
@@ -351,6 +432,7 @@ class Lowerer {
       const Shape& os = operands_[static_cast<size_t>(out_.kernel.outputs[0].slot)].strides;
       std::stable_sort(outer.begin(), outer.end(), [&](size_t a, size_t b) { return os[a] > os[b]; });
     }
+    if (out_.kernel.row) order_row_dims(outer, inner);
     auto coalesce = [&](const std::vector<size_t>& dims) {
       std::vector<int64_t> sizes;
       std::vector<Shape> strides(operands_.size());
@@ -396,6 +478,7 @@ class Lowerer {
         all.push_back(1);
         for (auto& s : st) s.push_back(0);
       }
+      tile_transposed(all, st);
       sizes = all;
       strides = st;
       out_.kernel.outer_rank = static_cast<int>(all.size()) - 1;

@@ -112,4 +112,77 @@ TEST(ColumnBlocks, ViewsAndDims) {
   expect_matches_reference(lf::sum(lf::randn({5000, 70}), {0}), 5000, "a generated prologue");
 }
 
+// A row kernel walks its reduced dims, and the rows of one with per-row outputs only, in its
+// input's memory order (lower.cpp order_row_dims): x.t().sum() is one dense run (it strode a
+// row of x an element, 40x slower than x.sum()), a kept dim contiguous in memory makes column
+// blocks. argmax / argmin keep the logical order of their reduced dims (the first of equal
+// values); values as the reference's with ties, NaN and inf, permuted, flipped and size-1 dims.
+TEST(ColumnBlocks, RowKernelsWalkTheirInputsMemoryOrder) {
+  Tensor x = random({64, 48}, 50);
+  lf::kir::Kernel full = kernel_of(lf::sum(lf::transpose(x, 0, 1)));
+  EXPECT_EQ(full.inner_rank, 1) << "the transposed dims merge into one run";
+  EXPECT_EQ(full.operands[0].strides.back(), lf::kir::StrideClass::Unit);
+  Tensor x3 = random({16, 32, 24}, 51);
+  EXPECT_TRUE(lf::kir::column_blocks(kernel_of(lf::sum(lf::transpose(x3, 1, 2), {0}))))
+      << "kept dims in memory order: the contiguous one last";
+  lf::kir::Kernel one = kernel_of(lf::max(lf::unsqueeze(lf::transpose(x, 0, 1), 0), {0}));
+  EXPECT_EQ(one.operands[0].strides[static_cast<size_t>(one.outer_rank) - 1], lf::kir::StrideClass::Any)
+      << "rows of one element keep their logical order (the output's)";
+  EXPECT_EQ(kernel_of(lf::sum(lf::permute(x3, {2, 0, 1}), {0, 2})).inner_rank, 1)
+      << "x3's last two dims, permuted apart, merge in memory order";
+  for (bool fused : {true, false}) {
+    lf::test::FusionScope scope(fused);
+    const std::string at = fused ? " fused" : " unfused";
+    Tensor t = lf::transpose(x, 0, 1);
+    expect_matches_reference(lf::sum(t), 64 * 48, "sum(x.t())" + at);
+    expect_matches_reference(lf::mean(t), 64 * 48, "mean(x.t())" + at);
+    expect_matches_reference(lf::max(t), 1, "max(x.t())" + at);
+    expect_matches_reference(lf::min(t), 1, "min(x.t())" + at);
+    expect_matches_reference(lf::var(t), 64 * 48, "var(x.t())" + at);
+    expect_matches_reference(lf::logsumexp(t, {0, 1}), 64 * 48, "logsumexp(x.t())" + at);
+    expect_matches_reference(lf::prod(t * 0.01 + 1), 64 * 48, "prod(x.t())" + at);
+    expect_matches_reference(lf::argmax(t), 1, "argmax(x.t()), ties" + at);
+    expect_matches_reference(lf::argmin(t), 1, "argmin(x.t()), ties" + at);
+    Tensor p = lf::permute(x3, {2, 0, 1});
+    for (std::vector<int64_t> dims : std::vector<std::vector<int64_t>>{{0}, {1}, {2}, {0, 1}, {0, 2}, {1, 2}}) {
+      std::string d = " over " + std::to_string(dims[0]) + (dims.size() > 1 ? "," + std::to_string(dims[1]) : "");
+      int64_t len = 1;
+      for (int64_t k : dims) len *= p.shape()[static_cast<size_t>(k)];
+      expect_matches_reference(lf::sum(p, dims), len, "sum(permuted)" + d + at);
+      expect_matches_reference(lf::max(p, dims), 1, "max(permuted)" + d + at);
+      expect_matches_reference(lf::var(p, dims), len, "var(permuted)" + d + at);
+      expect_matches_reference(lf::softmax(p, dims[0]), len, "softmax(permuted)" + d + at);
+      if (dims.size() == 1) expect_matches_reference(lf::argmax(p, dims), 1, "argmax(permuted)" + d + at);
+    }
+    expect_matches_reference(lf::sum(lf::flip(t, {0, 1})), 64 * 48, "sum of a flipped x.t()" + at);
+    expect_matches_reference(lf::sum(lf::unsqueeze(t, 1), {0, 2}), 64 * 48, "a size-1 dim between" + at);
+    expect_matches_reference(lf::sum(lf::transpose(x3, 0, 2) * 2 + 1), 16 * 32 * 24, "a prologue" + at);
+  }
+}
+
+// The pointwise kernels beside the column blocks (softmax(x.t(), 1)'s exp(x - max), written in
+// logical order from a transposed x) walk tiles (lower.cpp tile_transposed): values as the
+// reference's, with NaN and inf, sizes that tile and sizes that do not, broadcast row values,
+// 3-D, fused and unfused.
+TEST(ColumnBlocks, TransposedPointwiseTiles) {
+  Tensor x = random({256, 512}, 70);
+  Tensor t = lf::transpose(x, 0, 1);  // 512 x 256, unit stride along dim 0
+  lf::kir::Kernel k = kernel_of(lf::exp(t) * 2);
+  EXPECT_EQ(k.outer_rank + k.inner_rank, 4) << "split into (b_hi, a_hi, b_lo, a_lo)";
+  EXPECT_EQ(kernel_of(lf::exp(lf::transpose(random({250, 512}, 71), 0, 1))).outer_rank + 1, 2) << "250 does not tile";
+  for (bool fused : {true, false}) {
+    lf::test::FusionScope scope(fused);
+    const std::string at = fused ? " fused" : " unfused";
+    expect_matches_reference(lf::exp(t) * 2 + 1, 1, "exp(x.t())" + at);
+    expect_matches_reference(t - lf::max(t, {1}, true), 1, "x.t() - max" + at);
+    expect_matches_reference(lf::softmax(t, 1), 256, "softmax(x.t(), 1)" + at);
+    expect_matches_reference(lf::var(t, {1}), 256, "var(x.t(), {1})" + at);
+    Tensor odd = lf::transpose(random({250, 520}, 72), 0, 1);
+    expect_matches_reference(lf::exp(odd) + odd, 1, "sizes that do not tile" + at);
+    Tensor t3 = lf::transpose(random({4, 128, 192}, 73), 1, 2);  // 4 x 192 x 128
+    expect_matches_reference(lf::sigmoid(t3) * t3, 1, "3-D" + at);
+    expect_matches_reference(lf::sigmoid(t3) + lf::transpose(t3, 1, 2).transpose(1, 2), 1, "two views" + at);
+  }
+}
+
 }  // namespace
