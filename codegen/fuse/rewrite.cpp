@@ -243,15 +243,15 @@ ir::NodePtr remapped_coordinate(const ir::Node& r, const ir::Node& s, const std:
 ir::NodePtr remap_like(const ir::Node& r, const ir::NodePtr& a, std::vector<ir::NodePtr>* made) {
   auto [s, chain] = ir::resolve_views(a.get());
   if (ir::NodePtr c = remapped_coordinate(r, *s, chain, made)) return c;
-  // A remap of a pending full stays a remap of that full, not a copy of it: the lowering then reads
-  // the full's number as the full's (its flush position), so a flush plan patches it on replay. A
-  // copy's number was a made node's, which no replay patched, and the note that should have pinned
-  // it was taken under the rewrite's own walk marks and lost: a held cat(x, cos(x)) of a full x
-  // replayed the recorded x inside cos (the fuzzer's seed 160, 2026-12-04). A remap of a
-  // generator costs index math only.
-  ir::Inputs in{a};
-  for (size_t k = 1; k < r.inputs.size(); ++k) in.push_back(r.inputs[k]);
-  ir::NodePtr n = ir::make_node(ir::Op::Remap, a->dtype, a->device, Shape(r.shape), std::move(in), ir::Attrs(r.attrs));
+  ir::NodePtr n;
+  if (!s->realized() && s->op == ir::Op::Full) {
+    ir::note_number_use(*s);  // copied into a node of its own: a plan requires it to repeat
+    n = ir::make_node(ir::Op::Full, a->dtype, a->device, Shape(r.shape), {}, ir::Attrs(s->attrs));
+  } else {
+    ir::Inputs in{a};
+    for (size_t k = 1; k < r.inputs.size(); ++k) in.push_back(r.inputs[k]);
+    n = ir::make_node(ir::Op::Remap, a->dtype, a->device, Shape(r.shape), std::move(in), ir::Attrs(r.attrs));
+  }
   made->push_back(n);
   return n;
 }
