@@ -17,7 +17,7 @@ void run_fft_group(const backend::GroupRun& run) {
   // A host value of the node's dtype is read through its strides (a transposed view costs no
   // copy); anything else (another dtype, a device buffer) becomes a contiguous host copy first.
   ir::Value in = ir::reference_eval(y->inputs[0].get());
-  if (in.dtype != y->dtype || !y->device.is_cpu()) in = ir::to_contiguous(in, y->dtype);
+  if (in.dtype != y->dtype || !rt::shares_host_memory(y->device)) in = ir::to_contiguous(in, y->dtype);
   const size_t bytes = static_cast<size_t>(y->numel()) * dtype_size(y->dtype);
   auto out = rt::Storage::allocate(Device::cpu(), bytes);
   ir::FftProblem p = ir::FftProblem::of(*y, in);
@@ -29,7 +29,7 @@ void run_fft_group(const backend::GroupRun& run) {
   } else {
     backend::fft::run(p);
     how = "the host FFT, " + backend::fft::describe(p.params);
-    if (y->device.is_cuda()) how += " (cuFFT not wired yet: the lines copied to the host and back)";
+    if (!rt::shares_host_memory(y->device)) how += " (cuFFT not wired yet: the lines copied to the host and back)";
   }
   ++run.stats.kernels_launched;
   if (run.options.log_level >= 1)
