@@ -446,7 +446,7 @@ namespace {
 template <typename T>
 Tensor from_complex_vector(const std::vector<std::complex<T>>& data, Shape shape) {
   std::vector<T> flat(2 * data.size());
-  std::memcpy(flat.data(), data.data(), flat.size() * sizeof(T));  // std::complex is (re, im) in memory
+  if (!data.empty()) std::memcpy(flat.data(), data.data(), flat.size() * sizeof(T));  // std::complex is (re, im) in memory
   Shape s = shape;
   s.push_back(2);
   return view_as_complex(from_vector(flat, std::move(s)));

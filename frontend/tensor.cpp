@@ -147,7 +147,7 @@ std::vector<T> read_any(const Tensor& t) {
     const DType d = std::is_same_v<P, float> ? DType::Complex64 : DType::Complex128;
     std::vector<P> flat = read_values<P>(view_as_real(t.dtype() == d ? t : cast(t, d)));
     std::vector<T> out(flat.size() / 2);
-    std::memcpy(out.data(), flat.data(), flat.size() * sizeof(P));
+    if (!flat.empty()) std::memcpy(out.data(), flat.data(), flat.size() * sizeof(P));
     return out;
   } else {
     if (is_complex(t.dtype()))
