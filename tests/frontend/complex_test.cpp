@@ -136,7 +136,6 @@ TEST(Complex, ArithmeticBroadcastsAgainstStdComplex) {
     }
     expect_close(got, q, tol, "div");
     // With real operands and numbers.
-    Tensor rb = lf::real(b()) ;
     both_ways([&] { return a() * lf::real(b()); }, want([](C x, C y) { return x * y.real(); }), tol, "mul real");
     both_ways([&] { return a() / lf::real(b()); }, want([](C x, C y) { return x / y.real(); }), tol, "div real");
     both_ways([&] { return lf::real(b()) - a(); }, want([](C x, C y) { return y.real() - x; }), tol, "real - complex");
